@@ -1,0 +1,168 @@
+"""Tensor factories: ``tensor``, ``zeros``, ``ones``, ``arange``, ``eye``...
+
+Python lists of floats become ``float32`` (PyTorch's default dtype), lists of
+ints ``int64`` and lists of bools ``bool``, unlike NumPy's float64 default.
+"""
+import numpy as np
+
+from . import _dtype, backend
+from ._tensor import Tensor
+
+
+def _np_dtype(dtype):
+    return None if dtype is None else _dtype.to_numpy_dtype(dtype)
+
+
+def _device_type(device):
+    if device is None:
+        return "cpu"
+    return str(device).split(":")[0]
+
+
+def _infer_dtype(data):
+    """PyTorch's dtype for Python data: bool, int64, or the default float."""
+    arr = np.asarray(data)
+    if arr.dtype.kind == "b":
+        return np.bool_
+    if arr.dtype.kind in "iu":
+        return np.int64 if arr.dtype.kind == "i" or arr.dtype.itemsize < 8 else arr.dtype
+    if arr.dtype.kind == "f":
+        return _dtype.get_default_dtype().np
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _finish(array, dtype, device, requires_grad):
+    """Move to ``device``, then wrap; ``requires_grad`` is validated by the setter."""
+    device_type = _device_type(device)
+    if device_type != "cpu":
+        array = backend.to_device(array, device_type)
+    t = Tensor._make(array)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """``torch.tensor``: always copies ``data`` into a new leaf tensor."""
+    if isinstance(data, Tensor):
+        import warnings
+
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
+            "or sourceTensor.clone().detach().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        array = backend.to_device(data.data, "cpu").copy()
+        np_dtype = _np_dtype(dtype) or array.dtype
+    elif isinstance(data, np.ndarray):
+        np_dtype = _np_dtype(dtype) or _dtype.from_numpy_dtype(data.dtype).np
+        array = data
+    else:
+        data = _unwrap_nested(data)
+        np_dtype = _np_dtype(dtype) or _infer_dtype(data)
+        array = data
+    return _finish(np.array(array, dtype=np_dtype), dtype, device, requires_grad)
+
+
+def _unwrap_nested(data):
+    """Lists may hold one-element tensors (``[t1, t2]``): use their values."""
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_nested(d) for d in data]
+    if isinstance(data, Tensor):
+        return data.data
+    return data
+
+
+def as_tensor(data, dtype=None, device=None):
+    """``torch.as_tensor``: share memory with ``data`` when no conversion is needed."""
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype) if (dtype or device) else data
+    if isinstance(data, np.ndarray) and (dtype is None or data.dtype == _np_dtype(dtype)):
+        return _finish(data, dtype, device, False)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array):
+    """``torch.from_numpy``: a tensor sharing the array's memory."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dtype.from_numpy_dtype(array.dtype)  # TypeError for unsupported dtypes
+    return Tensor._make(array)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        return tuple(size[0])
+    return tuple(size)
+
+
+def _filled(fill, size, dtype, device, requires_grad):
+    xp = backend.array_module_for(_device_type(device))
+    np_dtype = _np_dtype(dtype) or _dtype.get_default_dtype().np
+    return _finish(fill(xp, _size(size), np_dtype), dtype, None, requires_grad) if xp is not np \
+        else _finish(fill(np, _size(size), np_dtype), dtype, device, requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(lambda xp, s, d: xp.zeros(s, d), size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(lambda xp, s, d: xp.ones(s, d), size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(lambda xp, s, d: xp.empty(s, d), size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = _dtype.default_dtype_for_scalar(fill_value)
+    return _filled(lambda xp, s, d: xp.full(s, fill_value, d), (size,), dtype, device, requires_grad)
+
+
+def _like(t, dtype, device):
+    return (dtype or t.dtype), (device or t.device)
+
+
+def zeros_like(t, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(t, dtype, device)
+    return zeros(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(t, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(t, dtype, device)
+    return ones(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(t, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(t, dtype, device)
+    return empty(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
+    dtype, device = _like(t, dtype, device)
+    return full(t.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """``torch.arange``: int64 for integer arguments, else the default float."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, int) for v in (start, end, step))
+        dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()
+    values = np.arange(start, end, step, dtype=np.float64 if dtype.is_floating_point else None)
+    return _finish(values.astype(dtype.np), dtype, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or _dtype.get_default_dtype()
+    return _finish(np.linspace(start, end, steps).astype(dtype.np), dtype, device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or _dtype.get_default_dtype()
+    return _finish(np.eye(n, m, dtype=dtype.np), dtype, device, requires_grad)

@@ -1,0 +1,362 @@
+"""``torch.Tensor``: an n-dimensional array plus what autograd needs.
+
+A Tensor holds
+
+* ``data``: the NumPy array (CuPy on ``device="cuda"``) with the values;
+* ``requires_grad``, ``grad`` and ``grad_fn``: a leaf (made by the user) has
+  ``grad_fn=None`` and receives its gradient in ``.grad``; a tensor made by an
+  op remembers the graph node that made it in ``grad_fn``;
+* ``_version``: a counter bumped by every in-place op, shared with views, so
+  autograd can tell when a tensor it saved has been changed.
+
+Operators and methods are one-liners that call the ``Function`` of each op
+(``autograd/_functions``); the math lives there, next to its gradient.
+"""
+import weakref
+
+import numpy as np
+
+from . import _dtype, backend
+from ._tensor_ops import TensorOps
+from .autograd import function as _function
+from .autograd import grad_mode
+from .autograd._functions import utils as _function_utils
+
+_state = grad_mode._state
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of dimensions that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class device:
+    """``torch.device``: where a tensor lives, ``device(type='cpu')``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type, index=None):
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        if ":" in type:
+            type, _, idx = type.partition(":")
+            index = int(idx)
+        if type not in ("cpu", "cuda"):
+            raise RuntimeError(
+                f"Expected one of cpu, cuda device type at start of device string: {type}"
+            )
+        self.type = type
+        self.index = index
+
+    def __repr__(self):
+        extra = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{extra})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+_CPU = device("cpu")
+_CUDA = device("cuda", 0)
+
+
+class Tensor(TensorOps):
+    """A multi-dimensional array that can record the operations applied to it."""
+
+    __slots__ = (
+        "data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+        "_accumulator", "_hooks", "__weakref__", "__dict__",
+    )
+    __array_priority__ = 1000  # so ``ndarray + Tensor`` calls Tensor.__radd__
+
+    def __init__(self, *args, dtype=None, device=None):
+        """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: a float32 tensor."""
+        if len(args) == 1 and not isinstance(args[0], int):
+            data = np.asarray(args[0].data if isinstance(args[0], Tensor) else args[0], dtype=np.float32)
+        else:
+            data = np.empty(args, dtype=np.float32)
+        Tensor._init(self, data, False, None, 0, None)
+
+    # -- fast construction, used by every op ---------------------------------
+    @classmethod
+    def _make(cls, data, requires_grad=False, grad_fn=None, output_nr=0, version_counter=None):
+        """Wrap an array without copying (the internal constructor)."""
+        t = object.__new__(cls)
+        Tensor._init(t, data, requires_grad, grad_fn, output_nr, version_counter)
+        return t
+
+    def _init(self, data, requires_grad, grad_fn, output_nr, version_counter):
+        if type(data) is not np.ndarray and not hasattr(data, "__cuda_array_interface__"):
+            data = np.asarray(data)
+        self.data = data
+        self._requires_grad = requires_grad
+        self._grad = None
+        self.grad_fn = grad_fn
+        self._output_nr = output_nr
+        self._version_counter = version_counter if version_counter is not None else [0]
+        self._accumulator = None
+        self._hooks = None
+
+    # -- autograd attributes ------------------------------------------------
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to "
+                "use a computed variable in a subgraph that doesn't require differentiation "
+                "use var_no_grad = var.detach()."
+            )
+        if value and self.data.dtype.kind != "f":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place and return ``self``."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        """True for tensors not made by a recorded op (their ``grad_fn`` is None)."""
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self.__dict__.get("_retains_grad"):
+            import warnings
+
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
+                "Its .grad attribute won't be populated during autograd.backward(). If you "
+                "indeed want the .grad field to be populated for a non-leaf Tensor, use "
+                ".retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {list(value.shape)} vs {list(self.shape)}"
+                )
+        self._grad = value
+
+    @property
+    def _version(self):
+        """How many in-place ops changed this tensor (or a view of its storage)."""
+        return self._version_counter[0]
+
+    def _bump_version(self):
+        self._version_counter[0] += 1
+
+    def _edge(self):
+        """The graph edge a gradient for this tensor flows into: ``(node, output_nr)``."""
+        if self.grad_fn is not None:
+            return (self.grad_fn, self._output_nr)
+        acc = self._accumulator() if self._accumulator is not None else None
+        if acc is None:
+            acc = _function.AccumulateGrad(self)
+            self._accumulator = weakref.ref(acc)
+        return (acc, 0)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor w.r.t. graph leaves (``Tensor.backward``)."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is None:  # a leaf: AccumulateGrad runs these before accumulating
+            if self._hooks is None:
+                self._hooks = {}
+            return _function._add_hook(self._hooks, hook)
+        per_output = self.grad_fn.__dict__.setdefault("_tensor_hooks", {})
+        return _function._add_hook(per_output.setdefault(self._output_nr, {}), hook)
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self.__dict__.get("_retains_grad"):
+            return
+        self._retains_grad = True
+        self.grad_fn.__dict__.setdefault("_retained", {})[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self):
+        return bool(self.__dict__.get("_retains_grad"))
+
+    def detach(self):
+        """A new tensor sharing storage (and version counter) but out of the graph."""
+        return Tensor._make(self.data, False, None, 0, self._version_counter)
+
+    def detach_(self):
+        """Detach this tensor from the graph in place."""
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # -- metadata -----------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self.data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self.data.shape)
+        return self.data.shape[_wrap_dim(dim, self.data.ndim)]
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    def dim(self):
+        return self.data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return int(self.data.size)
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return _dtype.from_numpy_dtype(self.data.dtype)
+
+    @property
+    def device(self):
+        return _CPU if type(self.data) is np.ndarray else _CUDA
+
+    @property
+    def is_cuda(self):
+        return type(self.data) is not np.ndarray
+
+    def is_floating_point(self):
+        return self.data.dtype.kind == "f"
+
+    def element_size(self):
+        return self.data.itemsize
+
+    def type(self, dtype=None):
+        """``'torch.FloatTensor'`` style name, or a cast when ``dtype`` is given."""
+        if dtype is None:
+            names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+                     "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+            prefix = "torch." if not self.is_cuda else "torch.cuda."
+            return f"{prefix}{names[self.data.dtype.name]}Tensor"
+        return self.to(dtype)
+
+    def __len__(self):
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __bool__(self):
+        if self.data.size != 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.data)
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            raise RuntimeError(_NUMPY_GRAD_ERROR)
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import _str
+
+        return _str(self)
+
+    def __format__(self, spec):
+        if self.data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # -- leaving the tensor world ---------------------------------------------
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+            )
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return backend.to_device(self.data, "cpu").tolist()
+
+    def numpy(self, *, force=False):
+        """The NumPy array sharing this tensor's memory (CPU only, no grad)."""
+        if self._requires_grad and not force:
+            raise RuntimeError(_NUMPY_GRAD_ERROR)
+        if self.is_cuda:
+            if not force:
+                raise TypeError(
+                    "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
+                    "copy the tensor to host memory first."
+                )
+            return self.data.get()
+        return self.data
+
+
+_NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+
+
+def _wrap_dim(dim, ndim):
+    """Turn a negative ``dim`` into a positive one, with PyTorch's IndexError."""
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim + max(ndim, 1) if dim < 0 else dim
+
+
+_function._Tensor = Tensor
+_function_utils._Tensor = Tensor

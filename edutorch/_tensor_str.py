@@ -1,0 +1,132 @@
+"""``repr(tensor)`` the way PyTorch prints it (``torch/_tensor_str.py``).
+
+One formatter per tensor picks a style for all its elements: integers as is,
+integral floats as ``1.``, other floats with 4 decimals, or scientific notation
+when the values span too wide a range; then every element is padded to the
+same width and rows are nested with brackets, summarised with ``...`` above
+1000 elements.
+"""
+import math
+
+import numpy as np
+
+from . import _dtype
+
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+LINEWIDTH = 80
+
+
+class _Formatter:
+    """Decide how to print every element of ``values`` (a flat float/int array)."""
+
+    def __init__(self, values, is_float):
+        self.is_float, self.int_mode, self.sci_mode = is_float, True, False
+        if not is_float:
+            self.width = max((len(str(v)) for v in values.tolist()), default=1)
+            return
+        finite = values[np.isfinite(values)].astype(np.float64)
+        if finite.size:
+            self.int_mode = bool(np.all(finite == np.ceil(finite)))
+            nonzero = np.abs(finite[finite != 0])
+            if nonzero.size:
+                big, small = nonzero.max(), nonzero.min()
+                if self.int_mode:
+                    self.sci_mode = big > 1e8
+                else:
+                    self.sci_mode = big / small > 1000.0 or big > 1e8 or small < 1e-4
+        self.width = max((len(self._plain(v)) for v in values.tolist()), default=1)
+
+    def _plain(self, v):
+        if not self.is_float:
+            return str(v)
+        if math.isnan(v) or math.isinf(v):
+            return str(v).replace("inf", "inf")
+        if self.sci_mode:
+            return f"{v:.{PRECISION}e}"
+        if self.int_mode:
+            return f"{v:.0f}."
+        return f"{v:.{PRECISION}f}"
+
+    def format(self, v):
+        return self._plain(v).rjust(self.width)
+
+
+def _flat_for_format(arr, summarize):
+    """The elements that will be shown (edges only when summarising)."""
+    if not summarize or arr.ndim == 0:
+        return arr.reshape(-1)
+    parts = []
+    if arr.shape[0] > 2 * EDGEITEMS:
+        for sub in (arr[:EDGEITEMS], arr[-EDGEITEMS:]):
+            parts.append(_flat_for_format(sub, summarize))
+    else:
+        parts = [_flat_for_format(sub, summarize) for sub in arr] if arr.ndim > 1 else [arr]
+    return np.concatenate([p.reshape(-1) for p in parts]) if parts else arr.reshape(-1)
+
+
+def _format_array(arr, fmt, indent, summarize):
+    """Nested bracketed text for ``arr``; ``indent`` is the column after the bracket."""
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        items = arr.tolist()
+        if summarize and len(items) > 2 * EDGEITEMS:
+            texts = [fmt.format(v) for v in items[:EDGEITEMS]] + ["..."] + [fmt.format(v) for v in items[-EDGEITEMS:]]
+        else:
+            texts = [fmt.format(v) for v in items]
+        per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+        lines = [", ".join(texts[i:i + per_line]) for i in range(0, len(texts), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    n = arr.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        rows = [_format_array(arr[i], fmt, indent + 1, summarize) for i in range(EDGEITEMS)]
+        rows += ["..."] + [_format_array(arr[i], fmt, indent + 1, summarize) for i in range(n - EDGEITEMS, n)]
+    else:
+        rows = [_format_array(sub, fmt, indent + 1, summarize) for sub in arr]
+    sep = "," + "\n" * (arr.ndim - 1) + " " * (indent + 1)
+    return "[" + sep.join(rows) + "]"
+
+
+def _suffixes(t):
+    out = []
+    if t.is_cuda:
+        out.append("device='cuda:0'")
+    default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
+    if t.data.size == 0 and t.data.shape != (0,):
+        out.append(f"size={tuple(t.data.shape)}")
+    if not default:
+        out.append(f"dtype={t.dtype}")
+    if t.grad_fn is not None:
+        out.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        out.append("requires_grad=True")
+    return out
+
+
+def format_values(t, indent):
+    """Just the bracketed values of ``t`` (used by ``Parameter``'s repr too)."""
+    from . import backend
+
+    arr = backend.to_device(t.data, "cpu")
+    if arr.size == 0:
+        return "[]"
+    summarize = arr.size > THRESHOLD
+    is_float = arr.dtype.kind == "f"
+    if arr.dtype.kind == "b":
+        fmt = _Formatter(np.array([]), False)
+        fmt._plain = lambda v: str(bool(v))
+        fmt.width = max(len(str(bool(v))) for v in _flat_for_format(arr, summarize).tolist())
+    else:
+        fmt = _Formatter(_flat_for_format(arr, summarize), is_float)
+    return _format_array(arr, fmt, indent, summarize)
+
+
+def _str(t, prefix="tensor("):
+    body = format_values(t, len(prefix))
+    extras = _suffixes(t)
+    if extras:
+        sep = ", " if "\n" not in body else ",\n" + " " * len(prefix)
+        body = body + sep + ", ".join(extras)
+    return prefix + body + ")"

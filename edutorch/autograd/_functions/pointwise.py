@@ -1,0 +1,235 @@
+"""Element-wise ops and their gradients: arithmetic, exp/log, activations.
+
+Binary ops broadcast like NumPy; in backward, ``grad_for`` sums the gradient
+back over the broadcast dimensions (``sum_to_size``) so that it has the
+input's shape again.
+"""
+import numpy as np
+
+from ..function import Function
+from .utils import binary_arrays, grad_for, input_meta
+
+
+def _binary_meta(ctx, a, b, out):
+    ctx.meta = (input_meta(a, out.shape, out.dtype), input_meta(b, out.shape, out.dtype))
+
+
+class Add(Function):
+    """``a + alpha * b``."""
+
+    _backward_name = "AddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        x, y = binary_arrays(a, b)
+        out = x + y if alpha == 1 else x + alpha * y
+        _binary_meta(ctx, a, b, out)
+        ctx.alpha = alpha
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ma, mb = ctx.meta
+        gb = grad if ctx.alpha == 1 else grad * ctx.alpha
+        return grad_for(grad, ma), grad_for(gb, mb), None
+
+
+class Sub(Function):
+    """``a - alpha * b``."""
+
+    _backward_name = "SubBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        x, y = binary_arrays(a, b)
+        out = x - y if alpha == 1 else x - alpha * y
+        _binary_meta(ctx, a, b, out)
+        ctx.alpha = alpha
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ma, mb = ctx.meta
+        return grad_for(grad, ma), grad_for(-grad if ctx.alpha == 1 else grad * -ctx.alpha, mb), None
+
+
+class RSub(Function):
+    """``b - alpha * a`` (Python number on the left: ``2 - x``)."""
+
+    _backward_name = "RsubBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        x, y = binary_arrays(a, b)
+        return y - x if alpha == 1 else y - alpha * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad if ctx.alpha == 1 else grad * -ctx.alpha, None, None
+
+
+class Mul(Function):
+    """``a * b``; d/da = b, d/db = a."""
+
+    _backward_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        out = x * y
+        _binary_meta(ctx, a, b, out)
+        # save only what backward will read, so ``x.mul_(2)`` stays differentiable
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        ga = grad_for(grad * b, ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad * a, mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Div(Function):
+    """``a / b`` (true division); d/da = 1/b, d/db = -a/b²."""
+
+    _backward_name = "DivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        if x.dtype.kind != "f":  # true division of integers gives the default float
+            from ... import _dtype
+
+            x = x.astype(_dtype.get_default_dtype().np)
+        out = x / y
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        ga = grad_for(grad / b, ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(-grad * a / (b * b), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Neg(Function):
+    _backward_name = "NegBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return -a.data
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Pow(Function):
+    """``a ** exponent``, exponent a Python number: d/da = exponent * a**(exponent-1)."""
+
+    _backward_name = "PowBackward0"
+
+    @staticmethod
+    def forward(ctx, a, exponent):
+        ctx.save_for_backward(a)
+        ctx.exponent = exponent
+        x, e = binary_arrays(a, exponent)
+        return x ** e
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        e = ctx.exponent
+        if e == 0:
+            return grad * 0, None
+        return grad * e * a ** (e - 1) if e != 2 else grad * 2 * a, None
+
+
+class Exp(Function):
+    _backward_name = "ExpBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        from ..._tensor import Tensor
+
+        out = Tensor._make(np.exp(a.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out
+
+
+class Log(Function):
+    _backward_name = "LogBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log(a.data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad / a
+
+
+class Tanh(Function):
+    _backward_name = "TanhBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        from ..._tensor import Tensor
+
+        out = Tensor._make(np.tanh(a.data))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * (1 - out * out)
+
+
+class Sigmoid(Function):
+    _backward_name = "SigmoidBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        from ..._tensor import Tensor
+
+        x = a.data
+        # 1 / (1 + exp(-x)) overflows for very negative x; this form does not
+        out = Tensor._make(np.exp(-np.logaddexp(0, -x)).astype(x.dtype, copy=False))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out * (1 - out)
+
+
+class Relu(Function):
+    _backward_name = "ReluBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        from ..._tensor import Tensor
+
+        out = Tensor._make(np.maximum(a.data, 0))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * (out > 0)

@@ -1,0 +1,78 @@
+"""Helpers shared by the op definitions: operand dtypes, broadcasting in backward."""
+import numpy as np
+
+from ... import _dtype
+
+_Tensor = None  # set by edutorch/_tensor_ops.py
+
+
+def array_of(x):
+    """The array inside a Tensor, or the Python scalar itself."""
+    return x.data if isinstance(x, _Tensor) else x
+
+
+def binary_arrays(a, b):
+    """The arrays of two operands, cast to PyTorch's result dtype.
+
+    PyTorch and NumPy promote differently (an int tensor times 0.5 is float32
+    in PyTorch, float64 in NumPy), so we cast to ``torch.result_type`` first.
+    """
+    x_arr, y_arr = isinstance(a, _Tensor), isinstance(b, _Tensor)
+    x = a.data if x_arr else a
+    y = b.data if y_arr else b
+    if x_arr and y_arr:
+        if type(x) is not type(y):
+            raise RuntimeError(_device_error(x, y))
+        if x.dtype == y.dtype:
+            return x, y
+    elif x_arr and x.dtype.kind == "f" and not isinstance(y, complex):
+        return x, y  # float tensor op Python number: stays the tensor's dtype
+    dt = _dtype.result_type(a, b).np
+    if x_arr and x.dtype != dt:
+        x = x.astype(dt)
+    if y_arr and y.dtype != dt:
+        y = y.astype(dt)
+    if not x_arr:
+        x = dt.type(x)
+    if not y_arr:
+        y = dt.type(y)
+    return x, y
+
+
+def _device_error(x, y):
+    from ... import backend
+
+    names = {"cpu": "cpu", "cuda": "cuda:0"}
+    return (
+        "Expected all tensors to be on the same device, but found at least two devices, "
+        f"{names[backend.device_of(x)]} and {names[backend.device_of(y)]}!"
+    )
+
+
+def input_meta(t, out_shape, out_dtype):
+    """What backward needs to shape a gradient for ``t``: None if it matches the output."""
+    if not isinstance(t, _Tensor):
+        return None
+    if t.data.shape == out_shape and t.data.dtype == out_dtype:
+        return None
+    return (t.data.shape, t.data.dtype)
+
+
+def grad_for(grad, meta):
+    """Sum a broadcast gradient back to the input's shape and cast it to its dtype."""
+    if meta is None or grad is None:
+        return grad
+    shape, dtype = meta
+    if grad.data.shape != shape:
+        grad = grad.sum_to_size(shape)
+    if grad.data.dtype != dtype:
+        grad = grad.to(_dtype.from_numpy_dtype(dtype))
+    return grad
+
+
+def sum_to_shape_axes(grad_shape, shape):
+    """The axes to sum (and keep) to reduce ``grad_shape`` to a broadcastable ``shape``."""
+    lead = len(grad_shape) - len(shape)
+    axes = tuple(range(lead))
+    kept = tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad_shape[lead + i] != 1)
+    return axes, kept

@@ -1,0 +1,72 @@
+"""The one place that knows about NumPy versus CuPy.
+
+``device="cpu"`` tensors hold a ``numpy.ndarray``; ``device="cuda"`` tensors hold
+a ``cupy.ndarray``.  Ops find the array module from their inputs with
+:func:`get_array_module` (the idea comes from Chainer), so the same op code runs
+on both.  CuPy is imported lazily, only when a CUDA tensor is asked for.
+"""
+import numpy as np
+
+_cupy = None
+
+CUPY_HELP = (
+    "Torch not compiled with CUDA enabled: edutorch runs CUDA tensors through CuPy, "
+    "which is not installed or found no GPU. Install it with "
+    "`pip install -e .[gpu]` (the cupy-cuda12x wheel) on a machine with an NVIDIA GPU."
+)
+
+
+def _import_cupy():
+    """Import CuPy on first use; a clear RuntimeError if it or a GPU is missing."""
+    global _cupy
+    if _cupy is None:
+        try:
+            import cupy
+            cupy.cuda.runtime.getDeviceCount()
+        except Exception as exc:  # ImportError, or CUDA errors when no GPU/driver
+            raise RuntimeError(CUPY_HELP) from exc
+        _cupy = cupy
+    return _cupy
+
+
+def cuda_is_available():
+    """``torch.cuda.is_available()``: CuPy importable and a GPU present."""
+    try:
+        _import_cupy()
+    except RuntimeError:
+        return False
+    return True
+
+
+def get_array_module(*arrays):
+    """Return ``numpy`` or ``cupy``, whichever the arrays belong to (Chainer's idea)."""
+    if _cupy is not None:
+        for a in arrays:
+            if isinstance(a, _cupy.ndarray):
+                return _cupy
+    return np
+
+
+def device_of(array):
+    """The device type string of an array: ``"cpu"`` or ``"cuda"``."""
+    return "cpu" if isinstance(array, (np.ndarray, np.generic)) else "cuda"
+
+
+def array_module_for(device_type):
+    """The array module that stores tensors of ``device_type``."""
+    if device_type == "cpu":
+        return np
+    if device_type == "cuda":
+        return _import_cupy()
+    raise RuntimeError(
+        f"Expected one of cpu, cuda device type at start of device string: {device_type}"
+    )
+
+
+def to_device(array, device_type):
+    """Move an array to ``device_type`` (a copy only when it changes device)."""
+    if device_of(array) == device_type:
+        return array
+    if device_type == "cpu":
+        return array.get()
+    return array_module_for("cuda").asarray(array)

@@ -1,0 +1,144 @@
+"""Random numbers: ``manual_seed``, ``Generator``, ``rand``, ``randn``, ``randint``...
+
+edutorch draws from NumPy's PCG64 generator, so a seed gives the same numbers
+on every run (but not the same numbers as PyTorch's Mersenne Twister: parity
+tests copy weights instead of relying on seeds).
+"""
+import numpy as np
+
+from . import _creation, _dtype, backend
+
+
+class Generator:
+    """``torch.Generator``: an independent, seedable random stream."""
+
+    def __init__(self, device="cpu"):
+        self.device = device
+        self._seed = 67280421310721  # PyTorch's default seed
+        self._rng = np.random.default_rng(self._seed)
+
+    def manual_seed(self, seed):
+        self._seed = int(seed)
+        self._rng = np.random.default_rng(self._seed)
+        return self
+
+    def seed(self):
+        self._seed = int(np.random.SeedSequence().entropy % (2**63))
+        self._rng = np.random.default_rng(self._seed)
+        return self._seed
+
+    def initial_seed(self):
+        return self._seed
+
+    def get_state(self):
+        """The generator state as a uint8 tensor (a JSON dump of NumPy's bit generator)."""
+        import json
+
+        raw = json.dumps(self._rng.bit_generator.state).encode()
+        return _creation.tensor(list(raw), dtype=_dtype.uint8)
+
+    def set_state(self, state):
+        import json
+
+        self._rng.bit_generator.state = json.loads(bytes(state.data.astype(np.uint8).tolist()).decode())
+        return self
+
+
+default_generator = Generator()
+
+
+def manual_seed(seed):
+    """Seed the default generator: the same seed gives the same numbers."""
+    return default_generator.manual_seed(seed)
+
+
+def seed():
+    return default_generator.seed()
+
+
+def initial_seed():
+    return default_generator.initial_seed()
+
+
+def get_rng_state():
+    return default_generator.get_state()
+
+
+def set_rng_state(state):
+    default_generator.set_state(state)
+
+
+def _rng(generator):
+    return (generator or default_generator)._rng
+
+
+def _sample(values, dtype, device, requires_grad):
+    dtype = dtype or _dtype.get_default_dtype()
+    return _creation._finish(values.astype(dtype.np, copy=False), dtype, device, requires_grad)
+
+
+def _size(size):
+    return _creation._size(size)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples on [0, 1)."""
+    return _sample(_rng(generator).random(_size(size)), dtype, device, requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples."""
+    return _sample(_rng(generator).standard_normal(_size(size)), dtype, device, requires_grad)
+
+
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers in [low, high) (int64 by default)."""
+    if high is None:
+        low, high = 0, low
+    values = _rng(generator).integers(low, high, size=tuple(size))
+    return _creation._finish(values.astype((dtype or _dtype.int64).np), dtype, device, requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0..n-1."""
+    values = _rng(generator).permutation(n)
+    return _creation._finish(values.astype((dtype or _dtype.int64).np), dtype, device, requires_grad)
+
+
+def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Normal samples; ``mean``/``std`` may be tensors (broadcast) or numbers with ``size``."""
+    m = mean.data if hasattr(mean, "data") else mean
+    s = std.data if hasattr(std, "data") else std
+    if size is None:
+        size = np.broadcast_shapes(np.shape(m), np.shape(s))
+        dtype = dtype or (mean.dtype if hasattr(mean, "dtype") else std.dtype if hasattr(std, "dtype") else None)
+    values = _rng(generator).normal(backend.to_device(np.asarray(m), "cpu") if not np.isscalar(m) else m,
+                                    s if np.isscalar(s) else np.asarray(s), size=tuple(size))
+    return _sample(values, dtype, device, requires_grad)
+
+
+# -- in-place initialisers (``Tensor.uniform_`` and friends) --------------------
+def _fill_inplace(t, values):
+    """Write sampled values into ``t`` without recording history (like PyTorch's init)."""
+    xp = backend.get_array_module(t.data)
+    t.data[...] = xp.asarray(values, dtype=t.data.dtype) if xp is not np else values
+    t._version_counter[0] += 1
+    return t
+
+
+def uniform_(t, a=0.0, b=1.0, *, generator=None):
+    return _fill_inplace(t, _rng(generator).uniform(a, b, t.data.shape))
+
+
+def normal_(t, mean=0.0, std=1.0, *, generator=None):
+    return _fill_inplace(t, _rng(generator).normal(mean, std, t.data.shape))
+
+
+def bernoulli_(t, p=0.5, *, generator=None):
+    return _fill_inplace(t, _rng(generator).random(t.data.shape) < p)
+
+
+def random_(t, low=0, high=None, *, generator=None):
+    if high is None:
+        low, high = 0, low if low else 2**24
+    return _fill_inplace(t, _rng(generator).integers(low, high, t.data.shape))
