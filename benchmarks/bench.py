@@ -1,0 +1,175 @@
+"""edutorch's benchmark script: edutorch vs hand-written NumPy vs PyTorch, side by side.
+
+    python benchmarks/bench.py [--quick] [--only SUBSTRING] [--json PATH]
+
+Every module ``benchmarks/scenarios/*.py`` has a ``scenarios()`` function that
+returns a list of dicts::
+
+    {"name": "3-op chain tanh(x*1.0001+0.001) n=1000 fwd+bwd",
+     "contenders": {"edutorch": fn, "numpy": fn_or_None, "torch": fn_or_None},
+     "limits": {"torch": 1.0, "numpy": None, "ms": None},
+     "setup_note": "..."}
+
+Each ``fn()`` runs ONE repetition (setup happened when the dict was built).
+This script runs the contenders interleaved (A B C A B C ...) so that the
+machine's load drifts onto all of them alike, takes medians, prints a table of
+medians and the ratios edutorch/torch and edutorch/numpy, marks each limit
+PASS/FAIL and writes ``benchmarks/results.json``.
+
+Threads: BLAS and torch's OpenMP pool are limited to one thread BEFORE numpy or
+torch is imported; with more, the two libraries stall each other on small
+machines and ratios swing wildly (see ``benchmarks/README.md``).
+"""
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ORDER = ("edutorch", "numpy", "torch")
+
+
+def load_scenarios(only=None):
+    """Import every ``scenarios/*.py`` and collect the scenario dicts it returns."""
+    sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
+    found = []
+    for path in sorted((HERE / "scenarios").glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"bench_scenarios_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+            items = module.scenarios()
+        except Exception as exc:  # one broken file must not hide the others
+            print(f"[bench] {path.name}: could not build scenarios: {exc!r}", file=sys.stderr)
+            continue
+        for item in items:
+            if only is None or only.lower() in item["name"].lower():
+                item.setdefault("source", path.name)
+                found.append(item)
+    return found
+
+
+def calibrate(fn, target_s):
+    """How many calls of ``fn`` make one timed sample of about ``target_s`` seconds."""
+    fn()  # warm-up (imports, caches, first allocation)
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-7)
+    return max(1, int(target_s / once))
+
+
+def measure(contenders, samples, target_s):
+    """Interleave the contenders sample by sample; return seconds per call, per contender."""
+    loops = {name: calibrate(fn, target_s) for name, fn in contenders.items()}
+    times = {name: [] for name in contenders}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # a collection landing in one contender's sample is noise, not cost
+    try:
+        for _ in range(samples):
+            for name, fn in contenders.items():
+                n = loops[name]
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                times[name].append((time.perf_counter() - t0) / n)
+            gc.collect()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def check_limits(medians, limits):
+    """PASS/FAIL for each limit that applies (a missing contender leaves it unchecked)."""
+    verdicts = {}
+    mine = medians.get("edutorch")
+    if mine is None:
+        return verdicts
+    for key, bound in (limits or {}).items():
+        if bound is None:
+            continue
+        if key == "ms":
+            value = mine * 1e3
+        elif medians.get(key):
+            value = mine / medians[key]
+        else:
+            continue
+        verdicts[key] = {"value": value, "limit": bound, "pass": value <= bound}
+    return verdicts
+
+
+def fmt_time(seconds):
+    if seconds is None:
+        return "-"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:8.1f} us"
+    return f"{seconds * 1e3:8.2f} ms"
+
+
+def run(args):
+    scenarios = load_scenarios(args.only)
+    samples = 5 if args.quick else 15
+    target_s = 0.01 if args.quick else 0.04
+    rows = []
+    header = f"{'scenario':58s} {'edutorch':>11s} {'numpy':>11s} {'torch':>11s} {'/numpy':>7s} {'/torch':>7s}  limits"
+    print(header)
+    print("-" * len(header))
+    for sc in scenarios:
+        contenders = {k: sc["contenders"][k] for k in ORDER if sc["contenders"].get(k) is not None}
+        try:
+            medians = measure(contenders, samples, target_s)
+        except Exception as exc:
+            print(f"{sc['name'][:58]:58s} ERROR {exc!r}")
+            rows.append({"name": sc["name"], "error": repr(exc)})
+            continue
+        verdicts = check_limits(medians, sc.get("limits"))
+        ratio = {k: medians["edutorch"] / medians[k] for k in ("numpy", "torch")
+                 if k in medians and "edutorch" in medians}
+        marks = " ".join(
+            f"{k}<={v['limit']}:{'PASS' if v['pass'] else 'FAIL'}" for k, v in verdicts.items()
+        )
+        print(
+            f"{sc['name'][:58]:58s} {fmt_time(medians.get('edutorch')):>11s} "
+            f"{fmt_time(medians.get('numpy')):>11s} {fmt_time(medians.get('torch')):>11s} "
+            f"{ratio.get('numpy', float('nan')):7.2f} {ratio.get('torch', float('nan')):7.2f}  {marks}",
+            flush=True,
+        )
+        rows.append({
+            "name": sc["name"], "source": sc["source"], "setup_note": sc.get("setup_note", ""),
+            "median_s": medians, "ratio": ratio, "limits": verdicts,
+        })
+    failed = [r["name"] for r in rows if any(not v["pass"] for v in r.get("limits", {}).values())]
+    print(f"\n{len(rows)} scenarios, {len(failed)} with a failed limit")
+    for name in failed:
+        print(f"  FAIL: {name}")
+    result = {"machine": platform.platform(), "python": platform.python_version(),
+              "quick": args.quick, "scenarios": rows}
+    out = Path(args.json) if args.json else HERE / "results.json"
+    out.write_text(json.dumps(result, indent=2))
+    print(f"wrote {out}")
+    return 1 if args.strict and failed else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
+    parser.add_argument("--only", help="run scenarios whose name contains this (case-insensitive)")
+    parser.add_argument("--json", help="where to write the results (default benchmarks/results.json)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a limit fails")
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
