@@ -1,0 +1,74 @@
+"""``torch.optim.Adagrad``: per-coordinate step sizes from the sum of squared gradients.
+
+For each parameter (PyTorch's ``_single_tensor_adagrad``, same order)::
+
+    step += 1
+    g = -g                                       if maximize
+    g = g + weight_decay * p                     if weight_decay != 0
+    clr = lr / (1 + (step - 1) * lr_decay)
+    sum = sum + g * g
+    p = p - clr * g / (sqrt(sum) + eps)
+
+Unlike Adam, the state is made in ``__init__`` (``sum`` starts at
+``initial_accumulator_value``), so ``state_dict()`` has it before any step.
+"""
+import numpy as np
+
+from .optimizer import Optimizer, _evaluate_closure, _full_like, _scalar_state, _use_step_hooks
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al., 2011)."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = {
+            "lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
+            "initial_accumulator_value": initial_accumulator_value, "foreach": foreach,
+            "maximize": maximize, "differentiable": differentiable, "fused": fused,
+        }
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _scalar_state()
+                state["sum"] = _full_like(p, group["initial_accumulator_value"])
+
+    @_use_step_hooks
+    def step(self, closure=None):
+        """Perform a single optimization step; ``closure`` re-evaluates the loss."""
+        loss = _evaluate_closure(closure)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                state = self.state[p]
+                state["step"].data += 1
+                adagrad_update(p.data, p._grad.data, state["sum"].data, float(state["step"].data),
+                               lr=group["lr"], lr_decay=group["lr_decay"], eps=group["eps"],
+                               weight_decay=group["weight_decay"], maximize=group["maximize"])
+                p._version_counter[0] += 1
+        return loss
+
+
+def adagrad_update(param, grad, state_sum, step, *, lr, lr_decay, eps, weight_decay, maximize):
+    """Update ``param`` and the running sum of squares in place (one Adagrad step)."""
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad + weight_decay * param
+    clr = lr / (1 + (step - 1) * lr_decay)
+    state_sum += grad * grad
+    std = np.sqrt(state_sum)
+    std += eps
+    param += -clr * grad / std

@@ -1,0 +1,338 @@
+"""``torch.optim.Optimizer``: parameter groups, per-parameter state, state_dict.
+
+An optimizer holds
+
+* ``param_groups``: a list of dicts. Each has ``"params"`` (the tensors) and
+  every hyper-parameter (``lr``, ``momentum``...). A value missing from a
+  group is filled in from ``defaults``, so groups can differ (e.g. a smaller
+  ``lr`` for a pretrained backbone);
+* ``state``: a ``defaultdict(dict)`` keyed by the parameter itself, holding
+  what the algorithm remembers between steps (momentum buffers, Adam's
+  moment estimates, the step count).
+
+``step()`` is written by each algorithm (``sgd.py``, ``adam.py``...). The
+update is plain NumPy, in place on ``p.data``: it is not part of any graph.
+"""
+from collections import OrderedDict, defaultdict
+from copy import deepcopy
+from functools import wraps
+from itertools import chain
+
+import numpy as np
+
+from .. import backend
+from .._tensor import Tensor
+from ..autograd.function import RemovableHandle, _add_hook
+from ..autograd.grad_mode import enable_grad
+
+_global_step_pre_hooks = OrderedDict()
+_global_step_post_hooks = OrderedDict()
+
+
+def _typename(obj):
+    """``torch.typename``: ``'torch.FloatTensor'`` for tensors, the type's name otherwise."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", "__builtin__") else f"{module}.{name}"
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``."""
+    return _add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return _add_hook(_global_step_post_hooks, hook)
+
+
+def _use_step_hooks(step):
+    """Decorate an algorithm's ``step`` so step pre/post hooks run around it.
+
+    PyTorch patches ``step`` the same way: global hooks first, then the
+    optimizer's own. A pre hook may return ``(new_args, new_kwargs)``.
+    """
+
+    @wraps(step)
+    def step_with_hooks(self, *args, **kwargs):
+        for hook in chain(_global_step_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+            result = hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(
+                        f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
+                    )
+                args, kwargs = result
+        out = step(self, *args, **kwargs)
+        self._opt_called = True  # lets an LR scheduler check the call order
+        for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
+            hook(self, args, kwargs)
+        return out
+
+    return step_with_hooks
+
+
+def _evaluate_closure(closure):
+    """``step(closure)``: re-evaluate the model (with grad on) and return the loss."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
+
+
+def _scalar_state(value=0.0):
+    """The ``state["step"]`` counter: a float32 0-d tensor on the CPU, as in PyTorch 2.x."""
+    return Tensor._make(np.array(value, dtype=np.float32))
+
+
+def _full_like(p, value):
+    """A fresh state buffer shaped like ``p`` (its own storage and version counter)."""
+    xp = backend.get_array_module(p.data)
+    return Tensor._make(xp.full_like(p.data, value))
+
+
+class _RequiredParameter:
+    """Marks a hyper-parameter with no default (``torch.optim.optimizer.required``)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+class Optimizer:
+    """Base class of all optimizers (``torch.optim.Optimizer``)."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self._optimizer_step_pre_hooks = OrderedDict()
+        self._optimizer_step_post_hooks = OrderedDict()
+        self._optimizer_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_state_dict_post_hooks = OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = OrderedDict()
+
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                "dicts, but got " + _typename(params)
+            )
+        self.state = defaultdict(dict)
+        self.param_groups = []
+
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for param_group in param_groups:
+            self.add_param_group(param_group)
+
+    # -- parameter groups ------------------------------------------------------
+    def add_param_group(self, param_group):
+        """Add a group of parameters (with its own hyper-parameters) to ``param_groups``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            param_group["params"] = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            param_group["params"] = list(params)
+        self._split_param_names(param_group)
+
+        for param in param_group["params"]:
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
+                )
+            if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                )
+            param_group.setdefault(name, default)
+
+        params = param_group["params"]
+        if len(params) != len(set(params)):
+            import warnings
+
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this "
+                "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3,
+            )
+        seen = set()
+        for group in self.param_groups:
+            seen.update(group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if not seen.isdisjoint(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    @staticmethod
+    def _split_param_names(param_group):
+        """``model.named_parameters()`` gives ``(name, tensor)`` pairs: keep the names aside."""
+        names = [p[0] for p in param_group["params"] if isinstance(p, tuple)]
+        tensors = [p[1] if isinstance(p, tuple) else p for p in param_group["params"]]
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are missing"
+                )
+            param_group["param_names"] = names
+
+    # -- gradients ---------------------------------------------------------------
+    def zero_grad(self, set_to_none=True):
+        """Forget the gradients: set ``p.grad`` to None (default) or fill it with zeros."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    grad = p._grad
+                    if grad.grad_fn is not None:
+                        grad.detach_()
+                    else:
+                        grad._requires_grad = False
+                    grad.data[...] = 0
+                    grad._version_counter[0] += 1
+
+    def step(self, closure=None):
+        """Update the parameters once (each algorithm overrides this)."""
+        raise NotImplementedError(f"{type(self).__name__} does not define step()")
+
+    # -- hooks --------------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` runs before ``step``; returns a handle."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` runs after ``step``; returns a handle."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        return self._register_ordered(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        return self._register_ordered(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        return self._register_ordered(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        return self._register_ordered(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
+    @staticmethod
+    def _register_ordered(hooks, hook, prepend):
+        handle = _add_hook(hooks, hook)
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    # -- saving and loading --------------------------------------------------------
+    def state_dict(self):
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``.
+
+        Parameters are replaced by their position (counting across groups), so the
+        dict can be loaded into a fresh optimizer over a fresh copy of the model.
+        """
+        for hook in self._optimizer_state_dict_pre_hooks.values():
+            hook(self)
+        index_of = {}
+        param_groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for p in group["params"]:
+                index_of.setdefault(id(p), len(index_of))
+            packed["params"] = [index_of[id(p)] for p in group["params"]]
+            param_groups.append(packed)
+        state = {
+            (index_of[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()
+        }
+        state_dict = {"state": state, "param_groups": param_groups}
+        for hook in self._optimizer_state_dict_post_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def load_state_dict(self, state_dict):
+        """Load a ``state_dict()``: hyper-parameters and copies of the state buffers."""
+        state_dict = state_dict.copy()
+        for hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
+            )
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = _cast_state(id_map[k], v)
+            else:
+                state[k] = v
+        for group, new_group in zip(groups, saved_groups):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+        self.state = state
+        self.param_groups = saved_groups
+        for hook in self._optimizer_load_state_dict_post_hooks.values():
+            hook(self)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __repr__(self):
+        text = self.__class__.__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i}\n"
+            for key in sorted(group.keys()):
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
+
+
+def _cast_state(param, value, key=None):
+    """Deep-copy a loaded state value; float buffers take the parameter's dtype ("step" stays)."""
+    if isinstance(value, Tensor):
+        data = value.data.copy()
+        if key != "step" and param.data.dtype.kind == "f":
+            data = data.astype(param.data.dtype)
+        return Tensor._make(data)
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, key=k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v) for v in value)
+    return value
+
+
+__all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
