@@ -1,0 +1,4 @@
+"""``torch.nn``: modules, parameters, layers, losses (``import edutorch.nn as nn``)."""
+from .parameter import Buffer, Parameter
+from .modules import *  # noqa: F401,F403
+from . import modules, parameter
