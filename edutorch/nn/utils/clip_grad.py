@@ -1,0 +1,107 @@
+"""``torch.nn.utils.clip_grad_norm_`` and ``clip_grad_value_``: tame exploding gradients.
+
+``clip_grad_norm_`` treats all the gradients as one long vector: it computes
+its norm (the norm of the per-parameter norms) and, when that is above
+``max_norm``, scales every gradient by ``max_norm / (total_norm + 1e-6)``.
+The direction of the update is kept, only its length shrinks.
+
+``clip_grad_value_`` clamps each gradient entry into ``[-clip_value, clip_value]``.
+Both work in place on ``p.grad``, outside autograd, as in PyTorch.
+"""
+import math
+import types
+import warnings
+
+import numpy as np
+
+from ..._tensor import Tensor
+from ...backend import get_array_module
+
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"]
+
+
+def _vector_norm(x, norm_type):
+    """``torch.linalg.vector_norm`` of an array (kept in its dtype, 0-d)."""
+    xp = get_array_module(x)
+    a = xp.abs(x)
+    if norm_type == math.inf:
+        return a.max() if a.size else xp.zeros((), a.dtype)
+    if norm_type == -math.inf:
+        return a.min()
+    if norm_type == 0:
+        return xp.asarray(xp.count_nonzero(x), dtype=a.dtype)
+    if norm_type == 1:
+        return a.sum()
+    if norm_type == 2:
+        return xp.sqrt((a * a).sum())
+    return (a**norm_type).sum() ** (1.0 / norm_type)
+
+
+def _grads_of(parameters):
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    return [p._grad for p in parameters if p._grad is not None]
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The norm of all ``tensors`` seen as one vector: a 0-d tensor."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    norm_type = float(norm_type)
+    if len(tensors) == 0:
+        return Tensor._make(np.array(0.0, dtype=np.float32))
+    xp = get_array_module(tensors[0].data)
+    norms = [_vector_norm(t.data, norm_type) for t in tensors]
+    total = _vector_norm(xp.stack([xp.asarray(n) for n in norms]), norm_type)
+    if error_if_nonfinite and not bool(xp.isfinite(total)):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
+            "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
+            "anyway, set `error_if_nonfinite=False`"
+        )
+    return Tensor._make(xp.asarray(total))
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale every gradient by ``min(1, max_norm / (total_norm + 1e-6))``, in place."""
+    grads = _grads_of(parameters)
+    if not grads:
+        return
+    total = total_norm.data
+    clip_coef = float(max_norm) / (total + 1e-6)  # stays in the norm's dtype, like PyTorch
+    clip_coef_clamped = np.minimum(clip_coef, 1.0) if isinstance(total, np.ndarray) else clip_coef.clip(max=1.0)
+    for g in grads:
+        g.data *= clip_coef_clamped
+        g._version_counter[0] += 1
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Clip the gradients' total norm to ``max_norm``; return the norm before clipping."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    else:
+        is_generator = isinstance(parameters, types.GeneratorType)
+        parameters = list(parameters)
+        if is_generator and len(parameters) == 0:
+            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
+    grads = _grads_of(parameters)
+    total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
+    return total_norm
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated spelling of :func:`clip_grad_norm_`."""
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of `torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient entry into ``[-clip_value, clip_value]``, in place."""
+    clip_value = float(clip_value)
+    for g in _grads_of(parameters):
+        get_array_module(g.data).clip(g.data, -clip_value, clip_value, out=g.data)
+        g._version_counter[0] += 1
