@@ -4,11 +4,15 @@ Each is a one-liner that calls the op's ``Function``.  In-place ops
 (``add_``, ``mul_``...) compute the op, write the result into this tensor's
 storage, bump the version counter and make this tensor the op's output.
 """
+import builtins
+
 import numpy as np
 
-from . import _dtype
+from . import _dtype, backend, return_types
 from .autograd import grad_mode
-from .autograd._functions import blas, indexing, pointwise, reduction, shape, utils
+from .autograd._functions import (
+    blas, comparison, indexing, pointwise, reduction, shape, softmax, unary, utils,
+)
 
 _state = grad_mode._state
 
@@ -41,19 +45,26 @@ class TensorOps:
         return pointwise.Div.apply(self, other)
 
     def __rtruediv__(self, other):
-        return pointwise.Mul.apply(pointwise.Pow.apply(self, -1), other)
+        # PyTorch computes ``2 / x`` as ``reciprocal(x) * 2`` (a MulBackward0 node)
+        return pointwise.Mul.apply(pointwise.Pow.apply(_float(self), -1), other)
 
     def __neg__(self):
         return pointwise.Neg.apply(self)
 
     def __pow__(self, exponent):
-        return pointwise.Pow.apply(self, exponent)
+        return self.pow(exponent)
+
+    def __rpow__(self, base):
+        return pointwise.RPow.apply(self, base)
 
     def __matmul__(self, other):
         return self.matmul(other)
 
     def __rmatmul__(self, other):
         return utils._Tensor._make(np.asarray(other)).matmul(self)
+
+    def __abs__(self):
+        return self.abs()
 
     def add(self, other, *, alpha=1):
         return pointwise.Add.apply(self, other, alpha)
@@ -71,31 +82,183 @@ class TensorOps:
         return pointwise.Neg.apply(self)
 
     def pow(self, exponent):
+        if isinstance(exponent, utils._Tensor):
+            return pointwise.PowTensor.apply(self, exponent)
+        if isinstance(exponent, int) and exponent < 0 and self.data.dtype.kind in "iub":
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         return pointwise.Pow.apply(self, exponent)
 
+    multiply, divide, subtract, negative = mul, div, sub, neg
+
+    # -- element-wise math ------------------------------------------------------
     def exp(self):
-        return pointwise.Exp.apply(self)
+        return pointwise.Exp.apply(_float(self))
 
     def log(self):
-        return pointwise.Log.apply(self)
+        return pointwise.Log.apply(_float(self))
+
+    def log1p(self):
+        return unary.Log1p.apply(self)
+
+    def sqrt(self):
+        return unary.Sqrt.apply(self)
+
+    def rsqrt(self):
+        return unary.Rsqrt.apply(self)
+
+    def abs(self):
+        return unary.Abs.apply(self)
+
+    def sign(self):
+        return unary.Sign.apply(self)
+
+    def sin(self):
+        return unary.Sin.apply(self)
+
+    def cos(self):
+        return unary.Cos.apply(self)
 
     def tanh(self):
-        return pointwise.Tanh.apply(self)
+        return pointwise.Tanh.apply(_float(self))
 
     def sigmoid(self):
-        return pointwise.Sigmoid.apply(self)
+        return pointwise.Sigmoid.apply(_float(self))
 
     def relu(self):
         return pointwise.Relu.apply(self)
+
+    def reciprocal(self):
+        return pointwise.Pow.apply(_float(self), -1)
+
+    def square(self):
+        return self * self
+
+    def clamp(self, min=None, max=None):
+        if isinstance(min, utils._Tensor) or isinstance(max, utils._Tensor):
+            return comparison.ClampTensor.apply(self, min, max)
+        return comparison.Clamp.apply(self, min, max)
+
+    clip = clamp
+
+    def clamp_min(self, min):
+        return comparison.ClampMin.apply(self, min, None)
+
+    def clamp_max(self, max):
+        return comparison.ClampMax.apply(self, None, max)
+
+    def maximum(self, other):
+        return comparison.Maximum.apply(self, other)
+
+    def minimum(self, other):
+        return comparison.Minimum.apply(self, other)
+
+    def where(self, condition, other):
+        return comparison.Where.apply(condition, self, other)
+
+    def softmax(self, dim, dtype=None):
+        return softmax.Softmax.apply(self if dtype is None else self.to(dtype), dim)
+
+    def log_softmax(self, dim, dtype=None):
+        return softmax.LogSoftmax.apply(self if dtype is None else self.to(dtype), dim)
+
+    # -- comparison and logic: bool tensors, never part of the graph ------------
+    def __eq__(self, other):
+        return _compare(np.equal, self, other)
+
+    def __ne__(self, other):
+        return _compare(np.not_equal, self, other)
+
+    def __lt__(self, other):
+        return _compare(np.less, self, other)
+
+    def __le__(self, other):
+        return _compare(np.less_equal, self, other)
+
+    def __gt__(self, other):
+        return _compare(np.greater, self, other)
+
+    def __ge__(self, other):
+        return _compare(np.greater_equal, self, other)
+
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+    greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+
+    def __and__(self, other):
+        return _bitwise(np.bitwise_and, "bitwise_and", self, other)
+
+    def __or__(self, other):
+        return _bitwise(np.bitwise_or, "bitwise_or", self, other)
+
+    def __xor__(self, other):
+        return _bitwise(np.bitwise_xor, "bitwise_xor", self, other)
+
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+    bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
+
+    def __invert__(self):
+        if self.data.dtype.kind == "f":
+            raise TypeError("ufunc 'invert' not supported for the input types") from None
+        return utils._Tensor._make(np.invert(self.data))
+
+    bitwise_not = __invert__
+
+    def logical_and(self, other):
+        return _compare(np.logical_and, self, other)
+
+    def logical_or(self, other):
+        return _compare(np.logical_or, self, other)
+
+    def logical_xor(self, other):
+        return _compare(np.logical_xor, self, other)
+
+    def logical_not(self):
+        return utils._Tensor._make(np.logical_not(self.data))
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        x, y = utils.binary_arrays(self, other)
+        xp = backend.get_array_module(x)
+        return utils._Tensor._make(xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(self.isclose(other, rtol, atol, equal_nan).data.all())
+
+    def equal(self, other):
+        return self.data.shape == other.data.shape and bool((self.data == other.data).all())
+
+    def isnan(self):
+        return utils._Tensor._make(np.isnan(self.data))
+
+    def isinf(self):
+        return utils._Tensor._make(np.isinf(self.data))
+
+    def isfinite(self):
+        return utils._Tensor._make(np.isfinite(self.data))
+
+    def all(self, dim=None, keepdim=False):
+        return _logical_reduce(np.all, self, dim, keepdim)
+
+    def any(self, dim=None, keepdim=False):
+        return _logical_reduce(np.any, self, dim, keepdim)
 
     # -- matrix products ----------------------------------------------------
     def mm(self, other):
         return blas.Mm.apply(self, other)
 
+    def bmm(self, other):
+        return blas.Bmm.apply(self, other)
+
     def matmul(self, other):
-        if self.data.ndim == 2 and getattr(other, "ndim", 0) == 2:
-            return blas.Mm.apply(self, other)
-        return blas.Matmul.apply(self, other)
+        return blas.matmul_function(self.data.ndim, other.data.ndim).apply(self, other)
+
+    def dot(self, other):
+        if self.data.ndim != 1 or other.data.ndim != 1:
+            raise RuntimeError(
+                f"1D tensors expected, but got {self.data.ndim}D and {other.data.ndim}D tensors"
+            )
+        return blas.Dot.apply(self, other)
+
+    def mv(self, vec):
+        return blas.Mv.apply(self, vec)
 
     # -- reductions ---------------------------------------------------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
@@ -108,6 +271,52 @@ class TensorOps:
             return reduction.MeanAll.apply(self, None, False, dtype)
         return reduction.Mean.apply(self, dim, keepdim, dtype)
 
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        if dim is None:
+            return reduction.ProdAll.apply(self, None, False, dtype)
+        return reduction.Prod.apply(self, dim, keepdim, dtype)
+
+    def var(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        return reduction.Var.apply(self, *_var_args(dim, unbiased, keepdim, correction))
+
+    def std(self, dim=None, unbiased=True, keepdim=False, *, correction=None):
+        return reduction.Std.apply(self, *_var_args(dim, unbiased, keepdim, correction))
+
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
+        if p == "fro" or p is None:
+            p = 2
+        return reduction.Norm.apply(self if dtype is None else self.to(dtype), p, dim, keepdim)
+
+    def logsumexp(self, dim, keepdim=False):
+        return reduction.LogSumExp.apply(self, dim, keepdim)
+
+    def amax(self, dim=(), keepdim=False):
+        return reduction.Amax.apply(self, dim, keepdim)
+
+    def amin(self, dim=(), keepdim=False):
+        return reduction.Amin.apply(self, dim, keepdim)
+
+    def max(self, dim=None, keepdim=False):
+        """``max()`` → value; ``max(dim)`` → (values, indices); ``max(other)`` → maximum."""
+        if isinstance(dim, utils._Tensor):
+            return self.maximum(dim)
+        if dim is None:
+            return reduction.MaxAll.apply(self)
+        return return_types.max(*reduction.MaxDim.apply(self, dim, keepdim))
+
+    def min(self, dim=None, keepdim=False):
+        if isinstance(dim, utils._Tensor):
+            return self.minimum(dim)
+        if dim is None:
+            return reduction.MinAll.apply(self)
+        return return_types.min(*reduction.MinDim.apply(self, dim, keepdim))
+
+    def argmax(self, dim=None, keepdim=False):
+        return _arg_reduce(np.argmax, "argmax", self, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return _arg_reduce(np.argmin, "argmin", self, dim, keepdim)
+
     def sum_to_size(self, *size):
         size = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
         if tuple(size) == self.data.shape:
@@ -117,11 +326,19 @@ class TensorOps:
     # -- shape ops ----------------------------------------------------------
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
-            raise NotImplementedError("view(dtype) is not supported by edutorch")
+            raise TypeError("view(dtype) reinterprets bits; edutorch supports view(*shape) only")
         return shape_mod.View.apply(self, _sizes(shape))
 
+    def view_as(self, other):
+        return self.view(other.shape)
+
     def reshape(self, *shape):
-        return shape_mod.Reshape.apply(self, _sizes(shape))
+        shape = _sizes(shape)
+        fn = shape_mod.View if shape_mod.can_view(self.data, shape) else shape_mod.UnsafeView
+        return fn.apply(self, shape)
+
+    def reshape_as(self, other):
+        return self.reshape(other.shape)
 
     def permute(self, *dims):
         return shape_mod.Permute.apply(self, _sizes(dims))
@@ -129,14 +346,20 @@ class TensorOps:
     def transpose(self, dim0, dim1):
         return shape_mod.Transpose.apply(self, dim0, dim1)
 
+    swapaxes = swapdims = transpose
+
     def t(self):
         if self.data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.data.ndim}D")
-        return shape_mod.Transpose.apply(self, 0, 1) if self.data.ndim == 2 else self.view(self.data.shape)
+        return shape_mod.T.apply(self, 0, 1) if self.data.ndim == 2 else shape_mod.T.apply(self, 0, 0)
 
     @property
     def T(self):
         return self.permute(*reversed(range(self.data.ndim)))
+
+    @property
+    def mT(self):
+        return self.transpose(-2, -1)
 
     def expand(self, *sizes):
         return shape_mod.Expand.apply(self, _sizes(sizes))
@@ -145,42 +368,135 @@ class TensorOps:
         return self.expand(other.shape)
 
     def unsqueeze(self, dim):
-        from ._tensor import _wrap_dim
-
         dim = _wrap_dim(dim, self.data.ndim + 1)
         new = list(self.data.shape)
         new.insert(dim, 1)
-        return shape_mod.View.apply(self, tuple(new))
+        return shape_mod.Unsqueeze.apply(self, tuple(new))
 
     def squeeze(self, dim=None):
-        from ._tensor import _wrap_dim
-
         old = self.data.shape
         if dim is None:
-            new = tuple(s for s in old if s != 1)
-        else:
-            dims = {_wrap_dim(d, self.data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-            new = tuple(s for i, s in enumerate(old) if not (i in dims and s == 1))
-        return shape_mod.View.apply(self, new)
+            return shape_mod.Squeeze.apply(self, tuple(s for s in old if s != 1))
+        fn = shape_mod.SqueezeDims if isinstance(dim, (tuple, list)) else shape_mod.SqueezeDim
+        dims = {_wrap_dim(d, self.data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+        return fn.apply(self, tuple(s for i, s in enumerate(old) if not (i in dims and s == 1)))
 
     def flatten(self, start_dim=0, end_dim=-1):
-        from ._tensor import _wrap_dim
-
         old = self.data.shape
         if not old:
             return self.reshape(1)
         s, e = _wrap_dim(start_dim, len(old)), _wrap_dim(end_dim, len(old))
+        if s > e:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if s == e:
+            return self
         return self.reshape(old[:s] + (-1,) + old[e + 1:])
 
+    def unflatten(self, dim, sizes):
+        old = self.data.shape
+        d = _wrap_dim(dim, len(old))
+        return self.view(old[:d] + tuple(sizes) + old[d + 1:])
+
+    def repeat(self, *sizes):
+        return shape_mod.Repeat.apply(self, _sizes(sizes))
+
+    def narrow(self, dim, start, length):
+        axis = _wrap_dim(dim, self.data.ndim)
+        size = self.data.shape[axis]
+        start = start + size if start < 0 else start
+        if start + length > size:
+            raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+        return shape_mod.Narrow.apply(self, axis, start, length)
+
+    def split(self, split_size, dim=0):
+        axis = _wrap_dim(dim, self.data.ndim)
+        size = self.data.shape[axis]
+        if isinstance(split_size, int):
+            if split_size <= 0 and size:
+                raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
+            sizes = [min(split_size, size - i) for i in range(0, size, split_size)] if size else [0]
+            return shape_mod.Split.apply(self, tuple(sizes), axis)
+        sizes = tuple(split_size)
+        if builtins.sum(sizes) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                f"dimension {axis}), but got split_sizes={list(sizes)}"
+            )
+        return shape_mod.SplitWithSizes.apply(self, sizes, axis)
+
+    def chunk(self, chunks, dim=0):
+        if chunks <= 0:
+            raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+        size = self.data.shape[_wrap_dim(dim, self.data.ndim)]
+        return self.split(-(-size // chunks) if size else 1, dim)
+
+    def unbind(self, dim=0):
+        return shape_mod.Unbind.apply(self, _wrap_dim(dim, self.data.ndim))
+
+    # -- indexing -----------------------------------------------------------------
     def __getitem__(self, idx):
-        return indexing.Index.apply(self, indexing.to_index(idx))
+        idx = indexing.to_index(idx)
+        if indexing.is_basic(idx):
+            return indexing.basic_index_class(idx).apply(self, idx)
+        return indexing.Index.apply(self, idx)
+
+    def masked_fill(self, mask, value):
+        return indexing.MaskedFill.apply(self, mask, value)
+
+    def gather(self, dim, index):
+        return indexing.Gather.apply(self, dim, index)
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        src = value if src is None else src
+        if isinstance(src, utils._Tensor):
+            return indexing.Scatter.apply(self, dim, index, src, reduce)
+        return indexing.ScatterValue.apply(self, dim, index, src, reduce)
+
+    def scatter_add(self, dim, index, src):
+        return indexing.ScatterAdd.apply(self, dim, index, src)
+
+    # -- new tensors like this one --------------------------------------------------
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        from . import _creation
+
+        return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                                requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        from . import _creation
+
+        return _creation.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        from . import _creation
+
+        return _creation.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        from . import _creation
+
+        return _creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                              requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        from . import _creation
+
+        return _creation.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                               requires_grad=requires_grad)
 
     # -- copies and conversions ---------------------------------------------------
     def clone(self):
         return Clone.apply(self)
 
     def contiguous(self):
-        return self
+        if self.data.flags.c_contiguous:
+            return self
+        return Clone.apply(self)
+
+    def is_contiguous(self):
+        return bool(self.data.flags.c_contiguous)
 
     def to(self, *args, **kwargs):
         """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``."""
@@ -199,6 +515,9 @@ class TensorOps:
             out = ToDtype.apply(out, dtype)
         return out
 
+    def type_as(self, other):
+        return self.to(other.dtype)
+
     def float(self):
         return self.to(_dtype.float32)
 
@@ -213,6 +532,15 @@ class TensorOps:
 
     def int(self):
         return self.to(_dtype.int32)
+
+    def short(self):
+        return self.to(_dtype.int16)
+
+    def char(self):
+        return self.to(_dtype.int8)
+
+    def byte(self):
+        return self.to(_dtype.uint8)
 
     def bool(self):
         return self.to(_dtype.bool)
@@ -230,6 +558,11 @@ class TensorOps:
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
         result = fn.apply(self, *args)
+        if result.data.shape != self.data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
+                f"{list(result.data.shape)}"
+            )
         try:
             np.copyto(self.data, result.data, casting="same_kind") if type(self.data) is np.ndarray \
                 else self.data.__setitem__(Ellipsis, result.data)
@@ -255,16 +588,71 @@ class TensorOps:
     def div_(self, other):
         return self._inplace(pointwise.Div, other)
 
+    def pow_(self, exponent):
+        fn = pointwise.PowTensor if isinstance(exponent, utils._Tensor) else pointwise.Pow
+        return self._inplace(fn, exponent)
+
     __iadd__ = add_
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
 
+    def __ipow__(self, exponent):
+        return self.pow_(exponent)
+
+    def neg_(self):
+        return self._inplace(pointwise.Neg)
+
+    def exp_(self):
+        return self._inplace(pointwise.Exp)
+
+    def log_(self):
+        return self._inplace(pointwise.Log)
+
+    def sqrt_(self):
+        return self._inplace(unary.Sqrt)
+
+    def abs_(self):
+        return self._inplace(unary.Abs)
+
+    def sigmoid_(self):
+        return self._inplace(pointwise.Sigmoid)
+
+    def tanh_(self):
+        return self._inplace(pointwise.Tanh)
+
+    def relu_(self):
+        return self._inplace(pointwise.Relu)
+
+    def clamp_(self, min=None, max=None):
+        if isinstance(min, utils._Tensor) or isinstance(max, utils._Tensor):
+            return self._inplace(comparison.ClampTensor, min, max)
+        return self._inplace(comparison.Clamp, min, max)
+
+    clip_ = clamp_
+
+    def clamp_min_(self, min):
+        return self._inplace(comparison.ClampMin, min, None)
+
+    def clamp_max_(self, max):
+        return self._inplace(comparison.ClampMax, None, max)
+
+    def masked_fill_(self, mask, value):
+        return self._inplace(indexing.MaskedFill, mask, value)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        src = value if src is None else src
+        fn = indexing.Scatter if isinstance(src, utils._Tensor) else indexing.ScatterValue
+        return self._inplace(fn, dim, index, src, reduce)
+
+    def scatter_add_(self, dim, index, src):
+        return self._inplace(indexing.ScatterAdd, dim, index, src)
+
     def fill_(self, value):
         return self._inplace(Fill, value)
 
     def zero_(self):
-        return self._inplace(Fill, 0)
+        return self._inplace(Zero, 0)
 
     def copy_(self, src, non_blocking=False):
         return self._inplace(Copy, src)
@@ -279,11 +667,79 @@ class TensorOps:
 
         return random.normal_(_check_leaf_inplace(self), mean, std, generator=generator)
 
+    def bernoulli_(self, p=0.5, *, generator=None):
+        from . import random
+
+        return random.bernoulli_(_check_leaf_inplace(self), p, generator=generator)
+
     def __setitem__(self, idx, value):
-        self._inplace(IndexPut, indexing.to_index(idx), value)
+        idx = indexing.to_index(idx)
+        self._inplace(CopySlices if indexing.is_basic(idx) else IndexPut, idx, value)
 
 
 shape_mod = shape
+
+
+def _wrap_dim(dim, ndim):
+    from ._tensor import _wrap_dim
+
+    return _wrap_dim(dim, ndim)
+
+
+def _float(t):
+    """Integer tensors enter float-only math (exp, log, 1/x...) as the default float dtype."""
+    if t.data.dtype.kind == "f":
+        return t
+    return utils._Tensor._make(t.data.astype(_dtype.get_default_dtype().np))
+
+
+def _compare(ufunc, a, b):
+    """``a == b`` and friends: compared after PyTorch's type promotion; a bool tensor."""
+    if not isinstance(b, (utils._Tensor, builtins.int, builtins.float, builtins.bool)):
+        return NotImplemented
+    x, y = utils.binary_arrays(a, b)
+    return utils._Tensor._make(ufunc(x, y))
+
+
+def _bitwise(ufunc, name, a, b):
+    """``&``, ``|``, ``^``: logical on bool tensors, bitwise on integers."""
+    x, y = utils.binary_arrays(a, b)
+    if getattr(x, "dtype", np.dtype(type(x))).kind == "f" or getattr(y, "dtype", np.dtype(type(y))).kind == "f":
+        raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
+    return utils._Tensor._make(ufunc(x, y))
+
+
+def _logical_reduce(fn, t, dim, keepdim):
+    """``all``/``any``: reduce to a bool tensor (no graph)."""
+    axis = None if dim is None else tuple(_wrap_dim(d, t.data.ndim) for d in
+                                          (dim if isinstance(dim, (tuple, list)) else (dim,)))
+    return utils._Tensor._make(np.asarray(fn(t.data, axis=axis, keepdims=keepdim)))
+
+
+def _arg_reduce(fn, name, t, dim, keepdim):
+    """``argmax``/``argmin``: int64 positions; with no dim, into the flattened tensor."""
+    x = t.data
+    if x.size == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            if dim is None else f"{name}(): Expected reduction dim {dim} to have non-zero size."
+        )
+    if dim is None:
+        out = fn(x.reshape(-1))
+        if keepdim:
+            out = np.reshape(out, (1,) * x.ndim)
+    else:
+        out = fn(x, axis=_wrap_dim(dim, x.ndim), keepdims=keepdim) if x.ndim else fn(x.reshape(1))
+    return utils._Tensor._make(np.asarray(out).astype(np.int64))
+
+
+def _var_args(dim, unbiased, keepdim, correction):
+    """``var``/``std`` accept ``var(dim, unbiased, keepdim)`` and ``correction=``."""
+    if isinstance(dim, builtins.bool):  # var(False): the old ``unbiased`` positional form
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 1 if unbiased else 0
+    return dim, correction, keepdim
 
 
 def _check_leaf_inplace(t):
@@ -352,7 +808,7 @@ class ToDevice(Function):
 class Fill(Function):
     """``fill_``: every element becomes ``value``; no gradient flows to the old values."""
 
-    _backward_name = "FillBackward0"
+    _backward_name = "FillBackward2"
 
     @staticmethod
     def forward(ctx, a, value):
@@ -365,6 +821,12 @@ class Fill(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * 0, None
+
+
+class Zero(Fill):
+    """``zero_``: ``fill_(0)`` under PyTorch's own node name."""
+
+    _backward_name = "ZeroBackward0"
 
 
 class Copy(Function):
@@ -402,9 +864,18 @@ class IndexPut(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        keep = grad.clone()
-        keep.data[ctx.idx] = 0
+        # overwritten positions get no gradient (a mask keeps this differentiable)
+        xp = backend.get_array_module(grad.data)
+        hit = xp.zeros(grad.data.shape, dtype=bool)
+        hit[ctx.idx] = True
+        keep = grad.masked_fill(utils._Tensor._make(hit), 0)
         gv = None
         if ctx.needs_input_grad[2]:
             gv = utils.grad_for(grad[ctx.idx], ctx.value_meta)
         return keep, None, gv
+
+
+class CopySlices(IndexPut):
+    """``x[basic index] = value``: PyTorch names this node ``CopySlices``."""
+
+    _backward_name = "CopySlices"

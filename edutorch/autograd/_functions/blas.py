@@ -1,9 +1,28 @@
-"""Matrix products: ``mm``, ``matmul``/``@``.  d(A@B)/dA = G @ Bᵀ, d/dB = Aᵀ @ G."""
+"""Matrix products: ``mm``, ``bmm``, ``matmul``/``@``.
+
+d(A@B)/dA = G @ Bᵀ and d(A@B)/dB = Aᵀ @ G.  ``matmul`` also handles vectors
+(treated as a row or a column, then squeezed) and batches (leading dims
+broadcast like element-wise ops, so their gradient is summed back).
+"""
+import numpy as np
+
 from ..function import Function
+
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+              "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool"}
 
 
 def _shape_str(shape):
     return "x".join(str(s) for s in shape)
+
+
+def _check_dtypes(a, b):
+    if a.data.dtype != b.data.dtype:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_CPP_NAMES[a.data.dtype.name]} != {_CPP_NAMES[b.data.dtype.name]}"
+        )
 
 
 class Mm(Function):
@@ -20,11 +39,9 @@ class Mm(Function):
             raise RuntimeError(
                 f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(y.shape)})"
             )
-        if x.dtype != y.dtype:
-            raise RuntimeError(
-                f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}"
-            )
-        ctx.save_for_backward(a, b)
+        _check_dtypes(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
         return x @ y
 
     @staticmethod
@@ -35,37 +52,96 @@ class Mm(Function):
         return ga, gb
 
 
-class Matmul(Function):
-    """``torch.matmul``: 1-D, 2-D and batched products with broadcasting of batch dims."""
+class Bmm(Function):
+    """Batched matrix product of two 3-D tensors (``torch.bmm``), no broadcasting."""
 
-    _backward_name = "MatmulBackward0"
+    _backward_name = "BmmBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
         x, y = a.data, b.data
-        if x.ndim == 0 or y.ndim == 0:
+        if x.ndim != 3 or y.ndim != 3:
+            raise RuntimeError(f"batch{1 if x.ndim != 3 else 2} must be a 3D tensor")
+        if y.shape[:2] != (x.shape[0], x.shape[2]):
             raise RuntimeError(
-                f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and {y.ndim}D"
+                "Expected size for first two dimensions of batch2 tensor to be: "
+                f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]."
             )
-        if x.dtype != y.dtype:
-            raise RuntimeError(
-                f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != {b.dtype}"
-            )
-        k1 = x.shape[-1]
-        k2 = y.shape[-2] if y.ndim > 1 else y.shape[0]
-        if k1 != k2:
-            if x.ndim == 1 and y.ndim == 1:
-                raise RuntimeError(
-                    "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same "
-                    "number of elements, but got %d and %d elements respectively" % (k1, k2, k1, k2)
-                )
-            left = x.reshape(-1, k1).shape if x.ndim > 1 else (1, k1)
-            raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(left)} and "
-                f"{_shape_str(y.shape[-2:] if y.ndim > 1 else (k2, 1))})"
-            )
+        _check_dtypes(a, b)
         ctx.save_for_backward(a, b)
         return x @ y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ga = grad.bmm(b.transpose(1, 2)) if ctx.needs_input_grad[0] else None
+        gb = a.transpose(1, 2).bmm(grad) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+def _check_matmul(a, b):
+    """PyTorch's error for each way ``matmul`` operands can disagree."""
+    x, y = a.data, b.data
+    if x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and {y.ndim}D"
+        )
+    k1 = x.shape[-1]
+    k2 = y.shape[-2] if y.ndim > 1 else y.shape[0]
+    if x.ndim == 1 and y.ndim == 1:
+        if k1 != k2:
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{k1}] and src [{k2}] to have the same "
+                f"number of elements, but got {k1} and {k2} elements respectively"
+            )
+    elif y.ndim == 1:
+        if k1 != k2:
+            rows = int(np.prod(x.shape[:-1]))
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{k1}), vec ({k2})")
+    elif x.ndim <= 2 and y.ndim == 2 or (x.ndim > 2 and y.ndim == 2):
+        if k1 != k2:
+            left = (int(np.prod(x.shape[:-1])), k1)
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(left)} and {_shape_str(y.shape)})"
+            )
+    else:
+        batch = _broadcast_batch(x.shape[:-2], y.shape[:-2])
+        n = int(np.prod(batch))
+        if k1 != k2:
+            raise RuntimeError(
+                "Expected size for first two dimensions of batch2 tensor to be: "
+                f"[{n}, {k1}] but got: [{n}, {k2}]."
+            )
+    if x.dtype != y.dtype:
+        _check_dtypes(a, b)
+
+
+def _broadcast_batch(s1, s2):
+    """Broadcast the batch dims, with PyTorch's message when they do not fit."""
+    n = max(len(s1), len(s2))
+    p1, p2 = (1,) * (n - len(s1)) + tuple(s1), (1,) * (n - len(s2)) + tuple(s2)
+    for i, (u, v) in enumerate(zip(p1, p2)):
+        if u != v and u != 1 and v != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({u}) must match the size of tensor b ({v}) at non-singleton dimension {i}"
+            )
+    return tuple(max(u, v) for u, v in zip(p1, p2))
+
+
+class Matmul(Function):
+    """``torch.matmul`` beyond 2-D @ 2-D: vectors and broadcast batches.
+
+    PyTorch runs these cases through ``dot``/``mv``/``bmm`` plus reshapes, so the
+    node a student sees is named after the last of those steps (the subclasses).
+    """
+
+    _backward_name = "UnsafeViewBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _check_matmul(a, b)
+        ctx.save_for_backward(a, b)
+        return a.data @ b.data
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,9 +156,43 @@ class Matmul(Function):
             g = g.unsqueeze(-1)
         ga = gb = None
         if ctx.needs_input_grad[0]:
-            ga = g.matmul(b2.transpose(-1, -2)).sum_to_size(a2.shape)
-            ga = ga.reshape(a.shape)
+            # batch dims that were broadcast are summed back (sum_to_size)
+            ga = g.matmul(b2.transpose(-1, -2)).sum_to_size(a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            gb = a2.transpose(-1, -2).matmul(g).sum_to_size(b2.shape)
-            gb = gb.reshape(b.shape)
+            gb = a2.transpose(-1, -2).matmul(g).sum_to_size(b2.shape).reshape(b.shape)
         return ga, gb
+
+
+class Dot(Matmul):
+    _backward_name = "DotBackward0"
+
+
+class Mv(Matmul):
+    _backward_name = "MvBackward0"
+
+
+class VecMat(Matmul):
+    """1-D @ 2-D: PyTorch unsqueezes, multiplies, then squeezes the row away."""
+
+    _backward_name = "SqueezeBackward4"
+
+
+class MatBatch(Matmul):
+    """2-D @ batched: PyTorch transposes both and copies the result."""
+
+    _backward_name = "CloneBackward0"
+
+
+def matmul_function(x_ndim, y_ndim):
+    """The Function (and so the grad_fn name) ``matmul`` uses for these ranks."""
+    if x_ndim == 2 and y_ndim == 2:
+        return Mm
+    if x_ndim == 1 and y_ndim == 1:
+        return Dot
+    if x_ndim == 2 and y_ndim == 1:
+        return Mv
+    if x_ndim == 1 and y_ndim == 2:
+        return VecMat
+    if x_ndim == 2 and y_ndim > 2:
+        return MatBatch
+    return Matmul

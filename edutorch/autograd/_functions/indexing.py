@@ -66,3 +66,201 @@ class IndexBackward(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad[ctx.idx], None, None
+
+
+def basic_index_class(idx):
+    """PyTorch names a basic-indexing node after the last step it took.
+
+    ``x[0]`` is a select, ``x[1:]`` a slice, ``x[None]`` an unsqueeze and
+    ``x[...]`` an alias; full slices ``:`` are skipped.
+    """
+    cls = Alias
+    for item in idx if isinstance(idx, tuple) else (idx,):
+        if item is None:
+            cls = UnsqueezeIndex
+        elif isinstance(item, int):
+            cls = Select
+        elif isinstance(item, slice) and item != slice(None):
+            cls = Slice
+    return cls
+
+
+class Select(Index):
+    _backward_name = "SelectBackward0"
+
+
+class Slice(Index):
+    _backward_name = "SliceBackward0"
+
+
+class UnsqueezeIndex(Index):
+    _backward_name = "UnsqueezeBackward0"
+
+
+class Alias(Index):
+    _backward_name = "AliasBackward0"
+
+
+def _check_index_tensor(index, name):
+    if index.data.dtype != np.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+
+
+def _check_same_rank(a, index, name):
+    if index.data.ndim != a.data.ndim and not (index.data.ndim <= 1 and a.data.ndim <= 1):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} tensor")
+
+
+class Gather(Function):
+    """``x.gather(dim, index)``: out[i][j] = x[i][index[i][j]] (for dim=1)."""
+
+    _backward_name = "GatherBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        from ..._tensor import _wrap_dim
+
+        _check_index_tensor(index, "gather")
+        _check_same_rank(a, index, "input")
+        x, idx = a.data, index.data
+        axis = _wrap_dim(dim, x.ndim)
+        ctx.in_shape, ctx.axis, ctx.index = x.shape, axis, index
+        if x.ndim == 0:
+            return x.reshape(1)[idx.reshape(-1)].reshape(idx.shape)
+        # take_along_axis needs index and input to agree off ``axis``: crop the input
+        crop = tuple(slice(0, s) if d != axis else slice(None) for d, s in enumerate(idx.shape))
+        return _take_along(x[crop], idx, axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = grad.new_zeros(ctx.in_shape)
+        return zeros.scatter_add(ctx.axis, ctx.index, grad), None, None
+
+
+def _take_along(x, idx, axis):
+    from ... import backend
+
+    xp = backend.get_array_module(x)
+    if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
+        raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {axis} with size {x.shape[axis]}")
+    return xp.take_along_axis(x, idx, axis)
+
+
+def _scatter_positions(shape, index, axis):
+    """The full index tuple that ``scatter`` writes to: index along ``axis``, position elsewhere."""
+    from ... import backend
+
+    xp = backend.get_array_module(index)
+    grids = list(xp.indices(index.shape, sparse=True))
+    grids[axis] = index
+    return tuple(grids)
+
+
+class Scatter(Function):
+    """``x.scatter(dim, index, src)``: out[i][index[i][j]] = src[i][j] (dim=1).
+
+    ``src`` is a tensor (``ScatterBackward0``) or a number (``ScatterBackward1``).
+    """
+
+    _backward_name = "ScatterBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src, reduce=None):
+        from ..._tensor import _wrap_dim, Tensor
+
+        _check_index_tensor(index, "scatter")
+        _check_same_rank(a, index, "self")
+        x = a.data
+        axis = _wrap_dim(dim, x.ndim)
+        ctx.axis, ctx.index = axis, index
+        out = x.copy()
+        pos = _scatter_positions(x.shape, index.data, axis)
+        if isinstance(src, Tensor):
+            crop = tuple(slice(0, s) for s in index.data.shape)
+            values = src.data[crop].astype(x.dtype, copy=False)
+        else:
+            values = src
+        if reduce == "add":
+            (np.add.at)(out, pos, values)
+        elif reduce == "multiply":
+            np.multiply.at(out, pos, values)
+        else:
+            out[pos] = values
+        ctx.src_shape = src.data.shape if isinstance(src, Tensor) else None
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # overwritten positions get no gradient; src gets the gradient of where it went
+        ga = grad.scatter(ctx.axis, ctx.index, 0.0) if ctx.needs_input_grad[0] else None
+        gs = None
+        if ctx.src_shape is not None and ctx.needs_input_grad[3]:
+            gs = grad.gather(ctx.axis, ctx.index)
+            if tuple(gs.shape) != ctx.src_shape:  # src larger than index: pad with zeros
+                full = gs.new_zeros(ctx.src_shape)
+                full[tuple(slice(0, s) for s in gs.shape)] = gs
+                gs = full
+        return ga, None, None, gs, None
+
+
+class ScatterValue(Scatter):
+    _backward_name = "ScatterBackward1"
+
+
+class ScatterAdd(Function):
+    """``x.scatter_add(dim, index, src)``: repeated indices add up."""
+
+    _backward_name = "ScatterAddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, src):
+        return Scatter.forward(ctx, a, dim, index, src, "add")
+
+    @staticmethod
+    def backward(ctx, grad):
+        ga = grad if ctx.needs_input_grad[0] else None
+        gs = grad.gather(ctx.axis, ctx.index) if ctx.needs_input_grad[3] else None
+        return ga, None, None, gs
+
+
+class MaskedFill(Function):
+    """``x.masked_fill(mask, value)``: ``value`` where ``mask`` is True."""
+
+    _backward_name = "MaskedFillBackward0"
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        from ..._tensor import Tensor
+
+        m = mask.data
+        if m.dtype.kind != "b":
+            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+        v = value
+        if isinstance(value, Tensor):
+            if value.data.ndim != 0:
+                raise RuntimeError(
+                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                    f"{value.data.ndim} dimension(s)."
+                )
+            v = value.data
+        x = a.data
+        out_shape = np.broadcast_shapes(x.shape, m.shape)
+        if out_shape != x.shape:
+            raise RuntimeError(
+                f"The size of tensor a ({x.shape[-1]}) must match the size of tensor b ({m.shape[-1]}) "
+                f"at non-singleton dimension {len(out_shape) - 1}"
+            )
+        from ... import backend
+
+        xp = backend.get_array_module(x)
+        ctx.mask = mask
+        ctx.value_is_tensor = isinstance(value, Tensor)
+        return xp.where(m, xp.asarray(v, dtype=x.dtype), x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        ga = grad.masked_fill(ctx.mask, 0) if ctx.needs_input_grad[0] else None
+        gv = None
+        if ctx.value_is_tensor and ctx.needs_input_grad[2]:
+            gv = (grad * ctx.mask).sum()
+        return ga, None, gv

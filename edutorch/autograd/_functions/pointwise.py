@@ -233,3 +233,51 @@ class Relu(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return grad * (out > 0)
+
+
+class PowTensor(Function):
+    """``a ** b`` with a tensor exponent: d/da = b a^(b-1), d/db = a^b log(a)."""
+
+    _backward_name = "PowBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        out = x ** y
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        ga = grad_for(grad * b * a ** (b - 1), ma) if ctx.needs_input_grad[0] else None
+        gb = None
+        if ctx.needs_input_grad[1]:
+            # a^b log(a); where a == 0 and b >= 0 PyTorch takes the limit 0
+            log_a = a.log().masked_fill((a == 0) & (b >= 0), 0)
+            gb = grad_for(grad * a ** b * log_a, mb)
+        return ga, gb
+
+
+class RPow(Function):
+    """``base ** b`` with a Python number as base (``2 ** x``): d/db = base^b log(base)."""
+
+    _backward_name = "PowBackward2"
+
+    @staticmethod
+    def forward(ctx, b, base):
+        y, x = binary_arrays(b, base)
+        out = x ** y
+        ctx.base = base
+        from ..._tensor import Tensor
+
+        out = Tensor._make(out)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out * float(np.log(ctx.base)) if ctx.base != 0 else grad * 0, None

@@ -95,3 +95,368 @@ class SumToSize(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.expand(ctx.in_shape), None
+
+
+def unreduce(t, in_shape, axes, keepdim):
+    """A reduced tensor reshaped with size-1 axes, ready to broadcast against the input."""
+    if keepdim:
+        return t
+    shape = list(in_shape)
+    for ax in axes:
+        shape[ax] = 1
+    return t.reshape(shape)
+
+
+def _float_or_error(a, name):
+    x = a.data
+    if x.dtype.kind != "f":
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {a.dtype.name.capitalize()}"
+        )
+    return x
+
+
+class Prod(Function):
+    """Product of the elements; d/dx_i = prod / x_i (written without dividing, so zeros work)."""
+
+    _backward_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False, dtype=None):
+        x = a.data
+        axes = normalize_dims(dim, x.ndim)
+        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64
+        ctx.save_for_backward(a)
+        return x.prod(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        axes = ctx.axes
+        # move the reduced axes to the end and flatten them: the product of all
+        # *other* elements is the exclusive cumulative product from both sides.
+        keep = [d for d in range(a.ndim) if d not in axes]
+        perm = keep + list(axes)
+        moved = a.permute(perm) if a.ndim else a.reshape(1)
+        flat = moved.reshape(tuple(moved.shape[:len(keep)]) + (-1,))
+        others = ProdOthers.apply(flat)
+        g = unreduce(grad, ctx.in_shape, axes, ctx.keepdim).permute(perm) if a.ndim else grad.reshape(1)
+        g = g.reshape(tuple(g.shape[:len(keep)]) + (1,)) * others
+        g = g.reshape(moved.shape)
+        if not a.ndim:
+            return g.reshape(()), None, None, None
+        inverse = [perm.index(d) for d in range(a.ndim)]
+        return g.permute(inverse), None, None, None
+
+
+class ProdAll(Prod):
+    _backward_name = "ProdBackward0"
+
+
+class ProdOthers(Function):
+    """For each element along the last axis, the product of all the *other* elements.
+
+    Exclusive cumulative products from the left and from the right, multiplied:
+    no division, so zeros are handled exactly.
+    """
+
+    _backward_name = "ProdBackward1"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _prod_others(a.data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d others_i / d x_j = product of all elements but i and j (0 when i == j).
+        # Row i of ``pair`` is ``_prod_others`` of x with x_i replaced by 1.
+        (a,) = ctx.saved_tensors
+        x, n = a.data, a.data.shape[-1]
+        lifted = np.repeat(x[..., None, :], n, axis=-2)
+        eye = np.eye(n, dtype=bool)
+        lifted[..., eye] = 1
+        pair = _prod_others(lifted)
+        pair[..., eye] = 0
+        from ..._tensor import Tensor
+
+        return grad.unsqueeze(-2).matmul(Tensor._make(pair)).squeeze(-2)
+
+
+def _prod_others(x):
+    ones = np.ones(x.shape[:-1] + (1,), dtype=x.dtype)
+    left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return left * right
+
+
+class Var(Function):
+    """Variance: mean squared deviation, divided by ``N - correction``."""
+
+    _backward_name = "VarBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, correction=1, keepdim=False):
+        x = _float_or_error(a, "std and var")
+        axes = normalize_dims(dim, x.ndim)
+        ctx.in_shape, ctx.axes, ctx.keepdim, ctx.correction = x.shape, axes, keepdim, correction
+        n = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
+        ctx.n = n
+        ctx.save_for_backward(a)
+        return x.var(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else \
+            np.full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        # d var / dx_i = 2 (x_i - mean) / (N - correction)
+        centered = a - a.mean(ctx.axes, keepdim=True)
+        g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
+        return g * centered * (2.0 / (ctx.n - ctx.correction)), None, None, None
+
+
+class Std(Function):
+    """Standard deviation: sqrt(var); d std = d var / (2 std)."""
+
+    _backward_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, correction=1, keepdim=False):
+        x = _float_or_error(a, "std and var")
+        axes = normalize_dims(dim, x.ndim)
+        ctx.in_shape, ctx.axes, ctx.keepdim, ctx.correction = x.shape, axes, keepdim, correction
+        n = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
+        ctx.n = n
+        from ..._tensor import Tensor
+
+        out = Tensor._make(x.std(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else
+                           np.full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        centered = a - a.mean(ctx.axes, keepdim=True)
+        g = unreduce(grad / out, ctx.in_shape, ctx.axes, ctx.keepdim)
+        return g * centered / (ctx.n - ctx.correction), None, None, None
+
+
+def _reduced_shape(shape, axes, keepdim):
+    return tuple(1 if i in axes else s for i, s in enumerate(shape) if keepdim or i not in axes)
+
+
+class Norm(Function):
+    """Vector p-norm ``(sum |x|^p)^(1/p)`` (``torch.linalg.vector_norm``)."""
+
+    _backward_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, a, p=2, dim=None, keepdim=False):
+        x = _float_or_error(a, "linalg.vector_norm")
+        axes = normalize_dims(dim, x.ndim)
+        ctx.in_shape, ctx.axes, ctx.keepdim, ctx.p = x.shape, axes, keepdim, p
+        ax = np.abs(x)
+        if p == float("inf"):
+            out = ax.max(axis=axes, keepdims=keepdim, initial=0)
+        elif p == -float("inf"):
+            out = ax.min(axis=axes, keepdims=keepdim)
+        elif p == 0:
+            out = (ax != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype)
+        elif p == 1:
+            out = ax.sum(axis=axes, keepdims=keepdim)
+        elif p == 2:
+            out = np.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
+        else:
+            out = (ax ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
+        from ..._tensor import Tensor
+
+        out = Tensor._make(np.asarray(out, dtype=x.dtype))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        p = ctx.p
+        g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
+        n = unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)
+        if p == 0:
+            return g * a * 0, None, None, None
+        if p == 1:
+            return g * a.sign(), None, None, None
+        if p in (float("inf"), -float("inf")):
+            # the gradient goes to the entries that reach the extreme, shared evenly
+            hit = (a.abs() == n).to(a.dtype)
+            count = hit.sum(ctx.axes, keepdim=True)
+            return g * a.sign() * hit / count, None, None, None
+        # d/dx_i = x_i |x_i|^(p-2) / norm^(p-1);  zero where the norm is zero
+        safe = n.masked_fill(n == 0, 1)
+        scale = (a * a.abs() ** (p - 2)) if p != 2 else a
+        return (g * scale / safe ** (p - 1)).masked_fill(n == 0, 0), None, None, None
+
+
+class LogSumExp(Function):
+    """``log(sum(exp(x)))`` computed stably by subtracting the max first."""
+
+    _backward_name = "LogsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        x = a.data
+        if x.dtype.kind != "f":
+            from ... import _dtype
+
+            x = x.astype(_dtype.get_default_dtype().np)
+        axes = normalize_dims(dim, x.ndim)
+        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        m = x.max(axis=axes, keepdims=True) if x.size else np.zeros(_reduced_shape(x.shape, axes, True), x.dtype)
+        m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) rows: do not subtract inf
+        out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
+        from ..._tensor import Tensor
+
+        out = Tensor._make(out if keepdim else out.reshape(_reduced_shape(x.shape, axes, False)))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d lse / dx_i = softmax(x)_i = exp(x_i - lse)
+        a, out = ctx.saved_tensors
+        g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
+        lse = unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)
+        return g * (a - lse).exp(), None, None
+
+
+class Amax(Function):
+    """``amax``: the largest value over ``dim``; ties share the gradient evenly."""
+
+    _backward_name = "AmaxBackward0"
+    _reduce = staticmethod(np.max)
+
+    @classmethod
+    def _forward(cls, ctx, a, dim=(), keepdim=False):
+        x = a.data
+        axes = normalize_dims(dim if dim != () else None, x.ndim)
+        if x.size == 0:
+            raise IndexError(
+                f"{cls.__name__.lower()}(): Expected reduction dim {axes[0] if axes else 0} to have non-zero size."
+            )
+        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        from ..._tensor import Tensor
+
+        out = Tensor._make(np.asarray(cls._reduce(x, axis=axes, keepdims=keepdim)))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def forward(ctx, a, dim=(), keepdim=False):
+        return Amax._forward(ctx, a, dim, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        hit = (a == unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)).to(grad.dtype)
+        g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
+        return g * hit / hit.sum(ctx.axes, keepdim=True), None, None
+
+
+class Amin(Amax):
+    _backward_name = "AminBackward0"
+    _reduce = staticmethod(np.min)
+
+    @staticmethod
+    def forward(ctx, a, dim=(), keepdim=False):
+        return Amin._forward(ctx, a, dim, keepdim)
+
+
+class MaxAll(Amax):
+    """``x.max()`` with no dim: the value only (``MaxBackward1``)."""
+
+    _backward_name = "MaxBackward1"
+
+    @staticmethod
+    def forward(ctx, a):
+        if a.data.size == 0:
+            raise RuntimeError(
+                "max(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return MaxAll._forward(ctx, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Amax.backward(ctx, grad)[0]
+
+
+class MinAll(Amin):
+    _backward_name = "MinBackward1"
+
+    @staticmethod
+    def forward(ctx, a):
+        if a.data.size == 0:
+            raise RuntimeError(
+                "min(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return MinAll._forward(ctx, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Amax.backward(ctx, grad)[0]
+
+
+class MaxDim(Function):
+    """``x.max(dim)``: (values, indices); the gradient goes to the first extreme only."""
+
+    _backward_name = "MaxBackward0"
+    _arg = staticmethod(np.argmax)
+
+    @classmethod
+    def _forward(cls, ctx, a, dim, keepdim):
+        from ..._tensor import _wrap_dim
+
+        x = a.data
+        axis = _wrap_dim(dim, x.ndim)
+        if x.ndim and x.shape[axis] == 0:
+            raise IndexError(
+                f"{cls._name}(): Expected reduction dim {axis} to have non-zero size."
+            )
+        xs = x if x.ndim else x.reshape(1)
+        idx = np.expand_dims(cls._arg(xs, axis=axis), axis)
+        values = np.take_along_axis(xs, idx, axis)
+        ctx.in_shape, ctx.axis, ctx.keepdim = x.shape, axis, keepdim
+        ctx.indices = idx
+        if not keepdim:
+            values, idx = values.reshape(_reduced_shape(x.shape, (axis,), False)), \
+                idx.reshape(_reduced_shape(x.shape, (axis,), False))
+        return values, idx.astype(np.int64)
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        return MaxDim._forward(ctx, a, dim, keepdim)
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        from ..._tensor import Tensor
+
+        # put each gradient back at the position its value was taken from
+        g = unreduce(grad, ctx.in_shape, (ctx.axis,), ctx.keepdim) if ctx.in_shape else grad.reshape(1)
+        out = g.new_zeros(ctx.in_shape or (1,)).scatter(ctx.axis, Tensor._make(ctx.indices), g)
+        return (out if ctx.in_shape else out.reshape(())), None, None
+
+
+MaxDim._name = "max"
+
+
+class MinDim(MaxDim):
+    _backward_name = "MinBackward0"
+    _arg = staticmethod(np.argmin)
+    _name = "min"
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        return MinDim._forward(ctx, a, dim, keepdim)

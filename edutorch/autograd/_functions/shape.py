@@ -3,6 +3,8 @@
 NumPy returns views for these where it can, as PyTorch does, so a view shares
 memory (and, in edutorch, the version counter) with its base.
 """
+import numpy as np
+
 from ..function import Function
 
 
@@ -33,12 +35,13 @@ class View(Function):
 
         x = a.data
         ctx.in_shape = x.shape
-        new = x.reshape(_infer_shape(shape, x.size, x.shape))
-        if new.size and new.base is None and x.size:
+        try:
+            new = _infer_and_view(x, shape)
+        except ValueError:
             raise RuntimeError(
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
-            )
+            ) from None
         # a view shares the base's version counter: in-place on one is seen on both
         return Tensor._make(new, False, None, 0, a._version_counter)
 
@@ -134,3 +137,265 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.sum_to_size(ctx.in_shape), None
+
+
+class Alias(View):
+    """``x[...]``: the same data under a new tensor."""
+
+    _backward_name = "AliasBackward0"
+
+
+class UnsafeView(Reshape):
+    """``reshape`` that had to copy (the input was not contiguous)."""
+
+    _backward_name = "UnsafeViewBackward0"
+
+
+class Unsqueeze(View):
+    _backward_name = "UnsqueezeBackward0"
+
+
+class Squeeze(View):
+    """``squeeze()`` with no dim (``SqueezeBackward0``)."""
+
+    _backward_name = "SqueezeBackward0"
+
+
+class SqueezeDim(View):
+    _backward_name = "SqueezeBackward1"
+
+
+class SqueezeDims(View):
+    _backward_name = "SqueezeBackward2"
+
+
+class T(Transpose):
+    """``x.t()``: transpose of a matrix (``TBackward0``)."""
+
+    _backward_name = "TBackward0"
+
+
+class Repeat(Function):
+    """``x.repeat(*sizes)``: tile; the gradient sums over the copies."""
+
+    _backward_name = "RepeatBackward0"
+
+    @staticmethod
+    def forward(ctx, a, sizes):
+        x = a.data
+        if len(sizes) < x.ndim:
+            raise RuntimeError(
+                "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+            )
+        lead = len(sizes) - x.ndim
+        ctx.in_shape, ctx.sizes = x.shape, tuple(sizes)
+        return _np(x).tile(x.reshape((1,) * lead + x.shape), sizes)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # split every axis into (copies, original size) and sum over the copies
+        lead = len(ctx.sizes) - len(ctx.in_shape)
+        full = (1,) * lead + tuple(ctx.in_shape)
+        split = []
+        for r, s in zip(ctx.sizes, full):
+            split += [r, s]
+        g = grad.reshape(split)
+        g = g.sum(tuple(range(0, 2 * len(full), 2))) if full else g
+        return g.reshape(ctx.in_shape), None
+
+
+def _np(x):
+    from ... import backend
+
+    return backend.get_array_module(x)
+
+
+def _check_same_device(tensors):
+    kinds = {type(t.data) for t in tensors}
+    if len(kinds) > 1:
+        from .utils import _device_error
+
+        first = tensors[0].data
+        other = next(t.data for t in tensors if type(t.data) is not type(first))
+        raise RuntimeError(_device_error(first, other))
+
+
+class Cat(Function):
+    """``torch.cat(tensors, dim)``: the gradient is cut back into the pieces."""
+
+    _backward_name = "CatBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        from ..._tensor import _wrap_dim
+        from ... import _dtype
+
+        if not tensors:
+            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        _check_same_device(tensors)
+        # legacy rule: 1-D empty tensors are skipped
+        parts = [t for t in tensors if not (t.data.ndim == 1 and t.data.shape[0] == 0)] or list(tensors[:1])
+        ref = parts[0].data
+        if ref.ndim == 0:
+            raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+        axis = _wrap_dim(dim, ref.ndim)
+        for i, t in enumerate(tensors):
+            x = t.data
+            if x.ndim == 1 and x.shape[0] == 0:
+                continue
+            if x.ndim != ref.ndim:
+                raise RuntimeError(
+                    f"Tensors must have same number of dimensions: got {ref.ndim} and {x.ndim}"
+                )
+            for d in range(ref.ndim):
+                if d != axis and x.shape[d] != ref.shape[d]:
+                    raise RuntimeError(
+                        f"Sizes of tensors must match except in dimension {axis}. Expected size "
+                        f"{ref.shape[d]} but got size {x.shape[d]} for tensor number {i} in the list."
+                    )
+        dt = _dtype.result_type(*parts).np
+        ctx.axis = axis
+        ctx.sizes = [t.data.shape[axis] if t.data.ndim == ref.ndim else 0 for t in tensors]
+        ctx.shapes = [t.data.shape for t in tensors]
+        ctx.dtypes = [t.data.dtype for t in tensors]
+        return _np(ref).concatenate([t.data.astype(dt, copy=False) for t in parts], axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grads, start = [None], 0
+        for size, shape, dt, need in zip(ctx.sizes, ctx.shapes, ctx.dtypes, ctx.needs_input_grad[1:]):
+            piece = grad.narrow(ctx.axis, start, size) if need and shape != (0,) else None
+            if piece is not None and piece.data.dtype != dt:
+                from ... import _dtype
+
+                piece = piece.to(_dtype.from_numpy_dtype(dt))
+            grads.append(piece)
+            start += size
+        return tuple(grads)
+
+
+class Stack(Function):
+    """``torch.stack(tensors, dim)``: a new axis; the gradient is unbound along it."""
+
+    _backward_name = "StackBackward0"
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        from ..._tensor import _wrap_dim
+        from ... import _dtype
+
+        if not tensors:
+            raise RuntimeError("stack expects a non-empty TensorList")
+        _check_same_device(tensors)
+        ref = tensors[0].data
+        for i, t in enumerate(tensors):
+            if t.data.shape != ref.shape:
+                raise RuntimeError(
+                    f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
+                    f"and {list(t.data.shape)} at entry {i}"
+                )
+        axis = _wrap_dim(dim, ref.ndim + 1)
+        dt = _dtype.result_type(*tensors).np
+        ctx.axis = axis
+        return _np(ref).stack([t.data.astype(dt, copy=False) for t in tensors], axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None,) + tuple(g if need else None for g, need in
+                               zip(grad.unbind(ctx.axis), ctx.needs_input_grad[1:]))
+
+
+class Narrow(Function):
+    """``x.narrow(dim, start, length)``: a slice along one axis (``SliceBackward0``)."""
+
+    _backward_name = "SliceBackward0"
+
+    @staticmethod
+    def forward(ctx, a, axis, start, length):
+        from ..._tensor import Tensor
+
+        ctx.in_shape, ctx.axis, ctx.start = a.data.shape, axis, start
+        idx = (slice(None),) * axis + (slice(start, start + length),)
+        return Tensor._make(a.data[idx], False, None, 0, a._version_counter)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .indexing import IndexBackward
+
+        idx = (slice(None),) * ctx.axis + (slice(ctx.start, ctx.start + grad.shape[ctx.axis]),)
+        return IndexBackward.apply(grad, ctx.in_shape, idx), None, None, None
+
+
+class Split(Function):
+    """``split``/``chunk``: several views; the gradient pieces are concatenated back."""
+
+    _backward_name = "SplitBackward0"
+
+    @staticmethod
+    def forward(ctx, a, sizes, axis):
+        from ..._tensor import Tensor
+
+        x, outs, start = a.data, [], 0
+        for size in sizes:
+            idx = (slice(None),) * axis + (slice(start, start + size),)
+            outs.append(Tensor._make(x[idx], False, None, 0, a._version_counter))
+            start += size
+        ctx.axis, ctx.in_shape, ctx.dtype = axis, x.shape, x.dtype
+        ctx.sizes = sizes
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        ref = next(g for g in grads if g is not None)
+        pieces = []
+        for g, size in zip(grads, ctx.sizes):
+            if g is None:  # an output that was not used: zeros of its shape
+                shape = list(ctx.in_shape)
+                shape[ctx.axis] = size
+                g = ref.new_zeros(shape)
+            pieces.append(g)
+        return Cat.apply(ctx.axis, *pieces), None, None
+
+
+class SplitWithSizes(Split):
+    _backward_name = "SplitWithSizesBackward0"
+
+
+class Unbind(Function):
+    """``x.unbind(dim)``: a tuple of slices; the gradient is stacked back."""
+
+    _backward_name = "UnbindBackward0"
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        from ..._tensor import Tensor
+
+        x = a.data
+        ctx.axis, ctx.in_shape, ctx.dtype = axis, x.shape, x.dtype
+        return tuple(Tensor._make(x[(slice(None),) * axis + (i,)], False, None, 0, a._version_counter)
+                     for i in range(x.shape[axis]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        ref = next(g for g in grads if g is not None)
+        grads = [g if g is not None else ref.new_zeros(ref.shape) for g in grads]
+        return Stack.apply(ctx.axis, *grads), None
+
+
+def can_view(x, shape):
+    """Can ``reshape`` return a view (no copy)?  Always for contiguous arrays."""
+    if x.flags.c_contiguous:
+        return True
+    try:
+        _infer_and_view(x, shape)
+    except (ValueError, AttributeError, TypeError):
+        return False
+    return True
+
+
+def _infer_and_view(x, shape):
+    """``x`` reshaped without copying (NumPy raises ValueError when it would have to copy)."""
+    shape = _infer_shape(shape, x.size, x.shape)
+    if isinstance(x, np.ndarray):
+        return x.reshape(shape, copy=False)
+    return x.reshape(shape)

@@ -1,0 +1,68 @@
+"""``softmax`` and ``log_softmax`` along one dimension, computed stably.
+
+Subtracting the row maximum before ``exp`` changes nothing mathematically
+(it cancels in the ratio) but keeps ``exp`` from overflowing.
+"""
+import numpy as np
+
+from ..function import Function
+
+
+def _shifted(a, dim, kernel):
+    from ..._tensor import _wrap_dim
+
+    x = a.data
+    if x.dtype.kind != "f":
+        raise RuntimeError(f'"{kernel}_lastdim_kernel_impl" not implemented for \'{a.dtype.name.capitalize()}\'')
+    axis = _wrap_dim(dim, x.ndim) if x.ndim else None
+    if x.ndim == 0:
+        return x - x, axis
+    m = x.max(axis=axis, keepdims=True) if x.size else 0
+    return x - np.where(np.isfinite(m), m, 0), axis
+
+
+class Softmax(Function):
+    """softmax(x)_i = exp(x_i) / Σ_j exp(x_j);  backward: y * (g - Σ g y)."""
+
+    _backward_name = "SoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        from ..._tensor import Tensor
+
+        z, axis = _shifted(a, dim, "softmax")
+        e = np.exp(z)
+        out = Tensor._make(e / (e.sum(axis=axis, keepdims=True) if z.ndim else e))
+        ctx.axis = axis
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        if ctx.axis is None:
+            return grad * 0, None
+        return y * (grad - (grad * y).sum(ctx.axis, keepdim=True)), None
+
+
+class LogSoftmax(Function):
+    """log_softmax(x) = x - logsumexp(x);  backward: g - softmax(x) Σ g."""
+
+    _backward_name = "LogSoftmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        from ..._tensor import Tensor
+
+        z, axis = _shifted(a, dim, "log_softmax")
+        out = Tensor._make(z - np.log(np.exp(z).sum(axis=axis, keepdims=True)) if z.ndim else z)
+        ctx.axis = axis
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        if ctx.axis is None:
+            return grad * 0, None
+        return grad - out.exp() * grad.sum(ctx.axis, keepdim=True), None

@@ -1,0 +1,126 @@
+"""More element-wise math: log1p, sqrt, rsqrt, abs, sign, sin, cos.
+
+Each derivative is written next to its forward, as in PyTorch's
+``derivatives.yaml``:  d log1p(x) = 1/(1+x),  d sqrt(x) = 1/(2 sqrt(x)),
+d rsqrt(x) = -rsqrt(x)³/2,  d|x| = sign(x),  d sin = cos,  d cos = -sin.
+"""
+import numpy as np
+
+from ..function import Function
+
+
+def _float_input(a):
+    """Integer tensors go through these functions as the default float (like PyTorch)."""
+    x = a.data
+    if x.dtype.kind != "f":
+        from ... import _dtype
+
+        x = x.astype(_dtype.get_default_dtype().np)
+    return x
+
+
+def _output(data):
+    from ..._tensor import Tensor
+
+    return Tensor._make(data)
+
+
+class Log1p(Function):
+    _backward_name = "Log1PBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.log1p(_float_input(a))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad / (a + 1)
+
+
+class Sqrt(Function):
+    _backward_name = "SqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _output(np.sqrt(_float_input(a)))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad / (2 * out)
+
+
+class Rsqrt(Function):
+    _backward_name = "RsqrtBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = _float_input(a)
+        out = _output(1 / np.sqrt(x))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return grad * out * out * out * -0.5
+
+
+class Abs(Function):
+    _backward_name = "AbsBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.abs(a.data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * a.sign()
+
+
+class Sign(Function):
+    """``sign(x)`` is flat almost everywhere: its gradient is zero."""
+
+    _backward_name = "SignBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.sign(a.data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+class Sin(Function):
+    _backward_name = "SinBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.sin(_float_input(a))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * a.cos()
+
+
+class Cos(Function):
+    _backward_name = "CosBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return np.cos(_float_input(a))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * -a.sin()

@@ -1,0 +1,36 @@
+"""``torch.return_types``: the named tuples that ``max(dim)``, ``min(dim)``... return.
+
+``values, indices = x.max(1)`` unpacks like a tuple; ``x.max(1).values``
+reads by name.
+"""
+
+
+class _ValuesIndices(tuple):
+    """A ``(values, indices)`` pair printed the way PyTorch prints it."""
+
+    __slots__ = ()
+    n_fields = 2
+    n_sequence_fields = 2
+    n_unnamed_fields = 0
+
+    def __new__(cls, values, indices):
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self):
+        return self[0]
+
+    @property
+    def indices(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"torch.return_types.{type(self).__name__}(\nvalues={self[0]!r},\nindices={self[1]!r})"
+
+
+class max(_ValuesIndices):
+    __slots__ = ()
+
+
+class min(_ValuesIndices):
+    __slots__ = ()
