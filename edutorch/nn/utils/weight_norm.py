@@ -12,7 +12,6 @@ careful: here ``-1`` does *not* mean "the last dimension", as in PyTorch.
 import warnings
 
 from ... import backend
-from ..._tensor import Tensor
 from ...autograd.function import Function
 from ..parameter import Parameter
 
@@ -109,9 +108,9 @@ class WeightNorm:
         fn = WeightNorm(name, dim)
         weight = getattr(module, name)
         del module._parameters[name]
-        g = norm_except_dim(Tensor._make(weight.data), 2, dim)
-        module.register_parameter(name + "_g", Parameter(g.data))
-        module.register_parameter(name + "_v", Parameter(weight.data))
+        g = norm_except_dim(weight.detach(), 2, dim)
+        module.register_parameter(name + "_g", Parameter(g))
+        module.register_parameter(name + "_v", Parameter(weight.detach()))
         setattr(module, name, fn.compute_weight(module))
         module.register_forward_pre_hook(fn)
         return fn
@@ -122,7 +121,7 @@ class WeightNorm:
         delattr(module, self.name)
         del module._parameters[self.name + "_g"]
         del module._parameters[self.name + "_v"]
-        setattr(module, self.name, Parameter(weight.data))
+        setattr(module, self.name, Parameter(weight.detach()))
 
     def __call__(self, module, inputs):
         setattr(module, self.name, self.compute_weight(module))

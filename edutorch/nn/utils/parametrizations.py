@@ -1,0 +1,403 @@
+"""``torch.nn.utils.parametrizations``: ``orthogonal``, ``weight_norm``, ``spectral_norm``.
+
+Each is a small Module ``P`` registered with
+:func:`~edutorch.nn.utils.parametrize.register_parametrization`, so that
+``module.weight`` is computed as ``P(original)`` on every access.
+
+* ``orthogonal``: ``weight`` is always an orthogonal matrix (``W^T W = I``);
+  the unconstrained ``original`` is mapped onto orthogonal matrices by the
+  matrix exponential or the Cayley map of a skew-symmetric matrix, or by a
+  product of Householder reflections.
+* ``weight_norm``: ``weight = g * v / ||v||`` with ``original0 = g``,
+  ``original1 = v``.
+* ``spectral_norm``: ``weight = W / sigma(W)``, ``sigma`` by power iteration.
+"""
+from enum import Enum, auto
+
+import numpy as np
+
+from ... import backend
+from ... import random as _random
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
+from ..modules.module import Module
+from . import parametrize
+from .weight_norm import _weight_norm, norm_except_dim
+
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
+
+
+# -- differentiable matrix functions used by ``orthogonal`` ---------------------------
+def _expm_array(A):
+    """``exp(A)`` of a (batch of) square matrices: scaling and squaring + Taylor series.
+
+    exp(A) = exp(A / 2^s)^(2^s); with ||A / 2^s|| <= 1/2 an 18-term Taylor
+    series is accurate to float64 precision.  Computed in float64.
+    """
+    xp = backend.get_array_module(A)
+    A64 = A.astype(np.float64)
+    norm = float(xp.abs(A64).sum(axis=-2).max()) if A64.size else 0.0
+    s = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 else 0
+    X = A64 / (2.0 ** s)
+    eye = xp.broadcast_to(xp.eye(A.shape[-1]), A64.shape)
+    result, term = eye.copy(), eye.copy()
+    for i in range(1, 19):
+        term = term @ X / i
+        result = result + term
+    for _ in range(s):
+        result = result @ result
+    return result.astype(A.dtype)
+
+
+class MatrixExp(Function):
+    """``torch.matrix_exp``.
+
+    Backward uses a classic identity: for ``E = [[A^T, G], [0, A^T]]``, the
+    upper-right block of ``exp(E)`` is the gradient of ``<G, exp(A)>`` w.r.t.
+    ``A``.  (Computed on arrays, so it does not support ``create_graph``.)
+    """
+
+    _backward_name = "LinalgMatrixExpBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        ctx.A = A.data
+        return _expm_array(A.data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.get_array_module(ctx.A)
+        n = ctx.A.shape[-1]
+        At = xp.swapaxes(ctx.A, -1, -2)
+        block = xp.zeros(ctx.A.shape[:-2] + (2 * n, 2 * n), dtype=ctx.A.dtype)
+        block[..., :n, :n] = At
+        block[..., n:, n:] = At
+        block[..., :n, n:] = grad.data
+        return Tensor._make(_expm_array(block)[..., :n, n:])
+
+
+class Solve(Function):
+    """``torch.linalg.solve(A, B)``: ``X`` with ``A X = B``.
+
+    Backward: ``grad_B = solve(A^T, grad_X)`` and ``grad_A = -grad_B X^T``.
+    """
+
+    _backward_name = "LinalgSolveExBackward0"
+
+    @staticmethod
+    def forward(ctx, A, B):
+        xp = backend.get_array_module(A.data)
+        X = xp.linalg.solve(A.data, B.data)
+        ctx.save_for_backward(A)
+        ctx.X = X
+        return X
+
+    @staticmethod
+    def backward(ctx, grad):
+        (A,) = ctx.saved_tensors
+        grad_B = Solve.apply(A.transpose(-2, -1), grad)
+        grad_A = -(grad_B @ Tensor._make(ctx.X).transpose(-2, -1))
+        return grad_A, grad_B
+
+
+def _constant(array):
+    return Tensor._make(array)
+
+
+def _tril_mask(X, diagonal=0):
+    """A 0/1 array that keeps the lower triangle (``X.tril(diagonal)`` = ``X * mask``)."""
+    xp = backend.get_array_module(X.data)
+    n, k = X.shape[-2], X.shape[-1]
+    return xp.tril(xp.ones((n, k), dtype=X.data.dtype), diagonal)
+
+
+def _householder_product(A, tau):
+    """``torch.linalg.householder_product``: first ``k`` columns of ``H_1 H_2 ... H_k``.
+
+    ``H_i = I - tau_i v_i v_i^T``, where ``v_i`` is column ``i`` of ``A`` below
+    the diagonal, with a 1 on the diagonal and zeros above.  Written with
+    tensor ops, so autograd differentiates it.
+    """
+    xp = backend.get_array_module(A.data)
+    n, k = A.shape[-2], A.shape[-1]
+    V = A * _tril_mask(A, -1) + _constant(xp.eye(n, k, dtype=A.data.dtype))
+    Q = _constant(xp.broadcast_to(xp.eye(n, dtype=A.data.dtype), A.shape[:-2] + (n, n)))
+    for i in range(k):
+        v = V[..., :, i:i + 1]  # (..., n, 1)
+        t = tau[..., i:i + 1].unsqueeze(-1)  # (..., 1, 1)
+        Q = Q - (Q @ v) @ (v.transpose(-2, -1) * t)  # Q <- Q H_i
+    return Q[..., :, :k]
+
+
+def _make_orthogonal(A):
+    """The Q of the QR decomposition of ``A``, signs fixed so that ``R`` has a positive diagonal."""
+    xp = backend.get_array_module(A.data)
+    Q, R = xp.linalg.qr(A.data)
+    signs = xp.sign(xp.diagonal(R, axis1=-2, axis2=-1))
+    return _constant((Q * signs[..., None, :]).astype(A.data.dtype))
+
+
+def _is_orthogonal(Q):
+    xp = backend.get_array_module(Q.data)
+    n, k = Q.shape[-2], Q.shape[-1]
+    eps = 10.0 * n * float(np.finfo(Q.data.dtype).eps)
+    QtQ = xp.swapaxes(Q.data, -1, -2) @ Q.data
+    return bool(xp.allclose(QtQ, xp.eye(k), atol=eps))
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _Orthogonal(Module):
+    """Maps an unconstrained matrix ``X`` to an orthogonal one.
+
+    With ``use_trivialization=True`` (the default), the buffer ``base`` holds
+    an orthogonal matrix and the result is ``base @ map(X)``; assigning a
+    weight stores it in ``base`` and resets ``X`` so that ``map(X) = I``.
+    """
+
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:
+            X = X.transpose(-2, -1)
+            n, k = k, n
+        # here n >= k: we build an n x n orthogonal matrix and keep k columns
+        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
+            X = X * _tril_mask(X)  # X.tril()
+            if n != k:
+                # append n - k zero columns: X @ [I_k | 0] (a matmul keeps autograd simple)
+                pad = backend.get_array_module(X.data).eye(k, n, dtype=X.data.dtype)
+                X = X @ _constant(pad)
+            A = X - X.transpose(-2, -1)  # skew-symmetric: exp(A) and cayley(A) are orthogonal
+            if self.orthogonal_map == _OrthMaps.matrix_exp:
+                Q = MatrixExp.apply(A)
+            else:
+                eye = _constant(backend.get_array_module(A.data).eye(n, dtype=A.data.dtype))
+                Q = Solve.apply(eye - 0.5 * A, eye + 0.5 * A)
+            if n != k:
+                Q = Q[..., :, :k]
+        else:
+            A = X * _tril_mask(X, -1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            Q = _householder_product(A, tau)
+            # X.diagonal().int(): the signs chosen by right_inverse (a constant)
+            xp = backend.get_array_module(X.data)
+            signs = xp.trunc(xp.diagonal(X.data, axis1=-2, axis2=-1)).astype(xp.int32)
+            Q = Q * _constant(signs[..., None, :].astype(X.data.dtype))
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        if transposed:
+            Q = Q.transpose(-2, -1)
+        return Q
+
+    def right_inverse(self, Q):
+        """An ``X`` with ``forward(X) == Q`` (``Q`` is made orthogonal first if needed)."""
+        with no_grad():
+            if Q.shape != self.shape:
+                raise ValueError(
+                    f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                    f"Got a tensor of shape {Q.shape}."
+                )
+            Q_init = Q
+            n, k = Q.size(-2), Q.size(-1)
+            transpose = n < k
+            if transpose:
+                Q = Q.transpose(-2, -1)
+                n, k = k, n
+            if not hasattr(self, "base"):
+                return self._right_inverse_householder(Q, transpose)
+            if n == k:
+                Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
+            else:
+                # complete Q to a square matrix with random columns, then orthogonalize
+                N = _random.randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype)
+                xp = backend.get_array_module(Q.data)
+                Q = _make_orthogonal(_constant(xp.concatenate([Q.data, N.data], axis=-1)))
+            self.base = Q
+            # X = -I: maps to I for every orthogonal_map, so forward returns ``base``
+            xp = backend.get_array_module(Q_init.data)
+            neg_id = xp.zeros(Q_init.data.shape, dtype=Q_init.data.dtype)
+            r = xp.arange(min(n, k))
+            neg_id[..., r, r] = -1.0  # the diagonal of a (maybe non-square) matrix
+            return _constant(neg_id)
+
+    def _right_inverse_householder(self, Q, transpose):
+        """Without a ``base``, only the Householder map can be inverted: from ``geqrf``."""
+        if self.orthogonal_map != _OrthMaps.householder:
+            raise NotImplementedError(
+                "It is not possible to assign to the matrix exponential or the Cayley "
+                "parametrizations when use_trivialization=False."
+            )
+        xp = backend.get_array_module(Q.data)
+        # LAPACK geqrf: Householder vectors below the diagonal (NumPy's 'raw' mode
+        # returns them transposed), R on and above it.
+        h, tau = xp.linalg.qr(Q.data.astype(np.float64), mode="raw")
+        A = xp.swapaxes(h, -1, -2).astype(Q.data.dtype)
+        r = xp.arange(A.shape[-1])
+        diag = xp.sign(A[..., r, r])
+        diag[tau == 0.0] *= -1
+        A[..., r, r] = diag
+        A = _constant(A)
+        return A.transpose(-2, -1) if transpose else A
+
+
+def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """Constrain ``module.<name>`` to be an orthogonal matrix (or batch of them)."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(
+            f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions."
+        )
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.size(-2) == weight.size(-1) else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError(
+            'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+            f"Got: {orthogonal_map}"
+        )
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
+
+
+# -- weight_norm -------------------------------------------------------------------------
+class _WeightNorm(Module):
+    """``weight = g * v / ||v||`` from ``(g, v)``; ``right_inverse`` splits a weight into them."""
+
+    def __init__(self, dim=0):
+        super().__init__()
+        if dim is None:
+            dim = -1
+        self.dim = dim
+
+    def forward(self, weight_g, weight_v):
+        return _weight_norm(weight_v, weight_g, self.dim)
+
+    def right_inverse(self, weight):
+        weight_g = norm_except_dim(weight, 2, self.dim)
+        weight_v = weight
+        return weight_g, weight_v
+
+
+def weight_norm(module, name="weight", dim=0):
+    """Weight normalization as a parametrization: ``original0`` is ``g``, ``original1`` is ``v``.
+
+    A ``state_dict`` saved with the old hook-based ``weight_norm``
+    (``weight_g``/``weight_v``) still loads: a load pre-hook renames the keys.
+    """
+    _weight_norm_module = _WeightNorm(dim)
+    parametrize.register_parametrization(module, name, _weight_norm_module, unsafe=True)
+
+    def _weight_norm_compat_hook(state_dict, prefix, local_metadata, strict, missing_keys,
+                                 unexpected_keys, error_msgs):
+        g_key = f"{prefix}{name}_g"
+        v_key = f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            original0 = state_dict.pop(g_key)
+            original1 = state_dict.pop(v_key)
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = original0
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = original1
+
+    module._register_load_state_dict_pre_hook(_weight_norm_compat_hook)
+    return module
+
+
+# -- spectral_norm -----------------------------------------------------------------------
+def _normalize(x, eps):
+    """``F.normalize(x, dim=0, eps=eps)`` on an array: ``x / max(||x||, eps)``."""
+    xp = backend.get_array_module(x)
+    return x / max(float(xp.sqrt((x * x).sum())), eps)
+
+
+class _SpectralNorm(Module):
+    """``weight / sigma``; ``sigma ~= u^T W v`` with ``u``, ``v`` refined by power iteration.
+
+    The buffers ``_u`` and ``_v`` are updated in place at every forward in
+    training mode; at registration they get 15 iterations.
+    """
+
+    def __init__(self, weight, n_power_iterations=1, dim=0, eps=1e-12):
+        super().__init__()
+        ndim = weight.ndim
+        if dim >= ndim or dim < -ndim:
+            raise IndexError(
+                "Dimension out of range (expected to be in range of "
+                f"[-{ndim}, {ndim - 1}] but got {dim})"
+            )
+        if n_power_iterations <= 0:
+            raise ValueError(
+                "Expected n_power_iterations to be positive, but "
+                f"got n_power_iterations={n_power_iterations}"
+            )
+        self.dim = dim if dim >= 0 else dim + ndim
+        self.eps = eps
+        if ndim > 1:
+            self.n_power_iterations = n_power_iterations
+            weight_mat = self._reshape_weight_to_matrix(weight)
+            h, w = weight_mat.shape
+            u = _random.randn(h, dtype=weight.dtype).data
+            v = _random.randn(w, dtype=weight.dtype).data
+            self.register_buffer("_u", _constant(_normalize(u, self.eps)))
+            self.register_buffer("_v", _constant(_normalize(v, self.eps)))
+            self._power_method(weight_mat, 15)
+
+    def _reshape_weight_to_matrix(self, weight):
+        """Move ``dim`` to the front and flatten the rest into columns."""
+        if self.dim != 0:
+            weight = weight.permute(self.dim, *(d for d in range(weight.dim()) if d != self.dim))
+        return weight.flatten(1)
+
+    def _power_method(self, weight_mat, n_power_iterations):
+        """Refine ``_u`` and ``_v`` in place: ``u <- normalize(W v)``, ``v <- normalize(W^T u)``."""
+        with no_grad():
+            w = weight_mat.data
+            for _ in range(n_power_iterations):
+                self._u.copy_(_constant(_normalize(w @ self._v.data, self.eps)))
+                self._v.copy_(_constant(_normalize(w.T @ self._u.data, self.eps)))
+
+    def forward(self, weight):
+        if weight.ndim == 1:
+            # a vector: its spectral norm is its Euclidean norm (F.normalize)
+            norm = (weight * weight).sum() ** 0.5
+            return weight / norm if norm.item() > self.eps else weight / self.eps
+        weight_mat = self._reshape_weight_to_matrix(weight)
+        if self.training:
+            self._power_method(weight_mat, self.n_power_iterations)
+        # clones: the buffers may change in place before this graph's backward runs
+        u = self._u.clone()
+        v = self._v.clone()
+        sigma = (weight_mat * u.reshape(-1, 1) * v).sum()  # u^T W v
+        return weight / sigma
+
+    def right_inverse(self, value):
+        return value
+
+
+def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
+    """Spectral normalization as a parametrization of ``module.<name>``."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if dim is None:
+        from .spectral_norm import _is_conv_transpose
+
+        dim = 1 if _is_conv_transpose(module) else 0
+    parametrize.register_parametrization(
+        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps)
+    )
+    return module
