@@ -1,0 +1,165 @@
+"""ParameterTree: the module tree as PyTorch names it, with every parameter and buffer.
+
+``ParameterTreeModel`` (no ipywidgets) walks ``module.named_modules()`` and,
+for each module, its *own* parameters and buffers
+(``named_parameters(recurse=False)``, ``named_buffers(recurse=False)``).
+A buffer is *persistent* when it appears in ``state_dict()``; a parameter
+always does. ``ParameterTree`` is the view: a text tree, a dropdown of tensor
+names and a picture of the chosen tensor next to its ``.grad``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ._common import dtype_name, stats_of, to_numpy
+
+
+@dataclass(frozen=True)
+class TensorRow:
+    """One parameter or buffer, as listed under its module."""
+
+    name: str  # fully qualified, as in state_dict: "0.weight"
+    kind: str  # "parameter" or "buffer"
+    shape: tuple
+    dtype: str
+    device: str
+    requires_grad: bool
+    persistent: bool  # saved by state_dict()?
+    numel: int
+    has_grad: bool
+
+
+@dataclass(frozen=True)
+class ModuleRow:
+    """One node of the module tree (``named_modules`` order)."""
+
+    name: str  # "" for the root module, like named_modules()
+    depth: int
+    class_name: str
+    training: bool
+    tensors: tuple  # TensorRow for its own parameters, then its own buffers
+
+    @property
+    def label(self):
+        """The name shown in the tree: the last part of the qualified name."""
+        return self.name.rsplit(".", 1)[-1] if self.name else "(root)"
+
+
+class ParameterTreeModel:
+    """What ``ParameterTree`` shows, computed from the public ``nn.Module`` API."""
+
+    def __init__(self, module):
+        self.module = module
+        self.refresh()
+
+    def refresh(self):
+        """Re-read the module (after training steps, pruning, ``.eval()``, ...)."""
+        persistent = set(self.module.state_dict(keep_vars=True).keys())
+        self._tensors = {}  # qualified name -> live tensor
+        self._rows = tuple(self._module_row(name, m, persistent)
+                           for name, m in self.module.named_modules())
+
+    def _module_row(self, prefix, module, persistent):
+        rows = []
+        for kind, pairs in (("parameter", module.named_parameters(recurse=False)),
+                            ("buffer", module.named_buffers(recurse=False))):
+            for name, t in pairs:
+                full = _join(prefix, name)
+                self._tensors[full] = t
+                rows.append(TensorRow(
+                    name=full, kind=kind, shape=tuple(t.shape), dtype=dtype_name(t),
+                    device=str(t.device), requires_grad=bool(t.requires_grad),
+                    persistent=full in persistent, numel=int(t.numel()),
+                    has_grad=kind == "parameter" and t.grad is not None,
+                ))
+        depth = prefix.count(".") + 1 if prefix else 0
+        return ModuleRow(prefix, depth, type(module).__name__, bool(module.training), tuple(rows))
+
+    # -- what the view asks -------------------------------------------------------
+    def rows(self):
+        """One ``ModuleRow`` per module, in ``named_modules()`` order."""
+        return list(self._rows)
+
+    def tensor_names(self):
+        """Every parameter and buffer name, grouped by module (the dropdown's options)."""
+        return [t.name for row in self._rows for t in row.tensors]
+
+    def tensor_row(self, name):
+        for row in self._rows:
+            for t in row.tensors:
+                if t.name == name:
+                    return t
+        raise KeyError(f"no parameter or buffer named {name!r}; choose one of {self.tensor_names()}")
+
+    def tensor(self, name):
+        """The live tensor object (a Parameter or a buffer)."""
+        self.tensor_row(name)  # a clear KeyError for unknown names
+        return self._tensors[name]
+
+    def values(self, name):
+        """A NumPy copy of the tensor's values."""
+        return to_numpy(self.tensor(name))
+
+    def grad(self, name):
+        """A NumPy copy of ``.grad``, or ``None`` (buffers and unused parameters)."""
+        t = self.tensor(name)
+        if self.tensor_row(name).kind != "parameter" or t.grad is None:
+            return None
+        return to_numpy(t.grad)
+
+    def totals(self):
+        """Element counts: parameters (trainable / frozen) and buffers, each tensor once."""
+        trainable = frozen = 0
+        for p in self.module.parameters():  # parameters() lists a shared one once
+            if p.requires_grad:
+                trainable += int(p.numel())
+            else:
+                frozen += int(p.numel())
+        buffers = sum(int(b.numel()) for b in self.module.buffers())
+        return {"parameters": trainable + frozen, "trainable": trainable, "frozen": frozen,
+                "buffers": buffers}
+
+    def tensor_summary(self, name):
+        """Shape, dtype, statistics of the values and (when present) of ``.grad``."""
+        row = self.tensor_row(name)
+        grad = self.grad(name)
+        return {
+            "name": name, "kind": row.kind, "shape": row.shape, "dtype": row.dtype,
+            "device": row.device, "requires_grad": row.requires_grad,
+            "persistent": row.persistent, "numel": row.numel,
+            "stats": stats_of(self.values(name)),
+            "grad_stats": None if grad is None else stats_of(grad),
+        }
+
+    def tree_lines(self):
+        """The tree as indented text lines (what the view prints, and handy in a notebook)."""
+        lines = []
+        for row in self._rows:
+            indent = "  " * row.depth
+            mode = "train" if row.training else "eval"
+            lines.append(f"{indent}{row.label}: {row.class_name} [{mode}]")
+            for t in row.tensors:
+                lines.append(f"{indent}  · {_describe(t)}")
+        totals = self.totals()
+        lines.append(
+            f"total: {totals['parameters']:,} parameters ({totals['trainable']:,} trainable, "
+            f"{totals['frozen']:,} frozen), {totals['buffers']:,} buffer elements"
+        )
+        return lines
+
+
+def _join(prefix, name):
+    return f"{prefix}.{name}" if prefix else name
+
+
+def _describe(t):
+    """'weight (256, 784) float32 cpu, requires_grad, 200,704' style text for one tensor."""
+    own = t.name.rsplit(".", 1)[-1]
+    flags = [t.kind]
+    if t.requires_grad:
+        flags.append("requires_grad")
+    if t.kind == "buffer":
+        flags.append("persistent" if t.persistent else "non-persistent")
+    if t.has_grad:
+        flags.append("has .grad")
+    return f"{own} {t.shape} {t.dtype} {t.device}, {', '.join(flags)}, {t.numel:,} elements"
