@@ -1,0 +1,220 @@
+"""Loss functions with their own graph nodes, as PyTorch has them.
+
+``reduction`` turns the per-element loss into the result: ``'none'`` keeps it,
+``'sum'`` adds it up, ``'mean'`` averages it.  Backward therefore scales the
+local derivative by the incoming gradient (a scalar for sum/mean, one value
+per element for none) and, for mean, divides by the count.
+
+Backwards are written as ``grad * constant`` where the constant is the local
+derivative computed in NumPy, so the result stays a function of ``grad``.
+"""
+import numpy as np
+
+from ...autograd.function import Function
+
+
+def _const(array):
+    from ..._tensor import Tensor
+
+    return Tensor._make(array)
+
+
+def reduce_array(loss, reduction):
+    """Apply ``reduction`` to a NumPy loss array."""
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def reduction_scale(grad, reduction, count):
+    """The incoming gradient as a factor for the per-element derivative."""
+    if reduction == "mean":
+        return grad / count
+    return grad
+
+
+class _PointwiseLoss(Function):
+    """A loss ``l(x, t)`` per element, then reduced.  Subclasses give ``loss`` and ``dloss``."""
+
+    @classmethod
+    def forward(cls, ctx, input, target, reduction, *params):
+        x, t = np.broadcast_arrays(input.data, target.data)
+        ctx.save_for_backward(input, target)
+        ctx.reduction, ctx.params = reduction, params
+        return reduce_array(cls.loss(x - t, *params), reduction)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        input, target = ctx.saved_tensors
+        x, t = np.broadcast_arrays(input.data, target.data)
+        local = _const(cls.dloss(x - t, *ctx.params).astype(x.dtype, copy=False))
+        g = reduction_scale(grad, ctx.reduction, local.data.size) * local  # dl/dx; dl/dt = -dl/dx
+        gx = g.sum_to_size(input.shape) if ctx.needs_input_grad[0] else None
+        gt = (-g).sum_to_size(target.shape) if ctx.needs_input_grad[1] else None
+        return (gx, gt, None) + (None,) * len(ctx.params)
+
+
+class MseLoss(_PointwiseLoss):
+    """``(x - t)**2``."""
+
+    _backward_name = "MseLossBackward0"
+
+    @staticmethod
+    def loss(d):
+        return d * d
+
+    @staticmethod
+    def dloss(d):
+        return 2 * d
+
+
+class SmoothL1Loss(_PointwiseLoss):
+    """``0.5 d**2 / beta`` if ``|d| < beta`` else ``|d| - 0.5 beta``."""
+
+    _backward_name = "SmoothL1LossBackward0"
+
+    @staticmethod
+    def loss(d, beta):
+        a = np.abs(d)
+        if beta == 0:
+            return a
+        return np.where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta)
+
+    @staticmethod
+    def dloss(d, beta):
+        if beta == 0:
+            return np.sign(d)
+        return np.where(np.abs(d) < beta, d / beta, np.sign(d))
+
+
+class HuberLoss(_PointwiseLoss):
+    """``0.5 d**2`` if ``|d| < delta`` else ``delta (|d| - 0.5 delta)`` (= delta * SmoothL1)."""
+
+    _backward_name = "HuberLossBackward0"
+
+    @staticmethod
+    def loss(d, delta):
+        a = np.abs(d)
+        return np.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+
+    @staticmethod
+    def dloss(d, delta):
+        return np.where(np.abs(d) < delta, d, delta * np.sign(d))
+
+
+class NllLoss(Function):
+    """``-weight[t] * input[n, t]`` for each sample (input holds log-probabilities).
+
+    ``input`` is (N, C) or (N, C, d1, ...); ``target`` holds class indices.
+    The mean is *weighted*: divided by the sum of the weights of the targets,
+    and samples whose target is ``ignore_index`` count for nothing.
+    """
+
+    _backward_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction, ignore_index):
+        x, t = input.data, target.data
+        n_classes = x.shape[1]
+        keep = t != ignore_index
+        safe_t = np.where(keep, t, 0)  # ignored targets may be out of range
+        bad = safe_t[(safe_t < 0) | (safe_t >= n_classes)]
+        if bad.size:
+            raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
+        w = np.ones(n_classes, dtype=x.dtype) if weight is None else weight.data.astype(x.dtype)
+        w_t = np.where(keep, w[safe_t], 0).astype(x.dtype)  # weight of each sample's target
+        # pick input[n, t[n], ...] for every sample (and position) at once
+        picked = np.take_along_axis(x, np.expand_dims(safe_t, 1), axis=1).squeeze(1)
+        losses = -w_t * picked
+        ctx.meta = (x.shape, safe_t, w_t, reduction)
+        if reduction == "none":
+            return losses
+        if reduction == "sum":
+            return losses.sum()
+        total = w_t.sum()
+        ctx.total = total
+        return losses.sum() / total
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape, t, w_t, reduction = ctx.meta
+        # d loss / d input[n, c] is -w[t] where c == t (zero elsewhere)
+        local = np.zeros(shape, dtype=w_t.dtype)
+        np.put_along_axis(local, np.expand_dims(t, 1), np.expand_dims(-w_t, 1), axis=1)
+        if reduction == "mean":
+            local /= ctx.total
+        if reduction == "none":
+            grad = grad.unsqueeze(1)  # one gradient per sample, broadcast over classes
+        return grad * _const(local), None, None, None, None
+
+
+class BinaryCrossEntropy(Function):
+    """``-w (t log x + (1 - t) log(1 - x))``, each log clamped at -100 as in PyTorch."""
+
+    _backward_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, weight, reduction):
+        x, t = input.data, target.data
+        if ((x < 0) | (x > 1)).any():
+            raise RuntimeError("all elements of input should be between 0 and 1")
+        with np.errstate(divide="ignore"):
+            loss = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
+        if weight is not None:
+            loss = loss * weight.data
+        ctx.save_for_backward(input, target)
+        ctx.weight, ctx.reduction = (None if weight is None else weight.data), reduction
+        return reduce_array(loss, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        x, t = input.data, target.data
+        eps = 1e-12  # PyTorch's guard against dividing by zero at x = 0 or 1
+        local = (x - t) / np.maximum((1 - x) * x, eps)
+        if ctx.weight is not None:
+            local = local * ctx.weight
+        g = reduction_scale(grad, ctx.reduction, x.size) * _const(local.astype(x.dtype))
+        return g, None, None, None
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """BCE of ``sigmoid(x)``, computed from the logits without overflow.
+
+    ``loss = (1 - t) x + (1 + (p - 1) t) log(1 + exp(-x))`` with ``p = pos_weight``;
+    ``log(1 + exp(-x))`` is ``logaddexp(0, -x)``, which never overflows.
+    """
+
+    _backward_name = "BinaryCrossEntropyWithLogitsBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, weight, pos_weight, reduction):
+        x, t = input.data, target.data
+        softplus_neg = np.logaddexp(0, -x)
+        if pos_weight is None:
+            loss = (1 - t) * x + softplus_neg
+        else:
+            loss = (1 - t) * x + (1 + (pos_weight.data - 1) * t) * softplus_neg
+        if weight is not None:
+            loss = loss * weight.data
+        ctx.save_for_backward(input, target)
+        ctx.weight = None if weight is None else weight.data
+        ctx.pos_weight = None if pos_weight is None else pos_weight.data
+        ctx.reduction = reduction
+        return reduce_array(loss.astype(x.dtype, copy=False), reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target = ctx.saved_tensors
+        x, t = input.data, target.data
+        s = np.exp(-np.logaddexp(0, -x))  # sigmoid(x)
+        if ctx.pos_weight is None:
+            local = s - t
+        else:  # d/dx of the pos_weight form: (1 + (p-1) t) s - p t
+            local = (1 + (ctx.pos_weight - 1) * t) * s - ctx.pos_weight * t
+        if ctx.weight is not None:
+            local = local * ctx.weight
+        g = reduction_scale(grad, ctx.reduction, local.size) * _const(local.astype(x.dtype))
+        return g, None, None, None, None

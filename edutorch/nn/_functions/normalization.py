@@ -1,0 +1,160 @@
+"""Normalization layers: batch norm, layer norm, group norm.
+
+All three compute ``x_hat = (x - mean) / sqrt(var + eps)`` over some axes and
+then ``y = x_hat * weight + bias``.  They differ only in *which* axes:
+batch norm over (N, H, W) per channel, layer norm over the last dims per
+sample, group norm over (channels of a group, H, W) per sample.
+
+The backward of normalising over ``m`` values (per group of statistics) is
+the classic formula
+``dx = (g - mean(g) - x_hat * mean(g * x_hat)) / sqrt(var + eps)``
+where ``g = dy * weight``: the two means remove the parts of the gradient
+that only shift or scale the group, which normalisation cancels anyway.
+"""
+import numpy as np
+
+from ...autograd.function import Function, once_differentiable
+
+
+def _normalize_backward(g, x_hat, inv_std, axes):
+    """dL/dx of ``x_hat = (x - mean) * inv_std`` over ``axes`` (see module doc)."""
+    mean_g = g.mean(axis=axes, keepdims=True)
+    mean_gx = (g * x_hat).mean(axis=axes, keepdims=True)
+    return (g - mean_g - x_hat * mean_gx) * inv_std
+
+
+def _wrap(a):
+    from ..._tensor import Tensor
+
+    return None if a is None else Tensor._make(a)
+
+
+class BatchNorm(Function):
+    """``F.batch_norm``: per-channel statistics of the batch (train) or running ones (eval)."""
+
+    _backward_name = "NativeBatchNormBackward0"
+
+    @staticmethod
+    def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
+        x = input.data
+        axes = (0,) + tuple(range(2, x.ndim))       # all but the channel axis
+        shape = (1, -1) + (1,) * (x.ndim - 2)       # to broadcast a (C,) vector
+        if training:
+            mean = x.mean(axis=axes)
+            var = x.var(axis=axes)                   # biased: used to normalise
+            if running_mean is not None:
+                # the running variance is the *unbiased* estimate, as PyTorch stores it
+                m = x.size // x.shape[1]
+                unbiased = var * (m / max(m - 1, 1))
+                running_mean.data *= 1 - momentum
+                running_mean.data += momentum * mean
+                running_var.data *= 1 - momentum
+                running_var.data += momentum * unbiased
+                running_mean._bump_version()
+                running_var._bump_version()
+        else:
+            mean, var = running_mean.data, running_var.data
+        inv_std = (1.0 / np.sqrt(var + eps)).astype(x.dtype).reshape(shape)
+        x_hat = (x - mean.reshape(shape).astype(x.dtype)) * inv_std
+        out = x_hat
+        if weight is not None:
+            out = out * weight.data.reshape(shape)
+        if bias is not None:
+            out = out + bias.data.reshape(shape)
+        ctx.x_hat, ctx.inv_std, ctx.axes, ctx.shape, ctx.training = x_hat, inv_std, axes, shape, training
+        ctx.weight = None if weight is None else weight.data
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        g_out = grad.data
+        x_hat, axes = ctx.x_hat, ctx.axes
+        g = g_out if ctx.weight is None else g_out * ctx.weight.reshape(ctx.shape)
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            if ctx.training:
+                gx = _normalize_backward(g, x_hat, ctx.inv_std, axes)
+            else:  # eval: mean and var are constants, the map is affine
+                gx = g * ctx.inv_std
+        if ctx.needs_input_grad[1]:
+            gw = (g_out * x_hat).sum(axis=axes)
+        if ctx.needs_input_grad[2]:
+            gb = g_out.sum(axis=axes)
+        return _wrap(gx), _wrap(gw), _wrap(gb), None, None, None, None, None
+
+
+class LayerNorm(Function):
+    """``F.layer_norm``: statistics over the last ``len(normalized_shape)`` dims of each sample."""
+
+    _backward_name = "NativeLayerNormBackward0"
+
+    @staticmethod
+    def forward(ctx, input, normalized_ndim, weight, bias, eps):
+        x = input.data
+        axes = tuple(range(x.ndim - normalized_ndim, x.ndim))
+        mean = x.mean(axis=axes, keepdims=True)
+        inv_std = 1.0 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+        x_hat = (x - mean) * inv_std
+        out = x_hat
+        if weight is not None:
+            out = out * weight.data
+        if bias is not None:
+            out = out + bias.data
+        ctx.x_hat, ctx.inv_std, ctx.axes = x_hat, inv_std, axes
+        ctx.weight = None if weight is None else weight.data
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        g_out = grad.data
+        x_hat, axes = ctx.x_hat, ctx.axes
+        g = g_out if ctx.weight is None else g_out * ctx.weight
+        lead = tuple(range(g_out.ndim - len(axes)))  # the batch dims: summed for weight/bias
+        gx = _normalize_backward(g, x_hat, ctx.inv_std, axes) if ctx.needs_input_grad[0] else None
+        gw = (g_out * x_hat).sum(axis=lead) if ctx.needs_input_grad[2] else None
+        gb = g_out.sum(axis=lead) if ctx.needs_input_grad[3] else None
+        return _wrap(gx), None, _wrap(gw), _wrap(gb), None
+
+
+class GroupNorm(Function):
+    """``F.group_norm``: statistics over each group of channels (and H, W) of each sample."""
+
+    _backward_name = "NativeGroupNormBackward0"
+
+    @staticmethod
+    def forward(ctx, input, num_groups, weight, bias, eps):
+        x = input.data
+        n, c = x.shape[:2]
+        xg = x.reshape(n, num_groups, -1)  # one row of statistics per (sample, group)
+        mean = xg.mean(axis=2, keepdims=True)
+        inv_std = 1.0 / np.sqrt(xg.var(axis=2, keepdims=True) + eps)
+        x_hat = ((xg - mean) * inv_std).reshape(x.shape)
+        shape = (1, c) + (1,) * (x.ndim - 2)
+        out = x_hat
+        if weight is not None:
+            out = out * weight.data.reshape(shape)
+        if bias is not None:
+            out = out + bias.data.reshape(shape)
+        ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = x_hat, inv_std, num_groups, shape
+        ctx.weight = None if weight is None else weight.data
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        g_out = grad.data
+        n = g_out.shape[0]
+        axes = (0,) + tuple(range(2, g_out.ndim))
+        g = g_out if ctx.weight is None else g_out * ctx.weight.reshape(ctx.shape)
+        gx = gw = gb = None
+        if ctx.needs_input_grad[0]:
+            grouped = _normalize_backward(g.reshape(n, ctx.groups, -1),
+                                          ctx.x_hat.reshape(n, ctx.groups, -1), ctx.inv_std, 2)
+            gx = grouped.reshape(g_out.shape)
+        if ctx.needs_input_grad[2]:
+            gw = (g_out * ctx.x_hat).sum(axis=axes)
+        if ctx.needs_input_grad[3]:
+            gb = g_out.sum(axis=axes)
+        return _wrap(gx), None, _wrap(gw), _wrap(gb), None

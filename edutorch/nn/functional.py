@@ -1,0 +1,652 @@
+"""``torch.nn.functional``: the layers and losses as plain functions.
+
+Each function checks its arguments the way PyTorch does (same error types and
+messages) and calls an autograd ``Function`` from ``nn/_functions`` or a short
+composition of Tensor ops.  Modules in ``nn/modules`` hold the parameters and
+call these.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from .. import _dtype
+from .._tensor import Tensor
+from ..autograd._functions import pointwise
+from ._functions import activation as _act
+from ._functions import conv as _convolution
+from ._functions import linear as _linear
+from ._functions import loss as _loss
+from ._functions import normalization as _norm
+from ._functions import pooling as _pool
+from ._functions import sparse as _sparse
+
+
+def _ntuple(value, n):
+    """``3`` -> ``(3, 3)``; a tuple stays as it is (``_pair`` in PyTorch)."""
+    if isinstance(value, (tuple, list)):
+        return tuple(value)
+    return (value,) * n
+
+
+def _shape_list(t):
+    return "[" + ", ".join(str(s) for s in t.shape) + "]"
+
+
+# ---------------------------------------------------------------- linear ----
+def linear(input, weight, bias=None):
+    """``y = x @ W.T + b``, one fused op (``addmm``) for a 2-D input, as in PyTorch."""
+    if input.ndim == 2 and bias is not None:
+        return _linear.Addmm.apply(bias, input, weight.t())
+    if input.ndim == 2:
+        return input.mm(weight.t())
+    if input.ndim > 2:  # flatten the batch dims, one product, restore them
+        out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
+        return out.view(*input.shape[:-1], weight.shape[0])
+    # a single vector: (in,) -> (out,)
+    out = linear(input.unsqueeze(0), weight, bias)
+    return out.squeeze(0)
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """``y = x1^T W x2 + b`` for every output feature."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        for d, (a, b) in enumerate(zip(input1.shape, input2.shape)):
+            if a != b:
+                raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got {a} and {b}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(
+            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {weight.shape[1]}"
+        )
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(
+            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {weight.shape[2]}"
+        )
+    lead = input1.shape[:-1]
+    x1 = input1.reshape(-1, input1.shape[-1])
+    x2 = input2.reshape(-1, input2.shape[-1])
+    out = _linear.Bilinear.apply(x1, x2, weight, bias)
+    return out.reshape(*lead, weight.shape[0])
+
+
+# ------------------------------------------------------------ convolution ----
+def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
+    """Shared by conv1d/conv2d: check shapes, resolve ``padding``, run ``Convolution``."""
+    name = f"conv{dims}d"
+    if input.ndim not in (dims + 1, dims + 2):
+        raise RuntimeError(
+            f"Expected {dims + 1}D (unbatched) or {dims + 2}D (batched) input to {name}, "
+            f"but got input of size: {_shape_list(input)}"
+        )
+    unbatched = input.ndim == dims + 1
+    if unbatched:
+        input = input.unsqueeze(0)
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {_shape_list(weight)}, expected "
+            f"input{_shape_list(input)} to have {weight.shape[1] * groups} channels, but got "
+            f"{input.shape[1]} channels instead"
+        )
+    stride, dilation = _ntuple(stride, dims), _ntuple(dilation, dims)
+    kernel = tuple(weight.shape[2:])
+    pads = _conv_padding(padding, kernel, dilation, dims)
+    for size, k, d, (lo, hi) in zip(input.shape[2:], kernel, dilation, pads):
+        if size + lo + hi < d * (k - 1) + 1:
+            padded = " x ".join(str(s + lo + hi) for s, (lo, hi) in zip(input.shape[2:], pads))
+            ks = " x ".join(str(d * (k - 1) + 1) for k, d in zip(kernel, dilation))
+            raise RuntimeError(
+                f"Calculated padded input size per channel: ({padded}). Kernel size: ({ks}). "
+                "Kernel size can't be greater than actual input size"
+            )
+    if dims == 1:  # Convolution works on 2-D planes; a 1-D signal is a plane of height 1
+        stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
+    out = _convolution.Convolution.apply(input, weight, bias, stride, pads, dilation, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_padding(padding, kernel, dilation, dims):
+    """``padding`` as ``((before, after), ...)`` per spatial dim.
+
+    ``'same'`` keeps the size: a total of ``d*(k-1)`` pixels, the odd one
+    going after (as PyTorch does for even kernels).
+    """
+    if padding == "valid":
+        return ((0, 0),) * dims
+    if padding == "same":
+        pads = []
+        for k, d in zip(kernel, dilation):
+            total = d * (k - 1)
+            pads.append((total // 2, total - total // 2))
+        return tuple(pads)
+    return tuple((p, p) for p in _ntuple(padding, dims))
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution over (N, C, L) (or unbatched (C, L))."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution over (N, C, H, W) (or unbatched (C, H, W)), via im2col + one matmul."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+
+
+# ---------------------------------------------------------------- pooling ----
+def _check_pool_input(input, dims):
+    if input.ndim not in (dims + 1, dims + 2) or input.numel() == 0:
+        raise RuntimeError(f"non-empty {dims + 1}D or {dims + 2}D (batch mode) tensor expected for input")
+
+
+def _pool_args(kernel_size, stride, padding, dilation):
+    kernel = _ntuple(kernel_size, 2)
+    stride = kernel if stride is None or stride == [] or stride == () else _ntuple(stride, 2)
+    return kernel, stride, _ntuple(padding, 2), _ntuple(dilation, 2)
+
+
+def _check_pool_sizes(input, kernel, stride, padding, dilation, ceil_mode):
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(
+                f"pad should be at most half of effective kernel size, but got pad={p}, "
+                f"kernel_size={k} and dilation={d}"
+            )
+    out = [_pool.out_size(s, k, st, p, d, ceil_mode)
+           for s, k, st, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation)]
+    if min(out) < 1:
+        c = input.shape[-3]
+        raise RuntimeError(
+            f"Given input size: ({c}x{input.shape[-2]}x{input.shape[-1]}). Calculated output size: "
+            f"({c}x{out[0]}x{out[1]}). Output size is too small"
+        )
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over ``kernel_size`` windows; with ``return_indices`` also where each max was."""
+    _check_pool_input(input, 2)
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation)
+    _check_pool_sizes(input, kernel, stride, padding, dilation, ceil_mode)
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input
+    out = _pool.MaxPool2d.apply(x, kernel, stride, padding, dilation, ceil_mode)
+    if unbatched:
+        out = out.squeeze(0)
+    if not return_indices:
+        return out
+    node = out.grad_fn if out.grad_fn is not None and unbatched is False else None
+    indices = _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode, node)
+    return out, (indices.squeeze(0) if unbatched else indices)
+
+
+def _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode, node):
+    """The flat input index of each max (recomputed when no graph node kept it)."""
+    from ..autograd.function import FunctionCtx
+
+    if node is None:
+        node = FunctionCtx()
+        _pool.MaxPool2d.forward(node, x, kernel, stride, padding, dilation, ceil_mode)
+    return Tensor._make(_pool.MaxPool2d.indices(node))
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """1-D max pooling over (N, C, L): 2-D pooling over a height of 1."""
+    _check_pool_input(input, 1)
+    stride = kernel_size if stride is None or stride == [] else stride
+    res = max_pool2d(input.unsqueeze(-2), (1, _ntuple(kernel_size, 1)[0]), (1, _ntuple(stride, 1)[0]),
+                     (0, _ntuple(padding, 1)[0]), (1, _ntuple(dilation, 1)[0]), ceil_mode, return_indices)
+    if return_indices:
+        return res[0].squeeze(-2), res[1].squeeze(-2)
+    return res.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over ``kernel_size`` windows."""
+    _check_pool_input(input, 2)
+    kernel, stride, padding, _ = _pool_args(kernel_size, stride, padding, 1)
+    _check_pool_sizes(input, kernel, stride, padding, (1, 1), ceil_mode)
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input
+    out = _pool.AvgPool2d.apply(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    return out.squeeze(0) if unbatched else out
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling whose windows are chosen to give ``output_size``."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_shape_list(input)}")
+    size = _ntuple(output_size, 2)
+    size = tuple(s if o is None else o for s, o in zip(input.shape[-2:], size))
+    if size == (1, 1):  # PyTorch takes a plain mean here (grad_fn MeanBackward1)
+        return input.mean((-2, -1), keepdim=True)
+    return _pool.AdaptiveAvgPool2d.apply(input, size)
+
+
+# ---------------------------------------------------------- normalization ----
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalise each channel by batch statistics (training) or running ones (eval)."""
+    channels = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and t.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+    if training:
+        size = input.numel() // channels
+        if size == 1:
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {input.shape}"
+            )
+    return _norm.BatchNorm.apply(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the last ``len(normalized_shape)`` dims of each sample."""
+    normalized_shape = tuple(_ntuple(normalized_shape, 1))
+    k = len(normalized_shape)
+    if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size{list(input.shape)}"
+        )
+    return _norm.LayerNorm.apply(input, k, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise over each group of ``C // num_groups`` channels of each sample."""
+    if input.shape[1] % num_groups != 0:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of "
+            f"shape {list(input.shape)} and num_groups={num_groups}"
+        )
+    return _norm.GroupNorm.apply(input, num_groups, weight, bias, eps)
+
+
+# ---------------------------------------------------------------- dropout ----
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_mask(input, mask_shape, p):
+    """Keep each element with probability ``1 - p``, scaled by ``1 / (1 - p)``."""
+    from .. import random
+
+    keep = random._rng(None).random(mask_shape) >= p
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    return Tensor._make((keep * scale).astype(input.data.dtype))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)`` (train only)."""
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    out = input * _dropout_mask(input, input.shape, p)
+    return input.copy_(out) if inplace else out
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (feature maps) of (N, C, H, W) with probability ``p``."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this warning, "
+            "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+            "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+            "(i.e. 3D or 4D inputs)."
+        )
+    if not training or p == 0:
+        return input
+    mask_shape = tuple(input.shape[:-2]) + (1, 1)  # one draw per channel
+    out = input * _dropout_mask(input, mask_shape, p)
+    return input.copy_(out) if inplace else out
+
+
+# --------------------------------------------------------------- sparse ----
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Row ``i`` of ``weight`` for each index ``i`` in ``input``."""
+    if input.data.dtype.kind not in "iu":
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)"
+        )
+    idx = input.data
+    if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
+        raise IndexError("index out of range in self")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += weight.shape[0]
+    if max_norm is not None:
+        _embedding_renorm_(weight, idx, max_norm, norm_type)
+    return _sparse.Embedding.apply(weight, input, padding_idx)
+
+
+def _embedding_renorm_(weight, idx, max_norm, norm_type):
+    """Rescale, in place, the looked-up rows whose norm exceeds ``max_norm``."""
+    rows = np.unique(idx)
+    w = weight.data
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
+    big = norms > max_norm
+    w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
+    weight._bump_version()
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 tensor with a 1 at each index: shape ``tensor.shape + (num_classes,)``."""
+    if tensor.data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    idx = tensor.data
+    if num_classes == -1:
+        num_classes = int(idx.max()) + 1 if idx.size else 0
+    if idx.size and idx.min() < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    if idx.size and idx.max() >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return Tensor._make((idx[..., None] == np.arange(num_classes)).astype(np.int64))
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims; ``pad`` lists (before, after) from the LAST dim."""
+    if len(pad) % 2 != 0:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input dimension "
+                           f"but got padding length {len(pad)} and input of dimension {input.ndim}")
+    widths = [(0, 0)] * input.ndim
+    for i in range(len(pad) // 2):  # pad[0:2] is the last dim, pad[2:4] the one before...
+        widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant" and min(pad) < 0:
+        raise RuntimeError("edutorch's F.pad does not crop: negative padding is not supported")
+    return _sparse.Pad.apply(input, tuple(widths), mode, 0.0 if value is None else value)
+
+
+# ------------------------------------------------------------ activations ----
+def relu(input, inplace=False):
+    return input.copy_(pointwise.Relu.apply(input)) if inplace else pointwise.Relu.apply(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    out = _act.LeakyRelu.apply(input, negative_slope)
+    return input.copy_(out) if inplace else out
+
+
+def elu(input, alpha=1.0, inplace=False):
+    out = _act.Elu.apply(input, alpha)
+    return input.copy_(out) if inplace else out
+
+
+def gelu(input, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _act.Gelu.apply(input, approximate)
+
+
+def silu(input, inplace=False):
+    out = _act.Silu.apply(input)
+    return input.copy_(out) if inplace else out
+
+
+def sigmoid(input):
+    return pointwise.Sigmoid.apply(input)
+
+
+def tanh(input):
+    return pointwise.Tanh.apply(input)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    return _act.Softplus.apply(input, beta, threshold)
+
+
+def _softmax_dim(ndim):
+    """PyTorch's legacy rule when ``dim`` is not given (it also warns)."""
+    warnings.warn(
+        "Implicit dimension choice for softmax has been deprecated. Change the call to include dim=X as an argument.",
+        stacklevel=3,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    from .._tensor import _wrap_dim
+
+    if dim is None:
+        dim = _softmax_dim(input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _act.Softmax.apply(input, _wrap_dim(dim, input.ndim))
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    from .._tensor import _wrap_dim
+
+    if dim is None:
+        dim = _softmax_dim(input.ndim)
+    if dtype is not None:
+        input = input.to(dtype)
+    return _act.LogSoftmax.apply(input, _wrap_dim(dim, input.ndim))
+
+
+# ----------------------------------------------------------------- losses ----
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduction(size_average, reduce, reduction):
+    """Resolve the legacy ``size_average``/``reduce`` flags into ``reduction``."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "none" if not reduce else ("mean" if size_average else "sum")
+        warnings.warn(
+            "size_average and reduce args will be deprecated, please use reduction='"
+            f"{reduction}' instead."
+        )
+    if reduction not in _REDUCTIONS and reduction != "batchmean":
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _warn_size(input, target):
+    """PyTorch warns when a loss would silently broadcast target against input."""
+    if target.shape != input.shape:
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
+            stacklevel=3,
+        )
+        _check_broadcast(input, target)
+
+
+def _check_broadcast(a, b):
+    """Raise PyTorch's message when two shapes cannot broadcast."""
+    sa, sb = list(a.shape), list(b.shape)
+    n = max(len(sa), len(sb))
+    for i in range(1, n + 1):
+        x = sa[-i] if i <= len(sa) else 1
+        y = sb[-i] if i <= len(sb) else 1
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(
+                f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton dimension {n - i}"
+            )
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error ``(x - y)**2``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _warn_size(input, target)
+    if weight is not None:
+        return _apply_weight((input - target) * (input - target), weight, reduction)
+    return _loss.MseLoss.apply(input, target, reduction)
+
+
+def _apply_weight(per_element, weight, reduction):
+    loss = per_element * weight
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error ``|x - y|``: composed of ops, as in PyTorch (MeanBackward0 <- AbsBackward0)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _warn_size(input, target)
+    loss = (input - target).abs()
+    if weight is not None:
+        loss = loss * weight
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Quadratic for ``|x - y| < beta``, linear beyond."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _warn_size(input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    return _loss.SmoothL1Loss.apply(input, target, reduction, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Quadratic for ``|x - y| < delta``, linear (slope ``delta``) beyond."""
+    reduction = _reduction(None, None, reduction)
+    _warn_size(input, target)
+    if weight is not None:
+        per = _loss.HuberLoss.apply(input, target, "none", delta)
+        return _apply_weight(per, weight, reduction)
+    return _loss.HuberLoss.apply(input, target, reduction, delta)
+
+
+def _check_class_target(input, target):
+    """Shape checks shared by nll_loss and cross_entropy (class-index targets)."""
+    if input.ndim >= 2 and target.ndim >= 1 and input.shape[0] != target.shape[0]:
+        raise ValueError(
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+        )
+    if input.ndim == 2 and target.ndim != 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.ndim > 2:
+        expected = [input.shape[0]] + list(input.shape[2:])
+        if list(target.shape) != expected:
+            if target.ndim == input.ndim - 1:
+                raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
+            raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
+    if target.data.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_dtype.from_numpy_dtype(target.data.dtype).name.capitalize()}"
+        )
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of the target class: ``-input[n, target[n]]`` (weighted mean)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_class_target(input, target)
+    if input.ndim == 1:  # unbatched (C,): one sample
+        out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
+        return out.squeeze(0) if reduction == "none" else out
+    return _loss.NllLoss.apply(input, target, weight, reduction, ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """``nll_loss(log_softmax(input, 1), target)``; ``target`` holds indices or probabilities."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    class_dim = 0 if input.ndim == 1 else 1
+    logp = log_softmax(input, class_dim)
+    if target.is_floating_point():  # class probabilities, same shape as input
+        if target.shape != input.shape:
+            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+        return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
+    nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0.0:
+        return nll
+    return _label_smoothing(logp, target, weight, nll, reduction, ignore_index, label_smoothing, class_dim)
+
+
+def _class_weight(weight, ndim, class_dim):
+    shape = [1] * ndim
+    shape[class_dim] = -1
+    return weight.reshape(shape)
+
+
+def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim):
+    """``-sum_c target[c] * log p[c]`` (PyTorch's ``cross_entropy_loss_prob_target``)."""
+    n_classes = logp.shape[class_dim]
+    if label_smoothing > 0:
+        target = target * (1 - label_smoothing) + label_smoothing / n_classes
+    prod = logp * target
+    if weight is not None:
+        prod = prod * _class_weight(weight, logp.ndim, class_dim)
+    if reduction == "none":
+        return -prod.sum(class_dim)
+    if reduction == "sum":
+        return -prod.sum()
+    return -prod.sum() / (logp.numel() // n_classes)
+
+
+def _label_smoothing(logp, target, weight, nll, reduction, ignore_index, eps, class_dim):
+    """Mix the NLL with the mean over all classes: ``(1-eps) nll + eps/C * smooth``."""
+    n_classes = logp.shape[class_dim]
+    per_class = logp if weight is None else logp * _class_weight(weight, logp.ndim, class_dim)
+    keep = Tensor._make((target.data != ignore_index).astype(logp.data.dtype))
+    smooth = -per_class.sum(class_dim) * keep  # ignored samples add nothing
+    if reduction == "mean":
+        if weight is not None:
+            t = target.data[target.data != ignore_index]
+            smooth = smooth.sum() / float(weight.data[t].sum())
+        else:
+            smooth = smooth.sum() / float(keep.data.sum())
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - eps) * nll + smooth * (eps / n_classes)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """``-(t log p + (1 - t) log(1 - p))`` for probabilities ``p``."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
+            "is deprecated. Please ensure they have the same size."
+        )
+    return _loss.BinaryCrossEntropy.apply(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """BCE on ``sigmoid(input)``, computed stably from the logits."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return _loss.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """``target * (log target - input)`` (input holds log-probabilities); 'batchmean' divides by N."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size."
+            "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+            "'mean' will be changed to behave the same as 'batchmean' in the next major release."
+        )
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # target * log(target), with 0 * log 0 = 0 (``xlogy``)
+        t = target.data
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tlogt = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype)
+        loss = Tensor._make(tlogt) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    if reduction == "mean":
+        return loss.mean()
+    return loss.sum() if reduction == "sum" else loss
