@@ -24,6 +24,9 @@ from .autograd.grad_mode import (
 )
 from ._functional import *  # noqa: F401,F403  (torch.add, torch.exp, torch.cat, ...)
 
+from .serialization import load, save
+from . import nn
+
 __version__ = "0.1.0"
 
 
