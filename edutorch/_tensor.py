@@ -81,9 +81,14 @@ class Tensor(TensorOps):
 
     __slots__ = (
         "data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
-        "_accumulator", "_hooks", "__weakref__", "__dict__",
+        "__weakref__", "__dict__",
     )
     __array_priority__ = 1000  # so ``ndarray + Tensor`` calls Tensor.__radd__
+    # Rarely set, so kept out of the slots: these class defaults are read until a
+    # tensor gets its own value (in its ``__dict__``), and ``_make`` stays short.
+    _accumulator = None                  # weakref to the leaf's AccumulateGrad node
+    _hooks = None                        # {id: hook} from register_hook on a leaf
+    _post_accumulate_grad_hooks = None   # {id: hook} run after .grad is updated
 
     def __init__(self, *args, dtype=None, device=None):
         """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: a float32 tensor."""
@@ -96,9 +101,21 @@ class Tensor(TensorOps):
     # -- fast construction, used by every op ---------------------------------
     @classmethod
     def _make(cls, data, requires_grad=False, grad_fn=None, output_nr=0, version_counter=None):
-        """Wrap an array without copying (the internal constructor)."""
+        """Wrap an array without copying (the internal constructor).
+
+        Every op result passes through here, so it is ``_init`` written out
+        inline: one call instead of two.
+        """
         t = object.__new__(cls)
-        Tensor._init(t, data, requires_grad, grad_fn, output_nr, version_counter)
+        # NumPy reductions return NumPy scalars, not arrays: make those 0-d arrays
+        if type(data) is not np.ndarray and not hasattr(data, "__cuda_array_interface__"):
+            data = np.asarray(data)
+        t.data = data
+        t._requires_grad = requires_grad
+        t._grad = None
+        t.grad_fn = grad_fn
+        t._output_nr = output_nr
+        t._version_counter = [0] if version_counter is None else version_counter
         return t
 
     def _init(self, data, requires_grad, grad_fn, output_nr, version_counter):
@@ -110,8 +127,6 @@ class Tensor(TensorOps):
         self.grad_fn = grad_fn
         self._output_nr = output_nr
         self._version_counter = version_counter if version_counter is not None else [0]
-        self._accumulator = None
-        self._hooks = None
 
     # -- autograd attributes ------------------------------------------------
     @property
@@ -197,9 +212,24 @@ class Tensor(TensorOps):
         if self.grad_fn is None:  # a leaf: AccumulateGrad runs these before accumulating
             if self._hooks is None:
                 self._hooks = {}
+                acc = self._accumulator() if self._accumulator is not None else None
+                if acc is not None:  # a node made before the first hook: tell it
+                    acc._tensor_hooks = {0: self._hooks}
             return _function._add_hook(self._hooks, hook)
-        per_output = self.grad_fn.__dict__.setdefault("_tensor_hooks", {})
-        return _function._add_hook(per_output.setdefault(self._output_nr, {}), hook)
+        node = self.grad_fn
+        if node._tensor_hooks is None:
+            node._tensor_hooks = {}
+        return _function._add_hook(node._tensor_hooks.setdefault(self._output_nr, {}), hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` on a leaf after its ``.grad`` has been updated."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = {}
+        return _function._add_hook(self._post_accumulate_grad_hooks, hook)
 
     def retain_grad(self):
         """Keep ``.grad`` for this non-leaf tensor after backward."""
@@ -208,7 +238,10 @@ class Tensor(TensorOps):
         if self.grad_fn is None or self.__dict__.get("_retains_grad"):
             return
         self._retains_grad = True
-        self.grad_fn.__dict__.setdefault("_retained", {})[self._output_nr] = weakref.ref(self)
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = weakref.ref(self)
 
     @property
     def retains_grad(self):

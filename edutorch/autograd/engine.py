@@ -11,31 +11,37 @@
 
 A walk over a topological order, not recursion: recursion breaks on deep
 graphs and would visit shared nodes twice (the same lesson micrograd teaches).
+
+For each node, in order: the tensor hooks of its outputs (``register_hook``,
+then ``retain_grad``), the node's pre-hooks, its backward, a check of the
+gradients it returned (shape and dtype of each input), its post-hooks.
 """
 import heapq
 
 from . import grad_mode
-from .function import AccumulateGrad, _anomaly_state
+from .function import _anomaly_state
 
 _state = grad_mode._state
+_heappush, _heappop = heapq.heappush, heapq.heappop
 
 
 def _dependencies(roots):
     """Count incoming edges of every node reachable from ``roots``."""
     deps = {}
-    seen = set()
     stack = [node for node in roots if node is not None]
-    for node in stack:
-        seen.add(node)
+    seen = set(stack)
     while stack:
         node = stack.pop()
         for child, _ in node.next_functions:
             if child is None:
                 continue
-            deps[child] = deps.get(child, 0) + 1
-            if child not in seen:
-                seen.add(child)
-                stack.append(child)
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
     return deps
 
 
@@ -64,8 +70,8 @@ def _needed(roots, targets):
 
 
 def _call_tensor_hooks(node, grads):
-    """Run ``Tensor.register_hook`` hooks and ``retain_grad`` for a node's outputs."""
-    hooks = node.__dict__.get("_tensor_hooks")
+    """Run ``Tensor.register_hook`` hooks, then ``retain_grad``, for a node's outputs."""
+    hooks = node._tensor_hooks
     if hooks:
         grads = list(grads)
         for nr, fns in hooks.items():
@@ -74,7 +80,7 @@ def _call_tensor_hooks(node, grads):
                     new = fn(grads[nr])
                     if new is not None:
                         grads[nr] = new
-    retained = node.__dict__.get("_retained")
+    retained = node._retained
     if retained:
         for nr, ref in retained.items():
             tensor = ref()
@@ -84,23 +90,31 @@ def _call_tensor_hooks(node, grads):
     return grads
 
 
-def _call_node(node, grads):
-    """Run one node: its pre-hooks, its backward, its post-hooks."""
-    pre = node.__dict__.get("_node_pre_hooks")
+def _call_node_hooked(node, grads):
+    """Run one node with its pre-hooks and post-hooks (the slow, observable path)."""
+    pre = node._pre_hooks
     if pre:
         for fn in list(pre.values()):
             new = fn(tuple(grads))
             if new is not None:
                 grads = list(new)
-    if node.materialize_grads and None in grads:
-        grads = _materialize(node, grads)
-    grad_inputs = node.apply(*grads)
-    post = node.__dict__.get("_node_post_hooks")
+    grad_inputs = _call_node(node, grads)
+    post = node._post_hooks
     if post:
         for fn in list(post.values()):
             new = fn(grad_inputs, tuple(grads))
             if new is not None:
                 grad_inputs = tuple(new)
+    return grad_inputs
+
+
+def _call_node(node, grads):
+    """Run one node's backward and check what it returned."""
+    if node.materialize_grads and node._output_meta is not None:
+        grads = _materialize(node, grads)
+    grad_inputs = node.apply(*grads)
+    if node._input_meta:
+        grad_inputs = _validate(node, grad_inputs)
     if _anomaly_state["enabled"]:
         from .anomaly_mode import check_backward_output
 
@@ -108,16 +122,53 @@ def _call_node(node, grads):
     return grad_inputs
 
 
+def _validate(node, grad_inputs):
+    """Each gradient must fit its input: sum a broadcast one back, cast the dtype.
+
+    PyTorch's ``validate_outputs``: a gradient whose shape the input can be
+    expanded to is summed back to the input's shape; any other shape is an error.
+    """
+    fixed = None
+    for i, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
+        if g is None or meta is None:
+            continue
+        shape, dtype = meta
+        data = g.data
+        if data.shape == shape and data.dtype == dtype:  # the common case: nothing to do
+            continue
+        if fixed is None:
+            fixed = list(grad_inputs)
+        if data.shape != shape:
+            if not _expandable(shape, data.shape):
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                    f"{list(data.shape)} but expected shape compatible with {list(shape)}"
+                )
+            g = g.sum_to_size(shape)
+        if g.data.dtype != dtype:
+            from .. import _dtype
+
+            g = g.to(_dtype.from_numpy_dtype(dtype))
+        fixed[i] = g
+    return grad_inputs if fixed is None else tuple(fixed)
+
+
+def _expandable(shape, target):
+    """Can ``shape`` be broadcast (expanded) to ``target``?"""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
+
+
 def _materialize(node, grads):
     """Replace missing output gradients by zeros shaped like the outputs."""
-    shapes = node.__dict__.get("_output_meta")
-    if shapes is None:
+    if all(g is not None for g in grads):
         return grads
     from .. import _creation
 
     return [
-        g if g is not None else _creation.zeros(shape, dtype=dtype, device=device)
-        for g, (shape, dtype, device) in zip(grads, shapes)
+        g if g is not None or meta is None else _creation.zeros(meta[0], dtype=meta[1], device=meta[2])
+        for g, meta in zip(grads, node._output_meta)
     ]
 
 
@@ -125,7 +176,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     """Propagate ``root_grads`` from the ``roots`` edges back through the graph.
 
     Without ``inputs`` every node runs and leaves accumulate into ``.grad``.
-    With ``inputs`` (a list of edges, for ``autograd.grad`` or
+    With ``inputs`` (a set of edges, for ``autograd.grad`` or
     ``backward(inputs=...)``) only nodes on a path to them run, nothing is
     accumulated, and the gradients arriving at those edges are returned.
     """
@@ -140,46 +191,68 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
         if node is not None:
             buf = buffers.setdefault(node, [None] * node._num_outputs)
             buf[nr] = g if buf[nr] is None else buf[nr] + g
+    # heap entries: (-sequence_nr, tie-breaker, node): the newest node pops first
     heap = [(-node._sequence_nr, id(node), node) for node in buffers if deps.get(node, 0) == 0]
     heapq.heapify(heap)
 
     saved_mode = _state["enabled"]
-    _state["enabled"] = bool(create_graph)
+    _state["enabled"] = bool(create_graph)  # backward formulas record only for create_graph
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
-            grads = _call_tensor_hooks(node, buffers.pop(node))
-            if targets is not None and node in targets:
-                for nr, g in enumerate(grads):
-                    captured[(node, nr)] = g
-            if needed is not None and node not in needed:
-                _schedule_children(node, None, deps, buffers, heap)
-                continue
-            grad_inputs = _call_node(node, grads)
-            if not retain_graph:
+            node = _heappop(heap)[2]
+            grads = buffers.pop(node)
+            if node._tensor_hooks is not None or node._retained is not None:
+                grads = _call_tensor_hooks(node, grads)
+            if targets is not None:
+                if node in targets:
+                    for nr, g in enumerate(grads):
+                        captured[(node, nr)] = g
+                if node not in needed:
+                    _skip(node, deps, buffers, heap)
+                    continue
+            if node._pre_hooks is None and node._post_hooks is None:
+                grad_inputs = _call_node(node, grads)
+            else:
+                grad_inputs = _call_node_hooked(node, grads)
+            if not retain_graph and node._saved:
                 node._release()
-            _schedule_children(node, grad_inputs, deps, buffers, heap)
+            # send each gradient along its edge; a child whose inputs are all in is ready
+            for (child, nr), g in zip(node.next_functions, grad_inputs):
+                if child is None:
+                    continue
+                if g is not None:
+                    buf = buffers.get(child)
+                    if buf is None:
+                        buf = buffers[child] = [None] * child._num_outputs
+                    # several paths meet here: sum their gradients
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                _release_dependency(child, deps, buffers, heap)
     finally:
         _state["enabled"] = saved_mode
     return captured
 
 
-def _schedule_children(node, grad_inputs, deps, buffers, heap):
-    """Send each gradient along its edge; a child whose inputs are all in is ready."""
-    for i, (child, nr) in enumerate(node.next_functions):
-        if child is None:
-            continue
-        if grad_inputs is not None:
-            g = grad_inputs[i]
-            if g is not None:
-                buf = buffers.get(child)
-                if buf is None:
-                    buf = buffers[child] = [None] * child._num_outputs
-                buf[nr] = g if buf[nr] is None else buf[nr] + g
-        deps[child] -= 1
-        if deps[child] == 0:
-            if child in buffers:
-                heapq.heappush(heap, (-child._sequence_nr, id(child), child))
-            else:
-                # no gradient reached it: its own children still wait for it
-                _schedule_children(child, None, deps, buffers, heap)
+def _release_dependency(child, deps, buffers, heap):
+    """One fewer gradient to wait for; push the child when it has them all."""
+    left = deps[child] - 1
+    deps[child] = left
+    if left == 0:
+        if child in buffers:
+            _heappush(heap, (-child._sequence_nr, id(child), child))
+        else:
+            _skip(child, deps, buffers, heap)  # no gradient reached it
+
+
+def _skip(node, deps, buffers, heap):
+    """A node that does not run still counts as done for the nodes below it."""
+    stack = [node]
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            deps[child] -= 1
+            if deps[child] == 0:
+                if child in buffers:
+                    _heappush(heap, (-child._sequence_nr, id(child), child))
+                else:
+                    stack.append(child)

@@ -20,15 +20,22 @@ requires grad, records a graph node.  As in PyTorch, the ``ctx`` object *is*
 that node: ``y.grad_fn`` is an instance of the class ``ExpBackward`` made for
 ``Exp``, it keeps what ``forward`` saved, and ``next_functions`` points to the
 nodes of the inputs.  The engine (``engine.py``) later calls ``backward`` on it.
+
+``apply`` runs for every op a model executes, so it is kept short: one loop
+over the arguments, no per-call allocations beyond the node itself.
 """
 import itertools
+import re
 import weakref
+
+import numpy as np
 
 from . import grad_mode
 
 _state = grad_mode._state
 _sequence = itertools.count()
 _Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (it imports us)
+_ndarray = np.ndarray
 
 FREED_GRAPH_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -76,6 +83,13 @@ class Node(FunctionCtx):
 
     _forward_cls = None
     _released = False
+    # Hooks and extras live in the instance only once registered; these class
+    # defaults let the engine test "any hooks?" with one attribute read.
+    _tensor_hooks = None     # {output_nr: {id: hook}}  from Tensor.register_hook
+    _retained = None         # {output_nr: weakref}     from Tensor.retain_grad
+    _pre_hooks = None        # {id: hook}               from Node.register_prehook
+    _post_hooks = None       # {id: hook}               from Node.register_hook
+    _output_meta = None      # [(shape, dtype, device)] for materialize_grads
 
     def name(self):
         return type(self).__name__
@@ -109,12 +123,29 @@ class Node(FunctionCtx):
         for entry in self._saved:
             value, counter, version = entry[0], entry[1], entry[2]
             if counter is not None and counter[0] != version:
-                creator = self if len(entry) == 4 else value.grad_fn
-                raise RuntimeError(_inplace_error(value, creator, counter[0], version))
+                raise RuntimeError(self._inplace_error(entry))
             if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
                 value = _Tensor._make(value, True, self, entry[3], counter)
             tensors.append(value)
         return tuple(tensors)
+
+    def _inplace_error(self, entry):
+        """PyTorch's message for a saved tensor that was modified in place."""
+        value, counter, version = entry[0], entry[1], entry[2]
+        if len(entry) == 4:  # our own output: PyTorch names this node
+            creator, nr, value = self, entry[3], _Tensor._make(value)
+        else:
+            creator, nr = value.grad_fn, value._output_nr
+        # PyTorch 2.x prints the op's name: "Exp" for ExpBackward0, "MyFn" for MyFnBackward
+        origin = f", which is output {nr} of {_forward_name(creator)}," if creator is not None else ""
+        shape = ", ".join(str(s) for s in value.shape)
+        return (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{value.type()} [{shape}]]{origin} "
+            f"is at version {counter[0]}; expected version {version} instead. Hint: enable "
+            "anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
 
     def _release(self):
         """Free saved tensors after backward (unless ``retain_graph=True``)."""
@@ -125,32 +156,54 @@ class Node(FunctionCtx):
     # -- hooks on the node -------------------------------------------------
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before this node's backward; may return new grads."""
-        return _add_hook(self.__dict__.setdefault("_node_pre_hooks", {}), fn)
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        return _add_hook(self._pre_hooks, fn)
 
     def register_hook(self, fn):
         """``fn(grad_inputs, grad_outputs)`` runs after this node's backward."""
-        return _add_hook(self.__dict__.setdefault("_node_post_hooks", {}), fn)
+        if self._post_hooks is None:
+            self._post_hooks = {}
+        return _add_hook(self._post_hooks, fn)
 
     @property
     def metadata(self):
+        """A free dict per node; anomaly mode stores the forward traceback here."""
         return self.__dict__.setdefault("_metadata", {})
 
     # -- backward ------------------------------------------------------------
     def apply(self, *grad_outputs):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
         grads = self._forward_cls.backward(self, *grad_outputs)
-        if not isinstance(grads, tuple):
+        if type(grads) is not tuple:
             grads = (grads,)
-        if len(grads) > self._num_inputs and all(g is None for g in grads[self._num_inputs:]):
-            grads = grads[: self._num_inputs]  # PyTorch allows trailing Nones
-        if len(grads) != self._num_inputs:
-            raise RuntimeError(
-                f"function {self.name()} returned an incorrect number of gradients "
-                f"(expected {self._num_inputs}, got {len(grads)})"
-            )
-        if self._tensor_positions is not None:
-            grads = tuple(grads[i] for i in self._tensor_positions)
+        n = self._num_inputs
+        if len(grads) != n:
+            if len(grads) > n and all(g is None for g in grads[n:]):
+                grads = grads[:n]  # PyTorch allows trailing Nones
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n}, got {len(grads)})"
+                )
+        positions = self._tensor_positions
+        if positions is not None:  # drop the slots of non-tensor arguments
+            # PyTorch's check, for custom Functions (built-ins name their node with
+            # ``_backward_name`` and may compute a value for a Python-number argument)
+            strict = self._forward_cls._backward_name is None
+            for i, g in enumerate(grads):
+                if strict and g is not None and i not in positions:
+                    raise RuntimeError(
+                        f"function {self.name()} returned a gradient different than None at "
+                        f"position {i + 1}, but the corresponding forward input was not a Variable"
+                    )
+            grads = tuple(grads[i] for i in positions)
         return grads
+
+
+def _forward_name(node):
+    """``ExpBackward0`` -> ``Exp``: the op name PyTorch prints in version errors."""
+    return re.sub(r"Backward\d*$", "", node.name())
 
 
 class AccumulateGrad(Node):
@@ -158,36 +211,40 @@ class AccumulateGrad(Node):
 
     next_functions = ()
     _num_outputs = 1
+    _input_meta = ()
+    # PyTorch gives AccumulateGrad the highest priority (sequence number UINT64_MAX):
+    # once a leaf's gradient is complete it is accumulated before other ready nodes.
+    _sequence_nr = 2**62
 
     def __init__(self, variable):
         self.variable = variable
-        self._sequence_nr = 2**62  # leaves run last, as in PyTorch (UINT64_MAX)
+        hooks = variable._hooks
+        if hooks is not None:  # Tensor.register_hook on a leaf runs as this node's hook
+            self._tensor_hooks = {0: hooks}
 
     def apply(self, grad):
-        variable = self.variable
-        if variable._grad is None:
-            # A copy: the same gradient tensor may reach several leaves.
-            variable._grad = grad.detach().clone() if not _state["enabled"] else grad.clone()
-        elif _state["enabled"]:  # create_graph=True: keep the sum differentiable
-            variable._grad = variable._grad + grad
-        else:
-            variable._grad.data += grad.data
-            variable._grad._version_counter[0] += 1
+        accumulate_grad(self.variable, grad)
         return ()
 
 
-def _inplace_error(value, creator, now, then):
-    """PyTorch's message for a saved tensor that was modified in place."""
-    shape = ", ".join(str(s) for s in value.shape)
-    kind = _Tensor._make(value).type() if not isinstance(value, _Tensor) else value.type()
-    origin = f", which is output 0 of {creator.name()}," if creator is not None else ""
-    return (
-        "one of the variables needed for gradient computation has been modified by an "
-        f"inplace operation: [{kind} [{shape}]]{origin} "
-        f"is at version {now}; expected version {then} instead. Hint: enable anomaly "
-        "detection to find the operation that failed to compute its gradient, with "
-        "torch.autograd.set_detect_anomaly(True)."
-    )
+def accumulate_grad(variable, grad):
+    """``variable.grad += grad`` the way PyTorch's AccumulateGrad does it."""
+    if variable._grad is None:
+        if _state["enabled"]:  # create_graph=True: .grad keeps its graph
+            variable._grad = grad.clone()
+        else:
+            # A copy, made directly on the array: the same gradient tensor may
+            # reach several leaves (``a + b``), or be the user's ``gradient=``.
+            variable._grad = _Tensor._make(grad.data.copy())
+    elif _state["enabled"] or variable._grad._requires_grad:
+        variable._grad = variable._grad + grad  # keep the sum differentiable
+    else:
+        variable._grad.data += grad.data
+        variable._grad._version_counter[0] += 1
+    hooks = variable._post_accumulate_grad_hooks
+    if hooks:
+        for fn in list(hooks.values()):
+            fn(variable)
 
 
 class RemovableHandle:
@@ -225,6 +282,9 @@ class Function:
     Tensors or raw arrays (NumPy/CuPy); ``apply`` wraps arrays into Tensors.
     ``backward`` receives and returns Tensors, written with Tensor ops so that
     ``create_graph=True`` can differentiate it again.
+
+    The PyTorch 2 style also works: ``forward(*args)`` without ``ctx`` plus
+    ``setup_context(ctx, inputs, output)`` to save what backward needs.
     """
 
     # The grad_fn class name; PyTorch calls built-ins e.g. "AddBackward0".
@@ -241,32 +301,51 @@ class Function:
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("You must implement either the backward or vjp method for your custom autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
 
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward``; if any input requires grad (and grad mode is on) record a node."""
-        Tensor = _Tensor
         if _state["enabled"]:
+            Tensor = _Tensor
             for a in args:
                 if isinstance(a, Tensor) and a._requires_grad:
                     return _apply_with_graph(cls, args, kwargs)
-        enabled = _state["enabled"]
-        _state["enabled"] = False  # forward never records (as in PyTorch)
-        try:
-            outputs = cls.forward(FunctionCtx(), *args, **kwargs)
-        finally:
-            _state["enabled"] = enabled
+            _state["enabled"] = False  # forward never records (as in PyTorch)
+            try:
+                outputs = _run_forward(cls, FunctionCtx(), args, kwargs)
+            finally:
+                _state["enabled"] = True
+        else:
+            outputs = _run_forward(cls, FunctionCtx(), args, kwargs)
+        # the common case first: one NumPy array out
+        if type(outputs) is _ndarray:
+            return _Tensor._make(outputs)
         return _wrap_plain(outputs)
+
+
+def _run_forward(cls, ctx, args, kwargs):
+    """``forward(ctx, *args)``, or PyTorch 2's ``forward(*args)`` + ``setup_context``."""
+    if cls.setup_context is Function.setup_context:
+        return cls.forward(ctx, *args, **kwargs)
+    output = cls.forward(*args, **kwargs)
+    cls.setup_context(ctx, args, output)
+    return output
 
 
 def _wrap_plain(outputs):
     """Turn raw arrays returned by ``forward`` into Tensors (no graph)."""
-    make = _Tensor._make
+    Tensor = _Tensor
     if isinstance(outputs, tuple):
-        return tuple(o if isinstance(o, _Tensor) or o is None else make(o) for o in outputs)
-    return outputs if isinstance(outputs, _Tensor) else make(outputs)
+        return tuple(o if o is None or isinstance(o, Tensor) else Tensor._make(o) for o in outputs)
+    return outputs if isinstance(outputs, Tensor) else Tensor._make(outputs)
 
 
 def _apply_with_graph(cls, args, kwargs):
@@ -274,37 +353,52 @@ def _apply_with_graph(cls, args, kwargs):
     Tensor = _Tensor
     node = cls._backward_cls()
     node._sequence_nr = next(_sequence)
-    edges, needs, positions = [], [], []
-    for i, a in enumerate(args):
+    edges, needs, meta = [], [], []
+    all_tensors = True
+    for a in args:
         if isinstance(a, Tensor):
-            positions.append(i)
             if a._requires_grad:
                 needs.append(True)
-                edges.append(a._edge())
+                fn = a.grad_fn
+                edges.append((fn, a._output_nr) if fn is not None else a._edge())
+                # shape and dtype, to check (and fix) the gradient backward returns
+                meta.append((a.data.shape, a.data.dtype))
             else:
                 needs.append(False)
                 edges.append((None, 0))
+                meta.append(None)
         else:
             needs.append(False)
+            all_tensors = False
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
+    node._input_meta = meta
     node._num_inputs = len(args)
-    node._tensor_positions = None if len(positions) == len(args) else tuple(positions)
+    node._tensor_positions = None if all_tensors else tuple(
+        i for i, a in enumerate(args) if isinstance(a, Tensor)
+    )
     if _anomaly_state["enabled"]:
         node.metadata["traceback_"] = _anomaly_state["stack"]()
 
     _state["enabled"] = False
     try:
-        outputs = cls.forward(node, *args, **kwargs)
+        outputs = _run_forward(cls, node, args, kwargs)
     finally:
         _state["enabled"] = True
-    single = not isinstance(outputs, tuple)
-    outputs = (outputs,) if single else outputs
+    if type(outputs) is not tuple:  # one output: the common case
+        node._num_outputs = 1
+        result = _connect_output(node, 0, outputs, args)
+        if node._saved:
+            node._pack_saved((result,))
+        return result
     node._num_outputs = len(outputs)
     results = tuple(_connect_output(node, i, o, args) for i, o in enumerate(outputs))
+    node._output_meta = [
+        None if r is None else (r.data.shape, r.dtype, r.device) for r in results
+    ]
     if node._saved:
         node._pack_saved(results)
-    return results[0] if single else results
+    return results
 
 
 def _connect_output(node, nr, out, args):
@@ -314,12 +408,15 @@ def _connect_output(node, nr, out, args):
         return None
     if not isinstance(out, Tensor):
         out = Tensor._make(out)
-    elif any(out is t for t in node._dirty):
-        out._bump_version()  # modified in place: it now belongs to this node
+    elif node._dirty and any(out is t for t in node._dirty):
+        if out.grad_fn is None and out._requires_grad:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        out._version_counter[0] += 1  # modified in place: it now belongs to this node
     elif any(out is a for a in args):
         out = Tensor._make(out.data, False, None, 0, out._version_counter)  # an alias
-    differentiable = out.data.dtype.kind == "f" and not any(out is t for t in node._non_differentiable)
-    if differentiable:
+    if out.data.dtype.kind == "f" and not (
+        node._non_differentiable and any(out is t for t in node._non_differentiable)
+    ):
         out._requires_grad = True
         out.grad_fn = node
         out._output_nr = nr
@@ -327,18 +424,21 @@ def _connect_output(node, nr, out, args):
 
 
 # Anomaly mode (``anomaly_mode.py``) switches this on to record forward tracebacks.
-_anomaly_state = {"enabled": False, "stack": None}
+_anomaly_state = {"enabled": False, "check_nan": True, "stack": None}
 
 
-class once_differentiable:
-    """Decorator for a ``backward`` that cannot itself be differentiated."""
+def once_differentiable(fn):
+    """Decorator for a ``backward`` that cannot itself be differentiated.
 
-    def __new__(cls, fn):
-        import functools
+    The wrapped backward runs with grad mode off, so even under
+    ``create_graph=True`` its results carry no graph (PyTorch then raises if
+    one tries to differentiate them; here they simply do not require grad).
+    """
+    import functools
 
-        @functools.wraps(fn)
-        def wrapper(ctx, *args):
-            with grad_mode.no_grad():
-                return fn(ctx, *args)
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with grad_mode.no_grad():
+            return fn(ctx, *args)
 
-        return wrapper
+    return wrapper
