@@ -1,0 +1,2 @@
+"""Helpers of ``torch.utils.data`` (collation)."""
+from . import collate
