@@ -2,3 +2,4 @@
 from .parameter import Buffer, Parameter
 from .modules import *  # noqa: F401,F403
 from . import modules, parameter
+from . import functional, init, utils
