@@ -68,6 +68,6 @@ def default_convert(data):
         return type(data)({key: default_convert(value) for key, value in data.items()})
     if isinstance(data, tuple) and hasattr(data, "_fields"):
         return type(data)(*(default_convert(d) for d in data))
-    if isinstance(data, (list, tuple)):
-        return type(data)(default_convert(d) for d in data) if isinstance(data, tuple) else [default_convert(d) for d in data]
+    if isinstance(data, (list, tuple)):  # a tuple comes back as a list, as in PyTorch
+        return [default_convert(d) for d in data]
     return data
