@@ -7,17 +7,19 @@ same everywhere: the browser, nbval and a headless pytest.
 
 Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text
 (tick labels, titles) is most of matplotlib's drawing time, so we use the
-classic *blitting* trick of matplotlib animations:
+*blitting* trick of matplotlib animations, pushed one step further:
 
 - each ``Canvas`` keeps ONE ``Figure`` for its whole life (no pyplot, no
   global state) with fixed margins;
-- artists that change on every update (an image, a title, a marker) are
-  registered as *dynamic*: the figure is fully drawn once without them, that
-  picture is kept as the *background*, and an update only pastes the
-  background back and draws the dynamic artists on top of it;
-- heatmaps have no ticks (their shape is written in the title) and colours
-  are scaled to a fixed range, so the background never changes when only the
-  values or the shape of the tensor change;
+- every picture has a *static frame* (axes, ticks, labels, colorbar) and a
+  few *dynamic* artists (the image, the histogram, the title). Frames never
+  depend on the data: colours and axes are scaled to the tensor's largest
+  |value|, which the title states;
+- a ``TensorPanel`` owns one axes per kind of picture (heatmap, mask,
+  histogram, bars, ...) stacked in the same place; only one is visible;
+- the canvas renders the frames once per combination of visible kinds and
+  keeps that *background*; an update pastes it back and draws only the
+  dynamic artists on top;
 - a big matrix is subsampled to about the axes' pixel size before drawing,
   which is what nearest-neighbour display would do anyway.
 """
@@ -37,18 +39,26 @@ MASK_CMAP = ListedColormap(["#2b2d42", "#8ecae6"])
 VALUE_CMAP = "RdBu_r"  # diverging: negative blue, zero white, positive red
 MAX_PIXELS = 240  # a heatmap never shows more rows/columns than this
 BLUE = "#219ebc"
+MARGINS = dict(left=0.08, right=0.9, bottom=0.13, top=0.82, wspace=0.45)
 
 
 class Canvas:
-    """A reusable Agg figure with ``ncols`` axes side by side; ``png()`` renders it."""
+    """A reusable Agg figure with ``ncols`` slots side by side; ``png()`` renders it.
+
+    Panels register their dynamic artists with ``animate``; everything else is
+    background, cached per ``layout`` (a tuple the panels report, e.g. which
+    kind of picture each slot shows).
+    """
 
     def __init__(self, ncols=1, width=4.0, height=2.8, dpi=72):
         self.figure = Figure(figsize=(width, height), dpi=dpi)
         FigureCanvasAgg(self.figure)  # attaches itself as figure.canvas
-        self.figure.subplots_adjust(left=0.09, right=0.88, bottom=0.13, top=0.82, wspace=0.5)
-        self.axes = list(self.figure.subplots(1, ncols, squeeze=False)[0])
-        self.dynamic = []  # artists redrawn on every update
-        self.background = None  # the rendered static part, or None when it must be redrawn
+        self.figure.subplots_adjust(**MARGINS)
+        grid = self.figure.add_gridspec(1, ncols)
+        self.slots = [grid[0, i].get_position(self.figure) for i in range(ncols)]
+        self.panels = []  # objects with a .layout() method, for the background key
+        self.dynamic = []  # artists drawn on every update
+        self.backgrounds = {}  # layout -> rendered static picture
 
     def animate(self, *artists):
         """Mark artists as dynamic: left out of the background, drawn on each update."""
@@ -56,24 +66,25 @@ class Canvas:
             artist.set_animated(True)
             self.dynamic.append(artist)
 
-    def forget(self, artists):
-        """Stop drawing these dynamic artists and redraw the background next time."""
-        self.dynamic = [a for a in self.dynamic if all(a is not b for b in artists)]
-        self.background = None
+    def invalidate(self):
+        """Forget cached backgrounds (call after changing a static frame)."""
+        self.backgrounds.clear()
 
     def png(self):
-        """Render the figure (background + dynamic artists) and return PNG bytes."""
+        """Render the figure (background + visible dynamic artists) as PNG bytes."""
         canvas = self.figure.canvas
-        if self.background is None:
-            canvas.draw()  # a full draw skips animated (dynamic) artists
-            self.background = canvas.copy_from_bbox(self.figure.bbox)
+        layout = tuple(panel.layout() for panel in self.panels)
+        if layout in self.backgrounds:
+            canvas.restore_region(self.backgrounds[layout])
         else:
-            canvas.restore_region(self.background)
+            canvas.draw()  # a full draw skips animated (dynamic) artists
+            self.backgrounds[layout] = canvas.copy_from_bbox(self.figure.bbox)
         for artist in self.dynamic:
-            self.figure.draw_artist(artist)
-        rgba = np.asarray(canvas.buffer_rgba())
+            if artist.axes is None or artist.axes.get_visible():
+                self.figure.draw_artist(artist)
         buffer = io.BytesIO()
-        Image.fromarray(rgba).save(buffer, format="png", compress_level=1)
+        Image.fromarray(np.asarray(canvas.buffer_rgba())).save(
+            buffer, format="png", compress_level=1)
         return buffer.getvalue()
 
 
@@ -99,110 +110,134 @@ def subsample(matrix, limit=MAX_PIXELS):
 
 
 def max_abs(array):
-    """Largest finite |value| (the colour scale of a value heatmap), 0.0 when none."""
+    """Largest finite |value| (the scale of every value picture), 0.0 when none."""
     finite = np.abs(array[np.isfinite(array)])
     return float(finite.max()) if finite.size else 0.0
 
 
-def style_axes(ax, xlabel, ylabel):
-    """Small fonts and at most 4 ticks per axis: tick labels are most of the drawing time."""
+def small_fonts(ax, xlabel="", ylabel=""):
     ax.set_xlabel(xlabel, fontsize=8)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.xaxis.set_major_locator(MaxNLocator(4))
-    ax.yaxis.set_major_locator(MaxNLocator(4))
 
 
 class TensorPanel:
-    """One axes (plus a colorbar slot) that shows a tensor or a pruning mask.
+    """One slot of a ``Canvas`` that shows a tensor (or a pruning mask).
 
-    ``show`` draws a heatmap for a 2-D+ tensor (or any mask), a bar chart
-    (≤ 64 values) or a histogram for a 1-D one, and the number for a scalar.
-    Consecutive heatmaps of the same kind only swap pixels and title (fast).
+    - 2-D and more: a heatmap (rows = dim 0), colours relative to |max|;
+    - 1-D with ≤ 64 values: bars; longer: a histogram (both relative to |max|);
+    - one value: the number; ``message(text)``: a note such as "no .grad yet".
     """
+
+    KINDS = ("values", "mask", "hist", "bars", "text")
 
     def __init__(self, canvas, index=0):
         self.canvas = canvas
         self.figure = canvas.figure
-        self.ax = canvas.axes[index]
-        box = self.ax.get_position()  # colorbar slot: a thin axes just right of ours
-        self.cax = self.figure.add_axes([box.x1 + 0.012, box.y0, 0.014, box.height])
-        self.cax.set_visible(False)
-        self.image = None
-        self.mode = None  # "values", "mask", or None (1-D / message: redrawn each time)
+        self.box = canvas.slots[index]
+        self.axes = {}  # kind -> axes, created the first time that kind is shown
+        self.artists = {}  # kind -> the dynamic artist that holds the data
+        self.kind = None
+        canvas.panels.append(self)
 
+    def layout(self):
+        return self.kind
+
+    # -- public -------------------------------------------------------------------
     def show(self, array, title, mask=False):
-        """Draw ``array`` (a NumPy array) under ``title``."""
+        """Draw ``array`` (anything NumPy can read) under ``title``."""
         array = np.asarray(array, dtype=np.float64)
         if mask:
-            self._heatmap(as_matrix(array), title, "mask")
+            self._use("mask").set_data(subsample(as_matrix(array)))
+            self._title(title)
+        elif array.size == 1:
+            self.message(f"{array.reshape(-1)[0]:.6g}", title, fontsize=14, color="black")
         elif array.ndim >= 2:
-            self._heatmap(as_matrix(array), title, "values")
+            scale = max_abs(array)
+            matrix = subsample(as_matrix(array))
+            self._use("values").set_data(matrix / scale if scale > 0 else matrix)
+            self._title(f"{title}\nshape {array.shape}, |max| = {scale:.3g}")
         else:
             self._one_dimensional(array.reshape(-1), title)
 
-    def message(self, text, title=""):
-        """An empty panel with a centred message (e.g. 'no .grad yet')."""
-        self._reset()
-        self.ax.set_axis_off()
-        self.ax.set_title(title, fontsize=9)
-        self.ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=9, color="gray",
-                     transform=self.ax.transAxes)
+    def message(self, text, title="", fontsize=9, color="gray"):
+        """An empty slot with a centred text."""
+        note = self._use("text")
+        note.set_text(text)
+        note.set_fontsize(fontsize)
+        note.set_color(color)
+        self._title(title)
 
-    def _reset(self):
-        self.canvas.forget([self.image, self.ax.title])
-        self.ax.clear()
-        self.ax.set_axis_on()
-        self.cax.clear()
-        self.cax.set_visible(False)
-        self.image = None
-        self.mode = None
+    # -- kinds of picture ---------------------------------------------------------------
+    def _use(self, kind):
+        """Show the axes for ``kind`` (building it on first use) and return its data artist."""
+        if kind not in self.axes:
+            ax = self.figure.add_axes(self.box)
+            self.axes[kind] = ax
+            self.artists[kind] = getattr(self, "_build_" + kind)(ax)
+            self.canvas.animate(self.artists[kind], ax.title)
+        for name, ax in self.axes.items():
+            ax.set_visible(name == kind)
+            for extra in getattr(ax, "companions", ()):
+                extra.set_visible(name == kind)
+        self.kind = kind
+        return self.artists[kind]
 
-    def _heatmap(self, matrix, title, mode):
-        if mode != self.mode:
-            self._new_heatmap(mode)
-        shown = subsample(matrix)
-        if mode == "values":
-            scale = max_abs(matrix)
-            shown = shown / scale if scale > 0 else shown  # colours always span [-1, 1]
-            title = f"{title}\n|max| = {scale:.3g}"
-        self.image.set_data(shown)
-        self.ax.set_title(title, fontsize=9)
+    def _title(self, text):
+        self.axes[self.kind].set_title(text, fontsize=9)
 
-    def _new_heatmap(self, mode):
-        """Build the static frame of a heatmap: no ticks, a fixed-range colorbar."""
-        self._reset()
-        mask = mode == "mask"
-        self.image = self.ax.imshow(
-            np.zeros((2, 2)), aspect="auto", interpolation="nearest", extent=(0, 1, 1, 0),
-            cmap=MASK_CMAP if mask else VALUE_CMAP, vmin=0.0 if mask else -1.0, vmax=1.0,
-        )
-        self.ax.set_xticks([])
-        self.ax.set_yticks([])
-        self.ax.set_xlabel("columns (dims 1.. flattened)", fontsize=8)
-        self.ax.set_ylabel("rows (dim 0)", fontsize=8)
-        self.cax.set_visible(True)
-        bar = self.figure.colorbar(self.image, cax=self.cax)
-        if mask:
-            bar.set_ticks([0.25, 0.75], labels=["pruned", "kept"])
-        else:
-            bar.set_ticks([-1, 0, 1], labels=["-max", "0", "+max"])
-        bar.ax.tick_params(labelsize=7)
-        self.canvas.animate(self.image, self.ax.title)
-        self.mode = mode
+    def _heatmap_frame(self, ax, cmap, vmin, ticks, labels):
+        image = ax.imshow(np.zeros((2, 2)), aspect="auto", interpolation="nearest",
+                          extent=(0, 1, 1, 0), cmap=cmap, vmin=vmin, vmax=1.0)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        small_fonts(ax, "columns (dims 1.. flattened)", "rows (dim 0)")
+        box = ax.get_position()  # colorbar: a thin axes just right of the heatmap
+        cax = self.figure.add_axes([box.x1 + 0.01, box.y0, 0.012, box.height])
+        bar = self.figure.colorbar(image, cax=cax)
+        bar.set_ticks(ticks, labels=labels)
+        cax.tick_params(labelsize=7)
+        ax.companions = (cax,)
+        return image
+
+    def _build_values(self, ax):
+        return self._heatmap_frame(ax, VALUE_CMAP, -1.0, [-1, 0, 1], ["-max", "0", "+max"])
+
+    def _build_mask(self, ax):
+        return self._heatmap_frame(ax, MASK_CMAP, 0.0, [0.25, 0.75], ["pruned", "kept"])
+
+    def _build_hist(self, ax):
+        steps = ax.stairs(np.zeros(40), np.linspace(-1, 1, 41), fill=True, color=BLUE)
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_ylim(0, 1.05)
+        ax.set_xticks([-1, 0, 1], labels=["-max", "0", "+max"])
+        ax.set_yticks([0, 1], labels=["0", "peak"])
+        small_fonts(ax, "value", "count")
+        return steps
+
+    def _build_bars(self, ax):
+        steps = ax.stairs(np.zeros(1), np.array([0.0, 1.0]), baseline=0.0, fill=True, color=BLUE)
+        ax.axhline(0.0, color="black", linewidth=0.5)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_xticks([])
+        ax.set_yticks([-1, 0, 1], labels=["-max", "0", "+max"])
+        small_fonts(ax, "index (left to right)", "value")
+        return steps
+
+    def _build_text(self, ax):
+        ax.set_axis_off()
+        return ax.text(0.5, 0.5, "", ha="center", va="center", transform=ax.transAxes)
 
     def _one_dimensional(self, values, title):
-        self._reset()
-        self.ax.set_title(title, fontsize=9)
-        if values.size == 1:
-            self.ax.set_axis_off()
-            self.ax.text(0.5, 0.5, f"{values[0]:.6g}", ha="center", va="center", fontsize=14,
-                         transform=self.ax.transAxes)
-        elif values.size <= 64:
-            self.ax.bar(np.arange(values.size), values, color=BLUE, width=0.8)
-            self.ax.axhline(0.0, color="black", linewidth=0.5)
-            style_axes(self.ax, "index", "value")
-        else:
-            counts, edges = np.histogram(values[np.isfinite(values)], bins=40)
-            self.ax.stairs(counts, edges, fill=True, color=BLUE)
-            style_axes(self.ax, "value", "count")
+        scale = max_abs(values)
+        relative = values / scale if scale > 0 else values
+        if values.size <= 64:
+            # one step per value, drawn as touching bars
+            self._use("bars").set_data(relative, np.linspace(0, 1, values.size + 1))
+            self._title(f"{title}\n{values.size} values, |max| = {scale:.3g}")
+            return
+        counts, _ = np.histogram(relative[np.isfinite(relative)], bins=40, range=(-1, 1))
+        peak = int(counts.max()) or 1
+        self._use("hist").set_data(counts / peak, np.linspace(-1, 1, 41))
+        self._title(f"{title}\n{values.size} values, |max| = {scale:.3g}, peak {peak}")

@@ -1,0 +1,132 @@
+"""The ipywidgets view of ``ParameterTreeModel``.
+
+Layout::
+
+    title + totals
+    [ module tree (HTML table) ]  [ tensor dropdown ] [refresh]
+                                  [ values | .grad  (PNG)   ]
+                                  [ summary text            ]
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ._render import Canvas, TensorPanel
+from .parameter_tree import ParameterTreeModel
+
+STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
+
+
+class ParameterTree(W.VBox):
+    """Browse a module's tree, parameters and buffers; pick one to see its values and grad.
+
+    >>> tree = ParameterTree(model)   # display(tree) in a notebook
+    >>> tree.select.value = "0.weight"
+    >>> tree.refresh()                # after training steps or pruning
+    """
+
+    def __init__(self, module):
+        self.model = ParameterTreeModel(module)
+        self.canvas = Canvas(ncols=2, width=6.4, height=2.7)
+        self.values_panel = TensorPanel(self.canvas, 0)
+        self.grad_panel = TensorPanel(self.canvas, 1)
+
+        self.title = W.HTML()
+        self.tree_html = W.HTML(layout=W.Layout(width="440px", max_height="420px",
+                                                overflow="auto"))
+        self.select = W.Dropdown(description="tensor", layout=W.Layout(width="330px"))
+        self.refresh_button = W.Button(description="refresh", icon="refresh",
+                                       tooltip="re-read the module (after training or pruning)",
+                                       layout=W.Layout(width="100px"))
+        self.image = W.Image(format="png", layout=W.Layout(width="470px"))
+        self.summary = W.HTML(layout=W.Layout(width="470px"))
+
+        self.select.observe(self._on_select, names="value")
+        self.refresh_button.on_click(lambda _: self.refresh())
+        right = W.VBox([W.HBox([self.select, self.refresh_button]), self.image, self.summary])
+        super().__init__([self.title, W.HBox([self.tree_html, right])])
+        self.refresh()
+
+    def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
+        return f"ParameterTree({type(self.model.module).__name__}, {len(self.model.rows())} modules)"
+
+    # -- reactions ------------------------------------------------------------------
+    def refresh(self):
+        """Re-read the module and redraw everything (keeps the selection when it still exists)."""
+        self.model.refresh()
+        names = self.model.tensor_names()
+        previous = self.select.value
+        self.select.unobserve(self._on_select, names="value")
+        self.select.options = names
+        self.select.value = previous if previous in names else (names[0] if names else None)
+        self.select.observe(self._on_select, names="value")
+        self._draw_title()
+        self._draw_selection()
+
+    def _on_select(self, change):
+        self._draw_selection()
+
+    # -- drawing ------------------------------------------------------------------------
+    def _draw_title(self):
+        totals = self.model.totals()
+        module = self.model.module
+        self.title.value = (
+            f"<b>ParameterTree</b> — {html.escape(type(module).__name__)} "
+            f"({'train' if module.training else 'eval'} mode): "
+            f"{totals['parameters']:,} parameters ({totals['trainable']:,} trainable, "
+            f"{totals['frozen']:,} frozen), {totals['buffers']:,} buffer elements"
+        )
+
+    def _draw_selection(self):
+        name = self.select.value
+        self.tree_html.value = self._tree_table(name)
+        if name is None:
+            self.values_panel.message("this module has no parameters or buffers")
+            self.grad_panel.message("")
+            self.summary.value = ""
+        else:
+            self.values_panel.show(self.model.values(name), f"{name}: values")
+            grad = self.model.grad(name)
+            if self.model.tensor_row(name).kind == "buffer":
+                self.grad_panel.message("buffers never get a .grad", f"{name}.grad")
+            elif grad is None:
+                self.grad_panel.message("no .grad yet\n(run backward first)", f"{name}.grad")
+            else:
+                self.grad_panel.show(grad, f"{name}.grad")
+            self.summary.value = self._summary_html(name)
+        self.image.value = self.canvas.png()
+
+    def _tree_table(self, selected):
+        rows = []
+        for row in self.model.rows():
+            pad = "&nbsp;" * (2 * row.depth)
+            mode = "train" if row.training else "<span style='color:#b5179e'>eval</span>"
+            rows.append(f"<tr><td>{pad}<b>{html.escape(row.label)}</b>: "
+                        f"{html.escape(row.class_name)} [{mode}]</td></tr>")
+            for t in row.tensors:
+                own = html.escape(t.name.rsplit(".", 1)[-1])
+                flags = "param" if t.kind == "parameter" else (
+                    "buffer" if t.persistent else "buffer, non-persistent")
+                if t.kind == "parameter" and not t.requires_grad:
+                    flags += ", frozen"
+                if t.has_grad:
+                    flags += ", grad"
+                mark = "background:#ffe8a3;" if t.name == selected else ""
+                rows.append(
+                    f"<tr><td style='{mark}'>{pad}&nbsp;&nbsp;· {own} "
+                    f"{t.shape} {t.dtype} <span style='color:gray'>({flags}; {t.numel:,})</span>"
+                    f"</td></tr>")
+        return f"<table style='{STYLE}'>{''.join(rows)}</table>"
+
+    def _summary_html(self, name):
+        s = self.model.tensor_summary(name)
+        header = (f"{s['kind']}, shape {s['shape']}, {s['dtype']}, {s['device']}, "
+                  f"requires_grad={s['requires_grad']}, "
+                  f"{'in state_dict' if s['persistent'] else 'not in state_dict'}")
+        lines = [f"<b>{html.escape(name)}</b> — {html.escape(header)}",
+                 html.escape(f"values: {s['stats']}, zeros {s['stats'].zeros:.1%}")]
+        if s["grad_stats"] is not None:
+            lines.append(html.escape(f"grad: {s['grad_stats']}"))
+        return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
