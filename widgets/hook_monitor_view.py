@@ -1,0 +1,156 @@
+"""The ipywidgets view of ``HookRecorder``: step through hook calls one by one.
+
+Layout::
+
+    title
+    [◀ prev] [slider: event #] [next ▶] [clear]   "event 3 / 20"
+    [ picture of the event's tensor ]  [ timeline of all events ]
+    [ description: module, hook kind, shapes and statistics       ]
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ._render import Canvas, TensorPanel
+from .hook_monitor import HookRecorder
+
+STYLE = "font-family: monospace; font-size: 12px; line-height: 1.3"
+KIND_COLOURS = {"forward_pre": "#577590", "forward": "#277da1",
+                "backward_pre": "#f3722c", "backward": "#c0392b"}
+
+
+class HookMonitor(W.VBox):
+    """Record forward/backward hook calls of a module and step through them.
+
+    >>> monitor = HookMonitor(model)          # hooks on every leaf module
+    >>> monitor.run(x)                         # one forward + backward, then show
+    >>> monitor.slider.value = 5               # or the prev/next buttons
+    >>> monitor.detach()                       # remove every hook
+
+    After running the model yourself, call ``monitor.refresh()``.
+    """
+
+    def __init__(self, module, modules=None):
+        self.recorder = HookRecorder(module, modules)
+        self.canvas = Canvas(ncols=1, width=4.2, height=3.0)
+        self.panel = TensorPanel(self.canvas, 0)
+
+        self.title = W.HTML()
+        self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"))
+        self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"))
+        self.clear_button = W.Button(description="clear", icon="trash",
+                                     layout=W.Layout(width="80px"))
+        self.slider = W.IntSlider(min=0, max=0, value=0, description="event",
+                                  continuous_update=True, layout=W.Layout(width="360px"))
+        self.position = W.Label()
+        self.image = W.Image(format="png", layout=W.Layout(width="310px"))
+        self.timeline = W.HTML(layout=W.Layout(width="440px", max_height="300px",
+                                               overflow="auto"))
+        self.description = W.HTML(layout=W.Layout(width="760px"))
+
+        self.prev_button.on_click(lambda _: self.step(-1))
+        self.next_button.on_click(lambda _: self.step(+1))
+        self.clear_button.on_click(lambda _: self.clear())
+        self.slider.observe(lambda change: self._draw(), names="value")
+        controls = W.HBox([self.prev_button, self.slider, self.next_button, self.clear_button,
+                           self.position])
+        super().__init__([self.title, controls, W.HBox([self.image, self.timeline]),
+                          self.description])
+        self.refresh()
+
+    def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
+        return (f"HookMonitor({type(self.recorder.module).__name__}, "
+                f"{len(self.recorder.module_names)} modules watched)")
+
+    # -- the recorder's life cycle ----------------------------------------------------
+    @property
+    def events(self):
+        return self.recorder.events
+
+    def run(self, *inputs, loss_fn=None, target=None):
+        """Clear, run one forward and one backward pass, show the first event; return the loss.
+
+        The loss is ``loss_fn(output, target)`` or, without ``loss_fn``,
+        ``output.sum()``. Gradients accumulate into ``.grad`` as usual.
+        """
+        self.recorder.clear()
+        output = self.recorder.module(*inputs)
+        loss = loss_fn(output, target) if loss_fn is not None else output.sum()
+        loss.backward()
+        self.refresh(0)
+        return loss
+
+    def refresh(self, index=None):
+        """Show the events recorded so far (at ``index``, default: keep the position)."""
+        count = len(self.events)
+        self.slider.max = max(count - 1, 0)
+        if index is not None:
+            self.slider.value = min(index, self.slider.max)
+        self._draw()
+
+    def clear(self):
+        """Forget the recorded events (hooks stay attached)."""
+        self.recorder.clear()
+        self.refresh(0)
+
+    def detach(self):
+        """Remove every hook (the view keeps showing what was recorded)."""
+        self.recorder.detach()
+        self._draw()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.detach()
+        return False
+
+    def step(self, delta):
+        """Move ``delta`` events forward (or backward), staying in range."""
+        self.slider.value = min(max(self.slider.value + delta, 0), self.slider.max)
+
+    # -- drawing ------------------------------------------------------------------------
+    def current(self):
+        """The event under the slider, or ``None`` when nothing was recorded."""
+        return self.events[self.slider.value] if self.events else None
+
+    def _draw(self):
+        event = self.current()
+        state = "attached" if self.recorder.handles else "detached"
+        self.title.value = (
+            f"<b>HookMonitor</b> — hooks {state} on {len(self.recorder.module_names)} modules "
+            f"of {html.escape(type(self.recorder.module).__name__)}: "
+            f"{html.escape(', '.join(self.recorder.module_names) or '(root)')}")
+        if event is None:
+            self.position.value = "no events yet: run the model (or monitor.run(x))"
+            self.panel.message("no events recorded yet")
+            self.timeline.value = ""
+            self.description.value = ""
+        else:
+            self.position.value = f"event {event.index + 1} / {len(self.events)}"
+            shown = event.primary()
+            heading = f"#{event.index} {event.kind} '{event.module_name}'"
+            if shown is None:
+                self.panel.message("no tensor to show (all None)", heading)
+            else:
+                self.panel.show(shown.values, f"{heading}: {shown.label}")
+            self.timeline.value = self._timeline(event.index)
+            self.description.value = (f"<pre style='{STYLE}; margin:0'>"
+                                      f"{html.escape(event.describe())}</pre>")
+        self.image.value = self.canvas.png()
+
+    def _timeline(self, current):
+        """Every event as one line; the current one highlighted."""
+        lines = []
+        for e in self.events:
+            colour = KIND_COLOURS[e.kind]
+            mark = "background:#ffe8a3;" if e.index == current else ""
+            shown = e.primary()
+            shape = "" if shown is None else f" {shown.label} {shown.shape}"
+            lines.append(
+                f"<div style='{mark}'>{e.index:>3} <span style='color:{colour}'>"
+                f"{e.kind:<12}</span> {html.escape(e.module_name)} "
+                f"({html.escape(e.class_name)}){html.escape(shape)}</div>")
+        return f"<div style='{STYLE}; white-space:pre'>{''.join(lines)}</div>"
