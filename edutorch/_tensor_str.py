@@ -125,8 +125,18 @@ def format_values(t, indent):
 
 def _str(t, prefix="tensor("):
     body = format_values(t, len(prefix))
-    extras = _suffixes(t)
-    if extras:
-        sep = ", " if "\n" not in body else ",\n" + " " * len(prefix)
-        body = body + sep + ", ".join(extras)
-    return prefix + body + ")"
+    return _add_suffixes(prefix + body, _suffixes(t), len(prefix))
+
+
+def _add_suffixes(text, suffixes, indent):
+    """Append ``, requires_grad=True`` etc.; a suffix that would pass LINEWIDTH starts a new line."""
+    parts = [text]
+    last_line_len = len(text) - text.rfind("\n") + 1  # as PyTorch counts it
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    return "".join(parts) + ")"
