@@ -7,6 +7,7 @@ input's shape again.
 import numpy as np
 
 from ..function import Function
+from . import fused
 from .utils import binary_arrays, grad_for, input_meta
 
 
@@ -196,7 +197,7 @@ class Tanh(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (1 - out * out)
+        return fused.tanh_backward(grad, out)  # grad * (1 - out²) as one op
 
 
 class Sigmoid(Function):
@@ -215,7 +216,7 @@ class Sigmoid(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * out * (1 - out)
+        return fused.sigmoid_backward(grad, out)  # grad * out * (1 - out) as one op
 
 
 class Relu(Function):
@@ -232,7 +233,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * (out > 0)
+        return fused.threshold_backward(grad, out, 0)  # grad where out > 0, as one op
 
 
 class PowTensor(Function):

@@ -17,7 +17,7 @@ def normalize_dims(dim, ndim):
 
 def expand_grad(grad, in_shape, axes, keepdim):
     """Undo a reduction's shape: re-insert reduced axes, then broadcast to ``in_shape``."""
-    if not keepdim:
+    if not keepdim and grad.data.ndim:  # a 0-d grad (every axis reduced) expands as is
         shape = list(in_shape)
         for ax in axes:
             shape[ax] = 1

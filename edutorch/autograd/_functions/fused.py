@@ -1,0 +1,81 @@
+"""Fused gradient formulas: PyTorch's ``tanh_backward``, ``sigmoid_backward``, ``threshold_backward``.
+
+``TanhBackward0`` could compute ``grad * (1 - y * y)`` with three Tensor ops,
+each paying the per-op bookkeeping of ``Function.apply``.  PyTorch instead
+calls one kernel, ``tanh_backward(grad, y)``; so do we: each formula below is
+one ``Function`` with a NumPy forward, and a backward of its own so that
+``create_graph=True`` (second derivatives) still works through it.
+"""
+from ..function import Function
+
+
+class TanhBackward(Function):
+    """``tanh_backward(grad, y) = grad * (1 - y²)`` where ``y = tanh(x)``."""
+
+    _backward_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, y):
+        ctx.save_for_backward(grad, y)
+        t = y.data
+        return grad.data * (1 - t * t)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        # d/dgrad = 1 - y²;  d/dy = -2 grad y
+        g_grad = TanhBackward.apply(gg, y) if ctx.needs_input_grad[0] else None
+        g_y = gg * grad * y * -2 if ctx.needs_input_grad[1] else None
+        return g_grad, g_y
+
+
+class SigmoidBackward(Function):
+    """``sigmoid_backward(grad, y) = grad * y * (1 - y)`` where ``y = sigmoid(x)``."""
+
+    _backward_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, y):
+        ctx.save_for_backward(grad, y)
+        s = y.data
+        return grad.data * (s * (1 - s))
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        # d/dgrad = y (1 - y);  d/dy = grad (1 - 2y)
+        g_grad = SigmoidBackward.apply(gg, y) if ctx.needs_input_grad[0] else None
+        g_y = gg * grad * (1 - 2 * y) if ctx.needs_input_grad[1] else None
+        return g_grad, g_y
+
+
+class ThresholdBackward(Function):
+    """``threshold_backward(grad, y, threshold) = grad where y > threshold, else 0`` (ReLU's gradient)."""
+
+    _backward_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, y, threshold=0):
+        ctx.save_for_backward(y)
+        ctx.threshold = threshold
+        g = grad.data
+        # multiplying by the bool mask keeps grad's dtype and is one NumPy pass
+        return g * (y.data > threshold)
+
+    @staticmethod
+    def backward(ctx, gg):
+        (y,) = ctx.saved_tensors
+        # linear in grad; the mask is piecewise constant in y, so y gets no gradient
+        return ThresholdBackward.apply(gg, y, ctx.threshold), None, None
+
+
+def tanh_backward(grad, y):
+    return TanhBackward.apply(grad, y)
+
+
+def sigmoid_backward(grad, y):
+    return SigmoidBackward.apply(grad, y)
+
+
+def threshold_backward(grad, y, threshold=0):
+    return ThresholdBackward.apply(grad, y, threshold)
