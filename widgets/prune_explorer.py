@@ -34,6 +34,7 @@ METHOD_LABELS = {
 #: global pruning ranks weights of all layers together: only unstructured methods make sense
 GLOBAL_METHODS = {"l1_unstructured": "L1Unstructured", "random_unstructured": "RandomUnstructured"}
 DEFAULT_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+PREVIEW_CACHE_SIZE = 64  # previews kept (each holds one mask per weight)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class PruneExplorerModel:
         self._rng_state = self.torch.get_rng_state()
         self._preview_cache = {}
         self._curve_cache = {}
+        self._current = None
 
     # -- what can be pruned -------------------------------------------------------
     def layers(self):
@@ -140,6 +142,8 @@ class PruneExplorerModel:
         if key not in self._preview_cache:
             trial = copy.deepcopy(self.module)
             self._with_own_rng(lambda: self._prune(trial, settings))
+            if len(self._preview_cache) >= PREVIEW_CACHE_SIZE:  # forget the oldest preview
+                del self._preview_cache[next(iter(self._preview_cache))]
             self._preview_cache[key] = self.outcome(trial)
         return self._preview_cache[key]
 
@@ -171,7 +175,7 @@ class PruneExplorerModel:
             self.undo_stack.pop()
             raise
         self._changed()
-        return self.outcome()
+        return self.current()
 
     def make_permanent(self):
         """``prune.remove`` on every pruned weight: ``weight`` becomes a plain parameter again."""
@@ -181,7 +185,7 @@ class PruneExplorerModel:
             if _is_pruned(owner, attr):
                 self.prune.remove(owner, attr)
         self._changed()
-        return self.outcome()
+        return self.current()
 
     def undo(self):
         """Go back to the state before the last ``apply()`` / ``make_permanent()``."""
@@ -189,11 +193,26 @@ class PruneExplorerModel:
             raise IndexError("nothing to undo")
         self._restore(self.undo_stack.pop())
         self._changed()
-        return self.outcome()
+        return self.current()
 
     def _changed(self):
         self.version += 1
         self._preview_cache.clear()  # every cached preview was computed on the old model
+        self._current = None
+
+    def current(self):
+        """``outcome()`` of the real model, cached until the explorer changes it.
+
+        After changing the model yourself (training, pruning by hand), call ``refresh()``.
+        """
+        if self._current is None:
+            self._current = self.outcome()
+        return self._current
+
+    def refresh(self):
+        """Forget everything cached: the model was changed outside the explorer."""
+        self._changed()
+        self._curve_cache.clear()
 
     def _snapshot(self):
         """For every weight: its unmasked values and its mask (None when not pruned)."""

@@ -1,0 +1,263 @@
+"""The ipywidgets view of ``PruneExplorerModel``.
+
+Layout::
+
+    title
+    [layer ▾] [method ▾] [n ▾] [dim ▾]
+    [amount ────●──────]  [apply] [undo] [make permanent]
+    [ mask preview (heatmap) | accuracy vs sparsity (curve + marker) ]
+    [ table: sparsity now / preview per weight, loss/accuracy, _orig/_mask names ]
+
+Moving the slider only *previews* (on a copy of the model); ``apply`` prunes
+the real model.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import numpy as np
+
+from ._render import MAX_PIXELS, Canvas, TensorPanel, as_matrix, small_fonts
+from .prune_explorer import GLOBAL, GLOBAL_METHODS, METHOD_LABELS, PruneExplorerModel
+
+STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
+ROWS_PER_LAYER = 60  # height of each layer's strip in the global mask overview
+
+
+class PruneExplorer(W.VBox):
+    """Pick weights, a pruning method and an amount; preview, apply, undo, make permanent.
+
+    >>> explorer = PruneExplorer(model, data=(x_val, y_val))
+    >>> explorer.method.value = "l1_unstructured"; explorer.amount.value = 0.6
+    >>> explorer.apply_button.click()
+    """
+
+    def __init__(self, module, data=None):
+        self.model = PruneExplorerModel(module, data)
+        self.canvas = Canvas(ncols=2, width=7.6, height=3.0)
+        self.mask_panel = TensorPanel(self.canvas, 0)
+        self.curve_panel = CurvePanel(self.canvas, 1)
+        self.error = None  # text of the last error (bad settings), shown in red
+
+        layers = self.model.layers()
+        self.title = W.HTML()
+        self.layer = W.Dropdown(options=self.model.choices(), value=layers[0] if layers else GLOBAL,
+                                description="weights", layout=W.Layout(width="260px"))
+        self.method = W.Dropdown(options=[(METHOD_LABELS[m], m) for m in METHOD_LABELS],
+                                 value="l1_unstructured", description="method",
+                                 layout=W.Layout(width="260px"))
+        self.n = W.Dropdown(options=[("L1", 1), ("L2", 2), ("L∞", float("inf"))], value=1,
+                            description="n", layout=W.Layout(width="130px"))
+        self.dim = W.Dropdown(options=[0], value=0, description="dim",
+                              layout=W.Layout(width="130px"))
+        self.amount = W.FloatSlider(value=0.5, min=0.0, max=0.95, step=0.05,
+                                    description="amount", readout_format=".2f",
+                                    continuous_update=True, layout=W.Layout(width="400px"))
+        self.apply_button = W.Button(description="apply", icon="cut", button_style="warning",
+                                     tooltip="prune the real model (iteratively)")
+        self.undo_button = W.Button(description="undo", icon="undo")
+        self.permanent_button = W.Button(description="make permanent", icon="lock",
+                                         tooltip="prune.remove: weight = weight_orig * weight_mask")
+        self.image = W.Image(format="png", layout=W.Layout(width="560px"))
+        self.table = W.HTML(layout=W.Layout(width="760px"))
+
+        for control in (self.layer, self.method, self.n, self.dim):
+            control.observe(lambda change: self._settings_changed(), names="value")
+        self.amount.observe(lambda change: self._amount_changed(), names="value")
+        self.apply_button.on_click(lambda _: self._act(self.model.apply))
+        self.undo_button.on_click(lambda _: self._act(self.model.undo))
+        self.permanent_button.on_click(lambda _: self._act(self.model.make_permanent))
+        super().__init__([
+            self.title,
+            W.HBox([self.layer, self.method, self.n, self.dim]),
+            W.HBox([self.amount, self.apply_button, self.undo_button, self.permanent_button]),
+            self.image, self.table,
+        ])
+        self._settings_changed()
+
+    def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
+        return (f"PruneExplorer({type(self.model.module).__name__}, "
+                f"{len(self.model.layers())} weights)")
+
+    def refresh(self):
+        """Redraw after the model was changed outside the explorer (training, manual pruning)."""
+        self.model.refresh()
+        self._settings_changed()
+
+    # -- reactions ------------------------------------------------------------------
+    def _settings_changed(self):
+        """Layer / method / n / dim changed: new settings, new curve, new preview."""
+        self._sync_dim_options()
+        self.n.disabled = self.method.value != "ln_structured"
+        self.dim.disabled = self.method.value not in ("ln_structured", "random_structured")
+        self.model.set(layer=self.layer.value, method=self.method.value, n=self.n.value,
+                       dim=self.dim.value, amount=self.amount.value)
+        self._draw(new_curve=True)
+
+    def _amount_changed(self):
+        """The slider moved: only the preview changes (the curve is cached)."""
+        self.model.set(amount=self.amount.value)
+        self._draw(new_curve=False)
+
+    def _act(self, action):
+        """apply / undo / make permanent on the real model, then redraw everything."""
+        try:
+            action()
+            self.error = None
+        except (ValueError, RuntimeError, IndexError) as error:
+            self.error = f"{type(error).__name__}: {error}"
+        self._draw(new_curve=True)
+
+    def _sync_dim_options(self):
+        if self.layer.value == GLOBAL:
+            return
+        ndim = len(self.model.current().masks[self.layer.value].shape)
+        options = list(range(ndim))
+        if list(self.dim.options) != options:
+            self.dim.options = options  # resets value to options[0]
+
+    # -- drawing ------------------------------------------------------------------------
+    def _draw(self, new_curve):
+        settings = self.model.settings
+        try:
+            preview = self.model.preview()
+            curve = self.model.curve() if new_curve and self.model.data is not None else None
+            self.error = None if new_curve else self.error
+        except (ValueError, RuntimeError, IndexError) as error:
+            preview, curve = None, None
+            self.error = f"{type(error).__name__}: {error}"
+        now = self.model.current()
+        if preview is None:
+            self.mask_panel.message("cannot preview these settings:\nsee the message below",
+                                    "mask preview")
+            self.curve_panel.message("no curve")
+        else:
+            self._draw_mask(preview, settings)
+            if self.model.data is None:
+                self.curve_panel.message("pass data=(x, y) to see\naccuracy vs sparsity")
+            else:
+                if curve is not None:
+                    self.curve_panel.set_curve(curve, settings.layer)
+                self.curve_panel.mark(_target_sparsity(preview, settings.layer),
+                                      _score(preview))
+        self.title.value = self._title_html(now)
+        self.table.value = self._table_html(now, preview)
+        self.image.value = self.canvas.png()
+
+    def _draw_mask(self, preview, settings):
+        # short titles: every glyph is redrawn on each slider step
+        if settings.layer == GLOBAL:
+            self.mask_panel.show(mask_overview(list(preview.masks.values())),
+                                 f"global masks, amount {settings.amount:.2f}", mask=True)
+        else:
+            self.mask_panel.show(preview.masks[settings.layer],
+                                 f"{settings.layer}_mask, amount {settings.amount:.2f}",
+                                 mask=True)
+
+    def _title_html(self, now):
+        module = self.model.module
+        loss = "" if now.loss is None else f", loss {now.loss:.4f}"
+        accuracy = "" if now.accuracy is None else f", accuracy {now.accuracy:.1%}"
+        return (f"<b>PruneExplorer</b> — {html.escape(type(module).__name__)}: global sparsity "
+                f"{now.global_sparsity:.1%}{loss}{accuracy}; undo steps: "
+                f"{len(self.model.undo_stack)}")
+
+    def _table_html(self, now, preview):
+        cells = "padding: 0 10px; text-align: right"
+        rows = [f"<tr><th style='text-align:left'>weight (global masks: top to bottom)</th><th style='{cells}'>shape</th>"
+                f"<th style='{cells}'>sparsity now</th><th style='{cells}'>preview</th></tr>"]
+        for name, mask in now.masks.items():
+            after = "—" if preview is None else f"{preview.sparsity[name]:.1%}"
+            rows.append(f"<tr><td>{html.escape(name)}</td><td style='{cells}'>{mask.shape}</td>"
+                        f"<td style='{cells}'>{now.sparsity[name]:.1%}</td>"
+                        f"<td style='{cells}'>{after}</td></tr>")
+        after = "—" if preview is None else f"{preview.global_sparsity:.1%}"
+        rows.append(f"<tr><td><b>global</b></td><td></td><td style='{cells}'>"
+                    f"<b>{now.global_sparsity:.1%}</b></td><td style='{cells}'><b>{after}</b>"
+                    f"</td></tr>")
+        lines = [f"<table style='{STYLE}'>{''.join(rows)}</table>"]
+        if now.loss is not None and preview is not None:
+            lines.append(f"loss {now.loss:.4f} → {preview.loss:.4f}"
+                         + ("" if now.accuracy is None else
+                            f", accuracy {now.accuracy:.1%} → {preview.accuracy:.1%}")
+                         + " (now → preview)")
+        names = ", ".join(now.pruned_names) or "none (nothing pruned yet)"
+        lines.append(f"pruning re-parametrisation: {html.escape(names)}")
+        if self.error:
+            lines.append(f"<span style='color:#c0392b'>{html.escape(self.error)}</span>")
+        return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
+
+
+def mask_overview(masks, width=MAX_PIXELS, rows=ROWS_PER_LAYER):
+    """All masks as strips of equal size stacked top to bottom, with a blank row between.
+
+    Each mask is sampled at ``rows x width`` evenly spaced positions (nearest
+    neighbour), so a 10x128 layer is as visible as a 256x784 one. NaN rows are
+    drawn transparent: they separate the layers.
+    """
+    strips = []
+    for mask in masks:
+        matrix = as_matrix(mask)
+        r = np.linspace(0, matrix.shape[0] - 1, min(rows, matrix.shape[0] * 8)).round().astype(int)
+        c = np.linspace(0, matrix.shape[1] - 1, width).round().astype(int)
+        strips.append(matrix[np.ix_(r, c)].astype(np.float64))
+        strips.append(np.full((2, width), np.nan))
+    return np.vstack(strips[:-1]) if strips else np.ones((1, 1))
+
+
+def _target_sparsity(outcome, layer):
+    return outcome.global_sparsity if layer == GLOBAL else outcome.sparsity[layer]
+
+
+def _score(outcome):
+    """Accuracy when the task has one, otherwise the loss."""
+    return outcome.accuracy if outcome.accuracy is not None else outcome.loss
+
+
+class CurvePanel:
+    """Accuracy (or loss) vs sparsity: a static curve and a dynamic marker for the preview."""
+
+    def __init__(self, canvas, index):
+        self.canvas = canvas
+        self.ax = canvas.figure.add_axes(canvas.slots[index])
+        self.line, = self.ax.plot([], [], "o-", color="#219ebc", markersize=3, linewidth=1.2)
+        self.marker, = self.ax.plot([], [], "o", color="#c0392b", markersize=8)
+        self.note = self.ax.text(0.5, 0.5, "", ha="center", va="center", fontsize=9,
+                                 color="gray", transform=self.ax.transAxes)
+        self.ax.set_xlim(-0.02, 1.02)
+        small_fonts(self.ax, "sparsity of the pruned weights", "accuracy")
+        self.ax.set_title("what the pruning costs (red: preview)", fontsize=9)
+        canvas.animate(self.marker)
+        canvas.panels.append(self)
+        self.kind = "curve"
+
+    def layout(self):
+        return self.kind
+
+    def set_curve(self, points, layer):
+        """New curve (settings or model changed): its frame is static, so redraw the background."""
+        sparsity = [p[1] for p in points]
+        accuracy = [p[3] for p in points]
+        scores = accuracy if all(a is not None for a in accuracy) else [p[2] for p in points]
+        self.line.set_data(sparsity, scores)
+        low, high = min(scores), max(scores)
+        pad = 0.05 * (high - low) or 0.05
+        self.ax.set_ylim(low - pad, high + pad)
+        self.ax.set_ylabel("accuracy" if scores is accuracy else "loss", fontsize=8)
+        self.ax.set_xlabel(f"sparsity of {'all weights' if layer == GLOBAL else layer}",
+                           fontsize=8)
+        self.note.set_text("")
+        self.ax.set_axis_on()
+        self.kind = "curve"
+        self.canvas.invalidate()
+
+    def mark(self, sparsity, score):
+        self.marker.set_data([sparsity], [score])
+
+    def message(self, text):
+        self.note.set_text(text)
+        self.line.set_data([], [])
+        self.marker.set_data([], [])
+        self.ax.set_axis_off()
+        self.kind = "message: " + text
