@@ -1,47 +1,64 @@
-"""Convolution as one matrix product: the *im2col* trick.
+"""Convolution as matrix products: the *im2col* trick.
 
 A 2-D convolution slides a ``kh x kw`` window over the (padded) input and
 takes, at every position, the dot product of the window with each filter.
-Instead of looping over positions we
+Instead of looping over the Ho*Wo positions we
 
-1. ``im2col``: build a *view* ``(N, C, Ho, Wo, kh, kw)`` holding every window
-   (``sliding_window_view`` makes it without copying a single number: it only
-   sets strides so that neighbouring windows share memory), then copy it once
-   into a matrix ``cols`` of shape ``(N*Ho*Wo, C*kh*kw)``: one row per output
-   position, one column per weight;
-2. multiply ``cols @ W.reshape(O, C*kh*kw).T``: every output at once;
-3. in backward, ``dW = grad.T @ cols`` and ``dcols = grad @ W``; ``col2im``
-   adds each column of ``dcols`` back onto the input pixel it was read from.
+1. ``im2col``: build ``cols`` of shape (N, C, kh, kw, Ho, Wo), where
+   ``cols[n, c, i, j]`` is the input plane ``c`` *shifted* by the kernel
+   offset (i, j) (and subsampled by the stride).  That is only kh*kw strided
+   slice copies, one per kernel offset, each a fast vectorised copy;
+2. view it as (N, C*kh*kw, Ho*Wo) (free: it is contiguous) and multiply
+   ``W.reshape(O, C*kh*kw) @ cols``: all outputs of a sample in one matrix
+   product, landing directly in the (N, O, Ho, Wo) layout;
+3. in backward, ``dW = sum_n grad[n] @ cols[n].T`` and ``dcols = W.T @ grad``;
+   ``col2im`` adds each shifted plane of ``dcols`` back where it was read from.
 
-A 1-D convolution is the 2-D one with height 1.
+``groups`` splits the channels into independent convolutions: one more
+(batch-like) axis in the same products.  A 1-D convolution is the 2-D one with
+height 1.
 """
 import numpy as np
 
 from ...autograd.function import Function, once_differentiable
 
 
-def windows(x, kernel, stride, dilation):
-    """All ``kh x kw`` windows of ``x`` (N, C, H, W) as a view (N, C, Ho, Wo, kh, kw)."""
-    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
-    # a dilated kernel spans (k-1)*d+1 pixels; take every d-th one of that span
-    span = ((kh - 1) * dh + 1, (kw - 1) * dw + 1)
-    view = np.lib.stride_tricks.sliding_window_view(x, span, axis=(2, 3))
-    return view[:, :, ::sh, ::sw, ::dh, ::dw]
+def _offset_slices(i, j, out_hw, stride, dilation):
+    """The input region read by kernel offset (i, j): rows i*dh, i*dh+sh, ... (Ho of them)."""
+    (ho, wo), (sh, sw), (dh, dw) = out_hw, stride, dilation
+    return (slice(None), slice(None),
+            slice(i * dh, i * dh + sh * (ho - 1) + 1, sh),
+            slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
 
 
-def col2im(dwin, in_shape, stride, dilation):
-    """The adjoint of ``windows``: add each window's gradient back onto its pixels.
+def out_hw(in_hw, kernel, stride, dilation):
+    """Output height and width of a window sliding over a (padded) ``in_hw`` plane."""
+    return tuple((n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(in_hw, kernel, stride, dilation))
 
-    ``dwin`` is (N, C, Ho, Wo, kh, kw); the result has ``in_shape`` (N, C, H, W).
-    One strided slice-add per kernel offset (kh*kw of them), each vectorised.
-    """
-    _, _, ho, wo, kh, kw = dwin.shape
-    (sh, sw), (dh, dw) = stride, dilation
-    dx = np.zeros(in_shape, dtype=dwin.dtype)
+
+def im2col(xp, kernel, stride, dilation):
+    """(N, C, H, W) -> (N, C, kh, kw, Ho, Wo): one shifted, strided copy per kernel offset."""
+    n, c = xp.shape[:2]
+    kh, kw = kernel
+    ho, wo = out_hw(xp.shape[2:], kernel, stride, dilation)
+    cols = np.empty((n, c, kh, kw, ho, wo), dtype=xp.dtype)
     for i in range(kh):
         for j in range(kw):
-            dx[:, :, i * dh: i * dh + sh * (ho - 1) + 1: sh,
-               j * dw: j * dw + sw * (wo - 1) + 1: sw] += dwin[:, :, :, :, i, j]
+            cols[:, :, i, j] = xp[_offset_slices(i, j, (ho, wo), stride, dilation)]
+    return cols
+
+
+def col2im(dcols, in_shape, stride, dilation):
+    """The adjoint of ``im2col``: add each offset's plane back onto the pixels it came from.
+
+    ``dcols`` is (N, C, kh, kw, Ho, Wo); the result has ``in_shape`` (N, C, H, W).
+    Overlapping windows (stride < kernel) simply add up.
+    """
+    _, _, kh, kw, ho, wo = dcols.shape
+    dx = np.zeros(in_shape, dtype=dcols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            dx[_offset_slices(i, j, (ho, wo), stride, dilation)] += dcols[:, :, i, j]
     return dx
 
 
@@ -50,22 +67,6 @@ def pad2d(x, padding, value=0.0):
     if not any(padding[0]) and not any(padding[1]):
         return x
     return np.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=value)
-
-
-def _conv_forward(x, w, stride, dilation, groups):
-    """Convolve padded ``x`` (N, C, H, W) with ``w`` (O, C/groups, kh, kw); returns (out, cols)."""
-    n, c = x.shape[:2]
-    o, cg, kh, kw = w.shape
-    win = windows(x, (kh, kw), stride, dilation)  # (N, C, Ho, Wo, kh, kw), a view
-    ho, wo = win.shape[2:4]
-    og = o // groups
-    # rows = output positions (n, ho, wo); columns = (channel, ki, kj) of one group
-    cols = win.reshape(n, groups, cg, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-    cols = cols.reshape(groups, n * ho * wo, cg * kh * kw)  # the one copy
-    w2 = w.reshape(groups, og, cg * kh * kw)
-    out = cols @ w2.transpose(0, 2, 1)  # (groups, N*Ho*Wo, O/groups): all outputs at once
-    out = out.reshape(groups, n, ho, wo, og).transpose(1, 0, 4, 2, 3).reshape(n, o, ho, wo)
-    return np.ascontiguousarray(out), cols
 
 
 class Convolution(Function):
@@ -83,12 +84,19 @@ class Convolution(Function):
         one_d = x.ndim == 3  # conv1d: run as conv2d over a height of 1
         if one_d:
             x, w = x[:, :, None, :], w[:, :, None, :]
+        n = x.shape[0]
+        o, cg, kh, kw = w.shape
         xp = pad2d(x, padding)
-        out, cols = _conv_forward(xp, w, stride, dilation, groups)
+        cols = im2col(xp, (kh, kw), stride, dilation)          # (N, C, kh, kw, Ho, Wo)
+        ho, wo = cols.shape[-2:]
+        # per group: (Og, Cg*kh*kw) @ (Cg*kh*kw, Ho*Wo), for every sample at once
+        cols_g = cols.reshape(n, groups, cg * kh * kw, ho * wo)
+        w_g = w.reshape(groups, o // groups, cg * kh * kw)
+        out = (w_g @ cols_g).reshape(n, o, ho, wo)
         if bias is not None:
             out += bias.data.reshape(1, -1, 1, 1)
-        ctx.cols = cols if ctx.needs_input_grad[1] else None
-        ctx.w = w if ctx.needs_input_grad[0] else None
+        ctx.cols = cols_g if ctx.needs_input_grad[1] else None
+        ctx.w_g = w_g if ctx.needs_input_grad[0] else None
         ctx.meta = (x.shape, xp.shape, w.shape, stride, padding, dilation, groups, one_d)
         return out[:, :, 0, :] if one_d else out
 
@@ -98,24 +106,23 @@ class Convolution(Function):
         from ..._tensor import Tensor
 
         x_shape, xp_shape, w_shape, stride, padding, dilation, groups, one_d = ctx.meta
-        g = grad.data[:, :, None, :] if one_d else grad.data
-        n, o, ho, wo = g.shape
+        g = grad.data
+        n, o = g.shape[:2]
         _, cg, kh, kw = w_shape
-        og = o // groups
-        # the gradient as a matrix matching ``out`` before the final reshape
-        g2 = g.reshape(n, groups, og, ho, wo).transpose(1, 0, 3, 4, 2).reshape(groups, n * ho * wo, og)
+        g_g = g.reshape(n, groups, o // groups, -1)             # (N, G, Og, Ho*Wo)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
-            dcols = g2 @ ctx.w.reshape(groups, og, cg * kh * kw)  # (groups, N*Ho*Wo, cg*kh*kw)
-            dwin = dcols.reshape(groups, n, ho, wo, cg, kh, kw).transpose(1, 0, 4, 2, 3, 5, 6)
-            dwin = dwin.reshape(n, groups * cg, ho, wo, kh, kw)
-            dxp = col2im(dwin, xp_shape, stride, dilation)
+            dcols = np.swapaxes(ctx.w_g, 1, 2) @ g_g            # (N, G, Cg*kh*kw, Ho*Wo)
+            ho, wo = out_hw(xp_shape[2:], (kh, kw), stride, dilation)
+            dcols = dcols.reshape(n, groups * cg, kh, kw, ho, wo)
+            dxp = col2im(dcols, xp_shape, stride, dilation)
             (top, _), (left, _) = padding
             dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
             gx = Tensor._make(np.ascontiguousarray(dx[:, :, 0, :] if one_d else dx))
         if ctx.needs_input_grad[1]:
-            dw = (g2.transpose(0, 2, 1) @ ctx.cols).reshape(w_shape)  # (O, cg, kh, kw)
+            # sum over samples of grad[n] @ cols[n].T
+            dw = (g_g @ np.swapaxes(ctx.cols, 2, 3)).sum(axis=0).reshape(w_shape)
             gw = Tensor._make(dw[:, :, 0, :] if one_d else dw)
         if ctx.needs_input_grad[2]:
-            gb = Tensor._make(g.sum(axis=(0, 2, 3)))
+            gb = Tensor._make(g.sum(axis=(0, 2)) if one_d else g.sum(axis=(0, 2, 3)))
         return gx, gw, gb, None, None, None, None

@@ -1,13 +1,13 @@
 """Pooling: max and average over sliding windows (``F.max_pool2d``, ``F.avg_pool2d``...).
 
-The windows come from the same strided view as convolution (``conv.windows``).
-When the windows tile the input exactly (kernel == stride, no padding, sizes
-divide) a plain ``reshape`` to (N, C, Ho, kh, Wo, kw) is enough and faster.
+As in convolution (``conv.py``), we loop over the kh*kw *offsets* of the
+window, not over the output positions: offset (i, j) of every window at once
+is one strided slice of the input, so a 2x2 pool is four vectorised steps.
 """
 import numpy as np
 
 from ...autograd.function import Function, once_differentiable
-from .conv import col2im, pad2d, windows
+from .conv import _offset_slices, col2im, pad2d
 
 
 def out_size(size, k, s, p, d, ceil_mode):
@@ -20,9 +20,14 @@ def out_size(size, k, s, p, d, ceil_mode):
     return out
 
 
-def _tiles(x, k):
-    """True when (kh, kw) windows tile ``x`` exactly: pooling becomes a reshape."""
-    return x.shape[2] % k[0] == 0 and x.shape[3] % k[1] == 0
+def _padded(x, kernel, stride, padding, dilation, out_hw, value):
+    """Pad H, W (``value``), with extra room at the end for ceil_mode's last window."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    ho, wo = out_hw
+    extra_h = max(0, (ho - 1) * sh + (kh - 1) * dh + 1 - (x.shape[2] + 2 * ph))
+    extra_w = max(0, (wo - 1) * sw + (kw - 1) * dw + 1 - (x.shape[3] + 2 * pw))
+    pads = ((ph, ph + extra_h), (pw, pw + extra_w))
+    return pad2d(x, pads, value), pads
 
 
 class MaxPool2d(Function):
@@ -33,53 +38,70 @@ class MaxPool2d(Function):
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, dilation, ceil_mode):
         x = input.data
-        n, c, h, w = x.shape
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-        ho = out_size(h, kh, sh, ph, dh, ceil_mode)
-        wo = out_size(w, kw, sw, pw, dw, ceil_mode)
-        fast = kernel == stride and padding == (0, 0) and dilation == (1, 1) and _tiles(x, kernel)
-        if fast:
-            # (N, C, Ho, kh, Wo, kw) -> (N, C, Ho, Wo, kh*kw): a copy, but a cheap one
-            win = x.reshape(n, c, ho, kh, wo, kw).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, ho, wo, kh * kw)
-        else:
-            # pad with -inf (never the max); ceil_mode may need extra room at the end
-            extra_h = max(0, (ho - 1) * sh + (kh - 1) * dh + 1 - (h + 2 * ph))
-            extra_w = max(0, (wo - 1) * sw + (kw - 1) * dw + 1 - (w + 2 * pw))
-            xp = pad2d(x, ((ph, ph + extra_h), (pw, pw + extra_w)), value=-np.inf)
-            win = windows(xp, kernel, stride, dilation)[:, :, :ho, :wo].reshape(n, c, ho, wo, kh * kw)
-        arg = win.argmax(axis=-1)  # position inside the window (first max, as PyTorch)
-        out = np.take_along_axis(win, arg[..., None], axis=-1)[..., 0]
-        ctx.meta = (x.shape, kernel, stride, padding, dilation, fast, (ho, wo))
-        ctx.arg = arg
+        hw = (out_size(x.shape[2], kh, sh, ph, dh, ceil_mode), out_size(x.shape[3], kw, sw, pw, dw, ceil_mode))
+        xp, pads = _padded(x, kernel, stride, padding, dilation, hw, -np.inf)  # -inf is never the max
+        ctx.meta = (x.shape, pads, kernel, stride, padding, dilation, hw)
+        ctx.xp = xp
+        offsets = [_offset_slices(p // kw, p % kw, hw, stride, dilation) for p in range(kh * kw)]
+        if len(offsets) == 1:
+            return xp[offsets[0]].copy()
+        out = np.maximum(xp[offsets[0]], xp[offsets[1]])  # elementwise max of shifted planes
+        for sl in offsets[2:]:
+            np.maximum(out, xp[sl], out=out)
+        ctx.out = out
         return out
+
+    @staticmethod
+    def argmax(ctx):
+        """Which kernel offset holds each window's max: the FIRST one on ties, as in PyTorch."""
+        if "arg" not in ctx.__dict__:
+            _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
+            out = ctx.__dict__.get("out")
+            xp = ctx.xp
+            arg = np.zeros(xp.shape[:2] + hw, dtype=np.int64)
+            if out is not None:
+                found = np.zeros(arg.shape, dtype=bool)
+                for p in range(kh * kw):
+                    hit = xp[_offset_slices(p // kw, p % kw, hw, stride, dilation)] == out
+                    hit &= ~found   # a window already matched keeps its first max
+                    found |= hit
+                    arg[hit] = p
+            ctx.arg = arg
+        return ctx.arg
 
     @staticmethod
     def indices(ctx):
         """``return_indices=True``: the flat index ``h * W + w`` of each max in its input plane."""
-        (n, c, h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw), _, (ho, wo) = ctx.meta
-        ki, kj = np.divmod(ctx.arg, kw)
+        (n, c, h, w), _, (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = ctx.meta
+        ki, kj = np.divmod(MaxPool2d.argmax(ctx), kw)
         rows = np.arange(ho)[:, None] * sh - ph + ki * dh
         cols = np.arange(wo)[None, :] * sw - pw + kj * dw
-        return (rows * w + cols).astype(np.int64)
+        return rows * w + cols
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
         from ..._tensor import Tensor
 
-        (n, c, h, w), kernel, stride, padding, dilation, fast, (ho, wo) = ctx.meta
+        x_shape, pads, (kh, kw), stride, _, dilation, hw = ctx.meta
         g = grad.data
-        kh, kw = kernel
-        if fast:
-            # one-hot of the argmax times the gradient, reshaped back to the input
-            onehot = ctx.arg[..., None] == np.arange(kh * kw)
-            dwin = (onehot * g[..., None]).reshape(n, c, ho, wo, kh, kw)
-            dx = dwin.transpose(0, 1, 2, 4, 3, 5).reshape(n, c, h, w)
-            return Tensor._make(dx.astype(g.dtype, copy=False)), None, None, None, None, None
-        # windows may overlap: add gradients at their flat input index with bincount
-        flat = MaxPool2d.indices(ctx) + (np.arange(n * c) * (h * w)).reshape(n, c, 1, 1)
-        dx = np.bincount(flat.ravel(), weights=g.ravel(), minlength=n * c * h * w)
-        return Tensor._make(dx.reshape(n, c, h, w).astype(g.dtype)), None, None, None, None, None
+        xp = ctx.xp
+        dxp = np.zeros(xp.shape, dtype=g.dtype)
+        out = ctx.__dict__.get("out")
+        found = np.zeros(g.shape, dtype=bool)
+        for p in range(kh * kw):  # each window's gradient goes to its (first) max
+            sl = _offset_slices(p // kw, p % kw, hw, stride, dilation)
+            if out is None:  # a 1x1 window: every element is its own max
+                dxp[sl] += g
+                continue
+            hit = xp[sl] == out
+            hit &= ~found
+            found |= hit
+            dxp[sl] += g * hit
+        (top, _), (left, _) = pads
+        dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
+        return Tensor._make(np.ascontiguousarray(dx)), None, None, None, None, None
 
 
 def avg_divisor(size, k, s, p, out, count_include_pad):
@@ -100,20 +122,18 @@ class AvgPool2d(Function):
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
         x = input.data
-        n, c, h, w = x.shape
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
-        ho = out_size(h, kh, sh, ph, 1, ceil_mode)
-        wo = out_size(w, kw, sw, pw, 1, ceil_mode)
-        extra_h = max(0, (ho - 1) * sh + kh - (h + 2 * ph))
-        extra_w = max(0, (wo - 1) * sw + kw - (w + 2 * pw))
-        pads = ((ph, ph + extra_h), (pw, pw + extra_w))
-        xp = pad2d(x, pads)
-        total = windows(xp, kernel, stride, (1, 1))[:, :, :ho, :wo].sum(axis=(-2, -1))
+        hw = (out_size(x.shape[2], kh, sh, ph, 1, ceil_mode), out_size(x.shape[3], kw, sw, pw, 1, ceil_mode))
+        xp, pads = _padded(x, kernel, stride, padding, (1, 1), hw, 0.0)
+        total = np.zeros(x.shape[:2] + hw, dtype=x.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                total += xp[_offset_slices(i, j, hw, stride, (1, 1))]
         if divisor_override:
             div = np.asarray(divisor_override, dtype=x.dtype)
         else:  # an (Ho, Wo) table: windows at the border may count fewer elements
-            div = np.outer(avg_divisor(h, kh, sh, ph, ho, count_include_pad),
-                           avg_divisor(w, kw, sw, pw, wo, count_include_pad)).astype(x.dtype)
+            div = np.outer(avg_divisor(x.shape[2], kh, sh, ph, hw[0], count_include_pad),
+                           avg_divisor(x.shape[3], kw, sw, pw, hw[1], count_include_pad)).astype(x.dtype)
         ctx.meta = (x.shape, xp.shape, kernel, stride, pads, div)
         return total / div
 
@@ -125,8 +145,9 @@ class AvgPool2d(Function):
         x_shape, xp_shape, (kh, kw), stride, pads, div = ctx.meta
         g = grad.data / div
         # every element of a window receives the window's grad / count
-        dwin = np.broadcast_to(g[..., None, None], g.shape + (kh, kw))
-        dxp = col2im(dwin, xp_shape, stride, (1, 1))
+        n, c, ho, wo = g.shape
+        dcols = np.broadcast_to(g[:, :, None, None], (n, c, kh, kw, ho, wo))
+        dxp = col2im(dcols, xp_shape, stride, (1, 1))
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
         return Tensor._make(np.ascontiguousarray(dx)), None, None, None, None, None, None
