@@ -56,7 +56,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         )
         array = backend.to_device(data.data, "cpu").copy()
         np_dtype = _np_dtype(dtype) or array.dtype
-    elif isinstance(data, np.ndarray):
+    elif isinstance(data, (np.ndarray, np.generic)):  # NumPy arrays and scalars keep their dtype
         np_dtype = _np_dtype(dtype) or _dtype.from_numpy_dtype(data.dtype).np
         array = data
     else:

@@ -1,16 +1,30 @@
 """The ``torch.<op>`` functions (``torch.add(x, y)``, ``torch.exp(x)``...).
 
 Each calls the Tensor method of the same name, so there is one definition
-of every op.
+of every op.  Ops that take several tensors (``cat``, ``stack``, ``where``)
+live here and call their ``Function`` directly.
 """
+import builtins
+
 from ._tensor import Tensor
+from .autograd._functions import comparison, shape
 
 
+def _first_tensor(*args):
+    """Python-number operands: the op runs as a method of the tensor operand."""
+    return next(a for a in args if isinstance(a, Tensor))
+
+
+# -- arithmetic ------------------------------------------------------------------
 def add(input, other, *, alpha=1):
-    return input.add(other, alpha=alpha) if isinstance(input, Tensor) else other.add(input, alpha=alpha)
+    if not isinstance(input, Tensor):
+        return other.add(input, alpha=alpha) if alpha == 1 else (other * alpha).add(input)
+    return input.add(other, alpha=alpha)
 
 
 def sub(input, other, *, alpha=1):
+    if not isinstance(input, Tensor):
+        return other.mul(-alpha).add(input)
     return input.sub(other, alpha=alpha)
 
 
@@ -19,23 +33,58 @@ def mul(input, other):
 
 
 def div(input, other):
-    return input.div(other)
+    return input.div(other) if isinstance(input, Tensor) else other.__rtruediv__(input)
+
+
+def pow(input, exponent):
+    return input.pow(exponent) if isinstance(input, Tensor) else exponent.__rpow__(input)
+
+
+multiply, divide, subtract = mul, div, sub
 
 
 def neg(input):
     return input.neg()
 
 
-def pow(input, exponent):
-    return input.pow(exponent)
+negative = neg
 
 
+# -- element-wise math -------------------------------------------------------------
 def exp(input):
     return input.exp()
 
 
 def log(input):
     return input.log()
+
+
+def log1p(input):
+    return input.log1p()
+
+
+def sqrt(input):
+    return input.sqrt()
+
+
+def rsqrt(input):
+    return input.rsqrt()
+
+
+def abs(input):
+    return input.abs()
+
+
+def sign(input):
+    return input.sign()
+
+
+def sin(input):
+    return input.sin()
+
+
+def cos(input):
+    return input.cos()
 
 
 def tanh(input):
@@ -50,14 +99,166 @@ def relu(input):
     return input.relu()
 
 
+def reciprocal(input):
+    return input.reciprocal()
+
+
+def square(input):
+    return input.square()
+
+
+def clamp(input, min=None, max=None):
+    return input.clamp(min, max)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return input.clamp_min(min)
+
+
+def clamp_max(input, max):
+    return input.clamp_max(max)
+
+
+def maximum(input, other):
+    return input.maximum(other)
+
+
+def minimum(input, other):
+    return input.minimum(other)
+
+
+def where(condition, input=None, other=None):
+    """``where(cond, a, b)``; ``where(cond)`` alone gives the indices of True entries."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)
+    return comparison.Where.apply(condition, input, other)
+
+
+def softmax(input, dim, dtype=None):
+    return input.softmax(dim, dtype=dtype)
+
+
+def log_softmax(input, dim, dtype=None):
+    return input.log_softmax(dim, dtype=dtype)
+
+
+# -- comparison and logic ----------------------------------------------------------
+def eq(input, other):
+    return input.eq(other)
+
+
+def ne(input, other):
+    return input.ne(other)
+
+
+def lt(input, other):
+    return input.lt(other)
+
+
+def le(input, other):
+    return input.le(other)
+
+
+def gt(input, other):
+    return input.gt(other)
+
+
+def ge(input, other):
+    return input.ge(other)
+
+
+greater, less, greater_equal, less_equal, not_equal = gt, lt, ge, le, ne
+
+
+def logical_and(input, other):
+    return input.logical_and(other)
+
+
+def logical_or(input, other):
+    return input.logical_or(other)
+
+
+def logical_xor(input, other):
+    return input.logical_xor(other)
+
+
+def logical_not(input):
+    return input.logical_not()
+
+
+def bitwise_and(input, other):
+    return input & other
+
+
+def bitwise_or(input, other):
+    return input | other
+
+
+def bitwise_xor(input, other):
+    return input ^ other
+
+
+def bitwise_not(input):
+    return ~input
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return input.isclose(other, rtol, atol, equal_nan)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return input.allclose(other, rtol, atol, equal_nan)
+
+
+def equal(input, other):
+    return input.equal(other)
+
+
+def isnan(input):
+    return input.isnan()
+
+
+def isinf(input):
+    return input.isinf()
+
+
+def isfinite(input):
+    return input.isfinite()
+
+
+def all(input, dim=None, keepdim=False):
+    return input.all(dim, keepdim)
+
+
+def any(input, dim=None, keepdim=False):
+    return input.any(dim, keepdim)
+
+
+# -- matrix products ------------------------------------------------------------------
 def mm(input, mat2):
     return input.mm(mat2)
+
+
+def bmm(input, mat2):
+    return input.bmm(mat2)
 
 
 def matmul(input, other):
     return input.matmul(other)
 
 
+def dot(input, other):
+    return input.dot(other)
+
+
+def mv(input, vec):
+    return input.mv(vec)
+
+
+# -- reductions -----------------------------------------------------------------------
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     return input.sum(dim, keepdim, dtype=dtype)
 
@@ -66,6 +267,51 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return input.mean(dim, keepdim, dtype=dtype)
 
 
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    return input.prod(dim, keepdim, dtype=dtype)
+
+
+def var(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    return input.var(dim, unbiased, keepdim, correction=correction)
+
+
+def std(input, dim=None, unbiased=True, keepdim=False, *, correction=None):
+    return input.std(dim, unbiased, keepdim, correction=correction)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    return input.norm(p, dim, keepdim, dtype)
+
+
+def logsumexp(input, dim, keepdim=False):
+    return input.logsumexp(dim, keepdim)
+
+
+def amax(input, dim=(), keepdim=False):
+    return input.amax(dim, keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    return input.amin(dim, keepdim)
+
+
+def max(input, dim=None, keepdim=False):
+    return input.max(dim, keepdim)
+
+
+def min(input, dim=None, keepdim=False):
+    return input.min(dim, keepdim)
+
+
+def argmax(input, dim=None, keepdim=False):
+    return input.argmax(dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    return input.argmin(dim, keepdim)
+
+
+# -- shape ops -------------------------------------------------------------------------
 def reshape(input, shape):
     return input.reshape(shape)
 
@@ -74,12 +320,19 @@ def transpose(input, dim0, dim1):
     return input.transpose(dim0, dim1)
 
 
+swapaxes = swapdims = transpose
+
+
 def permute(input, dims):
     return input.permute(dims)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
     return input.flatten(start_dim, end_dim)
+
+
+def unflatten(input, dim, sizes):
+    return input.unflatten(dim, sizes)
 
 
 def unsqueeze(input, dim):
@@ -94,5 +347,72 @@ def t(input):
     return input.t()
 
 
+def narrow(input, dim, start, length):
+    return input.narrow(dim, start, length)
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    return tensor.split(split_size_or_sections, dim)
+
+
+def chunk(input, chunks, dim=0):
+    return input.chunk(chunks, dim)
+
+
+def unbind(input, dim=0):
+    return input.unbind(dim)
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dimension."""
+    if isinstance(tensors, Tensor):
+        raise TypeError("cat() argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    return shape.Cat.apply(dim, *tensors)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    """Join same-shaped tensors along a new dimension."""
+    if isinstance(tensors, Tensor):
+        raise TypeError("stack(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    return shape.Stack.apply(dim, *tensors)
+
+
+# -- indexing ----------------------------------------------------------------------
+def masked_fill(input, mask, value):
+    return input.masked_fill(mask, value)
+
+
+def gather(input, dim, index):
+    return input.gather(dim, index)
+
+
+def scatter(input, dim, index, src=None, *, value=None, reduce=None):
+    return input.scatter(dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_add(input, dim, index, src):
+    return input.scatter_add(dim, index, src)
+
+
+# -- copies ---------------------------------------------------------------------------
 def clone(input):
     return input.clone()
+
+
+def numel(input):
+    return input.numel()
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+__all__ = [name for name, value in list(globals().items())
+           if callable(value) and not name.startswith("_") and name not in ("Tensor", "builtins")]

@@ -440,6 +440,16 @@ class TensorOps:
             return indexing.basic_index_class(idx).apply(self, idx)
         return indexing.Index.apply(self, idx)
 
+    def nonzero(self, *, as_tuple=False):
+        """Positions of the non-zero entries: an (N, ndim) int64 tensor, or one per dim."""
+        positions = np.nonzero(self.data if self.data.ndim else self.data.reshape(1))
+        make = utils._Tensor._make
+        if as_tuple:
+            return tuple(make(p.astype(np.int64)) for p in positions)
+        xp = backend.get_array_module(self.data)
+        return make(xp.stack(positions, axis=1).astype(np.int64) if self.data.ndim
+                    else xp.zeros((len(positions[0]), 0), dtype=np.int64))
+
     def masked_fill(self, mask, value):
         return indexing.MaskedFill.apply(self, mask, value)
 

@@ -149,11 +149,9 @@ class Matmul(Function):
         # Promote 1-D operands to matrices so one formula covers every case.
         a2 = a.unsqueeze(0) if a.ndim == 1 else a
         b2 = b.unsqueeze(-1) if b.ndim == 1 else b
-        g = grad
-        if a.ndim == 1:
-            g = g.unsqueeze(-2)
-        if b.ndim == 1:
-            g = g.unsqueeze(-1)
+        # the gradient of the matrix-shaped product: batch dims + (rows, cols)
+        batch = np.broadcast_shapes(tuple(a2.shape[:-2]), tuple(b2.shape[:-2]))
+        g = grad.reshape(batch + (a2.shape[-2], b2.shape[-1]))
         ga = gb = None
         if ctx.needs_input_grad[0]:
             # batch dims that were broadcast are summed back (sum_to_size)

@@ -62,6 +62,7 @@ class RSub(Function):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         x, y = binary_arrays(a, b)
+        ctx.alpha = alpha
         return y - x if alpha == 1 else y - alpha * x
 
     @staticmethod
@@ -256,8 +257,8 @@ class PowTensor(Function):
         ga = grad_for(grad * b * a ** (b - 1), ma) if ctx.needs_input_grad[0] else None
         gb = None
         if ctx.needs_input_grad[1]:
-            # a^b log(a); where a == 0 and b >= 0 PyTorch takes the limit 0
-            log_a = a.log().masked_fill((a == 0) & (b >= 0), 0)
+            # a^b log(a); at a == 0 PyTorch takes the limit 0
+            log_a = a.log().masked_fill(a == 0, 0)
             gb = grad_for(grad * a ** b * log_a, mb)
         return ga, gb
 
