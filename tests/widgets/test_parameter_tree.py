@@ -1,0 +1,170 @@
+"""ParameterTreeModel (pure Python) and the ParameterTree view, driven headlessly."""
+import numpy as np
+import pytest
+
+import edutorch as et
+import edutorch.nn as nn
+import edutorch.nn.utils.prune as prune
+from widgets import ParameterTree, ParameterTreeModel
+
+from widget_helpers import is_png, mlp, png_bytes
+
+
+def nested_model(nn_module, framework):
+    """Sequential(Linear, BatchNorm1d(+ non-persistent buffer), ReLU, Sequential(Linear))."""
+    model = nn_module.Sequential(nn_module.Linear(4, 3), nn_module.BatchNorm1d(3),
+                                 nn_module.ReLU(), nn_module.Sequential(nn_module.Linear(3, 2)))
+    model[1].register_buffer("scratch", framework.zeros(2), persistent=False)
+    return model
+
+
+@pytest.fixture
+def model():
+    et.manual_seed(0)
+    return nested_model(nn, et)
+
+
+def test_rows_follow_named_modules_with_own_tensors(model):
+    rows = ParameterTreeModel(model).rows()
+    assert [r.name for r in rows] == ["", "0", "1", "2", "3", "3.0"]
+    assert [r.class_name for r in rows] == [
+        "Sequential", "Linear", "BatchNorm1d", "ReLU", "Sequential", "Linear"]
+    assert [r.depth for r in rows] == [0, 1, 1, 1, 1, 2]
+    assert [r.label for r in rows] == ["(root)", "0", "1", "2", "3", "0"]
+    bn = rows[2]
+    assert [(t.name, t.kind, t.shape, t.dtype, t.persistent) for t in bn.tensors] == [
+        ("1.weight", "parameter", (3,), "float32", True),
+        ("1.bias", "parameter", (3,), "float32", True),
+        ("1.running_mean", "buffer", (3,), "float32", True),
+        ("1.running_var", "buffer", (3,), "float32", True),
+        ("1.num_batches_tracked", "buffer", (), "int64", True),
+        ("1.scratch", "buffer", (2,), "float32", False),
+    ]
+    assert [t.requires_grad for t in bn.tensors] == [True, True, False, False, False, False]
+    assert rows[1].tensors[0].numel == 12 and rows[1].tensors[0].device == "cpu"
+    assert rows[0].tensors == () and rows[3].tensors == ()
+
+
+def test_tensor_names_are_state_dict_keys_plus_non_persistent_buffers(model):
+    names = ParameterTreeModel(model).tensor_names()
+    assert [n for n in names if n != "1.scratch"] == list(model.state_dict().keys())
+
+
+def test_same_rows_as_real_torch(model, real_torch):
+    twin = nested_model(real_torch.nn, real_torch)
+    ours, theirs = ParameterTreeModel(model), ParameterTreeModel(twin)
+    assert [(r.name, r.class_name, r.depth) for r in ours.rows()] == [
+        (name, type(m).__name__, r.depth) for (name, m), r in zip(twin.named_modules(), theirs.rows())]
+    assert ours.rows() == theirs.rows()  # every field: names, shapes, dtypes, flags, counts
+    assert ours.totals() == theirs.totals()
+
+
+def test_totals_count_trainable_frozen_and_buffers(model):
+    model[0].weight.requires_grad_(False)
+    totals = ParameterTreeModel(model).totals()
+    assert totals == {"parameters": 12 + 3 + 3 + 3 + 6 + 2, "trainable": 3 + 3 + 3 + 6 + 2,
+                      "frozen": 12, "buffers": 3 + 3 + 1 + 2}
+
+
+def test_train_eval_flag_and_refresh(model):
+    tree = ParameterTreeModel(model)
+    assert all(r.training for r in tree.rows())
+    model.eval()
+    assert all(r.training for r in tree.rows())  # a snapshot until refresh()
+    tree.refresh()
+    assert not any(r.training for r in tree.rows())
+    assert "[eval]" in tree.tree_lines()[0]
+
+
+def test_values_grad_and_summary(model):
+    tree = ParameterTreeModel(model)
+    assert tree.grad("0.weight") is None
+    assert tree.tensor_summary("0.weight")["grad_stats"] is None
+    model(et.randn(5, 4)).sum().backward()
+    tree.refresh()
+    weight = model[0].weight
+    np.testing.assert_array_equal(tree.values("0.weight"), weight.detach().numpy())
+    np.testing.assert_array_equal(tree.grad("0.weight"), weight.grad.numpy())
+    assert tree.grad("1.running_mean") is None  # buffers have no grad
+    summary = tree.tensor_summary("0.weight")
+    assert summary["shape"] == (3, 4) and summary["kind"] == "parameter"
+    values = weight.detach().numpy().astype(np.float64)
+    assert summary["stats"].mean == pytest.approx(values.mean())
+    assert summary["stats"].std == pytest.approx(values.std(ddof=1))
+    assert summary["stats"].norm == pytest.approx(np.linalg.norm(values))
+    assert summary["grad_stats"].max == pytest.approx(float(weight.grad.numpy().max()))
+    assert next(t for t in tree.rows()[1].tensors if t.name == "0.weight").has_grad
+
+
+def test_unknown_name_is_a_key_error(model):
+    with pytest.raises(KeyError, match="no parameter or buffer named 'nope'"):
+        ParameterTreeModel(model).tensor("nope")
+
+
+def test_refresh_after_pruning_shows_orig_and_mask(model):
+    tree = ParameterTreeModel(model)
+    prune.l1_unstructured(model[0], "weight", amount=0.5)
+    tree.refresh()
+    names = [t.name for t in tree.rows()[1].tensors]
+    assert names == ["0.bias", "0.weight_orig", "0.weight_mask"]
+    mask = tree.tensor_summary("0.weight_mask")
+    assert mask["kind"] == "buffer" and mask["persistent"]
+    assert mask["stats"].zeros == pytest.approx(0.5)
+
+
+def test_tree_lines_describe_every_tensor(model):
+    lines = ParameterTreeModel(model).tree_lines()
+    assert lines[0] == "(root): Sequential [train]"
+    assert "    · weight (3, 4) float32 cpu, parameter, requires_grad, 12 elements" in lines
+    assert any("scratch (2,) float32 cpu, buffer, non-persistent" in line for line in lines)
+    assert lines[-1] == ("total: 29 parameters (29 trainable, 0 frozen), "
+                         "9 buffer elements")
+
+
+# -- the view ----------------------------------------------------------------------------
+def test_view_selects_a_tensor_and_draws_it(model):
+    view = ParameterTree(model)
+    assert repr(view) == "ParameterTree(Sequential, 6 modules)"
+    assert view.select.options == tuple(view.model.tensor_names())
+    assert view.select.value == "0.weight"
+    first = png_bytes(view.image)
+    assert is_png(first)
+    assert "29 parameters" in view.title.value
+    view.select.value = "1.running_var"
+    assert is_png(view.image.value) and png_bytes(view.image) != first
+    assert "1.running_var" in view.summary.value and "buffer" in view.summary.value
+    assert "background:#ffe8a3" in view.tree_html.value  # the selected row is highlighted
+    highlighted = view.tree_html.value.split("background:#ffe8a3")[1].split("</td>")[0]
+    assert "running_var" in highlighted
+
+
+def test_view_shows_grad_after_backward_and_refresh(model):
+    view = ParameterTree(model)
+    assert "grad:" not in view.summary.value
+    before = png_bytes(view.image)
+    model(et.randn(5, 4)).sum().backward()
+    view.refresh_button.click()
+    assert view.select.value == "0.weight"  # the selection survives a refresh
+    assert "grad:" in view.summary.value
+    assert png_bytes(view.image) != before
+
+
+def test_view_refresh_after_pruning_lists_new_names(model):
+    view = ParameterTree(model)
+    prune.random_unstructured(model[3][0], "weight", amount=0.5)
+    view.refresh()
+    assert "3.0.weight_orig" in view.select.options and "3.0.weight_mask" in view.select.options
+    assert "weight_mask" in view.tree_html.value
+    view.select.value = "3.0.weight_mask"
+    assert "zeros 50.0%" in view.summary.value
+
+
+def test_view_of_the_784_mlp_switches_between_all_tensors():
+    et.manual_seed(0)
+    model = mlp(nn, (784, 256, 128, 10))
+    view = ParameterTree(model)
+    pictures = set()
+    for name in view.select.options:
+        view.select.value = name
+        pictures.add(png_bytes(view.image))
+    assert len(pictures) == len(view.select.options) == 6
