@@ -304,3 +304,225 @@ def exercise_2_4(running_max_class):
     if "max_seen" not in dict(module.named_buffers()):
         return _hint("max_seen is no longer a buffer: assign a tensor to self.max_seen")
     return _correct("max_seen is saved and tracks training inputs; last is a non-persistent cache")
+
+
+# --- lesson 03: hooks --------------------------------------------------------------------------
+
+
+def record_hook_order(model, x):
+    """``"<name> <kind>"`` for every hook call of one forward+backward pass of ``model``.
+
+    Hooks of all four kinds go on every child of ``model``; they are removed afterwards.
+    """
+    events, handles = [], []
+    for name, module in model.named_children():
+        handles += [
+            module.register_forward_pre_hook(lambda m, args, n=name: events.append(f"{n} forward_pre")),
+            module.register_forward_hook(lambda m, args, out, n=name: events.append(f"{n} forward")),
+            module.register_full_backward_pre_hook(
+                lambda m, grad_out, n=name: events.append(f"{n} backward_pre")),
+            module.register_full_backward_hook(
+                lambda m, grad_in, grad_out, n=name: events.append(f"{n} backward")),
+        ]
+    try:
+        model(x).sum().backward()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return events
+
+
+def exercise_3_1(order):
+    """The hook calls of ``Sequential(Linear, Tanh)`` for one forward and backward pass."""
+    nn = edutorch.nn
+    expected = record_hook_order(nn.Sequential(nn.Linear(3, 2), nn.Tanh()), edutorch.randn(4, 3))
+    if isinstance(order, str) or not isinstance(order, (list, tuple)):
+        return _hint("pass a list of strings such as ['0 forward_pre', ...]")
+    order = [" ".join(str(item).split()) for item in order]
+    if order == expected:
+        return _correct(f"{len(expected)} calls: forward first to last, backward last to first")
+    if sorted(order) == sorted(expected):
+        forward, backward = expected[:4], expected[4:]
+        if order[:4] != forward:
+            return _hint("forward: each layer runs pre-hook, forward, forward hook before the next layer starts")
+        return _hint("backward goes from the LAST layer to the first, and a layer's backward_pre "
+                     "fires before its backward hook")
+    return _hint(f"expected {len(expected)} calls, two hooks per layer in each direction; "
+                 f"names are the child names '0' and '1'")
+
+
+def exercise_3_2(net, inputs, activations):
+    """``activations`` maps each ``nn.Linear``'s name to its output; no hook is left behind."""
+    linear_names = [name for name, m in net.named_modules() if isinstance(m, edutorch.nn.Linear)]
+    if not isinstance(activations, dict) or not activations:
+        return _hint("activations is empty: did the hooks run? Call net(inputs) after registering them")
+    if sorted(activations) != sorted(linear_names):
+        return _hint(f"activations has keys {sorted(activations)}; expected the Linear layers "
+                     f"{linear_names} (names from named_modules())")
+    leftover = [name for name, m in net.named_modules() if m._forward_hooks]
+    if leftover:
+        return _hint(f"hooks are still registered on {leftover}: call handle.remove() on each handle")
+    expected, h = {}, inputs
+    with edutorch.no_grad():
+        for name, module in net.named_children():
+            h = module(h)
+            if name in linear_names:
+                expected[name] = _values(h)
+    for name in linear_names:
+        got = activations[name]
+        if _is_tensor(got) and got.requires_grad:
+            return _hint(f"activations[{name!r}] is still part of the graph: store output.detach()")
+        if not np.allclose(_values(got), expected[name], atol=1e-6):
+            return _hint(f"activations[{name!r}] is not the output of layer {name!r}")
+    return _correct(f"captured {len(linear_names)} activations and removed every hook")
+
+
+def exercise_3_3(hook):
+    """A full backward hook that clamps every ``grad_input`` to [-0.1, 0.1]."""
+    nn = edutorch.nn
+    layer = nn.Linear(4, 3)
+    with edutorch.no_grad():
+        layer.weight.mul_(4.0)  # gradients large enough to need clipping
+    x_values = edutorch.randn(5, 4).numpy()
+    x_plain = edutorch.tensor(x_values, requires_grad=True)
+    layer(x_plain).pow(2).sum().backward()
+    expected = np.clip(_values(x_plain.grad), -0.1, 0.1)
+    if np.array_equal(expected, _values(x_plain.grad)):
+        raise AssertionError("check setup: the gradient should need clipping")
+    x = edutorch.tensor(x_values, requires_grad=True)
+    handle = layer.register_full_backward_hook(hook)
+    try:
+        layer(x).pow(2).sum().backward()
+    except Exception as error:
+        return _hint(f"backward raised {type(error).__name__}: {error}")
+    finally:
+        handle.remove()
+    if x.grad is None:
+        return _hint("x.grad is None: return a tuple with one entry per grad_input")
+    got = _values(x.grad)
+    if np.allclose(got, expected, atol=1e-6):
+        return _correct("earlier layers receive the clamped gradient")
+    if np.allclose(got, _values(x_plain.grad), atol=1e-6):
+        return _hint("x.grad is unchanged: the hook must RETURN the new grad_input")
+    return _hint("x.grad is not grad_input clamped to [-0.1, 0.1]")
+
+
+def exercise_3_4(hook):
+    """A forward pre-hook that clamps the first input to [-1, 1]."""
+    layer = edutorch.nn.Linear(3, 2)
+    x = edutorch.tensor([[-3.0, 0.5, 2.0], [0.2, -0.9, 5.0]])
+    handle = layer.register_forward_pre_hook(hook)
+    try:
+        got = layer(x)
+    except Exception as error:
+        return _hint(f"the call raised {type(error).__name__}: {error}")
+    finally:
+        handle.remove()
+    with edutorch.no_grad():
+        expected = _values(layer(x.clamp(-1.0, 1.0)))
+        unchanged = _values(layer(x))
+    got = _values(got)
+    if np.allclose(got, expected, atol=1e-6):
+        return _correct("forward saw the clamped input")
+    if np.allclose(got, unchanged, atol=1e-6):
+        return _hint("the output did not change: the pre-hook must RETURN the new args")
+    return _hint("the output is not layer(x.clamp(-1, 1)): clamp only the first input, to [-1, 1]")
+
+
+# --- lesson 04: pruning ----------------------------------------------------------------------------
+
+
+def _prune():
+    from edutorch.nn.utils import prune
+
+    return prune
+
+
+def _sparsity(tensor):
+    values = _values(tensor)
+    return float(np.count_nonzero(values == 0) / values.size)
+
+
+def exercise_4_1(layer):
+    """Half of ``layer``'s rows, those of smallest L2 norm, pruned by ``ln_structured``."""
+    if not hasattr(layer, "weight_mask") or not hasattr(layer, "weight_orig"):
+        return _hint("layer.weight is not pruned yet: call a function of the prune module on it")
+    mask = _values(layer.weight_mask)
+    rows_pruned = np.all(mask == 0, axis=1)
+    rows_kept = np.all(mask == 1, axis=1)
+    if not np.all(rows_pruned | rows_kept):
+        return _hint("some rows are only partly pruned: use a STRUCTURED method along dim=0")
+    n_rows = mask.shape[0]
+    if rows_pruned.sum() != round(0.5 * n_rows):
+        return _hint(f"{rows_pruned.sum()} of {n_rows} rows are pruned; prune half (amount=0.5)")
+    norms = np.linalg.norm(_values(layer.weight_orig), axis=1)
+    smallest = np.argsort(norms, kind="stable")[: round(0.5 * n_rows)]
+    if not np.all(rows_pruned[smallest]):
+        if np.array_equal(np.sort(np.argsort(np.abs(_values(layer.weight_orig)).sum(1))[: len(smallest)]),
+                          np.flatnonzero(rows_pruned)):
+            return _hint("these are the rows of smallest L1 norm: use n=2 for the L2 norm")
+        return _hint("the pruned rows are not those of smallest L2 norm: ln_structured(..., n=2, dim=0)")
+    return _correct(f"{len(smallest)} rows of smallest L2 norm pruned; the other rows untouched")
+
+
+def exercise_4_2(sparsity):
+    """The sparsity after l1 0.5, then l1 0.4, then random 0.2 (each of what is left)."""
+    prune = _prune()
+    layer = edutorch.nn.Linear(40, 25)
+    prune.l1_unstructured(layer, "weight", amount=0.5)
+    prune.l1_unstructured(layer, "weight", amount=0.4)
+    prune.random_unstructured(layer, "weight", amount=0.2)
+    expected = _sparsity(layer.weight_mask)
+    try:
+        value = float(sparsity)
+    except (TypeError, ValueError):
+        return _hint("pass a number between 0 and 1")
+    if math.isclose(value, expected, abs_tol=1e-3):
+        return _correct(f"sparsity {expected:.2f}: each amount is a fraction of what is still unpruned")
+    if math.isclose(value, 0.5 + 0.4 + 0.2, abs_tol=1e-3) or math.isclose(value, 1.0, abs_tol=1e-3):
+        return _hint("the amounts do not add up: the second method prunes 40 % of the REMAINING weights")
+    return _hint("after the first step 50 % remain; the second prunes 40 % of those, the third 20 % "
+                 "of what is left then")
+
+
+def exercise_4_3(net):
+    """70 % of all Linear weights of ``net`` pruned together by L1 magnitude."""
+    layers = [m for m in net.modules() if isinstance(m, edutorch.nn.Linear)]
+    unpruned = [i for i, m in enumerate(layers) if not hasattr(m, "weight_mask")]
+    if unpruned:
+        return _hint("every Linear layer's weight must be pruned: pass all (module, 'weight') pairs")
+    masks = [_values(m.weight_mask) for m in layers]
+    total = sum(m.size for m in masks)
+    zeros = sum(int(np.count_nonzero(m == 0)) for m in masks)
+    if zeros != round(0.7 * total):
+        return _hint(f"{zeros / total:.1%} of all weights are pruned; expected 70 %")
+    per_layer = [float(np.mean(m == 0)) for m in masks]
+    if np.allclose(per_layer, 0.7, atol=0.005):
+        return _hint("every layer is 70 % sparse: that is per-layer pruning. Use "
+                     "prune.global_unstructured with pruning_method=prune.L1Unstructured")
+    magnitudes = np.concatenate([np.abs(_values(m.weight_orig)).ravel() for m in layers])
+    kept = np.concatenate([m.ravel() for m in masks]) == 1
+    if magnitudes[~kept].max() > magnitudes[kept].min():
+        return _hint("some pruned weights are larger than some kept weights: prune by L1 magnitude")
+    return _correct("70 % of the network pruned; layer sparsities "
+                    + ", ".join(f"{s:.0%}" for s in per_layer))
+
+
+def exercise_4_4(net):
+    """Pruning of ``net`` made permanent in every layer."""
+    prune = _prune()
+    keys = list(net.state_dict())
+    leftovers = [k for k in keys if k.endswith("_orig") or k.endswith("_mask")]
+    if leftovers:
+        return _hint(f"still reparametrised: {leftovers}. Call prune.remove(module, 'weight') "
+                     "on each pruned layer")
+    if prune.is_pruned(net) or any(len(m._forward_pre_hooks) for m in net.modules()):
+        return _hint("a pruning forward pre-hook is still registered")
+    layers = [m for m in net.modules() if isinstance(m, edutorch.nn.Linear)]
+    if not all(isinstance(m.weight, edutorch.nn.Parameter) for m in layers):
+        return _hint("each weight must be a Parameter again")
+    overall = sum(int(np.count_nonzero(_values(m.weight) == 0)) for m in layers) / sum(
+        m.weight.numel() for m in layers)
+    if overall < 0.5:
+        return _hint("the zeros are gone: prune.remove keeps the pruned values, do not re-create the layers")
+    return _correct(f"plain Parameters again, {overall:.0%} of the weights are zero, no hooks left")

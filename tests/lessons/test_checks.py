@@ -1,0 +1,346 @@
+"""The exercise checks in lessons/checks.py: right answers pass, typical mistakes get a hint."""
+import copy
+import math
+
+import numpy as np
+import pytest
+
+import checks
+import edutorch as et
+from edutorch import nn
+from edutorch.nn.utils import prune
+
+
+def assert_ok(result):
+    assert result.ok, repr(result)
+    assert repr(result).startswith("✓ correct")
+
+
+def assert_hint(result, *words):
+    assert not result.ok, repr(result)
+    text = repr(result)
+    assert text.startswith("✗ not yet")
+    for word in words:
+        assert word in text, text
+
+
+def test_result_is_truthy_and_prints_one_line():
+    assert bool(checks.Result(True, "fine")) and not checks.Result(False, "no")
+    assert repr(checks.Result(False, "try again")) == "✗ not yet: try again"
+
+
+# --- lesson 01 ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", [2.0, -1.5, 0.0])
+def test_1_1_accepts_the_derivative_at_any_point(value):
+    x = et.tensor(value, requires_grad=True)
+    (x**3 - 3 * x).backward()
+    assert_ok(checks.exercise_1_1(x))
+
+
+def test_1_1_hints():
+    assert_hint(checks.exercise_1_1(3.0), "pass the tensor")
+    assert_hint(checks.exercise_1_1(et.tensor(2.0)), "requires_grad=True")
+    assert_hint(checks.exercise_1_1(et.tensor(2.0, requires_grad=True)), "backward")
+    x = et.tensor(2.0, requires_grad=True)
+    (x**3 - 3 * x).backward()
+    (x**3 - 3 * x).backward()
+    assert_hint(checks.exercise_1_1(x), "ACCUMULATE")
+    y = et.tensor(2.0, requires_grad=True)
+    (y**2).backward()
+    assert_hint(checks.exercise_1_1(y), "d/dx")
+
+
+def test_1_2_path_and_hints():
+    path = ["SumBackward0", "ExpBackward0", "AddBackward0", "MulBackward0", "AccumulateGrad"]
+    assert_ok(checks.exercise_1_2(path))
+    assert_hint(checks.exercise_1_2(path[:-1]), "AccumulateGrad")
+    assert_hint(checks.exercise_1_2(path[1:]), "start at loss.grad_fn")
+    assert_hint(checks.exercise_1_2(["SumBackward0", "ExpBackward0", "MulBackward0"]), "step 2")
+    assert_hint(checks.exercise_1_2("SumBackward0"), "list")
+
+
+def test_graph_path_follows_first_edges():
+    a = et.tensor([1.0], requires_grad=True)
+    assert checks.graph_path((a * 2).sum()) == ["SumBackward0", "MulBackward0", "AccumulateGrad"]
+
+
+def test_1_3_clean_and_accumulated_gradients():
+    w = et.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (w**2).sum().backward()
+    assert_ok(checks.exercise_1_3(w))
+    (w**2).sum().backward()
+    assert_hint(checks.exercise_1_3(w), "2× the gradient", "BEFORE")
+    assert_hint(checks.exercise_1_3(et.tensor([1.0], requires_grad=True)), "None")
+
+
+class GoodSigmoid(et.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = 1 / (1 + (-x).exp())
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * y * (1 - y)
+
+
+class WrongBackward(GoodSigmoid):
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * y
+
+
+class WrongForward(GoodSigmoid):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.tanh()
+
+
+def test_1_4_sigmoid_function():
+    assert_ok(checks.exercise_1_4(GoodSigmoid))
+    assert_hint(checks.exercise_1_4(WrongBackward), "gradcheck failed")
+    assert_hint(checks.exercise_1_4(WrongForward), "sigmoid")
+    assert_hint(checks.exercise_1_4(GoodSigmoid.apply), "the class itself")
+
+
+# --- lesson 02 ----------------------------------------------------------------------
+
+
+class Affine(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(et.ones(n))
+        self.bias = nn.Parameter(et.zeros(n))
+
+    def forward(self, x):
+        return x * self.weight + self.bias
+
+
+class AffineSwapped(Affine):
+    def __init__(self, n):
+        nn.Module.__init__(self)
+        self.bias = nn.Parameter(et.zeros(n))
+        self.weight = nn.Parameter(et.ones(n))
+
+
+class AffinePlainTensors(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = et.ones(n, requires_grad=True)
+        self.bias = et.zeros(n, requires_grad=True)
+
+    def forward(self, x):
+        return x * self.weight + self.bias
+
+
+class AffineNoBias(Affine):
+    def forward(self, x):
+        return x * self.weight
+
+
+def test_2_1_affine():
+    assert_ok(checks.exercise_2_1(Affine))
+    assert_hint(checks.exercise_2_1(AffineSwapped), "['weight', 'bias']")
+    assert_hint(checks.exercise_2_1(AffinePlainTensors), "nn.Parameter")
+    assert_hint(checks.exercise_2_1(AffineNoBias), "forward")
+
+
+def test_2_2_state_dict_keys():
+    model = checks.exercise_2_2_model()
+    keys = list(model.state_dict())
+    assert keys[-4:] == ["3.gain", "3.step", "3.encoder.weight", "3.encoder.bias"]
+    assert_ok(checks.exercise_2_2(keys))
+    assert_hint(checks.exercise_2_2(keys + ["3.scratch"]), "non-persistent")
+    assert_hint(checks.exercise_2_2(keys + ["2.weight"]), "ReLU")
+    assert_hint(checks.exercise_2_2(keys[:-1]), "missing")
+    reordered = keys[:-4] + ["3.encoder.weight", "3.encoder.bias", "3.gain", "3.step"]
+    assert_hint(checks.exercise_2_2(reordered), "own parameters")
+
+
+def make_mlp():
+    return nn.Sequential(nn.Linear(5, 4), nn.Tanh(), nn.Linear(4, 2))
+
+
+def test_2_3_save_and_restore(tmp_path):
+    source = make_mlp()
+    path = tmp_path / "m.pt"
+    et.save(source.state_dict(), str(path))
+    copy_ = make_mlp()
+    copy_.load_state_dict(et.load(str(path)))
+    assert_ok(checks.exercise_2_3(source, copy_))
+    assert_hint(checks.exercise_2_3(source, source), "two different models")
+    assert_hint(checks.exercise_2_3(source, make_mlp()), "load_state_dict")
+
+
+class RunningMax(nn.Module):
+    def __init__(self, persistent_last=False, track_in_eval=False):
+        super().__init__()
+        self.track_in_eval = track_in_eval
+        self.register_buffer("max_seen", et.tensor(float("-inf")))
+        self.register_buffer("last", et.zeros(0), persistent=persistent_last)
+
+    def forward(self, x):
+        if self.training or self.track_in_eval:
+            self.max_seen = et.maximum(self.max_seen, x.max().detach())
+        self.last = x.detach()
+        return x
+
+
+def test_2_4_running_max():
+    assert_ok(checks.exercise_2_4(RunningMax))
+    assert_hint(checks.exercise_2_4(lambda: RunningMax(persistent_last=True)), "persistent=False")
+    assert_hint(checks.exercise_2_4(lambda: RunningMax(track_in_eval=True)), "eval mode")
+
+
+# --- lesson 03 ----------------------------------------------------------------------
+
+ORDER = ["0 forward_pre", "0 forward", "1 forward_pre", "1 forward",
+         "1 backward_pre", "1 backward", "0 backward_pre", "0 backward"]
+
+
+def test_3_1_hook_order():
+    assert_ok(checks.exercise_3_1(ORDER))
+    assert_hint(checks.exercise_3_1(ORDER[:4] + ORDER[6:] + ORDER[4:6]), "LAST layer")
+    assert_hint(checks.exercise_3_1(ORDER[:4]), "expected 8 calls")
+
+
+def test_record_hook_order_matches_real_torch():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    import importlib
+
+    events = {}
+    for lib in (et, torch):
+        importlib.import_module(lib.__name__ + ".nn")
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.Tanh())
+        events[lib.__name__] = checks.record_hook_order(model, lib.ones(2, 3))
+    assert events["edutorch"] == events["torch"] == ORDER
+
+
+def capture(net, inputs, detach=True, remove=True):
+    activations, handles = {}, []
+    for name, module in net.named_modules():
+        if isinstance(module, nn.Linear):
+            def hook(module, args, output, name=name):
+                activations[name] = output.detach() if detach else output
+            handles.append(module.register_forward_hook(hook))
+    net(inputs)
+    if remove:
+        for handle in handles:
+            handle.remove()
+    return activations
+
+
+def test_3_2_activations():
+    net = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
+    x = et.randn(6, 4)
+    assert_ok(checks.exercise_3_2(net, x, capture(net, x)))
+    assert_hint(checks.exercise_3_2(net, x, {}), "empty")
+    assert_hint(checks.exercise_3_2(net, x, capture(net, x, detach=False)), "detach")
+    leaky = nn.Sequential(nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 3))
+    assert_hint(checks.exercise_3_2(leaky, x, capture(leaky, x, remove=False)), "handle.remove()")
+    wrong = capture(net, x)
+    wrong["0"], wrong["2"] = wrong["2"], wrong["0"]
+    assert_hint(checks.exercise_3_2(net, x, wrong), "not the output")
+
+
+def test_3_3_clip_grad_input():
+    def clip(module, grad_input, grad_output):
+        return tuple(None if g is None else g.clamp(-0.1, 0.1) for g in grad_input)
+
+    def watch(module, grad_input, grad_output):
+        return None
+
+    def halve(module, grad_input, grad_output):
+        return tuple(None if g is None else g * 0.5 for g in grad_input)
+
+    assert_ok(checks.exercise_3_3(clip))
+    assert_hint(checks.exercise_3_3(watch), "RETURN")
+    assert_hint(checks.exercise_3_3(halve), "clamped")
+
+
+def test_3_4_clamp_inputs():
+    assert_ok(checks.exercise_3_4(lambda m, args: (args[0].clamp(-1.0, 1.0),)))
+    assert_ok(checks.exercise_3_4(lambda m, args: args[0].clamp(-1.0, 1.0)))  # a single tensor works too
+    assert_hint(checks.exercise_3_4(lambda m, args: None), "RETURN")
+    assert_hint(checks.exercise_3_4(lambda m, args: (args[0].clamp(0.0, 1.0),)), "[-1, 1]")
+
+
+# --- lesson 04 ----------------------------------------------------------------------
+
+
+def test_4_1_structured():
+    layer = nn.Linear(8, 6)
+    prune.ln_structured(layer, "weight", amount=0.5, n=2, dim=0)
+    assert_ok(checks.exercise_4_1(layer))
+    assert_hint(checks.exercise_4_1(nn.Linear(8, 6)), "not pruned yet")
+    unstructured = nn.Linear(8, 6)
+    prune.l1_unstructured(unstructured, "weight", amount=0.5)
+    assert_hint(checks.exercise_4_1(unstructured), "STRUCTURED")
+    third = nn.Linear(8, 6)
+    prune.ln_structured(third, "weight", amount=2, n=2, dim=0)
+    assert_hint(checks.exercise_4_1(third), "half")
+
+
+def test_4_1_wrong_rows():
+    layer = nn.Linear(8, 6)
+    norms = np.linalg.norm(layer.weight.detach().numpy(), axis=1)
+    largest = np.argsort(norms)[3:]
+    mask = et.ones(6, 8)
+    mask[et.tensor(largest)] = 0.0
+    prune.custom_from_mask(layer, "weight", mask=mask)
+    assert_hint(checks.exercise_4_1(layer), "smallest")
+
+
+def test_4_2_iterative_sparsity():
+    assert_ok(checks.exercise_4_2(1 - 0.5 * 0.6 * 0.8))
+    assert_hint(checks.exercise_4_2(1.1), "REMAINING")
+    assert_hint(checks.exercise_4_2(0.5), "50 % remain")
+    assert_hint(checks.exercise_4_2("a lot"), "number")
+
+
+def three_layers():
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 8), nn.ReLU(), nn.Linear(8, 4))
+
+
+def test_4_3_global():
+    net = three_layers()
+    pairs = [(net[i], "weight") for i in (0, 2, 4)]
+    prune.global_unstructured(pairs, pruning_method=prune.L1Unstructured, amount=0.7)
+    assert_ok(checks.exercise_4_3(net))
+    per_layer = three_layers()
+    for i in (0, 2, 4):
+        prune.l1_unstructured(per_layer[i], "weight", amount=0.7)
+    assert_hint(checks.exercise_4_3(per_layer), "per-layer")
+    random = three_layers()
+    prune.global_unstructured([(random[i], "weight") for i in (0, 2, 4)],
+                              pruning_method=prune.RandomUnstructured, amount=0.7)
+    assert_hint(checks.exercise_4_3(random), "L1 magnitude")
+    partial = three_layers()
+    prune.l1_unstructured(partial[0], "weight", amount=0.7)
+    assert_hint(checks.exercise_4_3(partial), "every Linear")
+
+
+def test_4_4_remove():
+    net = three_layers()
+    prune.global_unstructured([(net[i], "weight") for i in (0, 2, 4)],
+                              pruning_method=prune.L1Unstructured, amount=0.7)
+    still = copy.deepcopy(net)
+    assert_hint(checks.exercise_4_4(still), "prune.remove")
+    for i in (0, 2, 4):
+        prune.remove(net[i], "weight")
+    assert_ok(checks.exercise_4_4(net))
+    assert_hint(checks.exercise_4_4(three_layers()), "zeros are gone")
+
+
+def test_4_2_expected_value_is_computed_not_hard_coded():
+    layer = nn.Linear(40, 25)
+    for method, amount in ((prune.l1_unstructured, 0.5), (prune.l1_unstructured, 0.4),
+                           (prune.random_unstructured, 0.2)):
+        method(layer, "weight", amount=amount)
+    assert math.isclose(float((layer.weight_mask == 0).float().mean().item()), 0.76)

@@ -1,0 +1,125 @@
+"""Every lesson notebook has the course's parts and is stored the way nbval needs.
+
+nbval (``./dev test``) re-runs the notebooks and compares outputs; these tests
+check what nbval does not: the structure of each lesson (goals, exercises with
+checks, a widget, the real-PyTorch cell) and that the stored outputs are a clean,
+complete, in-order run with the widget state saved.
+"""
+import json
+import pathlib
+import re
+
+import pytest
+
+LESSONS = pathlib.Path(__file__).resolve().parents[2] / "lessons"
+
+NOTEBOOKS = sorted(LESSONS.glob("[0-9][0-9]-*.ipynb"))
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def source(cell):
+    return "".join(cell["source"])
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def text_of(output):
+    if output["output_type"] == "stream":
+        return "".join(output["text"])
+    if output["output_type"] in ("execute_result", "display_data"):
+        return "".join(output["data"].get("text/plain", ""))
+    return ""
+
+
+def test_the_first_four_lessons_exist():
+    names = [p.name for p in NOTEBOOKS]
+    for prefix in ("01-tensors-and-autograd", "02-modules-parameters-buffers", "03-hooks", "04-pruning"):
+        assert f"{prefix}.ipynb" in names
+
+
+@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+def nb(request):
+    return load(request.param)
+
+
+def test_starts_with_a_title_and_goals(nb):
+    first = source(nb["cells"][0])
+    assert nb["cells"][0]["cell_type"] == "markdown"
+    assert re.match(r"# \d\d · ", first), "the first cell is the lesson's title"
+    assert "**Goals.**" in first
+    assert len(re.findall(r"^\d\. ", first, flags=re.M)) >= 3, "at least three numbered goals"
+
+
+def test_kernel_is_python3(nb):
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+
+
+def test_has_two_to_four_checked_exercises(nb):
+    headings = [c for c in nb["cells"] if c["cell_type"] == "markdown"
+                and re.search(r"^### Exercise \d\.\d", source(c), flags=re.M)]
+    calls = [c for c in code_cells(nb) if re.search(r"checks\.exercise_\d_\d\(", source(c))]
+    assert 2 <= len(headings) <= 4
+    assert len(calls) == len(headings), "each exercise ends with a call to its check"
+
+
+def test_every_stored_check_reports_success(nb):
+    for cell in code_cells(nb):
+        if re.search(r"checks\.exercise_\d_\d\(", source(cell)):
+            texts = [text_of(o) for o in cell["outputs"]]
+            assert any(t.startswith("✓ correct") for t in texts), source(cell)
+
+
+def test_shows_a_widget_with_its_state_saved(nb):
+    views = [o for c in code_cells(nb) for o in c["outputs"] if WIDGET_VIEW in o.get("data", {})]
+    assert views, "a cell whose last line is a widget view"
+    state = nb["metadata"]["widgets"][WIDGET_STATE]["state"]
+    for view in views:
+        assert view["data"][WIDGET_VIEW]["model_id"] in state, "the widget's state is stored"
+    images = [m for m in state.values() if m["model_name"] == "ImageModel"]
+    assert images and all(m.get("buffers") for m in images), "the widget's PNG is stored"
+
+
+def test_widget_text_form_is_short_and_stable(nb):
+    for cell in code_cells(nb):
+        for output in cell["outputs"]:
+            if WIDGET_VIEW in output.get("data", {}):
+                plain = "".join(output["data"]["text/plain"])
+                assert len(plain) < 200 and "PNG" not in plain, plain
+
+
+def test_ends_with_an_optional_pytorch_parity_cell(nb):
+    cell = code_cells(nb)[-1]
+    text = source(cell)
+    assert text.startswith("# NBVAL_IGNORE_OUTPUT")
+    assert 'print("PyTorch is not installed: skipped")' in text
+    assert "edutorch and PyTorch agree:" in text
+    assert "Same code under real PyTorch" in source(nb["cells"][-2])
+
+
+def test_outputs_are_one_clean_run_in_order(nb):
+    counts = [c["execution_count"] for c in code_cells(nb)]
+    assert counts == list(range(1, len(counts) + 1)), "run top to bottom once (Restart & Run All)"
+    for cell in code_cells(nb):
+        for output in cell["outputs"]:
+            assert output["output_type"] != "error", source(cell)
+            assert output.get("name") != "stderr", f"stderr output: {text_of(output)[:200]}"
+
+
+def test_no_memory_addresses_or_timings_in_outputs(nb):
+    for cell in code_cells(nb):
+        for output in cell["outputs"]:
+            text = text_of(output)
+            assert not re.search(r"0x[0-9a-fA-F]{6,}", text), text
+            assert not re.search(r"\d+(\.\d+)? ?(ms|µs|seconds)\b", text), text
+
+
+def test_seeded(nb):
+    assert "torch.manual_seed(0)" in source(code_cells(nb)[0])
