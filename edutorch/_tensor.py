@@ -18,6 +18,7 @@ import numpy as np
 
 from . import _dtype, backend
 from ._tensor_ops import TensorOps
+from . import autograd as _autograd
 from .autograd import function as _function
 from .autograd import grad_mode
 from .autograd._functions import utils as _function_utils
@@ -201,9 +202,7 @@ class Tensor(TensorOps):
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute the gradient of this tensor w.r.t. graph leaves (``Tensor.backward``)."""
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
@@ -393,3 +392,4 @@ def _wrap_dim(dim, ndim):
 
 _function._Tensor = Tensor
 _function_utils._Tensor = Tensor
+_autograd.Variable = Tensor  # torch.autograd.Variable is an alias of Tensor

@@ -3,18 +3,31 @@
 ``backward`` and ``grad`` turn the user's outputs and gradients into graph
 edges and hand them to the engine (``engine.py``).
 """
-from . import grad_mode
+import numpy as np
+
+from . import function, grad_mode, graph
+from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
+from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
-from .engine import run_backward
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+
+
+def _ones_like(out):
+    """The implicit gradient of a scalar output: a 1 of the same dtype and device."""
+    data = out.data
+    if type(data) is np.ndarray:
+        return function._Tensor._make(np.ones_like(data))
+    from .. import backend
+
+    return function._Tensor._make(backend.get_array_module(data).ones_like(data))
 
 
 def _make_grads(outputs, grad_outputs, create_graph):
     """The gradient to start from for each output: given, or 1 for a scalar output."""
-    from .. import _creation
-
+    Tensor = function._Tensor
     grads = []
-    for out, g in zip(outputs, grad_outputs):
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
             if out.data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -22,13 +35,15 @@ def _make_grads(outputs, grad_outputs, create_graph):
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                 )
-            g = _creation.ones_like(out)
-        elif not hasattr(g, "data") or not hasattr(g, "grad_fn"):
+            g = _ones_like(out)
+        elif not isinstance(g, Tensor):
+            from .. import _creation
+
             g = _creation.tensor(g, dtype=out.dtype)
-        elif g.shape != out.shape:
+        elif g.data.shape != out.data.shape:
             raise RuntimeError(
-                f"Mismatch in shape: grad_output[{len(grads)}] has a shape of {g.shape} and "
-                f"output[{len(grads)}] has a shape of {out.shape}."
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                f"output[{i}] has a shape of {out.shape}."
             )
         grads.append(g if create_graph else g.detach())
     return grads
@@ -41,12 +56,15 @@ def _as_tuple(x):
 
 
 def _roots(outputs):
-    for out in outputs:
-        if not out.requires_grad:
+    """The graph edge of each output; an output outside any graph is PyTorch's error."""
+    edges = []
+    for i, out in enumerate(outputs):
+        if not out._requires_grad:
             raise RuntimeError(
-                "element 0 of tensors does not require grad and does not have a grad_fn"
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-    return [out._edge() for out in outputs]
+        edges.append((out.grad_fn, out._output_nr) if out.grad_fn is not None else out._edge())
+    return edges
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -61,12 +79,24 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         run_backward(roots, grads, retain_graph, create_graph)
         return
     inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     edges = [t._edge() for t in inputs]
     captured = run_backward(roots, grads, retain_graph, create_graph, inputs=set(edges))
     for t, edge in zip(inputs, edges):
         g = captured.get(edge)
-        if g is not None:
-            t._grad = (g if create_graph else g.detach()).clone() if t._grad is None else t._grad + g
+        if g is None:
+            continue
+        if t.grad_fn is None:  # a leaf: exactly what its AccumulateGrad node would do
+            saved_mode = grad_mode._state["enabled"]
+            grad_mode._state["enabled"] = bool(create_graph)
+            try:
+                function.accumulate_grad(t, g)
+            finally:
+                grad_mode._state["enabled"] = saved_mode
+        else:
+            g = g if create_graph else g.detach()
+            t._grad = g.clone() if t._grad is None else t._grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -74,16 +104,24 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """``torch.autograd.grad``: return d(outputs)/d(inputs) without touching ``.grad``."""
     outputs, inputs = _as_tuple(outputs), _as_tuple(inputs)
     grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
-        if not t.requires_grad:
+        if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs, create_graph)
     edges = [t._edge() for t in inputs]
     captured = run_backward(_roots(outputs), grads, retain_graph, create_graph, inputs=set(edges))
     result = []
-    for t, edge in zip(inputs, edges):
+    for i, (t, edge) in enumerate(zip(inputs, edges)):
         g = captured.get(edge)
         if g is None:
             if materialize_grads:
@@ -92,7 +130,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = _creation.zeros_like(t)
             elif not allow_unused:
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the "
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
         elif not create_graph:
@@ -101,7 +139,28 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``is_grads_batched=True``: the first dim of each grad_output indexes independent
+    vector-Jacobian products (PyTorch uses vmap; a loop gives the same numbers)."""
+    from .. import _functional
+
+    batch = grad_outputs[0].shape[0]
+    rows = []
+    for b in range(batch):
+        keep = True if b < batch - 1 else retain_graph
+        rows.append(grad(outputs, inputs, [g[b] for g in grad_outputs], keep, create_graph,
+                         allow_unused=allow_unused, materialize_grads=materialize_grads))
+    return tuple(
+        None if column[0] is None else _functional.stack(list(column)) for column in zip(*rows)
+    )
+
+
+Variable = None  # ``torch.autograd.Variable`` is ``torch.Tensor``; set by edutorch/_tensor.py
+
 __all__ = [
     "Function", "FunctionCtx", "backward", "grad", "no_grad", "enable_grad",
     "set_grad_enabled", "inference_mode", "once_differentiable", "grad_mode",
+    "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "set_detect_anomaly",
+    "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "graph", "Variable",
 ]

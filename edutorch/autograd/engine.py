@@ -98,7 +98,12 @@ def _call_node_hooked(node, grads):
             new = fn(tuple(grads))
             if new is not None:
                 grads = list(new)
-    grad_inputs = _call_node(node, grads)
+    if _anomaly_state["enabled"]:  # detect_anomaly: NaN check, forward traceback on errors
+        from .anomaly_mode import run_node_checked
+
+        grad_inputs = run_node_checked(node, _call_node, grads)
+    else:
+        grad_inputs = _call_node(node, grads)
     post = node._post_hooks
     if post:
         for fn in list(post.values()):
@@ -115,10 +120,6 @@ def _call_node(node, grads):
     grad_inputs = node.apply(*grads)
     if node._input_meta:
         grad_inputs = _validate(node, grad_inputs)
-    if _anomaly_state["enabled"]:
-        from .anomaly_mode import check_backward_output
-
-        check_backward_output(node, grad_inputs)
     return grad_inputs
 
 
@@ -134,7 +135,8 @@ def _validate(node, grad_inputs):
             continue
         shape, dtype = meta
         data = g.data
-        if data.shape == shape and data.dtype == dtype:  # the common case: nothing to do
+        # the common case, nothing to do (NumPy reuses one dtype object per type: ``is`` first)
+        if data.shape == shape and (data.dtype is dtype or data.dtype == dtype):
             continue
         if fixed is None:
             fixed = list(grad_inputs)
@@ -210,7 +212,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                 if node not in needed:
                     _skip(node, deps, buffers, heap)
                     continue
-            if node._pre_hooks is None and node._post_hooks is None:
+            if node._pre_hooks is None and node._post_hooks is None and not _anomaly_state["enabled"]:
                 grad_inputs = _call_node(node, grads)
             else:
                 grad_inputs = _call_node_hooked(node, grads)

@@ -190,14 +190,14 @@ class Node(FunctionCtx):
         if positions is not None:  # drop the slots of non-tensor arguments
             # PyTorch's check, for custom Functions (built-ins name their node with
             # ``_backward_name`` and may compute a value for a Python-number argument)
-            strict = self._forward_cls._backward_name is None
-            for i, g in enumerate(grads):
-                if strict and g is not None and i not in positions:
-                    raise RuntimeError(
-                        f"function {self.name()} returned a gradient different than None at "
-                        f"position {i + 1}, but the corresponding forward input was not a Variable"
-                    )
-            grads = tuple(grads[i] for i in positions)
+            if self._forward_cls._backward_name is None:
+                for i, g in enumerate(grads):
+                    if g is not None and i not in positions:
+                        raise RuntimeError(
+                            f"function {self.name()} returned a gradient different than None at "
+                            f"position {i + 1}, but the corresponding forward input was not a Variable"
+                        )
+            grads = [grads[i] for i in positions]
         return grads
 
 
@@ -295,6 +295,8 @@ class Function:
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("_backward_name") or cls.__name__ + "Backward"
         cls._backward_cls = type(name, (Node,), {"_forward_cls": cls, "__module__": cls.__module__})
+        # PyTorch 2 style: ``forward(*args)`` without ctx, plus ``setup_context``
+        cls._uses_setup_context = cls.setup_context is not Function.setup_context
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -320,21 +322,24 @@ class Function:
                     return _apply_with_graph(cls, args, kwargs)
             _state["enabled"] = False  # forward never records (as in PyTorch)
             try:
-                outputs = _run_forward(cls, FunctionCtx(), args, kwargs)
+                if cls._uses_setup_context:
+                    outputs = _forward_then_setup_context(cls, FunctionCtx(), args, kwargs)
+                else:
+                    outputs = cls.forward(FunctionCtx(), *args, **kwargs)
             finally:
                 _state["enabled"] = True
+        elif cls._uses_setup_context:
+            outputs = _forward_then_setup_context(cls, FunctionCtx(), args, kwargs)
         else:
-            outputs = _run_forward(cls, FunctionCtx(), args, kwargs)
+            outputs = cls.forward(FunctionCtx(), *args, **kwargs)
         # the common case first: one NumPy array out
         if type(outputs) is _ndarray:
             return _Tensor._make(outputs)
         return _wrap_plain(outputs)
 
 
-def _run_forward(cls, ctx, args, kwargs):
-    """``forward(ctx, *args)``, or PyTorch 2's ``forward(*args)`` + ``setup_context``."""
-    if cls.setup_context is Function.setup_context:
-        return cls.forward(ctx, *args, **kwargs)
+def _forward_then_setup_context(cls, ctx, args, kwargs):
+    """PyTorch 2's split form: ``forward(*args)``, then ``setup_context(ctx, inputs, output)``."""
     output = cls.forward(*args, **kwargs)
     cls.setup_context(ctx, args, output)
     return output
@@ -353,10 +358,10 @@ def _apply_with_graph(cls, args, kwargs):
     Tensor = _Tensor
     node = cls._backward_cls()
     node._sequence_nr = next(_sequence)
-    edges, needs, meta = [], [], []
-    all_tensors = True
-    for a in args:
+    edges, needs, meta, positions = [], [], [], []
+    for i, a in enumerate(args):
         if isinstance(a, Tensor):
+            positions.append(i)
             if a._requires_grad:
                 needs.append(True)
                 fn = a.grad_fn
@@ -369,20 +374,20 @@ def _apply_with_graph(cls, args, kwargs):
                 meta.append(None)
         else:
             needs.append(False)
-            all_tensors = False
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
     node._input_meta = meta
     node._num_inputs = len(args)
-    node._tensor_positions = None if all_tensors else tuple(
-        i for i, a in enumerate(args) if isinstance(a, Tensor)
-    )
+    node._tensor_positions = None if len(positions) == len(args) else positions
     if _anomaly_state["enabled"]:
         node.metadata["traceback_"] = _anomaly_state["stack"]()
 
     _state["enabled"] = False
     try:
-        outputs = _run_forward(cls, node, args, kwargs)
+        if cls._uses_setup_context:
+            outputs = _forward_then_setup_context(cls, node, args, kwargs)
+        else:
+            outputs = cls.forward(node, *args, **kwargs)
     finally:
         _state["enabled"] = True
     if type(outputs) is not tuple:  # one output: the common case
@@ -404,6 +409,8 @@ def _apply_with_graph(cls, args, kwargs):
 def _connect_output(node, nr, out, args):
     """Make forward's ``nr``-th output a tensor whose ``grad_fn`` is ``node``."""
     Tensor = _Tensor
+    if type(out) is _ndarray and out.dtype.kind == "f":  # the common case: a new float array
+        return Tensor._make(out, True, node, nr)
     if out is None:
         return None
     if not isinstance(out, Tensor):

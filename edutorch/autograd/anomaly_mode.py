@@ -1,0 +1,123 @@
+"""``torch.autograd.detect_anomaly``: find the forward op behind a NaN in backward.
+
+While anomaly mode is on, ``Function.apply`` stores the Python stack of each
+op it records in ``node.metadata["traceback_"]``.  When backward fails inside
+a node (an exception, or, with ``check_nan``, a gradient containing NaN), the
+engine warns "Error detected in DivBackward0. Traceback of forward call that
+caused the error: ..." with that stack, so the error points at the line of
+the student's forward code, not at the engine.
+"""
+import functools
+import os
+import traceback
+import warnings
+
+from . import function
+
+_state = function._anomaly_state
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def is_anomaly_enabled():
+    """True while anomaly detection is on (``torch.is_anomaly_enabled``)."""
+    return _state["enabled"]
+
+
+def is_anomaly_check_nan_enabled():
+    """True when anomaly mode also checks backward outputs for NaN."""
+    return _state["check_nan"]
+
+
+def _set_anomaly_enabled(enabled, check_nan=True):
+    _state["enabled"] = bool(enabled)
+    _state["check_nan"] = bool(check_nan)
+    _state["stack"] = _forward_stack if enabled else None
+
+
+def _forward_stack():
+    """The caller's stack as text, without the innermost edutorch frames (the op plumbing)."""
+    frames = traceback.extract_stack()[:-1]
+    while frames and frames[-1].filename.startswith(_PACKAGE_DIR):
+        frames.pop()
+    return "".join(traceback.format_list(frames))
+
+
+class detect_anomaly:
+    """Context manager (and decorator) that turns anomaly detection on.
+
+    ``check_nan=True`` makes a NaN in any backward output an error:
+    ``RuntimeError: Function 'DivBackward0' returned nan values in its 0th output.``
+    """
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+        warnings.warn(
+            "Anomaly Detection has been enabled. This mode will increase the runtime and "
+            "should only be enabled for debugging.",
+            stacklevel=2,
+        )
+
+    def __enter__(self):
+        self.prev = (_state["enabled"], _state["check_nan"])
+        _set_anomaly_enabled(True, self.check_nan)
+
+    def __exit__(self, *exc_info):
+        _set_anomaly_enabled(*self.prev)
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off: as a call, or as a context manager that restores it."""
+
+    def __init__(self, mode, check_nan=True):
+        self.prev = (_state["enabled"], _state["check_nan"])
+        _set_anomaly_enabled(mode, check_nan)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc_info):
+        _set_anomaly_enabled(*self.prev)
+        return False
+
+
+def check_backward_output(node, grad_inputs):
+    """With ``check_nan``: PyTorch's error when a node's backward returned NaN."""
+    if not _state["check_nan"]:
+        return
+    for i, g in enumerate(grad_inputs):
+        if g is not None and g.data.dtype.kind == "f" and bool((g.data != g.data).any()):  # NaN != NaN
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+def run_node_checked(node, run, grads):
+    """Run ``run(node, grads)``; if it fails, first warn with the node's forward traceback."""
+    try:
+        grad_inputs = run(node, grads)
+        check_backward_output(node, grad_inputs)
+        return grad_inputs
+    except Exception:
+        stack = node.__dict__.get("_metadata", {}).get("traceback_")
+        if stack is not None:
+            warnings.warn(
+                f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                f"error:\n{stack}",
+                UserWarning,
+                stacklevel=2,
+            )
+        else:
+            warnings.warn(
+                f"Error detected in {node.name()}. No forward pass information available. "
+                "Enable detect anomaly during forward pass for more information.",
+                UserWarning,
+                stacklevel=2,
+            )
+        raise

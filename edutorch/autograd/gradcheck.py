@@ -1,0 +1,246 @@
+"""``torch.autograd.gradcheck`` and ``gradgradcheck``: compare backward with finite differences.
+
+For a function ``f`` of some tensors, each (output i, input j) pair has a
+Jacobian: one row per element of input j, one column per element of output i.
+
+* numerical: nudge one input element by ``±eps`` and look at how every output
+  element moves, ``(f(x + eps) - f(x - eps)) / (2 eps)``;
+* analytical: backpropagate each one-hot output gradient (one column at a
+  time) with ``autograd.grad``.
+
+Where the two disagree beyond ``atol + rtol * |numerical|``, a
+``GradcheckError`` prints both matrices, as PyTorch does.  Use float64 inputs:
+in float32 the rounding error of a finite difference is larger than the tolerance.
+"""
+import warnings
+
+import numpy as np
+
+from . import function
+
+
+class GradcheckError(RuntimeError):
+    """Raised by ``gradcheck``/``gradgradcheck`` when a check fails (a ``RuntimeError``)."""
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _is_tensor(x):
+    return isinstance(x, function._Tensor)
+
+
+def _differentiable_outputs(out):
+    return tuple(o for o in _as_tuple(out) if _is_tensor(o) and o.requires_grad)
+
+
+def _host(array):
+    """A NumPy copy of a NumPy or CuPy array (Jacobians are compared on the CPU)."""
+    return array.get() if hasattr(array, "get") and not isinstance(array, np.ndarray) else np.asarray(array)
+
+
+def _check_inputs(inputs):
+    if not any(_is_tensor(t) and t.requires_grad for t in inputs):
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of them "
+            "have requires_grad=True."
+        )
+    for i, t in enumerate(inputs):
+        if _is_tensor(t) and t.requires_grad and t.data.dtype != np.float64:
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating point or "
+                "complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ",
+                stacklevel=3,
+            )
+
+
+def _numerical_jacobian(func, inputs, n_outputs, eps):
+    """``jac[j][i]``: d(output i)/d(input j) by central differences, shape (numel_j, numel_i)."""
+    jacobians = []
+    for t in inputs:
+        if not (_is_tensor(t) and t.requires_grad):
+            continue
+        arr = t.data
+        per_output = None
+        for k, idx in enumerate(np.ndindex(*arr.shape)):
+            orig = arr[idx].item()
+            arr[idx] = orig - eps  # nudge the input's storage directly, then restore it
+            minus = _evaluate(func, inputs)
+            arr[idx] = orig + eps
+            plus = _evaluate(func, inputs)
+            arr[idx] = orig
+            if per_output is None:
+                per_output = [np.zeros((arr.size, p.size), dtype=arr.dtype) for p in plus]
+            for jac, p, m in zip(per_output, plus, minus):
+                jac[k] = ((p - m) / (2 * eps)).reshape(-1)
+        if per_output is None:  # an input with no elements
+            per_output = [np.zeros((0, o), dtype=arr.dtype) for o in n_outputs]
+        jacobians.append(per_output)
+    return jacobians
+
+
+def _evaluate(func, inputs):
+    """The differentiable outputs of ``func``, as float64 NumPy arrays.
+
+    Grad mode stays on: for ``gradgradcheck`` ``func`` itself calls ``autograd.grad``.
+    """
+    return [_host(o.data).astype(np.float64) for o in _differentiable_outputs(func(*inputs))]
+
+
+def _analytical_jacobian(inputs, output, check_grad_dtypes):
+    """Backpropagate each one-hot ``grad_output``: column k of every input's Jacobian."""
+    from . import grad as autograd_grad
+
+    diff_inputs = [t for t in inputs if _is_tensor(t) and t.requires_grad]
+    jacobians = [np.zeros((t.data.size, output.data.size), dtype=t.data.dtype) for t in diff_inputs]
+    xp = np if isinstance(output.data, np.ndarray) else __import__("cupy")
+    for k in range(output.data.size):
+        onehot = xp.zeros(output.data.size, dtype=output.data.dtype)
+        onehot[k] = 1
+        grad_output = function._Tensor._make(onehot.reshape(output.data.shape))
+        grads = autograd_grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
+        for jac, t, g in zip(jacobians, diff_inputs, grads):
+            if g is None:
+                continue
+            if g.data.shape != t.data.shape:
+                raise GradcheckError("Analytical gradient has incorrect size")
+            if check_grad_dtypes and g.data.dtype != t.data.dtype:
+                raise GradcheckError("Gradient has dtype mismatch")
+            jac[:, k] = _host(g.data).reshape(-1)
+    return jacobians
+
+
+def _as_tensor(array):
+    return function._Tensor._make(np.ascontiguousarray(array))
+
+
+def _notallclose_msg(analytical, numerical, output_idx, input_idx):
+    return (
+        f"Jacobian mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
+        f"numerical:{_as_tensor(numerical)}\nanalytical:{_as_tensor(analytical)}\n"
+    )
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
+              check_backward_ad=True, fast_mode=False, masked=None):
+    """Check the gradients of ``func`` at ``inputs`` against finite differences.
+
+    Returns True, or raises ``GradcheckError`` (False when ``raise_exception=False``).
+    ``fast_mode`` runs the full (slow) check: same verdict, only slower.
+    """
+    if check_forward_ad or check_batched_forward_grad:
+        raise ValueError("edutorch has no forward-mode AD: use check_forward_ad=False")
+    if not check_backward_ad:
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
+    try:
+        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol,
+                          check_undefined_grad, check_grad_dtypes, check_batched_grad)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
+               check_grad_dtypes, check_batched_grad):
+    _check_inputs(inputs)
+    outputs = _differentiable_outputs(func(*inputs))
+    numerical = _numerical_jacobian(func, inputs, [o.data.size for o in outputs], eps)
+    if not outputs:  # nothing to backpropagate: f must not depend on the inputs at all
+        for per_output in numerical:
+            if any(np.any(jac != 0) for jac in per_output):
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+        return True
+    for i, out in enumerate(outputs):
+        analytical = _analytical_jacobian(inputs, out, check_grad_dtypes)
+        again = _analytical_jacobian(inputs, out, check_grad_dtypes)
+        for j, (a, n) in enumerate(zip(analytical, (per_output[i] for per_output in numerical))):
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(_notallclose_msg(a, n, i, j))
+        if any(np.max(np.abs(a - b), initial=0.0) > nondet_tol for a, b in zip(analytical, again)):
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical "
+                f"gradient matches numerical gradient.The tolerance for nondeterminism was {nondet_tol}."
+            )
+        if check_batched_grad:
+            _check_batched_grad(inputs, out, analytical, atol, rtol)
+    if check_undefined_grad:
+        _check_zero_grad_outputs(inputs, outputs)
+    return True
+
+
+def _check_batched_grad(inputs, output, analytical, atol, rtol):
+    """``autograd.grad(..., is_grads_batched=True)`` must give the Jacobian's columns too."""
+    from . import grad as autograd_grad
+
+    diff_inputs = [t for t in inputs if _is_tensor(t) and t.requires_grad]
+    n = output.data.size
+    xp = np if isinstance(output.data, np.ndarray) else __import__("cupy")
+    eye = xp.eye(n, dtype=output.data.dtype).reshape((n,) + output.data.shape)
+    grads = autograd_grad(output, diff_inputs, function._Tensor._make(eye), retain_graph=True,
+                          allow_unused=True, is_grads_batched=True)
+    for j, (g, a) in enumerate(zip(grads, analytical)):
+        batched = np.zeros_like(a) if g is None else _host(g.data).reshape(n, -1).T
+        if not np.allclose(batched, a, rtol=rtol, atol=atol):
+            raise GradcheckError(
+                f"While computing batched gradients, got: {_as_tensor(batched)}\n\n"
+                f"Expected: {_as_tensor(a)}"
+            )
+
+
+def _check_zero_grad_outputs(inputs, outputs):
+    """An undefined (all-zero) output gradient must give zero input gradients."""
+    from . import grad as autograd_grad
+
+    diff_inputs = [t for t in inputs if _is_tensor(t) and t.requires_grad]
+    zeros = [function._Tensor._make(o.data * 0) for o in outputs]
+    grads = autograd_grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
+    for g in grads:
+        if g is not None and bool((_host(g.data) != 0).any()):
+            raise GradcheckError(
+                "Expected backward function to handle undefined output grads. Please look at "
+                "'Notes about undefined output gradients' in 'tools/autograd/derivatives.yaml'"
+            )
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
+    """Check second derivatives: ``gradcheck`` of the function ``(inputs, v) -> vᵀ J``.
+
+    Backward must itself be differentiable (``create_graph=True``).  Without
+    ``grad_outputs``, random ones in [-1, 1) are drawn from a fixed seed.
+    """
+    if check_fwd_over_rev:
+        raise ValueError("edutorch has no forward-mode AD: use check_fwd_over_rev=False")
+    inputs = _as_tuple(inputs)
+    if grad_outputs is None:
+        outputs = _differentiable_outputs(func(*inputs))
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            function._Tensor._make(rng.uniform(-1, 1, o.data.shape).astype(o.data.dtype)).requires_grad_()
+            for o in outputs
+        )
+    grad_outputs = _as_tuple(grad_outputs)
+    n_out = len(grad_outputs)
+
+    def vjp(*args):
+        """The first derivative as a function: grads of ``func`` w.r.t. its inputs, given v."""
+        from . import grad as autograd_grad
+
+        input_args, vs = args[:-n_out], args[-n_out:]
+        outputs = _differentiable_outputs(func(*input_args))
+        diff_inputs = tuple(t for t in input_args if _is_tensor(t) and t.requires_grad)
+        grads = autograd_grad(outputs, diff_inputs, vs, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+                     check_batched_grad=check_batched_grad, fast_mode=fast_mode)
