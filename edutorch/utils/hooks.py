@@ -30,8 +30,9 @@ class BackwardHookFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
-        # ``None`` for inputs that do not require grad, as PyTorch's hooks see them.
-        return tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad))
+        # The identity.  Outputs that got no gradient arrive as zeros (materialized
+        # by the engine), so a hook sees zeros for a tensor input without grad, as in PyTorch.
+        return grads
 
 
 def _pack_with_none(indices, values, size):
