@@ -16,12 +16,16 @@ real PyTorch objects, which is how the lessons compare the two.
 ``fit`` prints one plain-text line per epoch (no progress-bar dependency)
 and returns the history as a list of dicts, ready to plot.
 """
+import importlib
 import time
 
-from ..autograd.grad_mode import no_grad
-from ..nn.utils.clip_grad import clip_grad_norm_
-
 __all__ = ["train_epoch", "evaluate", "fit", "format_epoch"]
+
+
+def _library_of(model):
+    """``edutorch`` or ``torch``: the package the model's parameters come from."""
+    first = next(iter(model.parameters()))
+    return importlib.import_module(type(first).__module__.split(".")[0])
 
 
 def _batch_stats(outputs, targets):
@@ -31,12 +35,13 @@ def _batch_stats(outputs, targets):
     return (outputs.argmax(1) == targets).sum().item()
 
 
-def train_epoch(model, loader, loss_fn, optimizer, *, max_norm=None, scheduler=None, clip=clip_grad_norm_):
+def train_epoch(model, loader, loss_fn, optimizer, *, max_norm=None, scheduler=None):
     """One pass over ``loader``; ``scheduler`` (if given) steps after every batch.
 
     Returns ``{"loss": mean loss, "accuracy": fraction correct}`` over the
     epoch (accuracy only means something for classification).
     """
+    clip_grad_norm_ = _library_of(model).nn.utils.clip_grad_norm_
     model.train()
     total_loss, correct, seen = 0.0, 0, 0
     for inputs, targets in loader:
@@ -45,7 +50,7 @@ def train_epoch(model, loader, loss_fn, optimizer, *, max_norm=None, scheduler=N
         loss = loss_fn(outputs, targets)
         loss.backward()
         if max_norm is not None:
-            clip(model.parameters(), max_norm)
+            clip_grad_norm_(model.parameters(), max_norm)
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
@@ -60,7 +65,7 @@ def evaluate(model, loader, loss_fn):
     """Mean loss and accuracy of ``model`` over ``loader`` (eval mode, no graph)."""
     model.eval()
     total_loss, correct, seen = 0.0, 0, 0
-    with no_grad():
+    with _library_of(model).no_grad():
         for inputs, targets in loader:
             outputs = model(inputs)
             n = len(targets)
