@@ -198,9 +198,13 @@ def test_parity_with_torch(parity, scenario):
 # -- without torch -------------------------------------------------------------------
 def test_forward_hooks_order_and_replacement():
     log = scenario_forward_hook_order(et)
-    order = [entry[0] for entry in log[:13]]
-    assert order == ["gpre", "pre-first", "pre", "gpre", "pre-first", "pre", "gfwd", "fwd-first", "fwd",
-                     "gpre", "pre-first", "pre", "gfwd"][:13] or order[0] == "gpre"
+    order = [entry[:2] for entry in log[:15]]
+    assert order == [
+        ("gpre", "Sequential"),
+        ("gpre", "Scale"), ("pre-first", 0), ("pre", 0), ("gfwd", "Scale"), ("fwd-first", 0), ("fwd", 0),
+        ("gpre", "Scale"), ("pre-first", 1), ("pre", 1), ("gfwd", "Scale"), ("fwd-first", 1), ("fwd", 1),
+        ("gfwd", "Sequential"), ("outer", ("tensor", (2,), [6.0, 6.0])),
+    ]
     assert ("result", ("tensor", (2,), [6.0, 6.0])) in log
     kw_result = next(entry for entry in log if entry[0] == "kw-result")
     assert kw_result[1] == ("tensor", (1,), [23.0])  # (1 * 10 + 0.5 + 1) * 2
