@@ -253,7 +253,10 @@ class RemovableHandle:
     _next_id = itertools.count()
 
     def __init__(self, hooks_dict):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
+        try:
+            self.hooks_dict_ref = weakref.ref(hooks_dict)  # OrderedDicts, as Module uses
+        except TypeError:  # a plain dict cannot be weakly referenced: hold it directly
+            self.hooks_dict_ref = lambda: hooks_dict
         self.id = next(RemovableHandle._next_id)
 
     def remove(self):
