@@ -338,3 +338,16 @@ def test_amount_float_rounds_like_python():
     prune.l1_unstructured(e, "weight", amount=0.5)  # round(2.5) == 2 (banker's rounding)
     assert int((e.weight_mask == 0).sum()) == round(2.5) == 2
     assert math.isclose(0.5 * 5, 2.5)
+
+
+@pytest.mark.parametrize("amount", [1.0, 4, 0.0])
+def test_structured_pruning_of_all_or_no_channels_matches_torch(amount):
+    tprune = torch_prune()
+    e, t = pair("Linear", 3, 4)
+    prune.ln_structured(e, "weight", amount=amount, n=1, dim=0)
+    tprune.ln_structured(t, "weight", amount=amount, n=1, dim=0)
+    np.testing.assert_array_equal(to_np(e.weight_mask), to_np(t.weight_mask))
+    e, t = pair("Linear", 3, 4)
+    prune.random_structured(e, "weight", amount=amount, dim=0)
+    tprune.random_structured(t, "weight", amount=amount, dim=0)
+    assert int((e.weight_mask == 0).sum()) == int((t.weight_mask == 0).sum())

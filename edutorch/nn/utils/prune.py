@@ -29,8 +29,6 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-import numpy as np
-
 from ... import backend
 from ..._tensor import Tensor
 from ... import random as _random
@@ -287,7 +285,7 @@ class RandomUnstructured(BasePruningMethod):
         mask = default_mask.data.copy()
         if nparams_toprune != 0:
             # like torch: a random score per entry, prune the k largest scores
-            prob = _random.rand(t.shape).data.reshape(-1)
+            prob = _random.rand(t.shape, device=t.device).data.reshape(-1)
             mask.reshape(-1)[_k_smallest(-prob, nparams_toprune)] = 0
         return _wrap(mask)
 
@@ -340,8 +338,9 @@ class RandomStructured(BasePruningMethod):
         if nparams_toprune == 0:
             return default_mask
         # a random score per channel; the channels with the k lowest scores go
-        prob = _random.rand(tensor_size).data
-        threshold = np.sort(prob)[nparams_toprune - 1]  # torch.kthvalue
+        prob = _random.rand(tensor_size, device=t.device).data
+        xp = backend.get_array_module(prob)
+        threshold = xp.sort(prob)[nparams_toprune - 1]  # torch.kthvalue
         keep = prob > threshold
         return _wrap(_channel_mask(t, self.dim, keep) * default_mask.data.astype(t.data.dtype))
 
@@ -371,7 +370,7 @@ class LnStructured(BasePruningMethod):
         if nparams_toprune == 0:
             return default_mask
         norm = _compute_norm(t, self.n, self.dim)
-        keep = np.zeros(tensor_size, dtype=bool)
+        keep = backend.get_array_module(norm).zeros(tensor_size, dtype=bool)
         keep[_k_smallest(-norm, nparams_tokeep)] = True  # the k largest norms stay
         return _wrap(_channel_mask(t, self.dim, keep) * default_mask.data.astype(t.data.dtype))
 
@@ -512,6 +511,8 @@ def _k_smallest(scores, k):
     below it is pruned, and the remaining slots go to the entries equal to it.
     """
     xp = backend.get_array_module(scores)
+    if k == 0:
+        return xp.zeros(0, dtype=xp.int64)
     threshold = xp.partition(scores, k - 1)[k - 1]
     below = xp.flatnonzero(scores < threshold)
     tied = xp.flatnonzero(scores == threshold)[: k - below.size]
