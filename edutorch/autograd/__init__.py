@@ -80,7 +80,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return
     inputs = _as_tuple(inputs)
     if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     edges = [t._edge() for t in inputs]
     captured = run_backward(roots, grads, retain_graph, create_graph, inputs=set(edges))
     for t, edge in zip(inputs, edges):
