@@ -215,7 +215,8 @@ class PruneExplorerModel:
         self._curve_cache.clear()
 
     def _snapshot(self):
-        """For every weight: its unmasked values and its mask (None when not pruned)."""
+        """For every weight: its unmasked values, its mask (None when not pruned) and
+        the order of its module's parameters (pruning moves ``weight`` to the end)."""
         snapshot = []
         for name in self.layers():
             owner, attr = _owner(self.module, name)
@@ -224,12 +225,13 @@ class PruneExplorerModel:
                 mask = to_numpy(getattr(owner, attr + "_mask"))
             else:
                 original, mask = to_numpy(getattr(owner, attr)), None
-            snapshot.append((name, original, mask))
+            order = [n for n, _ in owner.named_parameters(recurse=False)]
+            snapshot.append((name, original, mask, order))
         return snapshot
 
     def _restore(self, snapshot):
         """Undo with the public API: ``remove``, copy the old values back, re-apply the old mask."""
-        for name, original, mask in snapshot:
+        for name, original, mask, order in snapshot:
             owner, attr = _owner(self.module, name)
             if _is_pruned(owner, attr):
                 self.prune.remove(owner, attr)
@@ -239,6 +241,7 @@ class PruneExplorerModel:
             if mask is not None:
                 mask_tensor = self.torch.as_tensor(mask).to(weight.device)
                 self.prune.custom_from_mask(owner, attr, mask=mask_tensor)
+            _reorder_parameters(owner, order)
 
     # -- reading a model ------------------------------------------------------------
     def outcome(self, module=None):
@@ -290,6 +293,15 @@ def _owner(module, qualified):
     """``(submodule, "weight")`` for ``"encoder.0.weight"``."""
     prefix, _, attr = qualified.rpartition(".")
     return dict(module.named_modules())[prefix], attr
+
+
+def _reorder_parameters(module, order):
+    """Register ``module``'s own parameters again in ``order`` (the same Parameter objects),
+    so ``state_dict()`` keys come back in their old order after an undo."""
+    for name in order:
+        parameter = getattr(module, name)
+        delattr(module, name)
+        module.register_parameter(name, parameter)
 
 
 def _is_pruned(owner, attr):

@@ -38,7 +38,7 @@ class PruneExplorer(W.VBox):
         self.canvas = Canvas(ncols=2, width=7.6, height=3.0)
         self.mask_panel = TensorPanel(self.canvas, 0)
         self.curve_panel = CurvePanel(self.canvas, 1)
-        self.error = None  # text of the last error (bad settings), shown in red
+        self.action_error = None  # why the last button click failed, shown in red
 
         layers = self.model.layers()
         self.title = W.HTML()
@@ -88,6 +88,7 @@ class PruneExplorer(W.VBox):
     # -- reactions ------------------------------------------------------------------
     def _settings_changed(self):
         """Layer / method / n / dim changed: new settings, new curve, new preview."""
+        self.action_error = None
         self._sync_dim_options()
         self.n.disabled = self.method.value != "ln_structured"
         self.dim.disabled = self.method.value not in ("ln_structured", "random_structured")
@@ -97,6 +98,7 @@ class PruneExplorer(W.VBox):
 
     def _amount_changed(self):
         """The slider moved: only the preview changes (the curve is cached)."""
+        self.action_error = None
         self.model.set(amount=self.amount.value)
         self._draw(new_curve=False)
 
@@ -104,9 +106,9 @@ class PruneExplorer(W.VBox):
         """apply / undo / make permanent on the real model, then redraw everything."""
         try:
             action()
-            self.error = None
+            self.action_error = None
         except (ValueError, RuntimeError, IndexError) as error:
-            self.error = f"{type(error).__name__}: {error}"
+            self.action_error = f"{type(error).__name__}: {error}"
         self._draw(new_curve=True)
 
     def _sync_dim_options(self):
@@ -120,13 +122,13 @@ class PruneExplorer(W.VBox):
     # -- drawing ------------------------------------------------------------------------
     def _draw(self, new_curve):
         settings = self.model.settings
+        preview_error = None
         try:
             preview = self.model.preview()
             curve = self.model.curve() if new_curve and self.model.data is not None else None
-            self.error = None if new_curve else self.error
-        except (ValueError, RuntimeError, IndexError) as error:
+        except (ValueError, RuntimeError, IndexError) as error:  # e.g. dim out of range
             preview, curve = None, None
-            self.error = f"{type(error).__name__}: {error}"
+            preview_error = f"{type(error).__name__}: {error}"
         now = self.model.current()
         if preview is None:
             self.mask_panel.message("cannot preview these settings:\nsee the message below",
@@ -142,7 +144,7 @@ class PruneExplorer(W.VBox):
                 self.curve_panel.mark(_target_sparsity(preview, settings.layer),
                                       _score(preview))
         self.title.value = self._title_html(now)
-        self.table.value = self._table_html(now, preview)
+        self.table.value = self._table_html(now, preview, preview_error)
         self.image.value = self.canvas.png()
 
     def _draw_mask(self, preview, settings):
@@ -163,7 +165,7 @@ class PruneExplorer(W.VBox):
                 f"{now.global_sparsity:.1%}{loss}{accuracy}; undo steps: "
                 f"{len(self.model.undo_stack)}")
 
-    def _table_html(self, now, preview):
+    def _table_html(self, now, preview, preview_error):
         cells = "padding: 0 10px; text-align: right"
         rows = [f"<tr><th style='text-align:left'>weight (global masks: top to bottom)</th><th style='{cells}'>shape</th>"
                 f"<th style='{cells}'>sparsity now</th><th style='{cells}'>preview</th></tr>"]
@@ -184,8 +186,9 @@ class PruneExplorer(W.VBox):
                          + " (now → preview)")
         names = ", ".join(now.pruned_names) or "none (nothing pruned yet)"
         lines.append(f"pruning re-parametrisation: {html.escape(names)}")
-        if self.error:
-            lines.append(f"<span style='color:#c0392b'>{html.escape(self.error)}</span>")
+        for error in (self.action_error, preview_error):
+            if error:
+                lines.append(f"<span style='color:#c0392b'>{html.escape(error)}</span>")
         return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
 
 

@@ -1,0 +1,257 @@
+"""PruneExplorerModel (pure Python) and the PruneExplorer view, driven headlessly."""
+import copy
+
+import numpy as np
+import pytest
+
+import edutorch as et
+import edutorch.nn as nn
+import edutorch.nn.functional as F
+import edutorch.nn.utils.prune as prune
+from widgets import GLOBAL, PruneExplorer, PruneExplorerModel
+from widget_helpers import copy_weights, is_png, mlp, png_bytes
+
+LAYERS = ["0.weight", "2.weight", "4.weight"]
+
+
+def weights(model):
+    return {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+
+
+def test_layers_and_choices(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    assert explorer.layers() == LAYERS
+    assert explorer.choices() == LAYERS + [GLOBAL]
+    with pytest.raises(KeyError, match="unknown layer 'nope'"):
+        explorer.set(layer="nope")
+    with pytest.raises(ValueError, match="unknown method 'l3'"):
+        explorer.set(method="l3")
+
+
+def test_preview_leaves_the_model_untouched(small_mlp):
+    before = weights(small_mlp)
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="0.weight", amount=0.5)
+    preview = explorer.preview()
+    assert preview.sparsity["0.weight"] == pytest.approx(0.5)
+    assert preview.pruned_names == ["0.weight_orig", "0.weight_mask"]
+    assert list(weights(small_mlp)) == list(before)
+    for key, value in weights(small_mlp).items():
+        np.testing.assert_array_equal(value, before[key])
+    assert explorer.current().pruned_names == [] and not prune.is_pruned(small_mlp)
+
+
+def test_preview_mask_is_the_one_prune_computes(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="2.weight", method="l1_unstructured", amount=0.3)
+    reference = copy.deepcopy(small_mlp)
+    prune.l1_unstructured(reference[2], "weight", amount=0.3)
+    np.testing.assert_array_equal(explorer.preview().masks["2.weight"],
+                                  reference[2].weight_mask.numpy())
+    assert explorer.preview().masks["0.weight"].min() == 1.0  # other layers: all kept
+
+
+def test_structured_preview_prunes_whole_rows(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="0.weight", method="ln_structured", n=2, dim=0, amount=0.25)
+    mask = explorer.preview().masks["0.weight"]
+    row_kept = mask.max(axis=1)
+    assert set(np.unique(mask.min(axis=1) == row_kept)) == {True}  # rows all 0 or all 1
+    assert int((row_kept == 0).sum()) == 4  # round(0.25 * 16)
+    norms = np.linalg.norm(small_mlp[0].weight.detach().numpy(), axis=1)
+    assert set(np.argsort(norms)[:4]) == set(np.flatnonzero(row_kept == 0))
+    explorer.set(method="random_structured", dim=1)
+    mask = explorer.preview().masks["0.weight"]
+    assert int((mask.max(axis=0) == 0).sum()) == 5  # round(0.25 * 20) columns
+
+
+def test_random_preview_matches_apply_and_spares_the_users_rng(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="0.weight", method="random_unstructured", amount=0.4)
+    et.manual_seed(123)
+    preview = explorer.preview()
+    applied = explorer.apply()
+    after = et.rand(3).numpy()
+    et.manual_seed(123)
+    np.testing.assert_array_equal(after, et.rand(3).numpy())  # explorer used its own stream
+    np.testing.assert_array_equal(preview.masks["0.weight"], applied.masks["0.weight"])
+
+
+def test_apply_is_iterative_and_undo_restores(small_mlp):
+    before = weights(small_mlp)
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="0.weight", amount=0.5)
+    first = explorer.apply()
+    assert first.pruned_names == ["0.weight_orig", "0.weight_mask"]
+    assert first.sparsity["0.weight"] == pytest.approx(0.5)
+    assert list(small_mlp.state_dict()) == [
+        "0.bias", "0.weight_orig", "0.weight_mask", "2.weight", "2.bias", "4.weight", "4.bias"]
+    second = explorer.apply()  # half of what is left: PruningContainer
+    assert second.sparsity["0.weight"] == pytest.approx(0.75)
+    assert type(small_mlp[0]._forward_pre_hooks[next(iter(small_mlp[0]._forward_pre_hooks))]
+                ).__name__ == "PruningContainer"
+    assert len(explorer.undo_stack) == 2
+    explorer.undo()
+    np.testing.assert_array_equal(small_mlp[0].weight_mask.numpy(), first.masks["0.weight"])
+    explorer.undo()
+    assert explorer.current().pruned_names == [] and not prune.is_pruned(small_mlp)
+    assert list(small_mlp.state_dict()) == list(before)
+    for key, value in weights(small_mlp).items():
+        np.testing.assert_array_equal(value, before[key])
+    with pytest.raises(IndexError, match="nothing to undo"):
+        explorer.undo()
+
+
+def test_undo_keeps_the_parameter_object(small_mlp):
+    weight = small_mlp[0].weight
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="0.weight", amount=0.5)
+    explorer.apply()
+    assert small_mlp[0].weight_orig is weight  # prune moves the Parameter, does not copy it
+    explorer.undo()
+    assert small_mlp[0].weight is weight  # so an optimizer built earlier still holds it
+
+
+def test_make_permanent_and_undo_it(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer=GLOBAL, amount=0.6)
+    pruned = explorer.apply()
+    assert pruned.global_sparsity == pytest.approx(0.6, abs=1e-3)
+    assert sorted(pruned.pruned_names) == sorted(
+        [f"{n}_orig" for n in LAYERS] + [f"{n}_mask" for n in LAYERS])
+    permanent = explorer.make_permanent()
+    assert permanent.pruned_names == [] and not prune.is_pruned(small_mlp)
+    assert permanent.sparsity == pruned.sparsity
+    # like torch's prune.remove: the new plain ``weight`` is registered after ``bias``
+    assert list(small_mlp.state_dict()) == [
+        "0.bias", "0.weight", "2.bias", "2.weight", "4.bias", "4.weight"]
+    back = explorer.undo()
+    assert sorted(back.pruned_names) == sorted(pruned.pruned_names)
+    for name in LAYERS:
+        np.testing.assert_array_equal(back.masks[name], pruned.masks[name])
+
+
+def test_global_pruning_needs_an_unstructured_method(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer=GLOBAL, method="ln_structured")
+    with pytest.raises(ValueError, match="needs an unstructured method"):
+        explorer.preview()
+    with pytest.raises(ValueError, match="needs an unstructured method"):
+        explorer.apply()
+    assert explorer.undo_stack == []  # a failed apply leaves nothing to undo
+
+
+def test_loss_and_accuracy_match_cross_entropy(small_mlp, eval_batch):
+    x, y = eval_batch
+    explorer = PruneExplorerModel(small_mlp, data=eval_batch)
+    now = explorer.current()
+    with et.no_grad():
+        logits = small_mlp(x)
+        expected = F.cross_entropy(logits, y).item()
+    accuracy = float((logits.numpy().argmax(1) == y.numpy()).mean())
+    assert now.loss == pytest.approx(expected, rel=1e-5)
+    assert now.accuracy == pytest.approx(accuracy)
+
+
+def test_curve_over_the_grid_is_cached(small_mlp, eval_batch):
+    explorer = PruneExplorerModel(small_mlp, data=eval_batch, grid=(0.0, 0.5, 0.9))
+    explorer.set(layer="2.weight")
+    points = explorer.curve()
+    assert [p[0] for p in points] == [0.0, 0.5, 0.9]
+    assert [p[1] for p in points] == pytest.approx([0.0, 0.5, 0.9], abs=1e-2)
+    assert points[0][2] == pytest.approx(explorer.current().loss)
+    assert explorer.curve() is points
+    explorer.set(amount=0.3)
+    assert explorer.curve() is points  # the amount is not part of the curve
+    explorer.set(method="random_unstructured")
+    assert explorer.curve() is not points
+
+
+def test_regression_data_gives_mse_and_no_accuracy(small_mlp):
+    x = et.randn(8, 20)
+    target = et.randn(8, 4)
+    explorer = PruneExplorerModel(small_mlp, data=(x, target))
+    with et.no_grad():
+        expected = ((small_mlp(x) - target) ** 2).mean().item()
+    assert explorer.current().loss == pytest.approx(expected, rel=1e-5)
+    assert explorer.current().accuracy is None
+
+
+def test_same_masks_and_loss_as_real_torch(small_mlp, eval_batch, real_torch):
+    twin = copy_weights(real_torch, small_mlp, mlp(real_torch.nn))
+    x, y = eval_batch
+    data = (real_torch.tensor(x.numpy()), real_torch.tensor(y.numpy()))
+    ours, theirs = PruneExplorerModel(small_mlp, eval_batch), PruneExplorerModel(twin, data)
+    for explorer in (ours, theirs):
+        explorer.set(layer=GLOBAL, method="l1_unstructured", amount=0.7)
+    a, b = ours.apply(), theirs.apply()
+    assert a.pruned_names == b.pruned_names
+    for name in LAYERS:
+        np.testing.assert_array_equal(a.masks[name], b.masks[name])
+    assert a.loss == pytest.approx(b.loss, rel=1e-5) and a.accuracy == b.accuracy
+
+
+# -- the view ----------------------------------------------------------------------------
+def test_view_slider_previews_without_pruning(small_mlp, eval_batch):
+    view = PruneExplorer(small_mlp, data=eval_batch)
+    assert repr(view) == "PruneExplorer(Sequential, 3 weights)"
+    assert view.layer.value == "0.weight" and view.method.value == "l1_unstructured"
+    assert view.n.disabled and view.dim.disabled
+    first = png_bytes(view.image)
+    assert is_png(first)
+    view.amount.value = 0.8
+    assert view.model.settings.amount == 0.8
+    assert png_bytes(view.image) != first
+    assert "80.0%" in view.table.value  # the preview column
+    assert "nothing pruned yet" in view.table.value
+    assert not prune.is_pruned(small_mlp)
+    assert "accuracy" in view.table.value and "→" in view.table.value
+
+
+def test_view_apply_undo_and_make_permanent(small_mlp, eval_batch):
+    view = PruneExplorer(small_mlp, data=eval_batch)
+    view.amount.value = 0.5
+    view.apply_button.click()
+    assert "undo steps: 1" in view.title.value and "global sparsity" in view.title.value
+    assert "0.weight_orig, 0.weight_mask" in view.table.value
+    view.method.value = "ln_structured"
+    assert not view.n.disabled and not view.dim.disabled
+    assert list(view.dim.options) == [0, 1]
+    view.apply_button.click()
+    assert small_mlp[0].weight_mask.numpy().mean() < 0.5
+    view.permanent_button.click()
+    assert not prune.is_pruned(small_mlp) and "undo steps: 3" in view.title.value
+    for _ in range(3):
+        view.undo_button.click()
+    assert not prune.is_pruned(small_mlp) and "undo steps: 0" in view.title.value
+    view.undo_button.click()  # nothing left: a message, not an exception
+    assert "IndexError: nothing to undo" in view.table.value
+
+
+def test_view_global_mode_and_bad_settings(small_mlp):
+    view = PruneExplorer(small_mlp)  # no data: no curve
+    view.layer.value = GLOBAL
+    assert view.model.settings.layer == GLOBAL
+    assert is_png(view.image.value)
+    view.method.value = "random_structured"
+    assert "needs an unstructured method" in view.table.value
+    view.apply_button.click()
+    assert not prune.is_pruned(small_mlp)
+    view.method.value = "l1_unstructured"
+    assert "needs an unstructured method" not in view.table.value
+    view.amount.value = 0.3
+    assert "30.0%" in view.table.value
+
+
+def test_view_on_the_784_mlp():
+    et.manual_seed(0)
+    model = mlp(nn, (784, 256, 128, 10))
+    x, y = et.randn(64, 784), et.randint(0, 10, (64,))
+    view = PruneExplorer(model, data=(x, y))
+    pictures = set()
+    for amount in (0.2, 0.4, 0.6):
+        view.amount.value = amount
+        pictures.add(png_bytes(view.image))
+    assert len(pictures) == 3
+    view.apply_button.click()
+    assert view.model.current().sparsity["0.weight"] == pytest.approx(0.6, abs=1e-5)
