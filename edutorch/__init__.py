@@ -27,5 +27,6 @@ from . import return_types
 
 from .serialization import load, save
 from . import nn
+from . import optim, utils  # torch.optim, torch.utils.data
 
 __version__ = "0.1.0"

@@ -68,7 +68,10 @@ def sgd_update(param, grad, buf, *, lr, momentum, dampening, weight_decay, neste
             buf = grad.copy()  # the first step starts the running average at g
         else:
             buf *= momentum
-            buf += (1 - dampening) * grad
+            if dampening == 0:
+                buf += grad  # the same as adding (1 - 0) * grad, without the multiply
+            else:
+                buf += (1 - dampening) * grad
         grad = grad + momentum * buf if nesterov else buf
     param -= lr * grad
     return buf
