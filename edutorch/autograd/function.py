@@ -420,7 +420,7 @@ def _connect_output(node, nr, out, args):
         out = Tensor._make(out)
     elif node._dirty and any(out is t for t in node._dirty):
         if out.grad_fn is None and out._requires_grad:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         out._version_counter[0] += 1  # modified in place: it now belongs to this node
     elif any(out is a for a in args):
         out = Tensor._make(out.data, False, None, 0, out._version_counter)  # an alias
