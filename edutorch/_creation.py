@@ -38,7 +38,9 @@ def _finish(array, dtype, device, requires_grad):
         array = backend.to_device(array, device_type)
     t = Tensor._make(array)
     if requires_grad:
-        t.requires_grad = True
+        if array.dtype.kind != "f":
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        t._requires_grad = True
     return t
 
 

@@ -132,3 +132,21 @@ def result_type(*operands):
     if scalar is not None and (result is None or scalar._category > result._category):
         result = scalar  # the default dtype of the scalar's category (int64 or float32)
     return result
+
+
+# PyTorch's error messages name dtypes two ways: ATen's ScalarType ("Long") and
+# the C++ type ("long int").
+_SCALAR_TYPE_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double", "uint8": "Byte",
+                      "int8": "Char", "int16": "Short", "int32": "Int", "int64": "Long", "bool": "Bool"}
+_CPP_TYPE_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double", "uint8": "unsigned char",
+                   "int8": "signed char", "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def scalar_type_name(d):
+    """``torch.int64`` → ``"Long"``, as in "not implemented for 'Long'"."""
+    return _SCALAR_TYPE_NAMES[d.name]
+
+
+def cpp_type_name(d):
+    """``torch.int64`` → ``"long int"``, as in "expected m1 and m2 to have the same dtype"."""
+    return _CPP_TYPE_NAMES[d.name]

@@ -46,7 +46,7 @@ class TensorOps:
 
     def __rtruediv__(self, other):
         # PyTorch computes ``2 / x`` as ``reciprocal(x) * 2`` (a MulBackward0 node)
-        return pointwise.Mul.apply(pointwise.Pow.apply(_float(self), -1), other)
+        return pointwise.Mul.apply(unary.Reciprocal.apply(self), other)
 
     def __neg__(self):
         return pointwise.Neg.apply(self)
@@ -128,7 +128,21 @@ class TensorOps:
         return pointwise.Relu.apply(self)
 
     def reciprocal(self):
-        return pointwise.Pow.apply(_float(self), -1)
+        return unary.Reciprocal.apply(self)
+
+    def round(self, *, decimals=0):
+        if decimals:
+            return (self * 10.0 ** decimals).round() / 10.0 ** decimals
+        return self if self.data.dtype.kind != "f" else unary.Round.apply(self)
+
+    def floor(self):
+        return self if self.data.dtype.kind != "f" else unary.Floor.apply(self)
+
+    def ceil(self):
+        return self if self.data.dtype.kind != "f" else unary.Ceil.apply(self)
+
+    def trunc(self):
+        return self if self.data.dtype.kind != "f" else unary.Trunc.apply(self)
 
     def square(self):
         return self * self
@@ -451,7 +465,8 @@ class TensorOps:
                     else xp.zeros((len(positions[0]), 0), dtype=np.int64))
 
     def masked_fill(self, mask, value):
-        return indexing.MaskedFill.apply(self, mask, value)
+        fn = indexing.MaskedFillTensor if isinstance(value, utils._Tensor) else indexing.MaskedFill
+        return fn.apply(self, mask, value)
 
     def gather(self, dim, index):
         return indexing.Gather.apply(self, dim, index)
@@ -567,7 +582,11 @@ class TensorOps:
         recording = _state["enabled"]
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
-        result = fn.apply(self, *args)
+        source = self
+        if recording and self._requires_grad:
+            # backward may save the input; give it a snapshot, since we overwrite self below
+            source = utils._Tensor._make(self.data.copy(), True, self.grad_fn, self._output_nr)
+        result = fn.apply(source, *args)
         if result.data.shape != self.data.shape:
             raise RuntimeError(
                 f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
@@ -648,7 +667,8 @@ class TensorOps:
         return self._inplace(comparison.ClampMax, None, max)
 
     def masked_fill_(self, mask, value):
-        return self._inplace(indexing.MaskedFill, mask, value)
+        fn = indexing.MaskedFillTensor if isinstance(value, utils._Tensor) else indexing.MaskedFill
+        return self._inplace(fn, mask, value)
 
     def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
         src = value if src is None else src
@@ -715,7 +735,7 @@ def _bitwise(ufunc, name, a, b):
     """``&``, ``|``, ``^``: logical on bool tensors, bitwise on integers."""
     x, y = utils.binary_arrays(a, b)
     if getattr(x, "dtype", np.dtype(type(x))).kind == "f" or getattr(y, "dtype", np.dtype(type(y))).kind == "f":
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'Float\'')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'Float\'')
     return utils._Tensor._make(ufunc(x, y))
 
 
@@ -730,7 +750,7 @@ def _arg_reduce(fn, name, t, dim, keepdim):
     """``argmax``/``argmin``: int64 positions; with no dim, into the flattened tensor."""
     x = t.data
     if x.size == 0:
-        raise RuntimeError(
+        raise IndexError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
             if dim is None else f"{name}(): Expected reduction dim {dim} to have non-zero size."
         )

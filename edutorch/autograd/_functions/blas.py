@@ -6,11 +6,9 @@ broadcast like element-wise ops, so their gradient is summed back).
 """
 import numpy as np
 
+from ... import _dtype
 from ..function import Function
 
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-              "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool"}
 
 
 def _shape_str(shape):
@@ -21,7 +19,7 @@ def _check_dtypes(a, b):
     if a.data.dtype != b.data.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
-            f"{_CPP_NAMES[a.data.dtype.name]} != {_CPP_NAMES[b.data.dtype.name]}"
+            f"{_dtype.cpp_type_name(a.dtype)} != {_dtype.cpp_type_name(b.dtype)}"
         )
 
 

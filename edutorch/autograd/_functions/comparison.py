@@ -6,7 +6,7 @@ The gradient flows to whichever input was picked.  Where two inputs tie,
 import numpy as np
 
 from ..function import Function
-from .utils import array_of, binary_arrays, grad_for, input_meta
+from .utils import array_of, binary_arrays, broadcast_error, grad_for, input_meta
 
 
 def _meta(ctx, out, *inputs):
@@ -19,7 +19,10 @@ class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        out = np.maximum(x, y)
+        try:
+            out = np.maximum(x, y)
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _meta(ctx, out, a, b)
         ctx.save_for_backward(a, b)
         return out
@@ -38,7 +41,10 @@ class Minimum(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        out = np.minimum(x, y)
+        try:
+            out = np.minimum(x, y)
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _meta(ctx, out, a, b)
         ctx.save_for_backward(a, b)
         return out
@@ -148,13 +154,21 @@ class Where(Function):
     def forward(ctx, condition, a, b):
         cond = array_of(condition)
         if cond.dtype.kind != "b":
-            raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {condition.dtype.name.capitalize()}")
+            from ... import _dtype
+
+            raise RuntimeError(
+                "where expected condition to be a boolean tensor, but got a tensor with dtype "
+                f"{_dtype.scalar_type_name(condition.dtype)}"
+            )
         x, y = binary_arrays(a, b)
         from ..._tensor import Tensor
 
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             x, y = binary_arrays(Tensor._make(np.asarray(x)), y)
-        out = np.where(cond, x, y)
+        try:
+            out = np.where(cond, x, y)
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _meta(ctx, out, a, b)
         ctx.condition = condition
         return out

@@ -102,8 +102,8 @@ class Alias(Index):
 
 
 def _check_index_tensor(index, name):
-    if index.data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
 def _check_same_rank(a, index, name):
@@ -234,7 +234,12 @@ class MaskedFill(Function):
 
         m = mask.data
         if m.dtype.kind != "b":
-            raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+            from ... import _dtype
+
+            raise RuntimeError(
+                "masked_fill_ only supports boolean masks, but got mask with dtype "
+                f"{_dtype.cpp_type_name(mask.dtype)}"
+            )
         v = value
         if isinstance(value, Tensor):
             if value.data.ndim != 0:
@@ -264,3 +269,9 @@ class MaskedFill(Function):
         if ctx.value_is_tensor and ctx.needs_input_grad[2]:
             gv = (grad * ctx.mask).sum()
         return ga, None, gv
+
+
+class MaskedFillTensor(MaskedFill):
+    """``masked_fill`` with a 0-dim tensor value (which receives a gradient)."""
+
+    _backward_name = "MaskedFillBackward1"

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..function import Function
 from . import fused
-from .utils import binary_arrays, grad_for, input_meta
+from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta
 
 
 def _binary_meta(ctx, a, b, out):
@@ -23,7 +23,10 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         x, y = binary_arrays(a, b)
-        out = x + y if alpha == 1 else x + alpha * y
+        try:
+            out = x + y if alpha == 1 else x + alpha * y
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
         ctx.alpha = alpha
         return out
@@ -42,8 +45,12 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
+        check_sub(a, b)
         x, y = binary_arrays(a, b)
-        out = x - y if alpha == 1 else x - alpha * y
+        try:
+            out = x - y if alpha == 1 else x - alpha * y
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
         ctx.alpha = alpha
         return out
@@ -61,6 +68,7 @@ class RSub(Function):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
+        check_sub(a, b)
         x, y = binary_arrays(a, b)
         ctx.alpha = alpha
         return y - x if alpha == 1 else y - alpha * x
@@ -78,7 +86,10 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        out = x * y
+        try:
+            out = x * y
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
         # save only what backward will read, so ``x.mul_(2)`` stays differentiable
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
@@ -106,7 +117,11 @@ class Div(Function):
             from ... import _dtype
 
             x = x.astype(_dtype.get_default_dtype().np)
-        out = x / y
+            y = y.astype(x.dtype) if hasattr(y, "astype") else y
+        try:
+            out = x / y
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
         return out
@@ -125,6 +140,11 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, a):
+        if a.data.dtype.kind == "b":
+            raise RuntimeError(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+                "to invert a mask, use the `~` or `logical_not()` operator instead."
+            )
         return -a.data
 
     @staticmethod
@@ -245,7 +265,10 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        out = x ** y
+        try:
+            out = x ** y
+        except ValueError:
+            raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
         ctx.save_for_backward(a, b)
         return out

@@ -1,6 +1,7 @@
 """Reductions (sum, mean) and their gradients: broadcast the gradient back."""
 import numpy as np
 
+from ... import _dtype
 from ..function import Function
 
 
@@ -58,7 +59,7 @@ class Mean(Function):
         if dtype is None and x.dtype.kind != "f":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
-                f"point or complex dtype. Got: {a.dtype.name.capitalize()}"
+                f"point or complex dtype. Got: {_dtype.scalar_type_name(a.dtype)}"
             )
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
@@ -107,14 +108,16 @@ def unreduce(t, in_shape, axes, keepdim):
     return t.reshape(shape)
 
 
-def _float_or_error(a, name):
+def _float_or_error(a, message):
     x = a.data
     if x.dtype.kind != "f":
-        raise RuntimeError(
-            f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {a.dtype.name.capitalize()}"
-        )
+        raise RuntimeError(message.format(_dtype.scalar_type_name(a.dtype)))
     return x
+
+
+_VAR_DTYPE_ERROR = "std and var only support floating point and complex dtypes"
+_NORM_DTYPE_ERROR = ("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                     "Got {}")
 
 
 class Prod(Function):
@@ -200,7 +203,7 @@ class Var(Function):
 
     @staticmethod
     def forward(ctx, a, dim=None, correction=1, keepdim=False):
-        x = _float_or_error(a, "std and var")
+        x = _float_or_error(a, _VAR_DTYPE_ERROR)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.correction = x.shape, axes, keepdim, correction
         n = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
@@ -225,7 +228,7 @@ class Std(Function):
 
     @staticmethod
     def forward(ctx, a, dim=None, correction=1, keepdim=False):
-        x = _float_or_error(a, "std and var")
+        x = _float_or_error(a, _VAR_DTYPE_ERROR)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.correction = x.shape, axes, keepdim, correction
         n = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
@@ -256,7 +259,7 @@ class Norm(Function):
 
     @staticmethod
     def forward(ctx, a, p=2, dim=None, keepdim=False):
-        x = _float_or_error(a, "linalg.vector_norm")
+        x = _float_or_error(a, _NORM_DTYPE_ERROR)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.p = x.shape, axes, keepdim, p
         ax = np.abs(x)

@@ -229,7 +229,7 @@ class Cat(Function):
         from ... import _dtype
 
         if not tensors:
-            raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+            raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         _check_same_device(tensors)
         # legacy rule: 1-D empty tensors are skipped
         parts = [t for t in tensors if not (t.data.ndim == 1 and t.data.shape[0] == 0)] or list(tensors[:1])

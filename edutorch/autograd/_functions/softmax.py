@@ -13,7 +13,11 @@ def _shifted(a, dim, kernel):
 
     x = a.data
     if x.dtype.kind != "f":
-        raise RuntimeError(f'"{kernel}_lastdim_kernel_impl" not implemented for \'{a.dtype.name.capitalize()}\'')
+        from ... import _dtype
+
+        raise NotImplementedError(
+            f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_dtype.scalar_type_name(a.dtype)}\''
+        )
     axis = _wrap_dim(dim, x.ndim) if x.ndim else None
     if x.ndim == 0:
         return x - x, axis

@@ -124,3 +124,60 @@ class Cos(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         return grad * -a.sin()
+
+
+class Reciprocal(Function):
+    """``1 / x``; d/dx = -1/x² = -out²."""
+
+    _backward_name = "ReciprocalBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _output(1 / _float_input(a))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved_tensors
+        return -grad * out * out
+
+
+class _Rounding(Function):
+    """round/floor/ceil/trunc: piecewise constant, so the gradient is zero."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+class Round(_Rounding):
+    _backward_name = "RoundBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.round(a.data)  # halves to even, as PyTorch
+
+
+class Floor(_Rounding):
+    _backward_name = "FloorBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.floor(a.data)
+
+
+class Ceil(_Rounding):
+    _backward_name = "CeilBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.ceil(a.data)
+
+
+class Trunc(_Rounding):
+    _backward_name = "TruncBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.trunc(a.data)

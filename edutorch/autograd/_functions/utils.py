@@ -94,3 +94,35 @@ def broadcast_to(x, shape):
     import cupy  # only reached for CUDA arrays, so CuPy is installed
 
     return cupy.broadcast_to(x, shape)
+
+
+def broadcast_error(x, y):
+    """PyTorch's RuntimeError for shapes that do not broadcast (NumPy raises ValueError)."""
+    sx, sy = getattr(x, "shape", ()), getattr(y, "shape", ())
+    n = max(len(sx), len(sy))
+    px, py = (1,) * (n - len(sx)) + tuple(sx), (1,) * (n - len(sy)) + tuple(sy)
+    for i in range(n - 1, -1, -1):  # PyTorch reports the last mismatching dimension
+        if px[i] != py[i] and px[i] != 1 and py[i] != 1:
+            return RuntimeError(
+                f"The size of tensor a ({px[i]}) must match the size of tensor b ({py[i]}) "
+                f"at non-singleton dimension {i}"
+            )
+    return RuntimeError(f"shapes {list(sx)} and {list(sy)} cannot be broadcast together")
+
+
+SUB_BOOL_ERROR = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                  "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+SUB_TWO_BOOLS_ERROR = ("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                       "Use the `^` or `logical_xor()` operator instead.")
+
+
+def check_sub(a, b):
+    """PyTorch refuses ``-`` on bool tensors (use ``~``/``^``): so do we."""
+    a_bool = a is True or a is False or (isinstance(a, _Tensor) and a.data.dtype.kind == "b")
+    b_bool = b is True or b is False or (isinstance(b, _Tensor) and b.data.dtype.kind == "b")
+    if not (a_bool or b_bool):
+        return
+    if a_bool and b_bool:
+        raise RuntimeError(SUB_TWO_BOOLS_ERROR)
+    if a_bool or b_bool:
+        raise RuntimeError(SUB_BOOL_ERROR)
