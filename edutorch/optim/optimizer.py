@@ -325,9 +325,11 @@ def _cast_state(param, value, key=None):
     """Deep-copy a loaded state value; float buffers take the parameter's dtype ("step" stays)."""
     if isinstance(value, Tensor):
         data = value.data.copy()
-        if key != "step" and param.data.dtype.kind == "f":
+        if key == "step":  # the step counter stays a CPU float32 scalar
+            return Tensor._make(data)
+        if param.data.dtype.kind == "f":
             data = data.astype(param.data.dtype)
-        return Tensor._make(data)
+        return Tensor._make(backend.to_device(data, backend.device_of(param.data)))
     if isinstance(value, dict):
         return {k: _cast_state(param, v, key=k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

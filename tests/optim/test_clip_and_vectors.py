@@ -107,3 +107,22 @@ def test_bad_input_errors_match_torch():
     assert _error(lambda: parameters_to_vector([p, 1.0])) == \
         _error(lambda: torch.nn.utils.parameters_to_vector([tp, 1.0]))
     assert _error(lambda: parameters_to_vector([])) == _error(lambda: torch.nn.utils.parameters_to_vector([]))
+
+
+def test_parameters_to_vector_gradcheck():
+    from edutorch.autograd import gradcheck
+
+    w = et.tensor(np.random.default_rng(0).standard_normal((2, 3)), requires_grad=True)
+    b = et.tensor(np.random.default_rng(1).standard_normal(3), requires_grad=True)
+    assert gradcheck(lambda w, b: parameters_to_vector([w, b]) * 1.5, (w, b))
+
+
+def test_get_total_norm_and_clip_grads_with_norm_match_torch():
+    ours, theirs = _pairs(4.0)
+    norm = et.nn.utils.get_total_norm([p.grad for p in ours], 3.0)
+    tnorm = torch.nn.utils.get_total_norm([p.grad for p in theirs], 3.0, foreach=False)
+    np.testing.assert_allclose(norm.item(), tnorm.item(), rtol=1e-6)
+    et.nn.utils.clip_grads_with_norm_(ours, 2.0, norm)
+    torch.nn.utils.clip_grads_with_norm_(theirs, 2.0, tnorm, foreach=False)
+    for p, tp in zip(ours, theirs):
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-6, atol=1e-7)

@@ -17,7 +17,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...backend import get_array_module
 
-__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
 
 
 def _vector_norm(x, norm_type):
