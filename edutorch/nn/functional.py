@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype
 from .._tensor import Tensor
 from ..autograd._functions import pointwise
 from ._functions import activation as _act
@@ -537,7 +536,7 @@ def _check_class_target(input, target):
             raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
     if target.data.dtype not in (np.int64, np.uint8):
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_dtype.from_numpy_dtype(target.data.dtype).name.capitalize()}"
+            f"expected target dtype to be Long or Byte, but got {target.type()[len('torch.'):-len('Tensor')]}"
         )
 
 
@@ -560,9 +559,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
     class_dim = 0 if input.ndim == 1 else 1
     logp = log_softmax(input, class_dim)
-    if target.is_floating_point():  # class probabilities, same shape as input
-        if target.shape != input.shape:
-            raise RuntimeError(f"Expected target size {list(input.shape)}, got {list(target.shape)}")
+    if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
