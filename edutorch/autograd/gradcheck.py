@@ -56,7 +56,11 @@ def _check_inputs(inputs):
             )
 
 
-def _numerical_jacobian(func, inputs, n_outputs, eps):
+def _float_outputs(out):
+    return tuple(o for o in _as_tuple(out) if _is_tensor(o) and o.data.dtype.kind == "f")
+
+
+def _numerical_jacobian(func, inputs, n_outputs, eps, select=_differentiable_outputs):
     """``jac[j][i]``: d(output i)/d(input j) by central differences, shape (numel_j, numel_i)."""
     jacobians = []
     for t in inputs:
@@ -67,9 +71,9 @@ def _numerical_jacobian(func, inputs, n_outputs, eps):
         for k, idx in enumerate(np.ndindex(*arr.shape)):
             orig = arr[idx].item()
             arr[idx] = orig - eps  # nudge the input's storage directly, then restore it
-            minus = _evaluate(func, inputs)
+            minus = _evaluate(func, inputs, select)
             arr[idx] = orig + eps
-            plus = _evaluate(func, inputs)
+            plus = _evaluate(func, inputs, select)
             arr[idx] = orig
             if per_output is None:
                 per_output = [np.zeros((arr.size, p.size), dtype=arr.dtype) for p in plus]
@@ -81,12 +85,12 @@ def _numerical_jacobian(func, inputs, n_outputs, eps):
     return jacobians
 
 
-def _evaluate(func, inputs):
-    """The differentiable outputs of ``func``, as float64 NumPy arrays.
+def _evaluate(func, inputs, select):
+    """The ``select``-ed outputs of ``func``, as float64 NumPy arrays.
 
     Grad mode stays on: for ``gradgradcheck`` ``func`` itself calls ``autograd.grad``.
     """
-    return [_host(o.data).astype(np.float64) for o in _differentiable_outputs(func(*inputs))]
+    return [_host(o.data).astype(np.float64) for o in select(func(*inputs))]
 
 
 def _analytical_jacobian(inputs, output, check_grad_dtypes):
@@ -149,12 +153,14 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
                check_grad_dtypes, check_batched_grad):
     _check_inputs(inputs)
     outputs = _differentiable_outputs(func(*inputs))
-    numerical = _numerical_jacobian(func, inputs, [o.data.size for o in outputs], eps)
     if not outputs:  # nothing to backpropagate: f must not depend on the inputs at all
+        floats = _float_outputs(func(*inputs))
+        numerical = _numerical_jacobian(func, inputs, [o.data.size for o in floats], eps, _float_outputs)
         for per_output in numerical:
             if any(np.any(jac != 0) for jac in per_output):
                 raise GradcheckError("Numerical gradient for function expected to be zero")
         return True
+    numerical = _numerical_jacobian(func, inputs, [o.data.size for o in outputs], eps)
     for i, out in enumerate(outputs):
         analytical = _analytical_jacobian(inputs, out, check_grad_dtypes)
         again = _analytical_jacobian(inputs, out, check_grad_dtypes)
