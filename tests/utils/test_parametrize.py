@@ -319,3 +319,25 @@ def test_parametrized_spectral_norm_matches_torch():
     np.testing.assert_allclose(to_np(e.weight), to_np(t.weight), rtol=1e-4, atol=1e-6)
     sigma = np.linalg.svd(to_np(e.parametrizations.weight.original), compute_uv=False)[0]
     assert sigma > 0
+
+
+def test_matrix_exp_double_backward_float64():
+    from edutorch.nn.utils.parametrizations import MatrixExp
+
+    from ._helpers import numerical_grad
+
+    rng = np.random.default_rng(4)
+    A0 = rng.standard_normal((3, 3)) * 0.5
+    R = et.tensor(rng.standard_normal((3, 3)))
+    W = et.tensor(rng.standard_normal((3, 3)))
+
+    def second(a_array, create_graph):
+        """sum(W * d/dA sum(exp(A) * R)): a first derivative, differentiated again."""
+        a = et.tensor(a_array, requires_grad=True)
+        (g,) = et.autograd.grad((MatrixExp.apply(a) * R).sum(), a, create_graph=create_graph)
+        return a, (g * W).sum()
+
+    a, s = second(A0, create_graph=True)
+    s.backward()
+    numeric = numerical_grad(lambda: float(second(A0, False)[1].item()), A0)
+    np.testing.assert_allclose(a.grad.numpy(), numeric, rtol=1e-4, atol=1e-6)

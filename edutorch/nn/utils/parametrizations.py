@@ -53,28 +53,28 @@ def _expm_array(A):
 class MatrixExp(Function):
     """``torch.matrix_exp``.
 
-    Backward uses a classic identity: for ``E = [[A^T, G], [0, A^T]]``, the
-    upper-right block of ``exp(E)`` is the gradient of ``<G, exp(A)>`` w.r.t.
-    ``A``.  (Computed on arrays, so it does not support ``create_graph``.)
+    Backward uses a classic identity: for the block matrix
+    ``E = [[A^T, G], [0, A^T]]``, the upper-right block of ``exp(E)`` is the
+    gradient of ``<G, exp(A)>`` w.r.t. ``A``.  It is written with tensor ops
+    (``cat`` and this same Function), so ``create_graph=True`` works.
     """
 
     _backward_name = "LinalgMatrixExpBackward0"
 
     @staticmethod
     def forward(ctx, A):
-        ctx.A = A.data
+        ctx.save_for_backward(A)
         return _expm_array(A.data)
 
     @staticmethod
     def backward(ctx, grad):
-        xp = backend.get_array_module(ctx.A)
-        n = ctx.A.shape[-1]
-        At = xp.swapaxes(ctx.A, -1, -2)
-        block = xp.zeros(ctx.A.shape[:-2] + (2 * n, 2 * n), dtype=ctx.A.dtype)
-        block[..., :n, :n] = At
-        block[..., n:, n:] = At
-        block[..., :n, n:] = grad.data
-        return Tensor._make(_expm_array(block)[..., :n, n:])
+        from ... import cat, zeros_like
+
+        (A,) = ctx.saved_tensors
+        n = A.shape[-1]
+        At = A.transpose(-2, -1)
+        block = cat([cat([At, grad], -1), cat([zeros_like(At), At], -1)], -2)
+        return MatrixExp.apply(block)[..., :n, n:]
 
 
 class Solve(Function):
