@@ -76,8 +76,11 @@ class set_grad_enabled(_GradModeContext):
 
     def __init__(self, mode):
         self.mode = bool(mode)
-        self._saved = dict(_state)
+        self._saved = dict(_state)  # what ``__exit__`` restores: the mode before the call
         _state["enabled"] = self.mode  # like PyTorch, calling it sets the mode at once
+
+    def __enter__(self):
+        return None  # the mode was already set by the call itself
 
     def _set(self):
         _state["enabled"] = self.mode
