@@ -12,6 +12,9 @@ public functions only:
 - ``undo()`` restores the previous state from a stack of snapshots
   (``<name>_orig`` values + masks), ``make_permanent()`` calls ``prune.remove``.
 
+Every preview and evaluation runs the model forward, so forward hooks on it
+(a ``HookMonitor`` on the same model, say) see those calls too, copies included.
+
 Random methods draw from the framework's global generator. The model keeps
 its own generator state, so a preview and the following ``apply()`` pick the
 same random weights, and the explorer never disturbs the user's RNG stream.
@@ -265,20 +268,21 @@ class PruneExplorerModel:
         return result
 
     def evaluate(self, module=None):
-        """Loss and accuracy on ``data=(x, y)``, in eval mode, on a copy when training.
+        """Loss and accuracy on ``data=(x, y)`` in eval mode (each module's mode is restored).
 
         Integer targets and 2-D outputs: cross-entropy and accuracy (computed in
         NumPy from the logits). Otherwise: mean squared error, accuracy None.
         """
         module = self.module if module is None else module
         x, y = self.data
-        was_training = module.training
+        modes = [(m, m.training) for m in module.modules()]  # submodules may differ
         module.eval()
         try:
             with self.torch.no_grad():
                 output = to_numpy(module(x)).astype(np.float64)
         finally:
-            module.train(was_training)
+            for m, training in modes:
+                m.training = training
         target = to_numpy(y) if hasattr(y, "detach") else np.asarray(y)
         if target.dtype.kind in "iu" and output.ndim == 2:
             shifted = output - output.max(axis=1, keepdims=True)  # stable log-softmax

@@ -255,3 +255,13 @@ def test_view_on_the_784_mlp():
     assert len(pictures) == 3
     view.apply_button.click()
     assert view.model.current().sparsity["0.weight"] == pytest.approx(0.6, abs=1e-5)
+
+
+def test_evaluation_restores_each_modules_mode(eval_batch):
+    et.manual_seed(0)
+    model = nn.Sequential(nn.Linear(20, 8), nn.Dropout(0.5), nn.Linear(8, 4))
+    model[1].eval()  # a mixed state: the root trains, the dropout does not
+    explorer = PruneExplorerModel(model, data=eval_batch)
+    first = explorer.current().loss
+    assert [m.training for m in model.modules()] == [True, True, False, True]
+    assert explorer.evaluate()[0] == pytest.approx(first)  # eval mode: dropout is off
