@@ -19,34 +19,32 @@ LINEWIDTH = 80
 
 
 class _Formatter:
-    """Decide how to print every element of ``values`` (a flat float/int array)."""
+    """Decide how to print every element of ``values`` (a flat float/int array).
+
+    As in PyTorch, only the non-zero finite values decide the style and the
+    width: zeros, ``nan`` and ``inf`` are printed in whatever style results.
+    """
 
     def __init__(self, values, is_float):
-        self.is_float, self.int_mode, self.sci_mode = is_float, True, False
+        self.is_float, self.int_mode, self.sci_mode, self.width = is_float, True, False, 1
         if not is_float:
             self.width = max((len(str(v)) for v in values.tolist()), default=1)
             return
-        finite = values[np.isfinite(values)].astype(np.float64)
-        if finite.size:
-            self.int_mode = bool(np.all(finite == np.ceil(finite)))
-            nonzero = np.abs(finite[finite != 0])
-            if nonzero.size:
-                big, small = nonzero.max(), nonzero.min()
-                if self.int_mode:
-                    self.sci_mode = big > 1e8
-                else:
-                    self.sci_mode = big / small > 1000.0 or big > 1e8 or small < 1e-4
-        self.width = max((len(self._plain(v)) for v in values.tolist()), default=1)
+        shown = values[np.isfinite(values) & (values != 0)].astype(np.float64)
+        if not shown.size:
+            return
+        self.int_mode = bool(np.all(shown == np.ceil(shown)))
+        big, small = np.abs(shown).max(), np.abs(shown).min()
+        self.sci_mode = bool(big / small > 1000.0 or big > 1e8 or small < 1e-4)
+        self.width = max(len(self._plain(v)) for v in shown.tolist())
 
     def _plain(self, v):
         if not self.is_float:
             return str(v)
-        if math.isnan(v) or math.isinf(v):
-            return str(v).replace("inf", "inf")
         if self.sci_mode:
             return f"{v:.{PRECISION}e}"
         if self.int_mode:
-            return f"{v:.0f}."
+            return f"{v:.0f}" if math.isinf(v) or math.isnan(v) else f"{v:.0f}."
         return f"{v:.{PRECISION}f}"
 
     def format(self, v):
@@ -73,7 +71,8 @@ def _format_array(arr, fmt, indent, summarize):
     if arr.ndim == 1:
         items = arr.tolist()
         if summarize and len(items) > 2 * EDGEITEMS:
-            texts = [fmt.format(v) for v in items[:EDGEITEMS]] + ["..."] + [fmt.format(v) for v in items[-EDGEITEMS:]]
+            # PyTorch writes the gap as " ..." and counts it as one element of the line
+            texts = [fmt.format(v) for v in items[:EDGEITEMS]] + [" ..."] + [fmt.format(v) for v in items[-EDGEITEMS:]]
         else:
             texts = [fmt.format(v) for v in items]
         per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
@@ -93,9 +92,13 @@ def _suffixes(t):
     out = []
     if t.is_cuda:
         out.append("device='cuda:0'")
-    default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
-    if t.data.size == 0 and t.data.shape != (0,):
-        out.append(f"size={tuple(t.data.shape)}")
+    if t.data.size == 0:
+        # no values to tell an int64 tensor from a float one: the dtype is always named
+        if t.data.ndim != 1:
+            out.append(f"size={tuple(t.data.shape)}")
+        default = t.dtype == _dtype.get_default_dtype()
+    else:
+        default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
     if not default:
         out.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:
