@@ -80,7 +80,7 @@ def rmsprop_update(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, al
     square_avg += (1 - alpha) * grad * grad
     if grad_avg is not None:  # centered: subtract the squared mean, estimating the variance
         grad_avg += (1 - alpha) * (grad - grad_avg)
-        avg = np.sqrt(square_avg + (-1) * grad_avg * grad_avg)
+        avg = np.sqrt(square_avg - grad_avg * grad_avg)
     else:
         avg = np.sqrt(square_avg)
     avg += eps
