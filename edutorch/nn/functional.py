@@ -548,7 +548,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 1:  # unbatched (C,): one sample
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
-    return _loss.NllLoss.apply(input, target, weight, reduction, ignore_index)
+    return _loss.NllLoss.apply(input, target.data, None if weight is None else weight.data, reduction, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,

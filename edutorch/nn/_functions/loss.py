@@ -116,14 +116,16 @@ class NllLoss(Function):
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction, ignore_index):
-        x, t = input.data, target.data
+        # target and weight come as arrays: like PyTorch's node, this one has an
+        # edge for ``input`` only (class indices have no gradient)
+        x, t = input.data, target
         n_classes = x.shape[1]
         keep = t != ignore_index
         safe_t = np.where(keep, t, 0)  # ignored targets may be out of range
         bad = safe_t[(safe_t < 0) | (safe_t >= n_classes)]
         if bad.size:
             raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
-        w = np.ones(n_classes, dtype=x.dtype) if weight is None else weight.data.astype(x.dtype)
+        w = np.ones(n_classes, dtype=x.dtype) if weight is None else weight.astype(x.dtype)
         w_t = np.where(keep, w[safe_t], 0).astype(x.dtype)  # weight of each sample's target
         # pick input[n, t[n], ...] for every sample (and position) at once
         picked = np.take_along_axis(x, np.expand_dims(safe_t, 1), axis=1).squeeze(1)

@@ -35,7 +35,7 @@ class _ConvNd(Module):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError(
-                f"padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got "
+                f"padding_mode must be one of {{'zeros', 'reflect', 'replicate', 'circular'}}, but got "
                 f"padding_mode='{padding_mode}'"
             )
         self.in_channels = in_channels
