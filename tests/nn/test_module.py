@@ -193,6 +193,10 @@ def scenario_to_and_modes(lib):
     net.to("cpu", lib.float16)
     out += [str(weight.dtype), weight.device.type]
     net.to(device="cpu", dtype=lib.float32)
+    net.to("cpu", lib.float64, True)  # non_blocking, positionally
+    net.to(lib.device("cpu"), non_blocking=True)
+    out += [str(p.dtype) for p in net.parameters()]
+    net.to(lib.float32)
     net.half().float()
     net.type(lib.float64)
     out += [str(p.dtype) for p in net.parameters()]

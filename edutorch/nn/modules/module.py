@@ -33,7 +33,6 @@ __all__ = [
 # OrderedDicts, as in PyTorch (a RemovableHandle keeps a weak reference to them).
 _global_backward_pre_hooks = OrderedDict()
 _global_backward_hooks = OrderedDict()
-_global_is_full_backward_hook = None
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
@@ -104,13 +103,6 @@ def register_module_full_backward_pre_hook(hook):
 
 def register_module_full_backward_hook(hook):
     """A backward hook ``hook(module, grad_input, grad_output)`` for every module."""
-    global _global_is_full_backward_hook
-    if _global_is_full_backward_hook is False:
-        raise RuntimeError(
-            "Cannot use both regular backward hooks and full backward hooks as a global "
-            "Module hook. Please use only one of them."
-        )
-    _global_is_full_backward_hook = True
     handle = RemovableHandle(_global_backward_hooks)
     _global_backward_hooks[handle.id] = hook
     return handle
@@ -151,7 +143,6 @@ class Module:
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_backward_pre_hooks", OrderedDict())
         setattr_("_backward_hooks", OrderedDict())
-        setattr_("_is_full_backward_hook", None)
         setattr_("_forward_hooks", OrderedDict())
         setattr_("_forward_hooks_with_kwargs", OrderedDict())
         setattr_("_forward_hooks_always_called", OrderedDict())
@@ -645,12 +636,7 @@ class Module:
 
     def _get_backward_hooks(self):
         """Full backward hooks to run: global ones, then the module's."""
-        hooks = []
-        if _global_is_full_backward_hook is True:
-            hooks += _global_backward_hooks.values()
-        if self._is_full_backward_hook is True:
-            hooks += self._backward_hooks.values()
-        return hooks
+        return [*_global_backward_hooks.values(), *self._backward_hooks.values()]
 
     def _get_backward_pre_hooks(self):
         return [*_global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
@@ -697,14 +683,8 @@ class Module:
 
         ``grad_input`` has one entry per positional input (``None`` for
         non-tensors and tensors that do not require grad); returning a tuple
-        replaces it.
+        replaces it.  (PyTorch's older ``register_backward_hook`` is not provided.)
         """
-        if self._is_full_backward_hook is False:
-            raise RuntimeError(
-                "Cannot use both regular backward hooks and full backward hooks on a single "
-                "Module. Please use only one of them."
-            )
-        self._is_full_backward_hook = True
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
@@ -980,14 +960,13 @@ class Module:
                 main_str += "\n  " + "\n  ".join(lines) + "\n"
         return main_str + ")"
 
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-
 
 def _parse_to(*args, **kwargs):
     """Read ``to``'s arguments: ``(device)``, ``(dtype)``, ``(tensor)``, ``(device, dtype)``."""
     device, dtype = kwargs.get("device"), kwargs.get("dtype")
     for a in args:
+        if isinstance(a, bool):  # the positional ``non_blocking`` flag: nothing to do on NumPy
+            continue
         if isinstance(a, _dtype.dtype):
             dtype = a
         elif isinstance(a, Tensor):
