@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import backend
 from .._tensor import Tensor
-from ..autograd.function import RemovableHandle, _add_hook
+from ..autograd.function import _add_hook
 from ..autograd.grad_mode import enable_grad
 
 _global_step_pre_hooks = OrderedDict()
