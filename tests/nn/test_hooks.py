@@ -277,3 +277,29 @@ def test_hook_free_call_takes_the_fast_path():
     assert scale(x).grad_fn.name() == "MulBackward0"
     scale.register_full_backward_hook(lambda m, gin, gout: None)
     assert scale(x).grad_fn.name() == "BackwardHookFunctionBackward"
+
+
+def test_gradients_through_hooked_module_pass_gradcheck(numerical_grad):
+    """The identity nodes that carry backward hooks change no gradient (float64 check)."""
+
+    class Mix(nn.Module):
+        def forward(self, a, b):
+            return (a * b).tanh(), a.exp() * 2
+
+    m = Mix()
+    seen = []
+    m.register_full_backward_pre_hook(lambda mod, gout: seen.append("pre"))
+    m.register_full_backward_hook(lambda mod, gin, gout: seen.append("post"))
+    rng = np.random.default_rng(1)
+    a = et.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = et.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    assert et.autograd.gradcheck(lambda x, y: m(x, y), (a, b))
+    assert "pre" in seen and "post" in seen
+
+    # and against a plain central difference, for the first input
+    p, q = m(a, b)
+    (p.sum() + q.sum()).backward()
+    expected = numerical_grad(
+        lambda x: float(np.tanh(x * b.detach().numpy()).sum() + (2 * np.exp(x)).sum()), a.detach().numpy().copy()
+    )
+    assert np.allclose(a.grad.numpy(), expected, atol=1e-6)
