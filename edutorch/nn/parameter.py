@@ -23,7 +23,8 @@ class Parameter(Tensor):
             from .._creation import empty
 
             data = empty(0)
-        param = Tensor._make.__func__(cls, data.data, False, None, 0, data._version_counter)
+        # an instance of ``cls`` around the same array and version counter (no copy)
+        param = cls._make(data.data, False, None, 0, data._version_counter)
         param.requires_grad_(requires_grad)
         return param
 
