@@ -32,12 +32,22 @@ def mul(input, other):
     return input.mul(other) if isinstance(input, Tensor) else other.mul(input)
 
 
-def div(input, other):
-    return input.div(other) if isinstance(input, Tensor) else other.__rtruediv__(input)
+def div(input, other, *, rounding_mode=None):
+    if not isinstance(input, Tensor):
+        return other.__rtruediv__(input) if rounding_mode is None else other.new_tensor(input).div(other, rounding_mode=rounding_mode)
+    return input.div(other, rounding_mode=rounding_mode)
 
 
 def pow(input, exponent):
     return input.pow(exponent) if isinstance(input, Tensor) else exponent.__rpow__(input)
+
+
+def remainder(input, other):
+    return input.remainder(other) if isinstance(input, Tensor) else other.__rmod__(input)
+
+
+def floor_divide(input, other):
+    return input // other
 
 
 multiply, divide, subtract = mul, div, sub
@@ -105,6 +115,22 @@ def reciprocal(input):
 
 def square(input):
     return input.square()
+
+
+def round(input, *, decimals=0):
+    return input.round(decimals=decimals)
+
+
+def floor(input):
+    return input.floor()
+
+
+def ceil(input):
+    return input.ceil()
+
+
+def trunc(input):
+    return input.trunc()
 
 
 def clamp(input, min=None, max=None):

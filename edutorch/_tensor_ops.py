@@ -57,6 +57,22 @@ class TensorOps:
     def __rpow__(self, base):
         return pointwise.RPow.apply(self, base)
 
+    def __mod__(self, other):
+        return self.remainder(other)
+
+    def __rmod__(self, other):
+        return pointwise.Remainder.apply(utils._Tensor._make(np.asarray(other, dtype=_scalar_dtype(self, other))), self)
+
+    def __floordiv__(self, other):
+        return self.div(other, rounding_mode="floor")
+
+    def __rfloordiv__(self, other):
+        return utils._Tensor._make(np.asarray(other, dtype=_scalar_dtype(self, other))).div(self, rounding_mode="floor")
+
+    def remainder(self, other):
+        fn = pointwise.Remainder if isinstance(other, utils._Tensor) else pointwise.RemainderScalar
+        return fn.apply(self, other)
+
     def __matmul__(self, other):
         return self.matmul(other)
 
@@ -75,8 +91,10 @@ class TensorOps:
     def mul(self, other):
         return pointwise.Mul.apply(self, other)
 
-    def div(self, other):
-        return pointwise.Div.apply(self, other)
+    def div(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return pointwise.Div.apply(self, other)
+        return _rounded_division(self, other, rounding_mode)
 
     def neg(self):
         return pointwise.Neg.apply(self)
@@ -770,6 +788,25 @@ def _var_args(dim, unbiased, keepdim, correction):
     if correction is None:
         correction = 1 if unbiased else 0
     return dim, correction, keepdim
+
+
+def _scalar_dtype(t, scalar):
+    """The dtype a Python number takes next to ``t`` (PyTorch's promotion)."""
+    return _dtype.result_type(t, scalar).np
+
+
+def _rounded_division(a, b, mode):
+    """``div(..., rounding_mode='floor'|'trunc')``: a step function, so no gradient flows."""
+    if mode not in ("floor", "trunc"):
+        raise ValueError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + str(mode) + "'"
+        )
+    x, y = utils.binary_arrays(a, b)
+    if x.dtype.kind in "iu":
+        out = np.floor_divide(x, y) if mode == "floor" else np.trunc(np.true_divide(x, y)).astype(x.dtype)
+    else:
+        out = np.floor(x / y) if mode == "floor" else np.trunc(x / y)
+    return utils._Tensor._make(np.asarray(out))
 
 
 def _check_leaf_inplace(t):

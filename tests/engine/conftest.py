@@ -107,6 +107,9 @@ OP_CASES = [
     *_binary("minimum", lambda L, a, b: L.minimum(a, b)),
     *_binary("max_binary", lambda L, a, b: L.max(a, b)),
     *_binary("where", lambda L, a, b: L.where(a > b, a, b * 2)),
+    *_binary("remainder", lambda L, a, b: a % b, "pos"),
+    *_unary("mod_scalar", lambda L, a: a % 0.75, "pos"),
+    *_unary("round_floor_ceil", lambda L, a: a.round() + a.floor() * a + a.ceil() - L.trunc(a) * a),
     *_unary("radd", lambda L, a: 2.5 + a),
     *_unary("rsub", lambda L, a: 2.5 - a),
     *_unary("rmul", lambda L, a: 3 * a),
@@ -209,7 +212,7 @@ OP_CASES = [
     Case("permute", lambda L, a: a.permute(2, 0, 1), ((2, 3, 2),)),
     Case("transpose", lambda L, a: a.transpose(0, -1), ((2, 3, 2),)),
     Case("t", lambda L, a: a.t(), ((2, 3),)),
-    Case("T", lambda L, a: a.T, ((2, 3, 2),)),
+    Case("T", lambda L, a: a.T, ((2, 3),)),
     Case("mT", lambda L, a: a.mT, ((2, 3, 2),)),
     Case("squeeze", lambda L, a: a.squeeze(), ((2, 1, 3, 1),)),
     Case("squeeze_dim", lambda L, a: a.squeeze(1), ((2, 1, 3),)),
@@ -275,6 +278,7 @@ COMPARE_CASES = [
     Case("all_any", lambda L, a: ((a > 0).all(), (a > 0).any(1), L.all(a > -2, 0, keepdim=True), (a > 0).any()), ((3, 4),), grad=False),
     Case("isclose", lambda L, a, b: (L.isclose(a, a + b * 1e-9), L.isclose(a, b)), ((3, 4), (3, 4)), grad=False),
     Case("int_sum", lambda L, a: ((a > 0).sum(), (a * 10).long().sum(1), (a * 10).int().prod()), ((3, 4),), grad=False),
+    Case("floor_divide", lambda L, a, b: (a // b, (a * 10).long() // 3, (a * 10).long() % 3, L.div(a, b, rounding_mode="trunc"), (a * 10).long().div(4, rounding_mode="trunc")), ((3, 4), (4,)), "nonzero", grad=False),
     Case("nonzero", lambda L, a: ((a > 0).nonzero(), L.where(a > 0)), ((3, 4),), grad=False),
 ]
 

@@ -306,3 +306,34 @@ class RPow(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return grad * out * float(np.log(ctx.base)) if ctx.base != 0 else grad * 0, None
+
+
+class Remainder(Function):
+    """``a % b`` with the sign of ``b`` (Python's rule); d/da = 1, d/db = -floor(a / b)."""
+
+    _backward_name = "RemainderBackward1"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        try:
+            out = np.remainder(x, y)
+        except ValueError:
+            raise broadcast_error(x, y) from None
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b if ctx.needs_input_grad[1] else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        ga = grad_for(grad, ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(-grad * (a / b).floor(), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class RemainderScalar(Remainder):
+    """``a % 2`` (a Python number on the right)."""
+
+    _backward_name = "RemainderBackward0"
