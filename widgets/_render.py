@@ -11,10 +11,11 @@ Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text
 
 - each ``Canvas`` keeps ONE ``Figure`` for its whole life (no pyplot, no
   global state) with fixed margins;
-- every picture has a *static frame* (axes, ticks, labels, colorbar) and a
-  few *dynamic* artists (the image, the histogram, the title). Frames never
+- every picture has a *static frame* (axes, ticks, labels, title, colorbar)
+  and one *dynamic* artist (the image, the histogram, a note). Frames never
   depend on the data: colours and axes are scaled to the tensor's largest
-  |value|, which the title states;
+  |value|, which the view writes in HTML next to the figure (text changing on
+  every update would cost more to draw than the picture itself);
 - a ``TensorPanel`` owns one axes per kind of picture (heatmap, mask,
   histogram, bars, ...) stacked in the same place; only one is visible;
 - the canvas renders the frames once per combination of visible kinds and
@@ -122,19 +123,20 @@ def small_fonts(ax, xlabel="", ylabel=""):
 
 
 class TensorPanel:
-    """One slot of a ``Canvas`` that shows a tensor (or a pruning mask).
+    """One slot of a ``Canvas`` that shows a tensor (or a pruning mask) under a fixed title.
 
     - 2-D and more: a heatmap (rows = dim 0), colours relative to |max|;
     - 1-D with ≤ 64 values: bars; longer: a histogram (both relative to |max|);
     - one value: the number; ``message(text)``: a note such as "no .grad yet".
+
+    ``show`` returns the scale (|max|) so the view can print it.
     """
 
-    KINDS = ("values", "mask", "hist", "bars", "text")
-
-    def __init__(self, canvas, index=0):
+    def __init__(self, canvas, index=0, title=""):
         self.canvas = canvas
         self.figure = canvas.figure
         self.box = canvas.slots[index]
+        self.title = title
         self.axes = {}  # kind -> axes, created the first time that kind is shown
         self.artists = {}  # kind -> the dynamic artist that holds the data
         self.kind = None
@@ -144,47 +146,43 @@ class TensorPanel:
         return self.kind
 
     # -- public -------------------------------------------------------------------
-    def show(self, array, title, mask=False):
-        """Draw ``array`` (anything NumPy can read) under ``title``."""
+    def show(self, array, mask=False):
+        """Draw ``array`` (anything NumPy can read); return its largest |value|."""
         array = np.asarray(array, dtype=np.float64)
+        scale = max_abs(array)
         if mask:
             self._use("mask").set_data(subsample(as_matrix(array)))
-            self._title(title)
         elif array.size == 1:
-            self.message(f"{array.reshape(-1)[0]:.6g}", title, fontsize=14, color="black")
+            self.message(f"{array.reshape(-1)[0]:.6g}", fontsize=14, color="black")
         elif array.ndim >= 2:
-            scale = max_abs(array)
             matrix = subsample(as_matrix(array))
             self._use("values").set_data(matrix / scale if scale > 0 else matrix)
-            self._title(f"{title}\nshape {array.shape}, |max| = {scale:.3g}")
         else:
-            self._one_dimensional(array.reshape(-1), title)
+            self._one_dimensional(array.reshape(-1), scale)
+        return scale
 
-    def message(self, text, title="", fontsize=9, color="gray"):
+    def message(self, text, fontsize=9, color="gray"):
         """An empty slot with a centred text."""
         note = self._use("text")
         note.set_text(text)
         note.set_fontsize(fontsize)
         note.set_color(color)
-        self._title(title)
 
     # -- kinds of picture ---------------------------------------------------------------
     def _use(self, kind):
         """Show the axes for ``kind`` (building it on first use) and return its data artist."""
         if kind not in self.axes:
             ax = self.figure.add_axes(self.box)
+            ax.set_title(self.title, fontsize=9)
             self.axes[kind] = ax
             self.artists[kind] = getattr(self, "_build_" + kind)(ax)
-            self.canvas.animate(self.artists[kind], ax.title)
+            self.canvas.animate(self.artists[kind])
         for name, ax in self.axes.items():
             ax.set_visible(name == kind)
             for extra in getattr(ax, "companions", ()):
                 extra.set_visible(name == kind)
         self.kind = kind
         return self.artists[kind]
-
-    def _title(self, text):
-        self.axes[self.kind].set_title(text, fontsize=9)
 
     def _heatmap_frame(self, ax, cmap, vmin, ticks, labels):
         image = ax.imshow(np.zeros((2, 2)), aspect="auto", interpolation="nearest",
@@ -229,15 +227,11 @@ class TensorPanel:
         ax.set_axis_off()
         return ax.text(0.5, 0.5, "", ha="center", va="center", transform=ax.transAxes)
 
-    def _one_dimensional(self, values, title):
-        scale = max_abs(values)
+    def _one_dimensional(self, values, scale):
         relative = values / scale if scale > 0 else values
         if values.size <= 64:
             # one step per value, drawn as touching bars
             self._use("bars").set_data(relative, np.linspace(0, 1, values.size + 1))
-            self._title(f"{title}\n{values.size} values, |max| = {scale:.3g}")
             return
         counts, _ = np.histogram(relative[np.isfinite(relative)], bins=40, range=(-1, 1))
-        peak = int(counts.max()) or 1
-        self._use("hist").set_data(counts / peak, np.linspace(-1, 1, 41))
-        self._title(f"{title}\n{values.size} values, |max| = {scale:.3g}, peak {peak}")
+        self._use("hist").set_data(counts / (counts.max() or 1), np.linspace(-1, 1, 41))

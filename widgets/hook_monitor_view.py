@@ -35,7 +35,7 @@ class HookMonitor(W.VBox):
     def __init__(self, module, modules=None):
         self.recorder = HookRecorder(module, modules)
         self.canvas = Canvas(ncols=1, width=4.2, height=3.0)
-        self.panel = TensorPanel(self.canvas, 0)
+        self.panel = TensorPanel(self.canvas, 0, title="the tensor this hook received")
 
         self.title = W.HTML()
         self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"))
@@ -45,6 +45,7 @@ class HookMonitor(W.VBox):
         self.slider = W.IntSlider(min=0, max=0, value=0, description="event",
                                   continuous_update=True, layout=W.Layout(width="360px"))
         self.position = W.Label()
+        self.caption = W.HTML(layout=W.Layout(width="310px"))
         self.image = W.Image(format="png", layout=W.Layout(width="310px"))
         self.timeline = W.HTML(layout=W.Layout(width="440px", max_height="300px",
                                                overflow="auto"))
@@ -56,7 +57,8 @@ class HookMonitor(W.VBox):
         self.slider.observe(lambda change: self._draw(), names="value")
         controls = W.HBox([self.prev_button, self.slider, self.next_button, self.clear_button,
                            self.position])
-        super().__init__([self.title, controls, W.HBox([self.image, self.timeline]),
+        super().__init__([self.title, controls,
+                          W.HBox([W.VBox([self.caption, self.image]), self.timeline]),
                           self.description])
         self.refresh()
 
@@ -126,16 +128,18 @@ class HookMonitor(W.VBox):
         if event is None:
             self.position.value = "no events yet: run the model (or monitor.run(x))"
             self.panel.message("no events recorded yet")
-            self.timeline.value = ""
-            self.description.value = ""
+            self.caption.value = self.timeline.value = self.description.value = ""
         else:
             self.position.value = f"event {event.index + 1} / {len(self.events)}"
             shown = event.primary()
-            heading = f"#{event.index} {event.kind} '{event.module_name}'"
+            heading = f"#{event.index} {event.kind} '{html.escape(event.module_name)}'"
             if shown is None:
-                self.panel.message("no tensor to show (all None)", heading)
+                self.panel.message("no tensor to show (all None)")
+                self.caption.value = f"<div style='{STYLE}'><b>{heading}</b></div>"
             else:
-                self.panel.show(shown.values, f"{heading}: {shown.label}")
+                scale = self.panel.show(shown.values)
+                self.caption.value = (f"<div style='{STYLE}'><b>{heading}</b>: {shown.label} "
+                                      f"{shown.shape}, |max| = {scale:.3g}</div>")
             self.timeline.value = self._timeline(event.index)
             self.description.value = (f"<pre style='{STYLE}; margin:0'>"
                                       f"{html.escape(event.describe())}</pre>")

@@ -30,8 +30,8 @@ class ParameterTree(W.VBox):
     def __init__(self, module):
         self.model = ParameterTreeModel(module)
         self.canvas = Canvas(ncols=2, width=6.4, height=2.7)
-        self.values_panel = TensorPanel(self.canvas, 0)
-        self.grad_panel = TensorPanel(self.canvas, 1)
+        self.values_panel = TensorPanel(self.canvas, 0, title="values")
+        self.grad_panel = TensorPanel(self.canvas, 1, title=".grad")
 
         self.title = W.HTML()
         self.tree_html = W.HTML(layout=W.Layout(width="440px", max_height="420px",
@@ -40,12 +40,14 @@ class ParameterTree(W.VBox):
         self.refresh_button = W.Button(description="refresh", icon="refresh",
                                        tooltip="re-read the module (after training or pruning)",
                                        layout=W.Layout(width="100px"))
+        self.caption = W.HTML(layout=W.Layout(width="470px"))
         self.image = W.Image(format="png", layout=W.Layout(width="470px"))
         self.summary = W.HTML(layout=W.Layout(width="470px"))
 
         self.select.observe(self._on_select, names="value")
         self.refresh_button.on_click(lambda _: self.refresh())
-        right = W.VBox([W.HBox([self.select, self.refresh_button]), self.image, self.summary])
+        right = W.VBox([W.HBox([self.select, self.refresh_button]), self.caption, self.image,
+                        self.summary])
         super().__init__([self.title, W.HBox([self.tree_html, right])])
         self.refresh()
 
@@ -83,18 +85,20 @@ class ParameterTree(W.VBox):
         name = self.select.value
         self.tree_html.value = self._tree_table(name)
         if name is None:
-            self.values_panel.message("this module has no parameters or buffers")
+            self.values_panel.message("this module has no\nparameters or buffers")
             self.grad_panel.message("")
-            self.summary.value = ""
+            self.caption.value = self.summary.value = ""
         else:
-            self.values_panel.show(self.model.values(name), f"{name}: values")
+            scale = self.values_panel.show(self.model.values(name))
+            caption = f"<b>{html.escape(name)}</b> values: |max| = {scale:.3g}"
             grad = self.model.grad(name)
             if self.model.tensor_row(name).kind == "buffer":
-                self.grad_panel.message("buffers never get a .grad", f"{name}.grad")
+                self.grad_panel.message("buffers never get a .grad")
             elif grad is None:
-                self.grad_panel.message("no .grad yet\n(run backward first)", f"{name}.grad")
+                self.grad_panel.message("no .grad yet\n(run backward first)")
             else:
-                self.grad_panel.show(grad, f"{name}.grad")
+                caption += f"; .grad: |max| = {self.grad_panel.show(grad):.3g}"
+            self.caption.value = f"<div style='{STYLE}'>{caption}</div>"
             self.summary.value = self._summary_html(name)
         self.image.value = self.canvas.png()
 

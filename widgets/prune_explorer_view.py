@@ -36,7 +36,7 @@ class PruneExplorer(W.VBox):
     def __init__(self, module, data=None):
         self.model = PruneExplorerModel(module, data)
         self.canvas = Canvas(ncols=2, width=7.6, height=3.0)
-        self.mask_panel = TensorPanel(self.canvas, 0)
+        self.mask_panel = TensorPanel(self.canvas, 0, title="mask preview (what apply does)")
         self.curve_panel = CurvePanel(self.canvas, 1)
         self.action_error = None  # why the last button click failed, shown in red
 
@@ -59,6 +59,7 @@ class PruneExplorer(W.VBox):
         self.undo_button = W.Button(description="undo", icon="undo")
         self.permanent_button = W.Button(description="make permanent", icon="lock",
                                          tooltip="prune.remove: weight = weight_orig * weight_mask")
+        self.caption = W.HTML(layout=W.Layout(width="560px"))
         self.image = W.Image(format="png", layout=W.Layout(width="560px"))
         self.table = W.HTML(layout=W.Layout(width="760px"))
 
@@ -72,7 +73,7 @@ class PruneExplorer(W.VBox):
             self.title,
             W.HBox([self.layer, self.method, self.n, self.dim]),
             W.HBox([self.amount, self.apply_button, self.undo_button, self.permanent_button]),
-            self.image, self.table,
+            self.caption, self.image, self.table,
         ])
         self._settings_changed()
 
@@ -131,8 +132,8 @@ class PruneExplorer(W.VBox):
             preview_error = f"{type(error).__name__}: {error}"
         now = self.model.current()
         if preview is None:
-            self.mask_panel.message("cannot preview these settings:\nsee the message below",
-                                    "mask preview")
+            self.caption.value = ""
+            self.mask_panel.message("cannot preview these settings:\nsee the message below")
             self.curve_panel.message("no curve")
         else:
             self._draw_mask(preview, settings)
@@ -148,14 +149,15 @@ class PruneExplorer(W.VBox):
         self.image.value = self.canvas.png()
 
     def _draw_mask(self, preview, settings):
-        # short titles: every glyph is redrawn on each slider step
+        method = METHOD_LABELS[settings.method]
         if settings.layer == GLOBAL:
-            self.mask_panel.show(mask_overview(list(preview.masks.values())),
-                                 f"global masks, amount {settings.amount:.2f}", mask=True)
+            self.mask_panel.show(mask_overview(list(preview.masks.values())), mask=True)
+            what = f"global {method}: masks of {', '.join(preview.masks)} (top to bottom)"
         else:
-            self.mask_panel.show(preview.masks[settings.layer],
-                                 f"{settings.layer}_mask, amount {settings.amount:.2f}",
-                                 mask=True)
+            self.mask_panel.show(preview.masks[settings.layer], mask=True)
+            what = f"{settings.layer}_mask, {method}"
+        self.caption.value = (f"<div style='{STYLE}'><b>preview</b> at amount "
+                              f"{settings.amount:.2f}: {html.escape(what)}</div>")
 
     def _title_html(self, now):
         module = self.model.module
@@ -167,7 +169,7 @@ class PruneExplorer(W.VBox):
 
     def _table_html(self, now, preview, preview_error):
         cells = "padding: 0 10px; text-align: right"
-        rows = [f"<tr><th style='text-align:left'>weight (global masks: top to bottom)</th><th style='{cells}'>shape</th>"
+        rows = [f"<tr><th style='text-align:left'>weight</th><th style='{cells}'>shape</th>"
                 f"<th style='{cells}'>sparsity now</th><th style='{cells}'>preview</th></tr>"]
         for name, mask in now.masks.items():
             after = "—" if preview is None else f"{preview.sparsity[name]:.1%}"

@@ -181,9 +181,13 @@ def test_view_on_the_784_mlp_shows_every_event():
     model = mlp(nn, (784, 256, 128, 10))
     monitor = HookMonitor(model)
     monitor.run(et.randn(128, 784))
-    pictures = set()
+    pictures, captions = [], set()
     for i in range(len(monitor.events)):
         monitor.slider.value = i
-        pictures.add(png_bytes(monitor.image))
-    assert len(pictures) == 20
+        pictures.append(png_bytes(monitor.image))
+        captions.add(monitor.caption.value)
+    assert len(captions) == 20
+    # the output of Linear '0' (event 1) IS the input of ReLU '1' (event 2): same picture
+    assert pictures[1] == pictures[2] and pictures[0] != pictures[1]
+    assert any("#1 forward '0'</b>: output[0] (128, 256)" in c for c in captions)
     monitor.detach()
