@@ -40,7 +40,7 @@ MASK_CMAP = ListedColormap(["#2b2d42", "#8ecae6"])
 VALUE_CMAP = "RdBu_r"  # diverging: negative blue, zero white, positive red
 MAX_PIXELS = 240  # a heatmap never shows more rows/columns than this
 BLUE = "#219ebc"
-MARGINS = dict(left=0.08, right=0.86, bottom=0.13, top=0.82, wspace=0.45)  # room for colorbars
+MARGINS = dict(left=0.1, right=0.86, bottom=0.12, top=0.9, wspace=0.5)  # room for colorbars
 
 
 class Canvas:
