@@ -552,7 +552,7 @@ class TensorOps:
             elif a is not None:
                 device = a
         out = self
-        if device is not None:
+        if device is not None and str(device).split(":")[0] != self.device.type:
             out = ToDevice.apply(out, str(device).split(":")[0])
         if dtype is not None and out.data.dtype != dtype.np:
             out = ToDtype.apply(out, dtype)

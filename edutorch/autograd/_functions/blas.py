@@ -16,6 +16,10 @@ def _shape_str(shape):
 
 
 def _check_dtypes(a, b):
+    if type(a.data) is not type(b.data):
+        from .utils import _device_error
+
+        raise RuntimeError(_device_error(a.data, b.data))
     if a.data.dtype != b.data.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
@@ -110,7 +114,7 @@ def _check_matmul(a, b):
                 "Expected size for first two dimensions of batch2 tensor to be: "
                 f"[{n}, {k1}] but got: [{n}, {k2}]."
             )
-    if x.dtype != y.dtype:
+    if x.dtype != y.dtype or type(x) is not type(y):
         _check_dtypes(a, b)
 
 
