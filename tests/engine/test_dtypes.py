@@ -1,0 +1,82 @@
+"""dtypes: names, properties, PyTorch's promotion rules and the default dtype."""
+import itertools
+
+import pytest
+
+import edutorch as et
+
+NAMES = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64"]
+ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+           "short": "int16"}
+
+
+def test_dtype_objects_print_and_describe_themselves():
+    for name in NAMES:
+        d = getattr(et, name)
+        assert repr(d) == f"torch.{name}"
+        assert d.is_floating_point == name.startswith("float")
+    for alias, name in ALIASES.items():
+        assert getattr(et, alias) is getattr(et, name)
+    assert et.float32.itemsize == 4 and et.int64.itemsize == 8
+    assert et.get_default_dtype() is et.float32
+
+
+@pytest.mark.parametrize("a,b", list(itertools.combinations_with_replacement(NAMES, 2)))
+def test_promote_types_matches_torch(a, b):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    ours = et.promote_types(getattr(et, a), getattr(et, b))
+    assert repr(ours) == repr(torch.promote_types(getattr(torch, a), getattr(torch, b)))
+
+
+RESULT_TYPE_CASES = [
+    lambda L: (L.ones(2, dtype=L.int32), 2.5),
+    lambda L: (L.ones(2, dtype=L.int32), 2),
+    lambda L: (L.ones(2, dtype=L.float16), 2.5),
+    lambda L: (L.ones(2, dtype=L.float16), L.tensor(2.5, dtype=L.float64)),
+    lambda L: (L.ones(2, dtype=L.int8), L.tensor(1000)),
+    lambda L: (L.ones(2, dtype=L.uint8), L.tensor(-1, dtype=L.int8)),
+    lambda L: (L.ones(2, dtype=L.bool), True),
+    lambda L: (L.ones(2, dtype=L.bool), 3),
+    lambda L: (L.tensor(1), L.tensor(1.0, dtype=L.float64)),
+    lambda L: (L.tensor(1, dtype=L.int32), 2.0),
+    lambda L: (L.ones(2, dtype=L.int64), L.ones(2, dtype=L.float16)),
+]
+
+
+@pytest.mark.parametrize("case", RESULT_TYPE_CASES)
+def test_result_type_matches_torch(case):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    assert repr(et.result_type(*case(et))) == repr(torch.result_type(*case(torch)))
+    a, b = case(et)
+    ta, tb = case(torch)
+    assert repr((a + b).dtype) == repr((ta + tb).dtype)
+
+
+def test_set_default_dtype_changes_python_float_results():
+    try:
+        et.set_default_dtype(et.float64)
+        assert et.tensor([1.5]).dtype == et.float64
+        assert et.zeros(2).dtype == et.float64
+        assert (et.tensor([1, 2]) / 2).dtype == et.float64
+        assert repr(et.tensor([1.5])) == "tensor([1.5000])"
+        assert repr(et.tensor([1.5], dtype=et.float32)) == "tensor([1.5000], dtype=torch.float32)"
+    finally:
+        et.set_default_dtype(et.float32)
+    assert et.tensor([1.5]).dtype == et.float32
+    with pytest.raises(TypeError, match="only floating-point types are supported as the default type"):
+        et.set_default_dtype(et.int64)
+
+
+def test_float32_tensor_and_python_float_stay_float32():
+    x = et.ones(3)
+    for out in (x + 0.1, x * 1e10, 2.5 - x, x / 3.0, x ** 2.5, et.maximum(x, et.tensor(0.5, dtype=et.float64))):
+        assert out.dtype == et.float32
+
+
+def test_tensor_type_strings_and_checks():
+    assert et.ones(1).type() == "torch.FloatTensor"
+    assert et.ones(1, dtype=et.int64).type() == "torch.LongTensor"
+    assert et.ones(1).type(et.float64).dtype == et.float64
+    assert et.ones(1).is_floating_point() and not et.ones(1, dtype=et.int32).is_floating_point()
+    assert et.is_floating_point(et.ones(1, dtype=et.float16))
+    assert et.ones(2, dtype=et.float64).element_size() == 8
