@@ -60,6 +60,13 @@ def scenario_sequential(lib):
     both = seq + nn_.Sequential(Scale(8))
     obs.append((repr(both), names(both)))
     obs.append(names(nn_.Sequential(Scale(1)) * 2))
+    obs.append(names(3 * nn_.Sequential(Scale(1))))
+    grown = nn_.Sequential(Scale(1), Scale(2))
+    same = grown
+    grown *= 2
+    obs.append((grown is same, names(grown), [n for n, _ in grown.named_modules(remove_duplicate=False)]))
+    obs.append(observe_error(grown.__mul__, 0))
+    obs.append(observe_error(grown.__imul__, 1.5))
     named = nn_.Sequential(OrderedDict([("first", Scale(1)), ("second", Scale(2))]))
     obs.append((repr(named), [n for n, _ in named.named_parameters()], named.first.k.item()))
     obs.append(repr(named[1:]))

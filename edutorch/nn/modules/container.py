@@ -115,6 +115,18 @@ class Sequential(Module):
 
     __rmul__ = __mul__
 
+    def __imul__(self, other):
+        """``seq *= n``: repeat the children in place (the same module objects, new names)."""
+        if not isinstance(other, int):
+            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+        if other <= 0:
+            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
+        originals = list(self._modules.values())
+        for _ in range(other - 1):
+            for module in originals:
+                self.add_module(str(len(self)), module)
+        return self
+
     def pop(self, key):
         v = self[key]
         del self[key]
