@@ -97,14 +97,19 @@ class HookRecorder:
     ``modules``: ``None`` for every leaf module (no children), or a list of
     qualified names (``"0"``, ``"encoder.fc"``) or module objects.
     ``keep_values``: keep a NumPy copy of each tensor (needed to draw it).
+    ``max_events``: stop recording after this many events (a training loop left
+    running with the hooks attached would otherwise fill the memory with
+    copies); later calls are only counted in ``dropped`` until ``clear()``.
     Usable as a context manager: the hooks are removed on exit.
     """
 
-    def __init__(self, module, modules=None, keep_values=True):
+    def __init__(self, module, modules=None, keep_values=True, max_events=1000):
         self.module = module
         self.keep_values = keep_values
+        self.max_events = max_events
         self.module_names = self._choose(module, modules)
         self.events = []
+        self.dropped = 0
         self.handles = []
         self.attach()
 
@@ -151,6 +156,7 @@ class HookRecorder:
     def clear(self):
         """Forget the recorded events (the hooks stay attached)."""
         self.events = []
+        self.dropped = 0
 
     def __enter__(self):
         return self
@@ -182,6 +188,9 @@ class HookRecorder:
         return hook
 
     def _record(self, name, module, kind, groups):
+        if len(self.events) >= self.max_events:
+            self.dropped += 1
+            return
         tensors = tuple(record for role, value in groups for record in self._records(role, value))
         self.events.append(HookEvent(len(self.events), name, type(module).__name__, kind, tensors))
 

@@ -130,7 +130,9 @@ class HookMonitor(W.VBox):
             self.panel.message("no events recorded yet")
             self.caption.value = self.timeline.value = self.description.value = ""
         else:
-            self.position.value = f"event {event.index + 1} / {len(self.events)}"
+            self.position.value = f"event {event.index + 1} / {len(self.events)}" + (
+                f" ({self.recorder.dropped} later calls not recorded: clear() to record again)"
+                if self.recorder.dropped else "")
             shown = event.primary()
             heading = f"#{event.index} {event.kind} '{html.escape(event.module_name)}'"
             if shown is None:

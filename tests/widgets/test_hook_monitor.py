@@ -191,3 +191,16 @@ def test_view_on_the_784_mlp_shows_every_event():
     assert pictures[1] == pictures[2] and pictures[0] != pictures[1]
     assert any("#1 forward '0'</b>: output[0] (128, 256)" in c for c in captions)
     monitor.detach()
+
+
+def test_recording_stops_at_max_events(small_mlp):
+    recorder = HookRecorder(small_mlp, max_events=12)
+    for _ in range(2):
+        one_pass(small_mlp, et.randn(3, 20))
+    assert len(recorder.events) == 12 and recorder.dropped == 28
+    assert recorder.summary()[:10] == FORWARD_THEN_BACKWARD[:10]
+    recorder.clear()
+    assert recorder.dropped == 0
+    small_mlp(et.randn(3, 20))
+    assert len(recorder.events) == 10
+    recorder.detach()
