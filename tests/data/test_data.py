@@ -7,8 +7,11 @@ import pytest
 import edutorch as et
 from edutorch.utils import data as et_data
 
-torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
-tdata = torch.utils.data
+
+@pytest.fixture
+def torch():
+    """Real PyTorch, the oracle; tests that use it skip when it is not installed."""
+    return pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
 
 
 def _to_numpy(batch):
@@ -46,18 +49,21 @@ SAMPLES = [
 
 
 @pytest.mark.parametrize("batch", SAMPLES, ids=range(len(SAMPLES)))
-def test_default_collate_matches_torch(batch):
+def test_default_collate_matches_torch(batch, torch):
+    tdata = torch.utils.data
     assert _to_numpy(et_data.default_collate(batch)) == _to_numpy(tdata.default_collate(batch))
 
 
-def test_default_collate_stacks_tensors():
+def test_default_collate_stacks_tensors(torch):
+    tdata = torch.utils.data
     out = et_data.default_collate([et.tensor([1.0, 2.0]), et.tensor([3.0, 4.0])])
     assert out.shape == (2, 2) and out.tolist() == [[1, 2], [3, 4]]
     assert _error(lambda: et_data.default_collate([[1, 2], [3]])) == _error(lambda: tdata.default_collate([[1, 2], [3]]))
     assert _error(lambda: et_data.default_collate([object()]))[0] is TypeError
 
 
-def test_tensor_dataset_and_size_mismatch():
+def test_tensor_dataset_and_size_mismatch(torch):
+    tdata = torch.utils.data
     x, y = et.arange(10).reshape(5, 2), et.arange(5)
     ds = et_data.TensorDataset(x, y)
     assert len(ds) == 5
@@ -67,7 +73,8 @@ def test_tensor_dataset_and_size_mismatch():
 
 
 @pytest.mark.parametrize("batch_size,drop_last", [(1, False), (2, False), (3, True), (4, False), (7, True)])
-def test_dataloader_batches_match_torch(batch_size, drop_last):
+def test_dataloader_batches_match_torch(batch_size, drop_last, torch):
+    tdata = torch.utils.data
     x = np.arange(14, dtype=np.float32).reshape(7, 2)
     y = np.arange(7)
     ours = et_data.DataLoader(et_data.TensorDataset(et.tensor(x), et.tensor(y)), batch_size=batch_size,
@@ -78,7 +85,8 @@ def test_dataloader_batches_match_torch(batch_size, drop_last):
     assert [_to_numpy(b) for b in ours] == [_to_numpy(b) for b in theirs]
 
 
-def test_dataloader_over_a_list_and_batch_size_none():
+def test_dataloader_over_a_list_and_batch_size_none(torch):
+    tdata = torch.utils.data
     data = [(float(i), i) for i in range(5)]
     for kwargs in (dict(batch_size=2), dict(batch_size=None)):
         assert [_to_numpy(b) for b in et_data.DataLoader(data, **kwargs)] == \
@@ -98,7 +106,8 @@ def test_shuffle_is_a_seeded_permutation():
     assert a == [b[0].tolist() for b in et_data.DataLoader(ds, batch_size=20, shuffle=True)]
 
 
-def test_dataloader_bad_input_matches_torch():
+def test_dataloader_bad_input_matches_torch(torch):
+    tdata = torch.utils.data
     empty = et_data.TensorDataset(et.zeros(0, 2))
     tempty = tdata.TensorDataset(torch.zeros(0, 2))
     assert _error(lambda: et_data.DataLoader(empty, shuffle=True)) == _error(lambda: tdata.DataLoader(tempty, shuffle=True))
@@ -115,7 +124,8 @@ def test_dataloader_bad_input_matches_torch():
     assert list(et_data.DataLoader(ds, batch_sampler=bs)) and len(et_data.DataLoader(ds, batch_sampler=bs)) == 2
 
 
-def test_random_split_lengths_fractions_and_errors():
+def test_random_split_lengths_fractions_and_errors(torch):
+    tdata = torch.utils.data
     ds = list(range(10))
     gen = et.Generator().manual_seed(0)
     parts = et_data.random_split(ds, [0.33, 0.33, 0.34], generator=gen)

@@ -6,7 +6,11 @@ import pytest
 import edutorch as et
 from edutorch import optim as et_optim
 
-torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+
+@pytest.fixture
+def torch():
+    """Real PyTorch, the oracle; tests that use it skip when it is not installed."""
+    return pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
 
 EPOCHS = 40
 
@@ -53,7 +57,7 @@ def _edutorch_as_lib(monkeypatch):
 
 @pytest.mark.parametrize("name,kwargs", SCHEDULERS, ids=[f"{n}{i}" for i, (n, _) in enumerate(SCHEDULERS)])
 @pytest.mark.parametrize("optim_name", ["SGD", "Adam"])
-def test_lr_sequence_matches_torch(name, kwargs, optim_name):
+def test_lr_sequence_matches_torch(name, kwargs, optim_name, torch):
     ours, our_m, sched = _sequence(et, name, kwargs, optim_name)
     theirs, their_m, tsched = _sequence(torch, name, kwargs, optim_name)
     assert ours == theirs  # exact floats
@@ -65,7 +69,7 @@ def test_lr_sequence_matches_torch(name, kwargs, optim_name):
             assert state[key] == value, key
 
 
-def test_reduce_lr_on_plateau_matches_torch():
+def test_reduce_lr_on_plateau_matches_torch(torch):
     metrics = [1.0, 0.9, 0.9, 0.91, 0.95, 0.9, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9, 0.7] + [0.7] * 25
     for kwargs in (dict(patience=2), dict(mode="max", factor=0.5, patience=1, cooldown=2, min_lr=0.02),
                    dict(threshold_mode="abs", threshold=0.05, patience=0, min_lr=[0.01, 0.0])):
@@ -82,7 +86,7 @@ def test_reduce_lr_on_plateau_matches_torch():
         assert results[0] == results[1]
 
 
-def test_chained_schedulers_and_closed_form_epoch():
+def test_chained_schedulers_and_closed_form_epoch(torch):
     seqs = []
     for lib in (et, torch):
         opt = _optimizer(lib)
@@ -126,7 +130,7 @@ def test_state_dict_round_trip_continues_the_schedule():
     assert rest == rest2
 
 
-def test_warning_when_scheduler_steps_first_and_errors():
+def test_warning_when_scheduler_steps_first_and_errors(torch):
     opt = _optimizer(et)
     sched = et_optim.lr_scheduler.StepLR(opt, 2)
     with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):

@@ -5,7 +5,11 @@ import pytest
 import edutorch as et
 from edutorch import optim as et_optim
 
-torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+
+@pytest.fixture
+def torch():
+    """Real PyTorch, the oracle; tests that use it skip when it is not installed."""
+    return pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
 
 
 def _error(fn):
@@ -18,7 +22,7 @@ def _leaf(lib, values):
     return lib.tensor(values, requires_grad=True)
 
 
-def test_bad_params_errors_match_torch():
+def test_bad_params_errors_match_torch(torch):
     p, tp = _leaf(et, [1.0, 2.0]), _leaf(torch, [1.0, 2.0])
     cases = [
         (lambda: et_optim.SGD(p), lambda: torch.optim.SGD(tp)),
@@ -165,7 +169,7 @@ def test_state_dict_round_trip_continues_identically(name, kwargs):
 
 
 @pytest.mark.parametrize("name,kwargs", ROUND_TRIP, ids=[n for n, _ in ROUND_TRIP])
-def test_torch_state_dict_loads_into_edutorch(name, kwargs):
+def test_torch_state_dict_loads_into_edutorch(name, kwargs, torch):
     """A state_dict made by PyTorch (converted to edutorch tensors) continues the same run."""
     rng = np.random.default_rng(3)
     w0, b0 = rng.standard_normal((3, 2)), rng.standard_normal(2)
@@ -212,7 +216,7 @@ def test_state_dict_through_edutorch_save_and_load(tmp_path):
     assert opt2.state_dict()["state"][0]["step"].item() == 3.0
 
 
-def test_load_state_dict_errors_match_torch():
+def test_load_state_dict_errors_match_torch(torch):
     a, b = _leaf(et, [1.0]), _leaf(et, [2.0])
     ta, tb = _leaf(torch, [1.0]), _leaf(torch, [2.0])
     sd = et_optim.SGD([a, b]).state_dict()
@@ -223,7 +227,7 @@ def test_load_state_dict_errors_match_torch():
         _error(lambda: torch.optim.SGD([{"params": [ta]}, {"params": [tb]}]).load_state_dict(tsd))
 
 
-def test_adagrad_state_exists_before_any_step():
+def test_adagrad_state_exists_before_any_step(torch):
     p, tp = _leaf(et, [1.0, 2.0]), _leaf(torch, [1.0, 2.0])
     sd = et_optim.Adagrad([p], initial_accumulator_value=0.3).state_dict()
     tsd = torch.optim.Adagrad([tp], initial_accumulator_value=0.3).state_dict()

@@ -5,7 +5,11 @@ import pytest
 import edutorch as et
 from edutorch import optim as et_optim
 
-torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+
+@pytest.fixture
+def torch():
+    """Real PyTorch, the oracle; tests that use it skip when it is not installed."""
+    return pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
 
 CONFIGS = [
     ("SGD", dict(lr=0.1)),
@@ -72,7 +76,7 @@ def _kwargs_for(lib_is_torch, kwargs):
 
 @pytest.mark.parametrize("name,kwargs", CONFIGS, ids=[f"{n}-{k}" for n, k in CONFIGS])
 @pytest.mark.parametrize("dtype,rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
-def test_same_parameters_each_step(name, kwargs, dtype, rtol):
+def test_same_parameters_each_step(name, kwargs, dtype, rtol, torch):
     ours, _ = _run(et, et_optim, name, kwargs, dtype)
     theirs, _ = _run(torch, torch.optim, name, _kwargs_for(True, kwargs), dtype)
     for step, ((w, b), (tw, tb)) in enumerate(zip(ours, theirs)):
@@ -81,7 +85,7 @@ def test_same_parameters_each_step(name, kwargs, dtype, rtol):
 
 
 @pytest.mark.parametrize("name,kwargs", CONFIGS[1::2], ids=[f"{n}-{k}" for n, k in CONFIGS[1::2]])
-def test_state_dict_matches_torch(name, kwargs):
+def test_state_dict_matches_torch(name, kwargs, torch):
     _, ours = _run(et, et_optim, name, kwargs, np.float64, steps=3)
     _, theirs = _run(torch, torch.optim, name, _kwargs_for(True, kwargs), np.float64, steps=3)
     sd, tsd = ours.state_dict(), theirs.state_dict()
@@ -97,7 +101,7 @@ def test_state_dict_matches_torch(name, kwargs):
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
-def test_repr_matches_torch(name):
+def test_repr_matches_torch(name, torch):
     w = et.zeros(2, requires_grad=True)
     tw = torch.zeros(2, requires_grad=True)
     assert repr(getattr(et_optim, name)([w])) == repr(getattr(torch.optim, name)([tw]))
