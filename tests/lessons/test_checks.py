@@ -210,6 +210,7 @@ def test_3_1_hook_order():
     assert_hint(checks.exercise_3_1(ORDER[:4]), "expected 8 calls")
 
 
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing")  # torch: x needs no grad
 def test_record_hook_order_matches_real_torch():
     torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
     import importlib
@@ -343,4 +344,4 @@ def test_4_2_expected_value_is_computed_not_hard_coded():
     for method, amount in ((prune.l1_unstructured, 0.5), (prune.l1_unstructured, 0.4),
                            (prune.random_unstructured, 0.2)):
         method(layer, "weight", amount=amount)
-    assert math.isclose(float((layer.weight_mask == 0).float().mean().item()), 0.76)
+    assert math.isclose(float((layer.weight_mask == 0).float().mean().item()), 0.76, abs_tol=1e-6)
