@@ -24,6 +24,8 @@ from .autograd.grad_mode import (
 )
 from ._functional import *  # noqa: F401,F403  (torch.add, torch.exp, torch.cat, ...)
 from . import return_types
+from ._linalg_functional import *  # noqa: F401,F403  (torch.triu, torch.dist, ...)
+from . import linalg  # torch.linalg
 
 from .serialization import load, save
 from . import nn

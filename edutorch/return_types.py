@@ -34,3 +34,33 @@ class max(_ValuesIndices):
 
 class min(_ValuesIndices):
     __slots__ = ()
+
+
+class _Named(tuple):
+    """A tuple whose fields also have names (``_fields``), printed as PyTorch prints them."""
+
+    __slots__ = ()
+    _fields = ()
+
+    def __repr__(self):
+        items = ",\n".join(f"{name}={value!r}" for name, value in zip(self._fields, self))
+        return f"torch.return_types.{type(self).__name__}(\n{items})"
+
+
+class linalg_svd(_Named):
+    """``U, S, Vh = torch.linalg.svd(A)``."""
+
+    __slots__ = ()
+    _fields = ("U", "S", "Vh")
+    U = property(lambda self: self[0])
+    S = property(lambda self: self[1])
+    Vh = property(lambda self: self[2])
+
+
+class linalg_qr(_Named):
+    """``Q, R = torch.linalg.qr(A)``."""
+
+    __slots__ = ()
+    _fields = ("Q", "R")
+    Q = property(lambda self: self[0])
+    R = property(lambda self: self[1])

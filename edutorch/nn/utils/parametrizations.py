@@ -19,86 +19,13 @@ import numpy as np
 from ... import backend
 from ... import random as _random
 from ..._tensor import Tensor
-from ...autograd.function import Function
+from ...autograd._functions.linalg import MatrixExp, Solve
 from ...autograd.grad_mode import no_grad
 from ..modules.module import Module
 from . import parametrize
 from .weight_norm import _weight_norm, norm_except_dim
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
-
-
-# -- differentiable matrix functions used by ``orthogonal`` ---------------------------
-def _expm_array(A):
-    """``exp(A)`` of a (batch of) square matrices: scaling and squaring + Taylor series.
-
-    exp(A) = exp(A / 2^s)^(2^s); with ||A / 2^s|| <= 1/2 an 18-term Taylor
-    series is accurate to float64 precision.  Computed in float64.
-    """
-    xp = backend.get_array_module(A)
-    A64 = A.astype(np.float64)
-    norm = float(xp.abs(A64).sum(axis=-2).max()) if A64.size else 0.0
-    s = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 else 0
-    X = A64 / (2.0 ** s)
-    eye = xp.broadcast_to(xp.eye(A.shape[-1]), A64.shape)
-    result, term = eye.copy(), eye.copy()
-    for i in range(1, 19):
-        term = term @ X / i
-        result = result + term
-    for _ in range(s):
-        result = result @ result
-    return result.astype(A.dtype)
-
-
-class MatrixExp(Function):
-    """``torch.matrix_exp``.
-
-    Backward uses a classic identity: for the block matrix
-    ``E = [[A^T, G], [0, A^T]]``, the upper-right block of ``exp(E)`` is the
-    gradient of ``<G, exp(A)>`` w.r.t. ``A``.  It is written with tensor ops
-    (``cat`` and this same Function), so ``create_graph=True`` works.
-    """
-
-    _backward_name = "LinalgMatrixExpBackward0"
-
-    @staticmethod
-    def forward(ctx, A):
-        ctx.save_for_backward(A)
-        return _expm_array(A.data)
-
-    @staticmethod
-    def backward(ctx, grad):
-        from ... import cat, zeros_like
-
-        (A,) = ctx.saved_tensors
-        n = A.shape[-1]
-        At = A.transpose(-2, -1)
-        block = cat([cat([At, grad], -1), cat([zeros_like(At), At], -1)], -2)
-        return MatrixExp.apply(block)[..., :n, n:]
-
-
-class Solve(Function):
-    """``torch.linalg.solve(A, B)``: ``X`` with ``A X = B``.
-
-    Backward: ``grad_B = solve(A^T, grad_X)`` and ``grad_A = -grad_B X^T``.
-    """
-
-    _backward_name = "LinalgSolveExBackward0"
-
-    @staticmethod
-    def forward(ctx, A, B):
-        xp = backend.get_array_module(A.data)
-        X = xp.linalg.solve(A.data, B.data)
-        ctx.save_for_backward(A)
-        ctx.X = X
-        return X
-
-    @staticmethod
-    def backward(ctx, grad):
-        (A,) = ctx.saved_tensors
-        grad_B = Solve.apply(A.transpose(-2, -1), grad)
-        grad_A = -(grad_B @ Tensor._make(ctx.X).transpose(-2, -1))
-        return grad_A, grad_B
 
 
 def _constant(array):

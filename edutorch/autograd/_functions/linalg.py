@@ -1,0 +1,581 @@
+"""Matrix ops and their gradients: ``triu``/``tril``, ``diagonal``/``diag``, ``dist``,
+and ``torch.linalg``'s ``matrix_exp``, ``solve``, ``inv``, ``det``, ``svd`` and ``qr``.
+
+Every op works on the last two dimensions and treats any leading ones as a
+batch, as PyTorch does.  Forwards call ``numpy.linalg`` (LAPACK underneath,
+like PyTorch on the CPU); backwards are the textbook matrix-calculus results,
+written with Tensor ops (including these same Functions) so that
+``create_graph=True`` differentiates them again.  Notation: ``X^T`` is
+``X.mT``, the transpose of the last two dimensions.
+"""
+import numpy as np
+
+from ... import _dtype, backend
+from ..function import Function
+from . import utils
+
+
+class _LinAlgError(RuntimeError):
+    """``torch.linalg.LinAlgError``: a matrix was singular (a ``RuntimeError``)."""
+
+
+# -- input checks, with PyTorch's messages ---------------------------------------------
+def check_matrix(a, op, arg="A"):
+    """At least 2 dimensions (a matrix or a batch of them)."""
+    if a.data.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor {arg} must have at least 2 dimensions.")
+
+
+def check_float(a, op):
+    if a.data.dtype.kind != "f":
+        raise RuntimeError(
+            f"{op}: Expected a floating point or complex tensor as input. "
+            f"Got {_dtype.scalar_type_name(a.dtype)}"
+        )
+
+
+def check_square(a, op):
+    check_matrix(a, op)
+    m, n = a.data.shape[-2:]
+    if m != n:
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {m} by {n} matrices")
+    check_float(a, op)
+
+
+def _t(x):
+    """``x^T`` of a Tensor: swap the last two dimensions."""
+    return x.transpose(-2, -1)
+
+
+def _constant(array):
+    return utils._Tensor._make(array)
+
+
+def _eye(n, like):
+    """An ``n x n`` identity with the dtype and device of the Tensor ``like``."""
+    xp = backend.get_array_module(like.data)
+    return _constant(xp.eye(n, dtype=like.data.dtype))
+
+
+# -- triangles and diagonals ---------------------------------------------------------------
+def _check_diagonal_arg(name, diagonal):
+    if not isinstance(diagonal, (int, np.integer)) or isinstance(diagonal, bool):
+        raise TypeError(
+            f"{name}(): argument 'diagonal' (position 2) must be int, not {type(diagonal).__name__}"
+        )
+
+
+class Triu(Function):
+    """``torch.triu``: keep the upper triangle (from ``diagonal`` up), zero the rest.
+
+    Backward: the gradient flows only through the kept entries, so it is the
+    upper triangle of the incoming gradient.
+    """
+
+    _backward_name = "TriuBackward0"
+
+    @staticmethod
+    def forward(ctx, a, diagonal=0):
+        _check_diagonal_arg("triu", diagonal)
+        if a.data.ndim < 2:
+            raise RuntimeError("triu: input tensor must have at least 2 dimensions")
+        ctx.diagonal = diagonal
+        return backend.get_array_module(a.data).triu(a.data, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Triu.apply(grad, ctx.diagonal), None
+
+
+class Tril(Function):
+    """``torch.tril``: keep the lower triangle (up to ``diagonal``), zero the rest."""
+
+    _backward_name = "TrilBackward0"
+
+    @staticmethod
+    def forward(ctx, a, diagonal=0):
+        _check_diagonal_arg("tril", diagonal)
+        if a.data.ndim < 2:
+            raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+        ctx.diagonal = diagonal
+        return backend.get_array_module(a.data).tril(a.data, diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Tril.apply(grad, ctx.diagonal), None
+
+
+def _diagonal_dims(ndim, dim1, dim2):
+    """Wrap ``dim1``/``dim2``; PyTorch refuses two names for the same dimension."""
+    from ..._tensor import _wrap_dim
+
+    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+def _writable_diagonal(x, offset, d1, d2):
+    """``x.diagonal(...)`` as a *writable* view (NumPy marks it read-only; PyTorch's is not)."""
+    view = x.diagonal(offset, d1, d2)
+    if isinstance(view, np.ndarray) and x.flags.writeable:  # CuPy's views are writable already
+        view.flags.writeable = True
+    return view
+
+
+class Diagonal(Function):
+    """``torch.diagonal(input, offset, dim1, dim2)``: a view of a diagonal.
+
+    The diagonal becomes the last dimension.  Backward puts the gradient back
+    on that diagonal of a zero tensor (``DiagonalPlace``).
+    """
+
+    _backward_name = "DiagonalBackward0"
+
+    @staticmethod
+    def forward(ctx, a, offset=0, dim1=0, dim2=1):
+        x = a.data
+        d1, d2 = _diagonal_dims(x.ndim, dim1, dim2)
+        ctx.args = (x.shape, offset, d1, d2)
+        # a view: it shares memory and the version counter with ``a``
+        return utils._Tensor._make(_writable_diagonal(x, offset, d1, d2), False, None, 0,
+                                   a._version_counter)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return DiagonalPlace.apply(grad, *ctx.args), None, None, None
+
+
+class DiagonalCopy(Diagonal):
+    """``torch.diag(matrix, k)``: the ``k``-th diagonal, as a new tensor (not a view)."""
+
+    _backward_name = "DiagonalBackward0_copy"
+
+    @staticmethod
+    def forward(ctx, a, offset=0, dim1=0, dim2=1):
+        x = a.data
+        d1, d2 = _diagonal_dims(x.ndim, dim1, dim2)
+        ctx.args = (x.shape, offset, d1, d2)
+        return x.diagonal(offset, d1, d2).copy()
+
+
+class DiagonalPlace(Function):
+    """The gradient of ``diagonal``: zeros of ``shape`` with ``src`` on the diagonal.
+
+    (PyTorch's ``diagonal_backward``; its own gradient is ``diagonal`` again.)
+    """
+
+    _backward_name = "DiagonalBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, src, shape, offset, d1, d2):
+        ctx.args = (offset, d1, d2)
+        xp = backend.get_array_module(src.data)
+        out = xp.zeros(shape, dtype=src.data.dtype)
+        _writable_diagonal(out, offset, d1, d2)[...] = src.data
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (DiagonalCopy.apply(grad, *ctx.args),) + (None,) * 4
+
+
+class DiagEmbed(Function):
+    """``torch.diag(vector, k)``: a square matrix with ``vector`` on its ``k``-th diagonal."""
+
+    _backward_name = "DiagEmbedBackward0"
+
+    @staticmethod
+    def forward(ctx, v, offset=0):
+        ctx.offset = offset
+        n = v.data.shape[0] + abs(offset)
+        xp = backend.get_array_module(v.data)
+        out = xp.zeros((n, n), dtype=v.data.dtype)
+        _writable_diagonal(out, offset, 0, 1)[...] = v.data
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return DiagonalCopy.apply(grad, ctx.offset, 0, 1), None
+
+
+# -- dist -----------------------------------------------------------------------------------
+def _p_norm(x, p):
+    """The p-norm of all the elements of the array ``x`` (``p`` may be 0 or ``±inf``)."""
+    xp = backend.get_array_module(x)
+    ax = xp.abs(x)
+    if p == float("inf"):
+        return ax.max() if x.size else xp.zeros((), x.dtype)
+    if p == -float("inf"):
+        return ax.min()
+    if p == 0:
+        return (ax != 0).sum().astype(x.dtype)
+    if p == 2:
+        return xp.sqrt((x * x).sum())
+    return (ax ** p).sum() ** (1.0 / p)
+
+
+class Dist(Function):
+    """``torch.dist(a, b, p)``: the p-norm of ``a - b`` (broadcast), a 0-d tensor.
+
+    Backward: the gradient of a p-norm ``||d||`` is ``d |d|^(p-2) / ||d||^(p-1)``
+    (``sign(d)`` for p=1, zero for p=0, shared among the maxima for p=inf);
+    ``a`` gets it and ``b`` gets minus it, each summed back to its own shape.
+    """
+
+    _backward_name = "DistBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b, p=2):
+        if isinstance(p, str):
+            raise TypeError("dist(): argument 'p' (position 3) must be Number, not str")
+        x, y = utils.binary_arrays(a, b)
+        if x.dtype.kind != "f":
+            raise RuntimeError(
+                "norm(): input dtype should be either floating point or complex. "
+                f"Got {_dtype.scalar_type_name(_dtype.from_numpy_dtype(x.dtype))} instead."
+            )
+        try:
+            out = utils._Tensor._make(np.asarray(_p_norm(x - y, p), dtype=x.dtype))
+        except ValueError:
+            raise utils.broadcast_error(x, y) from None
+        ctx.p = p
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, norm = ctx.saved_tensors
+        d, p = a - b, ctx.p
+        if p == 0:
+            g = d * 0
+        elif p == 1:
+            g = d.sign()
+        elif p in (float("inf"), -float("inf")):
+            hit = (d.abs() == norm).to(d.dtype)  # the entries that reach the extreme
+            g = d.sign() * hit / hit.sum()
+        else:
+            safe = norm.masked_fill(norm == 0, 1)  # the gradient at d = 0 is taken as 0
+            scale = d if p == 2 else d * d.abs() ** (p - 2)
+            g = (scale / safe ** (p - 1)).masked_fill(norm == 0, 0)
+        # the engine sums each gradient back to its input's (pre-broadcast) shape
+        return grad * g, -(grad * g), None
+
+
+# -- matrix exponential ---------------------------------------------------------------------
+def _expm_array(A):
+    """``exp(A)`` of a (batch of) square matrices: scaling and squaring + Taylor series.
+
+    exp(A) = exp(A / 2^s)^(2^s); with ||A / 2^s|| <= 1/2 an 18-term Taylor
+    series is accurate to float64 precision.  Computed in float64.
+    """
+    xp = backend.get_array_module(A)
+    A64 = A.astype(np.float64)
+    norm = float(xp.abs(A64).sum(axis=-2).max()) if A64.size else 0.0
+    s = max(0, int(np.ceil(np.log2(norm / 0.5)))) if norm > 0.5 else 0
+    X = A64 / (2.0 ** s)
+    eye = xp.broadcast_to(xp.eye(A.shape[-1]), A64.shape)
+    result, term = eye.copy(), eye.copy()
+    for i in range(1, 19):
+        term = term @ X / i
+        result = result + term
+    for _ in range(s):
+        result = result @ result
+    return result.astype(A.dtype)
+
+
+class MatrixExp(Function):
+    """``torch.matrix_exp`` / ``torch.linalg.matrix_exp``.
+
+    Backward uses a classic identity: for the block matrix
+    ``E = [[A^T, G], [0, A^T]]``, the upper-right block of ``exp(E)`` is the
+    gradient of ``<G, exp(A)>`` w.r.t. ``A``.  It is written with tensor ops
+    (``cat`` and this same Function), so ``create_graph=True`` works.
+    """
+
+    _backward_name = "LinalgMatrixExpBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        check_square(A, "linalg.matrix_exp")
+        ctx.save_for_backward(A)
+        return _expm_array(A.data)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from ... import cat, zeros_like
+
+        (A,) = ctx.saved_tensors
+        n = A.shape[-1]
+        At = _t(A)
+        block = cat([cat([At, grad], -1), cat([zeros_like(At), At], -1)], -2)
+        return MatrixExp.apply(block)[..., :n, n:]
+
+
+# -- solve, inv, det ----------------------------------------------------------------------------
+def _solve_b_is_vector(A, B):
+    """PyTorch reads ``B`` as a (batch of) vector(s) if it is 1-D or ``A``'s shape minus one dim."""
+    return B.ndim == 1 or (B.ndim == A.ndim - 1 and B.shape == A.shape[:-1])
+
+
+class Solve(Function):
+    """``torch.linalg.solve(A, B)``: the ``X`` with ``A X = B``.
+
+    Backward: ``grad_B = solve(A^T, grad_X)`` and ``grad_A = -grad_B X^T``.
+    """
+
+    _backward_name = "LinalgSolveExBackward0"
+
+    @staticmethod
+    def forward(ctx, A, B):
+        check_square(A, "linalg.solve")
+        a, b = A.data, B.data
+        if a.dtype != b.dtype:
+            raise RuntimeError(
+                "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+                f"{_dtype.scalar_type_name(A.dtype)} and B of type {_dtype.scalar_type_name(B.dtype)} instead"
+            )
+        vector = _solve_b_is_vector(a, b)
+        b_mat = b[..., None] if vector else b  # NumPy's solve: a 1-D or (..., n, k) right side
+        if b_mat.shape[-2] != a.shape[-1]:
+            raise RuntimeError(
+                "linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                f"({a.shape[-2]}x{a.shape[-1]} and {b_mat.shape[-2]}x{b_mat.shape[-1]})"
+            )
+        xp = backend.get_array_module(a)
+        try:
+            X = xp.linalg.solve(a, b_mat)
+        except xp.linalg.LinAlgError:
+            raise _LinAlgError(
+                "torch.linalg.solve: The solver failed because the input matrix is singular."
+            ) from None
+        X = utils._Tensor._make(X[..., 0] if vector else X)
+        ctx.vector = vector
+        ctx.save_for_backward(A, X)
+        return X
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, X = ctx.saved_tensors
+        if ctx.vector:  # a vector right side: work with it as a one-column matrix
+            grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
+        grad_B = Solve.apply(_t(A), grad)
+        grad_A = -(grad_B @ _t(X))  # summed back over broadcast batch dims by the engine
+        return grad_A, grad_B.squeeze(-1) if ctx.vector else grad_B
+
+
+def _first_zero_pivot(a):
+    """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's ``info``).
+
+    Only used to word the error for a singular matrix as PyTorch does.
+    """
+    u = np.array(a, dtype=np.float64).reshape(-1, *a.shape[-2:])[0]
+    n = u.shape[-1]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:] -= np.outer(u[k + 1:, k] / u[k, k], u[k])
+    return n
+
+
+class Inv(Function):
+    """``torch.linalg.inv(A)``.  Backward: ``grad_A = -A^{-T} grad A^{-T}``."""
+
+    _backward_name = "LinalgInvExBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        check_square(A, "linalg.inv")
+        xp = backend.get_array_module(A.data)
+        try:
+            inv = xp.linalg.inv(A.data)
+        except xp.linalg.LinAlgError:
+            raise _LinAlgError(
+                f"linalg.inv: The diagonal element {_first_zero_pivot(backend.to_device(A.data, 'cpu'))} "
+                "is zero, the inversion could not be completed because the input matrix is singular."
+            ) from None
+        out = utils._Tensor._make(inv)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (inv,) = ctx.saved_tensors
+        inv_t = _t(inv)
+        return -(inv_t @ grad @ inv_t)
+
+
+class Det(Function):
+    """``torch.linalg.det(A)``.
+
+    Backward (Jacobi's formula): ``grad_A = grad * det(A) * A^{-T}``.  It is
+    written for an invertible ``A``: for a singular one ``A^{-T}`` does not
+    exist and backward raises ``LinAlgError`` (PyTorch switches to an SVD there).
+    """
+
+    _backward_name = "LinalgDetBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        check_square(A, "linalg.det")
+        xp = backend.get_array_module(A.data)
+        out = utils._Tensor._make(xp.asarray(xp.linalg.det(A.data), dtype=A.data.dtype))
+        ctx.save_for_backward(A, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        A, det = ctx.saved_tensors
+        scale = (grad * det).unsqueeze(-1).unsqueeze(-1)
+        return scale * _t(Inv.apply(A))
+
+
+# -- SVD ----------------------------------------------------------------------------------------
+def svd_backward(gU, gS, gVh, U, S, Vh):
+    """The gradient of ``A = U diag(S) Vh`` (reduced SVD), PyTorch's ``svd_backward`` for real A.
+
+    With ``E[i, j] = S[j]^2 - S[i]^2`` (and 1 on the diagonal) and
+    ``skew(X) = X - X^T``::
+
+        gA = U [ (skew(U^T gU) S + S skew(Vh gVh^T)) / E  +  diag(gS) ] Vh
+
+    plus, for a tall (or wide) A, the part of ``gU`` (or ``gVh``) outside the
+    span of ``U`` (or ``V``).  Missing gradients (``None``) are zero.
+
+    Defined only when the singular values are distinct (``E`` has no zero off
+    the diagonal) and, for a non-square A with ``gU``/``gVh``, all nonzero:
+    otherwise ``U``/``V`` are not unique and the result is inf or nan, as in
+    PyTorch.  Losses that depend only on ``S`` (norms, ``svdvals``) use the
+    first, always-defined formula.
+    """
+    m, n = U.shape[-2], Vh.shape[-1]
+    if gU is None and gVh is None:  # only S is used: gA = U diag(gS) Vh
+        return U @ (gS.unsqueeze(-1) * Vh)
+    k = S.shape[-1]
+    S2 = S * S
+    E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _eye(k, S)
+    if gU is not None and gVh is not None:
+        UtgU, VhgV = U.mT @ gU, Vh @ gVh.mT
+        gA = ((UtgU - UtgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VhgV - VhgV.mT)) / E
+    elif gU is not None:
+        UtgU = U.mT @ gU
+        gA = (UtgU - UtgU.mT) * (S.unsqueeze(-2) / E)
+    else:
+        VhgV = Vh @ gVh.mT
+        gA = S.unsqueeze(-1) * ((VhgV - VhgV.mT) / E)
+    if gS is not None:
+        gA = gA + gS.unsqueeze(-1) * _eye(k, S)
+    if m > n and gU is not None:
+        # gA = [U gA + (I - U U^T) gU S^{-1}] Vh
+        gUSinv = gU / S.unsqueeze(-2)
+        gA = U @ gA + gUSinv - U @ (U.mT @ gUSinv)
+        return gA @ Vh
+    if m < n and gVh is not None:
+        # gA = U [gA Vh + S^{-1} gVh (I - V Vh)]
+        SinvgVh = gVh / S.unsqueeze(-1)
+        gA = gA @ Vh + SinvgVh - (SinvgVh @ Vh.mT) @ Vh
+        return U @ gA
+    return U @ gA @ Vh
+
+
+class Svd(Function):
+    """``torch.linalg.svd(A, full_matrices)``: ``A = U diag(S) Vh``, S descending.
+
+    With ``full_matrices=True`` the extra columns of ``U`` (rows of ``Vh``)
+    are not unique, so backward uses only the first ``k = min(m, n)`` of them,
+    as PyTorch does.
+    """
+
+    _backward_name = "LinalgSvdBackward0"
+
+    @staticmethod
+    def forward(ctx, A, full_matrices=True):
+        check_matrix(A, "linalg.svd")
+        check_float(A, "linalg.svd")
+        xp = backend.get_array_module(A.data)
+        U, S, Vh = (utils._Tensor._make(x) for x in xp.linalg.svd(A.data, full_matrices=full_matrices))
+        ctx.set_materialize_grads(False)  # unused outputs send None, not zeros (see svd_backward)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        if U.shape[-1] != k or Vh.shape[-2] != k:  # full_matrices: keep the first k vectors
+            U, Vh = U[..., :k], Vh[..., :k, :]
+            gU = None if gU is None else gU[..., :k]
+            gVh = None if gVh is None else gVh[..., :k, :]
+        return svd_backward(gU, gS, gVh, U, S, Vh), None
+
+
+# -- QR -------------------------------------------------------------------------------------------
+def _copyltu(M):
+    """The symmetric matrix with ``M``'s lower triangle: ``tril(M) + tril(M, -1)^T``."""
+    return Tril.apply(M, 0) + _t(Tril.apply(M, -1))
+
+
+def _qr_backward_tall(gQ, gR, Q, R):
+    """QR gradient for ``m >= n`` (reduced): ``gA = (gQ + Q copyltu(M)) R^{-T}``, ``M = R gR^T - gQ^T Q``.
+
+    ``R`` must be invertible (``A`` of full column rank).
+    """
+    M = R @ _t(gR) - _t(gQ) @ Q
+    B = gQ + Q @ _copyltu(M)
+    return _t(Solve.apply(R, _t(B)))  # B R^{-T} = (R^{-1} B^T)^T
+
+
+class Qr(Function):
+    """``torch.linalg.qr(A, mode)``: ``A = Q R``, ``Q`` with orthonormal columns, ``R`` upper triangular.
+
+    Backward for ``m >= n`` is ``_qr_backward_tall``.  For a wide ``A = [X | Y]``
+    (``m < n``): ``X = Q R_1`` is square and ``R_2 = Q^T Y``, so
+    ``gY = Q gR_2`` and ``X`` gets the square-case gradient with
+    ``gQ + Y gR_2^T`` in place of ``gQ``.
+    """
+
+    _backward_name = "LinalgQrBackward0"
+
+    @staticmethod
+    def forward(ctx, A, mode="reduced"):
+        check_matrix(A, "linalg.qr")
+        if mode not in ("reduced", "complete", "r"):
+            raise RuntimeError(
+                f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
+                "(default), 'r', or 'complete'"
+            )
+        check_float(A, "linalg.qr")
+        xp = backend.get_array_module(A.data)
+        m, n = A.data.shape[-2:]
+        if mode == "r":
+            Q, R = xp.zeros((0,), dtype=A.data.dtype), xp.linalg.qr(A.data, mode="r")
+        else:
+            Q, R = xp.linalg.qr(A.data, mode=mode)
+        Q, R = utils._Tensor._make(Q), utils._Tensor._make(R)
+        ctx.mode, ctx.m, ctx.n = mode, m, n
+        ctx.save_for_backward(A, Q, R)
+        return Q, R
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        if ctx.mode == "r":
+            raise RuntimeError(
+                "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
+                "Please use linalg.qr(A, mode='reduced') if you are going to differentiate through "
+                "linalg.qr."
+            )
+        if ctx.mode == "complete" and ctx.m > ctx.n:
+            raise RuntimeError(
+                "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
+            )
+        A, Q, R = ctx.saved_tensors
+        m = ctx.m
+        if m >= ctx.n:
+            return _qr_backward_tall(gQ, gR, Q, R), None
+        from ... import cat
+
+        Y, gR1, gR2 = A[..., m:], gR[..., :m], gR[..., m:]
+        gX = _qr_backward_tall(gQ + Y @ _t(gR2), gR1, Q, R[..., :m])
+        return cat([gX, Q @ gR2], -1), None

@@ -1,0 +1,184 @@
+"""``torch.linalg``: norms, decompositions and solvers of (batches of) matrices.
+
+The differentiable ops are Functions in ``autograd/_functions/linalg.py``;
+this module is the public front: argument handling, defaults, and the matrix
+norms, which PyTorch itself builds from other ops (so their ``grad_fn`` is
+that of the last op: ``nuc`` is a ``sum`` of singular values, ``2`` their
+``amax``, ``1`` the ``amax`` of column sums of ``|A|``).
+"""
+import numpy as np
+
+from . import backend, return_types
+from ._tensor import Tensor, _wrap_dim
+from .autograd._functions import linalg as _F
+from .autograd._functions import reduction as _reduction
+
+__all__ = [
+    "LinAlgError", "det", "inv", "matrix_exp", "matrix_norm", "matrix_rank", "norm", "qr",
+    "solve", "svd", "svdvals", "vector_norm",
+]
+
+LinAlgError = _F._LinAlgError
+
+_INF = float("inf")
+
+
+# -- norms ------------------------------------------------------------------------------------
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """``(sum |x|^ord)^(1/ord)`` over ``dim`` (all elements by default); ``ord`` may be 0 or ±inf."""
+    if isinstance(ord, str):
+        raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
+    if dtype is not None:
+        x = x.to(dtype)
+    if x.data.size == 0 and ord in (_INF, -_INF) and dim is None:
+        raise RuntimeError(
+            "linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
+            "operation does not have an identity"
+        )
+    return _reduction.Norm.apply(x, ord, dim, keepdim)
+
+
+def _matrix_dims(A, dim):
+    ndim = A.data.ndim
+    d0, d1 = (_wrap_dim(d, ndim) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+def _singular_value_norm(A, reduce, d0, d1, keepdim):
+    """``reduce`` (sum/amax/amin) of the singular values of the matrices in dims ``d0, d1``."""
+    batch = [d for d in range(A.data.ndim) if d not in (d0, d1)]
+    S = svdvals(A.permute(*batch, d0, d1))  # move the matrix dims to the end
+    out = reduce(S)
+    if keepdim:  # put the two reduced dims back, in increasing order
+        out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+    return out
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Matrix norms: ``'fro'``, ``'nuc'`` (sum of singular values), ``±2`` (largest/smallest
+    singular value), ``±1`` (max/min column sum of ``|A|``), ``±inf`` (max/min row sum)."""
+    _F.check_matrix(A, "linalg.matrix_norm")
+    if dtype is not None:
+        A = A.to(dtype)
+    _F.check_float(A, "linalg.matrix_norm")
+    d0, d1 = _matrix_dims(A, dim)
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord == "nuc":
+        return _singular_value_norm(A, lambda S: S.sum(-1), d0, d1, keepdim)
+    if ord in (2, -2):
+        reduce = (lambda S: S.amax(-1)) if ord == 2 else (lambda S: S.amin(-1))
+        return _singular_value_norm(A, reduce, d0, d1, keepdim)
+    if ord in (1, -1, _INF, -_INF):
+        if ord in (_INF, -_INF):  # row sums instead of column sums
+            d0, d1 = d1, d0
+        if not keepdim and d0 < d1:
+            d1 -= 1  # d0 is gone after the first reduction
+        sums = A.abs().sum(d0, keepdim=keepdim)
+        return sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector norm or a matrix norm, chosen from ``ord`` and ``dim``.
+
+    A string ``ord`` or a 2-element ``dim`` means a matrix norm; a 1-element
+    ``dim`` a vector norm; with neither, ``ord=None`` is the 2-norm of all
+    elements and any other ``ord`` needs a 1-D or 2-D input.
+    """
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) not in (1, 2):
+            raise RuntimeError(
+                f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got {list(dims)}"
+            )
+        if len(dims) == 2 or isinstance(ord, str):
+            return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+        return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+    if isinstance(ord, str):
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.data.ndim not in (1, 2):
+        raise RuntimeError(
+            "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+            f"Got {A.data.ndim}D."
+        )
+    if A.data.ndim == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+
+
+# -- decompositions --------------------------------------------------------------------------
+def svd(A, full_matrices=True, *, driver=None):
+    """``U, S, Vh`` with ``A = U @ diag(S) @ Vh`` (a named tuple, ``S`` descending).
+
+    ``driver`` only matters for CUDA in PyTorch; it is accepted and ignored.
+    See ``svd_backward`` for when the gradient is defined.
+    """
+    return return_types.linalg_svd(_F.Svd.apply(A, full_matrices))
+
+
+def svdvals(A, *, driver=None):
+    """The singular values of ``A``, descending.
+
+    Computed through ``svd`` (as PyTorch does under autograd), so the
+    ``grad_fn`` is ``LinalgSvdBackward0`` and the gradient is ``U diag(g) Vh``.
+    """
+    return _F.Svd.apply(A, False)[1]
+
+
+def qr(A, mode="reduced"):
+    """``Q, R`` with ``A = Q @ R``; ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'``."""
+    return return_types.linalg_qr(_F.Qr.apply(A, mode))
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
+    """How many singular values exceed ``max(atol, rtol * largest)`` (an int64 tensor).
+
+    With neither tolerance given, ``rtol = eps * max(m, n)`` (NumPy's default too).
+    ``hermitian=True`` uses the absolute eigenvalues of a symmetric ``A``.
+    """
+    if A.data.ndim < 2:
+        raise RuntimeError(
+            "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
+        )
+    x = A.data
+    if x.dtype.kind != "f":
+        raise RuntimeError("This function doesn't handle types other than float and double")
+    xp = backend.get_array_module(x)
+    if hermitian:
+        S = xp.abs(xp.linalg.eigvalsh(x))
+    else:
+        S = xp.linalg.svd(x, compute_uv=False)
+    if rtol is None:
+        rtol = 0.0 if atol is not None and atol > 0 else np.finfo(x.dtype).eps * max(x.shape[-2:])
+    atol = 0.0 if atol is None else atol
+    smax = S.max(axis=-1, keepdims=True) if S.shape[-1] else xp.zeros(S.shape[:-1] + (1,), x.dtype)
+    tol = xp.maximum(atol, rtol * smax)
+    return Tensor._make((S > tol).sum(axis=-1).astype(np.int64))
+
+
+# -- solvers and matrix functions ------------------------------------------------------------
+def solve(A, B, *, left=True):
+    """The ``X`` with ``A @ X = B`` (or ``X @ A = B`` when ``left=False``)."""
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _F.Solve.apply(A.mT, B.mT).mT
+    return _F.Solve.apply(A, B)
+
+
+def inv(A):
+    """The inverse of a square matrix; ``LinAlgError`` if it is singular."""
+    return _F.Inv.apply(A)
+
+
+def det(A):
+    """The determinant (gradient defined for invertible ``A``: see ``Det``)."""
+    return _F.Det.apply(A)
+
+
+def matrix_exp(A):
+    """``exp(A) = I + A + A^2/2! + ...`` of a square matrix."""
+    return _F.MatrixExp.apply(A)
