@@ -228,21 +228,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                         buf = buffers[child] = [None] * child._num_outputs
                     # several paths meet here: sum their gradients
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
-                _release_dependency(child, deps, buffers, heap)
+                left = deps[child] - 1  # one fewer gradient to wait for
+                deps[child] = left
+                if left == 0:  # all are in: the child is ready
+                    if child in buffers:
+                        _heappush(heap, (-child._sequence_nr, id(child), child))
+                    else:
+                        _skip(child, deps, buffers, heap)  # no gradient reached it
     finally:
         _state["enabled"] = saved_mode
     return captured
-
-
-def _release_dependency(child, deps, buffers, heap):
-    """One fewer gradient to wait for; push the child when it has them all."""
-    left = deps[child] - 1
-    deps[child] = left
-    if left == 0:
-        if child in buffers:
-            _heappush(heap, (-child._sequence_nr, id(child), child))
-        else:
-            _skip(child, deps, buffers, heap)  # no gradient reached it
 
 
 def _skip(node, deps, buffers, heap):

@@ -36,6 +36,7 @@ _state = grad_mode._state
 _sequence = itertools.count()
 _Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (it imports us)
 _ndarray = np.ndarray
+_NO_EDGE = (None, 0)  # the edge of an input that does not require grad
 
 FREED_GRAPH_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -361,27 +362,31 @@ def _apply_with_graph(cls, args, kwargs):
     Tensor = _Tensor
     node = cls._backward_cls()
     node._sequence_nr = next(_sequence)
-    edges, needs, meta, positions = [], [], [], []
+    edges, needs, meta = [], [], []
+    positions = None  # indices of the tensor arguments, built only once a non-tensor shows up
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
-            positions.append(i)
+            if positions is not None:
+                positions.append(i)
             if a._requires_grad:
                 needs.append(True)
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else a._edge())
-                # shape and dtype, to check (and fix) the gradient backward returns
-                meta.append((a.data.shape, a.data.dtype))
+                data = a.data
+                meta.append((data.shape, data.dtype))  # to check the gradient backward returns
             else:
                 needs.append(False)
-                edges.append((None, 0))
+                edges.append(_NO_EDGE)
                 meta.append(None)
         else:
             needs.append(False)
+            if positions is None:
+                positions = list(range(i))  # every argument before this one was a tensor
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
     node._input_meta = meta
     node._num_inputs = len(args)
-    node._tensor_positions = None if len(positions) == len(args) else positions
+    node._tensor_positions = positions
     if _anomaly_state["enabled"]:
         node.metadata["traceback_"] = _anomaly_state["stack"]()
 
