@@ -13,6 +13,7 @@ from .autograd import grad_mode
 from .autograd._functions import (
     blas, comparison, indexing, pointwise, reduction, shape, softmax, unary, utils,
 )
+from .autograd._functions import linalg as linalg_fns  # triu, diagonal, det, ... (matrix ops)
 
 _state = grad_mode._state
 
@@ -723,6 +724,39 @@ class TensorOps:
     def __setitem__(self, idx, value):
         idx = indexing.to_index(idx)
         self._inplace(CopySlices if indexing.is_basic(idx) else IndexPut, idx, value)
+
+    # -- matrices (autograd/_functions/linalg.py) ------------------------------
+    def triu(self, diagonal=0):
+        return linalg_fns.Triu.apply(self, diagonal)
+
+    def tril(self, diagonal=0):
+        return linalg_fns.Tril.apply(self, diagonal)
+
+    def triu_(self, diagonal=0):
+        return self._inplace(linalg_fns.Triu, diagonal)
+
+    def tril_(self, diagonal=0):
+        return self._inplace(linalg_fns.Tril, diagonal)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return linalg_fns.Diagonal.apply(self, offset, dim1, dim2)
+
+    def diag(self, diagonal=0):
+        from ._linalg_functional import diag
+
+        return diag(self, diagonal)
+
+    def dist(self, other, p=2):
+        return linalg_fns.Dist.apply(self, other, p)
+
+    def det(self):
+        return linalg_fns.Det.apply(self)
+
+    def inverse(self):
+        return linalg_fns.Inv.apply(self)
+
+    def matrix_exp(self):
+        return linalg_fns.MatrixExp.apply(self)
 
 
 shape_mod = shape
