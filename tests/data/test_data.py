@@ -153,3 +153,27 @@ def test_random_sampler_replacement_and_num_samples():
     assert len(drawn) == len(s) == 12 and all(0 <= i < 5 for i in drawn)
     s = et_data.RandomSampler(range(5), num_samples=8)
     assert len(list(s)) == 8
+
+
+class _Stream:
+    """Builds the same IterableDataset for either library."""
+
+    @staticmethod
+    def make(data_module, n=5):
+        class Stream(data_module.IterableDataset):
+            def __iter__(self):
+                return iter(range(n))
+
+        return Stream()
+
+
+def test_iterable_dataset_matches_torch(torch):
+    tdata = torch.utils.data
+    for kwargs in (dict(batch_size=2), dict(batch_size=2, drop_last=True), dict(batch_size=None)):
+        ours = et_data.DataLoader(_Stream.make(et_data), **kwargs)
+        theirs = tdata.DataLoader(_Stream.make(tdata), **kwargs)
+        assert [_to_numpy(b) for b in ours] == [_to_numpy(b) for b in theirs]
+    for kwargs in (dict(shuffle=True), dict(sampler=[0]), dict(batch_sampler=[[0]])):
+        assert _error(lambda: et_data.DataLoader(_Stream.make(et_data), **kwargs)) == \
+            _error(lambda: tdata.DataLoader(_Stream.make(tdata), **kwargs))
+    assert _error(lambda: len(et_data.DataLoader(_Stream.make(et_data), batch_size=2)))[0] is TypeError

@@ -12,7 +12,7 @@ process: ``num_workers`` is accepted for compatibility only.
 """
 from ..._tensor import Tensor
 from ._utils.collate import default_collate, default_convert
-from .dataset import _is_tensor_dataset
+from .dataset import IterableDataset, _is_tensor_dataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert"]
@@ -29,6 +29,13 @@ class DataLoader:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if isinstance(dataset, IterableDataset):
+            # the dataset decides the order itself: no sampler can index into it
+            for name, value in (("shuffle", shuffle), ("sampler", sampler), ("batch_sampler", batch_sampler)):
+                if value not in (None, False):
+                    raise ValueError(
+                        f"DataLoader with IterableDataset: expected unspecified {name} option, but got {name}={value}"
+                    )
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
@@ -42,7 +49,9 @@ class DataLoader:
             raise ValueError(
                 "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"
             )
-        if sampler is None:
+        if sampler is None and isinstance(dataset, IterableDataset):
+            sampler = _StreamSampler()
+        elif sampler is None:
             sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         if batch_size is not None and batch_sampler is None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
@@ -68,6 +77,9 @@ class DataLoader:
         return self.batch_sampler is not None
 
     def __iter__(self):
+        if isinstance(self.dataset, IterableDataset):
+            yield from self._iter_stream()
+            return
         if not self._auto_collation:
             for index in self.sampler:
                 yield self.collate_fn(self.dataset[index])
@@ -75,6 +87,21 @@ class DataLoader:
         fast = self.collate_fn is default_collate and _is_tensor_dataset(self.dataset)
         for indices in self.batch_sampler:
             yield self._tensor_batch(indices) if fast else self.collate_fn(self._fetch(indices))
+
+    def _iter_stream(self):
+        """An ``IterableDataset``: take samples in the order it yields them."""
+        if not self._auto_collation:
+            for sample in self.dataset:
+                yield self.collate_fn(sample)
+            return
+        batch = []
+        for sample in self.dataset:
+            batch.append(sample)
+            if len(batch) == self.batch_size:
+                yield self.collate_fn(batch)
+                batch = []
+        if batch and not self.drop_last:
+            yield self.collate_fn(batch)
 
     def _fetch(self, indices):
         getitems = getattr(self.dataset, "__getitems__", None)
@@ -91,6 +118,18 @@ class DataLoader:
         return [Tensor._make(t.data[indices]) for t in self.dataset.tensors]
 
     def __len__(self):
+        if isinstance(self.dataset, IterableDataset):
+            n = len(self.dataset)  # a TypeError when the stream has no length, as in PyTorch
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         if self._auto_collation:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+class _StreamSampler:
+    """Stands in for a sampler over an ``IterableDataset`` (it is never iterated)."""
+
+    def __len__(self):
+        raise TypeError("an IterableDataset has no sampler")

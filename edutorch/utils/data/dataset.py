@@ -12,7 +12,7 @@ from itertools import accumulate
 from ... import random as _random
 from ..._tensor import Tensor
 
-__all__ = ["Dataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
 
 
 class Dataset:
@@ -23,6 +23,13 @@ class Dataset:
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: override ``__iter__`` (no indexing, no shuffling by the loader)."""
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
 
 
 class TensorDataset(Dataset):
