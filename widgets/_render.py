@@ -32,7 +32,6 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 from PIL import Image
 
 #: two-colour map for pruning masks: 0 = pruned (dark), 1 = kept (light)

@@ -130,7 +130,8 @@ class HookRecorder:
             elif id(item) in names_of:
                 chosen.append(names_of[id(item)])
             else:
-                raise ValueError(f"{type(item).__name__} is not a submodule of the monitored module")
+                raise ValueError(
+                    f"{type(item).__name__} is not a submodule of the monitored module")
         return chosen
 
     def attach(self):

@@ -89,7 +89,8 @@ class ParameterTreeModel:
             for t in row.tensors:
                 if t.name == name:
                     return t
-        raise KeyError(f"no parameter or buffer named {name!r}; choose one of {self.tensor_names()}")
+        raise KeyError(
+            f"no parameter or buffer named {name!r}; choose one of {self.tensor_names()}")
 
     def tensor(self, name):
         """The live tensor object (a Parameter or a buffer)."""

@@ -52,7 +52,8 @@ class ParameterTree(W.VBox):
         self.refresh()
 
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
-        return f"ParameterTree({type(self.model.module).__name__}, {len(self.model.rows())} modules)"
+        module = type(self.model.module).__name__
+        return f"ParameterTree({module}, {len(self.model.rows())} modules)"
 
     # -- reactions ------------------------------------------------------------------
     def refresh(self):

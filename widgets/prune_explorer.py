@@ -248,7 +248,8 @@ class PruneExplorerModel:
 
     # -- reading a model ------------------------------------------------------------
     def outcome(self, module=None):
-        """Masks, sparsity, names and (with data) loss/accuracy of ``module`` (default: the real one)."""
+        """Masks, sparsity, pruning names and (with data) loss/accuracy of ``module``
+        (default: the real model)."""
         module = self.module if module is None else module
         masks, sparsity = {}, {}
         zeros = total = 0

@@ -19,7 +19,7 @@ import ipywidgets as W
 import numpy as np
 
 from ._render import MAX_PIXELS, Canvas, TensorPanel, as_matrix, small_fonts
-from .prune_explorer import GLOBAL, GLOBAL_METHODS, METHOD_LABELS, PruneExplorerModel
+from .prune_explorer import GLOBAL, METHOD_LABELS, PruneExplorerModel
 
 STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
 ROWS_PER_LAYER = 60  # height of each layer's strip in the global mask overview
