@@ -40,6 +40,11 @@ class ModuleRow:
     tensors: tuple  # TensorRow for its own parameters, then its own buffers
 
     @property
+    def parameter_count(self):
+        """Elements in this module's OWN parameters (not its children's)."""
+        return sum(t.numel for t in self.tensors if t.kind == "parameter")
+
+    @property
     def label(self):
         """The name shown in the tree: the last part of the qualified name."""
         return self.name.rsplit(".", 1)[-1] if self.name else "(root)"
@@ -138,7 +143,8 @@ class ParameterTreeModel:
         for row in self._rows:
             indent = "  " * row.depth
             mode = "train" if row.training else "eval"
-            lines.append(f"{indent}{row.label}: {row.class_name} [{mode}]")
+            own = f", {row.parameter_count:,} parameters" if row.parameter_count else ""
+            lines.append(f"{indent}{row.label}: {row.class_name} [{mode}]{own}")
             for t in row.tensors:
                 lines.append(f"{indent}  · {_describe(t)}")
         totals = self.totals()

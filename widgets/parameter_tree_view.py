@@ -108,8 +108,10 @@ class ParameterTree(W.VBox):
         for row in self.model.rows():
             pad = "&nbsp;" * (2 * row.depth)
             mode = "train" if row.training else "<span style='color:#b5179e'>eval</span>"
+            own = (f" <span style='color:gray'>{row.parameter_count:,} parameters</span>"
+                   if row.parameter_count else "")
             rows.append(f"<tr><td>{pad}<b>{html.escape(row.label)}</b>: "
-                        f"{html.escape(row.class_name)} [{mode}]</td></tr>")
+                        f"{html.escape(row.class_name)} [{mode}]{own}</td></tr>")
             for t in row.tensors:
                 own = html.escape(t.name.rsplit(".", 1)[-1])
                 flags = "param" if t.kind == "parameter" else (

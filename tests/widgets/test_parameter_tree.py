@@ -43,6 +43,7 @@ def test_rows_follow_named_modules_with_own_tensors(model):
     assert [t.requires_grad for t in bn.tensors] == [True, True, False, False, False, False]
     assert rows[1].tensors[0].numel == 12 and rows[1].tensors[0].device == "cpu"
     assert rows[0].tensors == () and rows[3].tensors == ()
+    assert [r.parameter_count for r in rows] == [0, 15, 6, 0, 0, 8]  # own parameters only
 
 
 def test_tensor_names_are_state_dict_keys_plus_non_persistent_buffers(model):
@@ -115,6 +116,7 @@ def test_refresh_after_pruning_shows_orig_and_mask(model):
 def test_tree_lines_describe_every_tensor(model):
     lines = ParameterTreeModel(model).tree_lines()
     assert lines[0] == "(root): Sequential [train]"
+    assert lines[1] == "  0: Linear [train], 15 parameters"
     assert "    · weight (3, 4) float32 cpu, parameter, requires_grad, 12 elements" in lines
     assert any("scratch (2,) float32 cpu, buffer, non-persistent" in line for line in lines)
     assert lines[-1] == ("total: 29 parameters (29 trainable, 0 frozen), "
