@@ -36,9 +36,9 @@ def _shape_list(t):
 def linear(input, weight, bias=None):
     """``y = x @ W.T + b``, one fused op (``addmm``) for a 2-D input, as in PyTorch."""
     if input.ndim == 2 and bias is not None:
-        return _linear.Addmm.apply(bias, input, weight.t())
+        return _linear.Addmm.apply(bias, input, weight)
     if input.ndim == 2:
-        return input.mm(weight.t())
+        return _linear.Mm.apply(input, weight)
     if input.ndim > 2:  # flatten the batch dims, one product, restore them
         out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
         return out.view(*input.shape[:-1], weight.shape[0])

@@ -4,19 +4,19 @@ A 2-D convolution slides a ``kh x kw`` window over the (padded) input and
 takes, at every position, the dot product of the window with each filter.
 Instead of looping over the Ho*Wo positions we
 
-1. ``im2col``: build ``cols`` of shape (N, C, kh, kw, Ho, Wo), where
-   ``cols[n, c, i, j]`` is the input plane ``c`` *shifted* by the kernel
+1. ``im2col``: build ``cols`` of shape (N, G, kh, kw, C/G, Ho, Wo), where
+   ``cols[n, g, i, j]`` is sample n's group-g channels *shifted* by the kernel
    offset (i, j) (and subsampled by the stride).  That is only kh*kw strided
    slice copies, one per kernel offset, each a fast vectorised copy;
-2. view it as (N, C*kh*kw, Ho*Wo) (free: it is contiguous) and multiply
-   ``W.reshape(O, C*kh*kw) @ cols``: all outputs of a sample in one matrix
-   product, landing directly in the (N, O, Ho, Wo) layout;
+2. view it as (N, G, kh*kw*C/G, Ho*Wo) (free: it is contiguous) and multiply
+   by the weights, reordered to the same (i, j, c) order:
+   ``W (G, O/G, kh*kw*C/G) @ cols``: all outputs of all samples in one
+   batched matrix product, landing directly in the (N, O, Ho, Wo) layout;
 3. in backward, ``dW = sum_n grad[n] @ cols[n].T`` and ``dcols = W.T @ grad``;
    ``col2im`` adds each shifted plane of ``dcols`` back where it was read from.
 
-``groups`` splits the channels into independent convolutions: one more
-(batch-like) axis in the same products.  A 1-D convolution is the 2-D one with
-height 1.
+``groups`` splits the channels into independent convolutions (the G axis).
+A 1-D convolution is the 2-D one with height 1.
 """
 import numpy as np
 
@@ -26,7 +26,7 @@ from ...autograd.function import Function, once_differentiable
 def _offset_slices(i, j, out_hw, stride, dilation):
     """The input region read by kernel offset (i, j): rows i*dh, i*dh+sh, ... (Ho of them)."""
     (ho, wo), (sh, sw), (dh, dw) = out_hw, stride, dilation
-    return (slice(None), slice(None),
+    return (Ellipsis,
             slice(i * dh, i * dh + sh * (ho - 1) + 1, sh),
             slice(j * dw, j * dw + sw * (wo - 1) + 1, sw))
 
@@ -36,37 +36,49 @@ def out_hw(in_hw, kernel, stride, dilation):
     return tuple((n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(in_hw, kernel, stride, dilation))
 
 
-def im2col(xp, kernel, stride, dilation):
-    """(N, C, H, W) -> (N, C, kh, kw, Ho, Wo): one shifted, strided copy per kernel offset."""
+def im2col(xp, kernel, stride, dilation, groups):
+    """(N, C, H, W) -> (N, G, kh, kw, C/G, Ho, Wo): one shifted, strided copy per kernel offset."""
     n, c = xp.shape[:2]
     kh, kw = kernel
     ho, wo = out_hw(xp.shape[2:], kernel, stride, dilation)
-    cols = np.empty((n, c, kh, kw, ho, wo), dtype=xp.dtype)
+    x5 = xp.reshape(n, groups, c // groups, *xp.shape[2:])  # a free view splitting the channels
+    cols = np.empty((n, groups, kh, kw, c // groups, ho, wo), dtype=xp.dtype)
     for i in range(kh):
         for j in range(kw):
-            cols[:, :, i, j] = xp[_offset_slices(i, j, (ho, wo), stride, dilation)]
+            cols[:, :, i, j] = x5[_offset_slices(i, j, (ho, wo), stride, dilation)]
     return cols
 
 
 def col2im(dcols, in_shape, stride, dilation):
     """The adjoint of ``im2col``: add each offset's plane back onto the pixels it came from.
 
-    ``dcols`` is (N, C, kh, kw, Ho, Wo); the result has ``in_shape`` (N, C, H, W).
+    ``dcols`` is (N, G, kh, kw, C/G, Ho, Wo); the result has ``in_shape`` (N, C, H, W).
     Overlapping windows (stride < kernel) simply add up.
     """
-    _, _, kh, kw, ho, wo = dcols.shape
+    n, groups, kh, kw, cg, ho, wo = dcols.shape
     dx = np.zeros(in_shape, dtype=dcols.dtype)
+    dx5 = dx.reshape(n, groups, cg, *in_shape[2:])  # a view: writes land in dx
     for i in range(kh):
         for j in range(kw):
-            dx[_offset_slices(i, j, (ho, wo), stride, dilation)] += dcols[:, :, i, j]
+            dx5[_offset_slices(i, j, (ho, wo), stride, dilation)] += dcols[:, :, i, j]
     return dx
 
 
 def pad2d(x, padding, value=0.0):
     """Pad H and W of (N, C, H, W) by ``padding = ((top, bottom), (left, right))``."""
-    if not any(padding[0]) and not any(padding[1]):
+    (top, bottom), (left, right) = padding
+    if not (top or bottom or left or right):
         return x
-    return np.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=value)
+    n, c, h, w = x.shape
+    xp = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
+    xp[:, :, top:top + h, left:left + w] = x
+    return xp
+
+
+def _weights_by_offset(w, groups):
+    """(O, C/G, kh, kw) -> (G, O/G, kh*kw*C/G): the column order of ``im2col``."""
+    o, cg, kh, kw = w.shape
+    return w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, -1)
 
 
 class Convolution(Function):
@@ -87,12 +99,11 @@ class Convolution(Function):
         n = x.shape[0]
         o, cg, kh, kw = w.shape
         xp = pad2d(x, padding)
-        cols = im2col(xp, (kh, kw), stride, dilation)          # (N, C, kh, kw, Ho, Wo)
+        cols = im2col(xp, (kh, kw), stride, dilation, groups)   # (N, G, kh, kw, Cg, Ho, Wo)
         ho, wo = cols.shape[-2:]
-        # per group: (Og, Cg*kh*kw) @ (Cg*kh*kw, Ho*Wo), for every sample at once
-        cols_g = cols.reshape(n, groups, cg * kh * kw, ho * wo)
-        w_g = w.reshape(groups, o // groups, cg * kh * kw)
-        out = (w_g @ cols_g).reshape(n, o, ho, wo)
+        cols_g = cols.reshape(n, groups, kh * kw * cg, ho * wo)
+        w_g = _weights_by_offset(w, groups)                      # (G, Og, kh*kw*Cg)
+        out = (w_g @ cols_g).reshape(n, o, ho, wo)               # every output in one product
         if bias is not None:
             out += bias.data.reshape(1, -1, 1, 1)
         ctx.cols = cols_g if ctx.needs_input_grad[1] else None
@@ -112,16 +123,16 @@ class Convolution(Function):
         g_g = g.reshape(n, groups, o // groups, -1)             # (N, G, Og, Ho*Wo)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
-            dcols = np.swapaxes(ctx.w_g, 1, 2) @ g_g            # (N, G, Cg*kh*kw, Ho*Wo)
+            dcols = np.swapaxes(ctx.w_g, 1, 2) @ g_g            # (N, G, kh*kw*Cg, Ho*Wo)
             ho, wo = out_hw(xp_shape[2:], (kh, kw), stride, dilation)
-            dcols = dcols.reshape(n, groups * cg, kh, kw, ho, wo)
-            dxp = col2im(dcols, xp_shape, stride, dilation)
+            dxp = col2im(dcols.reshape(n, groups, kh, kw, cg, ho, wo), xp_shape, stride, dilation)
             (top, _), (left, _) = padding
             dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
             gx = Tensor._make(np.ascontiguousarray(dx[:, :, 0, :] if one_d else dx))
         if ctx.needs_input_grad[1]:
-            # sum over samples of grad[n] @ cols[n].T
-            dw = (g_g @ np.swapaxes(ctx.cols, 2, 3)).sum(axis=0).reshape(w_shape)
+            # sum over samples of grad[n] @ cols[n].T, then back to (O, Cg, kh, kw)
+            dw = (g_g @ np.swapaxes(ctx.cols, 2, 3)).sum(axis=0)  # (G, Og, kh*kw*Cg)
+            dw = dw.reshape(groups, o // groups, kh, kw, cg).transpose(0, 1, 4, 2, 3).reshape(w_shape)
             gw = Tensor._make(dw[:, :, 0, :] if one_d else dw)
         if ctx.needs_input_grad[2]:
             gb = Tensor._make(g.sum(axis=(0, 2)) if one_d else g.sum(axis=(0, 2, 3)))

@@ -1,47 +1,72 @@
 """``F.linear`` and ``F.bilinear``: affine maps, fused into one op each.
 
 PyTorch computes ``F.linear(x, W, b)`` for a 2-D ``x`` as ONE call,
-``addmm(b, x, W.t())`` = ``b + x @ W.t()``; its graph shows
-``AddmmBackward0`` with the transpose of ``W`` as a ``TBackward0`` input.
-We do the same: one matmul and one broadcast add in NumPy.
+``addmm(b, x, W.t())`` = ``b + x @ W.t()``, whose graph node is
+``AddmmBackward0`` (``MmBackward0`` without a bias).  We do the same in one
+Function: one matmul and one in-place broadcast add in NumPy, and one graph
+node whose edges go to (bias, input, weight).
 """
 from ...autograd.function import Function
 from ...autograd._functions.blas import _shape_str
 
 
+def _check(x, w, input, weight):
+    if x.shape[1] != w.shape[1]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(w.shape[::-1])})"
+        )
+    if x.dtype != w.dtype:
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} "
+            f"and {weight.dtype.name.capitalize()}"
+        )
+
+
 class Addmm(Function):
-    """``bias + mat1 @ mat2`` (``torch.addmm``), the op behind ``nn.Linear``."""
+    """``bias + input @ weight.T`` for a 2-D input: the op behind ``nn.Linear``."""
 
     _backward_name = "AddmmBackward0"
 
     @staticmethod
-    def forward(ctx, bias, mat1, mat2):
-        x, w = mat1.data, mat2.data
-        if x.shape[1] != w.shape[0]:
-            raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(w.shape)})"
-            )
-        if x.dtype != w.dtype:
-            raise RuntimeError(
-                f"mat1 and mat2 must have the same dtype, but got {mat1.dtype.name.capitalize()} "
-                f"and {mat2.dtype.name.capitalize()}"
-            )
+    def forward(ctx, bias, input, weight):
+        x, w = input.data, weight.data
+        _check(x, w, input, weight)
         # save only what backward will read: x for dW, W for dx
-        ctx.save_for_backward(mat1 if ctx.needs_input_grad[2] else None,
-                              mat2 if ctx.needs_input_grad[1] else None)
-        ctx.bias_shape = bias.data.shape
-        out = x @ w
-        out += bias.data  # in place: no second (N, out) temporary
+        ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
+                              weight if ctx.needs_input_grad[1] else None)
+        out = x @ w.T    # W.T is a view: BLAS reads the transpose, nothing is copied
+        out += bias.data  # in place, broadcast over the batch: no second (N, out) array
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        mat1, mat2 = ctx.saved_tensors
+        input, weight = ctx.saved_tensors
         # the bias was broadcast over the batch: its gradient sums over it
-        g_bias = grad.sum_to_size(ctx.bias_shape) if ctx.needs_input_grad[0] else None
-        g_mat1 = grad.mm(mat2.t()) if ctx.needs_input_grad[1] else None
-        g_mat2 = mat1.t().mm(grad) if ctx.needs_input_grad[2] else None
-        return g_bias, g_mat1, g_mat2
+        g_bias = grad.sum(0) if ctx.needs_input_grad[0] else None
+        g_input = grad.mm(weight) if ctx.needs_input_grad[1] else None      # (N, out) @ (out, in)
+        g_weight = grad.t().mm(input) if ctx.needs_input_grad[2] else None  # (out, N) @ (N, in)
+        return g_bias, g_input, g_weight
+
+
+class Mm(Function):
+    """``input @ weight.T`` for a 2-D input (``nn.Linear(bias=False)``)."""
+
+    _backward_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx, input, weight):
+        x, w = input.data, weight.data
+        _check(x, w, input, weight)
+        ctx.save_for_backward(input if ctx.needs_input_grad[1] else None,
+                              weight if ctx.needs_input_grad[0] else None)
+        return x @ w.T
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        g_input = grad.mm(weight) if ctx.needs_input_grad[0] else None
+        g_weight = grad.t().mm(input) if ctx.needs_input_grad[1] else None
+        return g_input, g_weight
 
 
 class Bilinear(Function):

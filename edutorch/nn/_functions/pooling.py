@@ -87,18 +87,24 @@ class MaxPool2d(Function):
         x_shape, pads, (kh, kw), stride, _, dilation, hw = ctx.meta
         g = grad.data
         xp = ctx.xp
-        dxp = np.zeros(xp.shape, dtype=g.dtype)
         out = ctx.__dict__.get("out")
+        dxp = np.zeros(xp.shape, dtype=g.dtype)
+        # windows that do not overlap write each input pixel at most once: plain stores
+        overlap = any(s < (k - 1) * d + 1 for s, k, d in zip(stride, (kh, kw), dilation))
         found = np.zeros(g.shape, dtype=bool)
+        hit = np.empty(g.shape, dtype=bool)
         for p in range(kh * kw):  # each window's gradient goes to its (first) max
             sl = _offset_slices(p // kw, p % kw, hw, stride, dilation)
             if out is None:  # a 1x1 window: every element is its own max
                 dxp[sl] += g
                 continue
-            hit = xp[sl] == out
-            hit &= ~found
+            np.equal(xp[sl], out, out=hit)
+            np.greater(hit, found, out=hit)  # hit and not found before: the first max only
             found |= hit
-            dxp[sl] += g * hit
+            if overlap:
+                dxp[sl] += g * hit
+            else:
+                np.multiply(g, hit, out=dxp[sl])
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
         return Tensor._make(np.ascontiguousarray(dx)), None, None, None, None, None
@@ -146,7 +152,7 @@ class AvgPool2d(Function):
         g = grad.data / div
         # every element of a window receives the window's grad / count
         n, c, ho, wo = g.shape
-        dcols = np.broadcast_to(g[:, :, None, None], (n, c, kh, kw, ho, wo))
+        dcols = np.broadcast_to(g[:, None, None, None], (n, 1, kh, kw, c, ho, wo))  # col2im's layout
         dxp = col2im(dcols, xp_shape, stride, (1, 1))
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
