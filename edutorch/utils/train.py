@@ -24,7 +24,9 @@ __all__ = ["train_epoch", "evaluate", "fit", "format_epoch"]
 
 def _library_of(model):
     """``edutorch`` or ``torch``: the package the model's parameters come from."""
-    first = next(iter(model.parameters()))
+    first = next(iter(model.parameters()), None)
+    if first is None:  # a model without parameters: assume edutorch
+        return importlib.import_module(__name__.split(".")[0])
     return importlib.import_module(type(first).__module__.split(".")[0])
 
 
