@@ -31,6 +31,10 @@ PARAMETRIZATIONS_HEADER = """
 from {lib}.nn.utils.parametrizations import orthogonal, spectral_norm, weight_norm
 """
 
+PARAMETRIZE_HEADER = """
+import {lib}.nn.utils.parametrize as P
+"""
+
 EXAMPLES = {
     # -- torch/nn/utils/prune.py docstrings ----------------------------------------------
     "identity": (HEADER, True, """
@@ -130,6 +134,54 @@ EXAMPLES = {
         print(orth_linear)
         Q = orth_linear.weight
         print(bool(((Q.T @ Q - torch.eye(20)) ** 2).sum() < 1e-8))
+    """),
+    # -- doc examples that need torch.linalg / triu (edutorch/linalg.py) ----------------------
+    "parametrize.Symmetric": (HEADER + PARAMETRIZE_HEADER, True, """
+        class Symmetric(nn.Module):
+            def forward(self, X):
+                return X.triu() + X.triu(1).T  # Return a symmetric matrix
+
+            def right_inverse(self, A):
+                return A.triu()
+
+        m = nn.Linear(5, 5)
+        P.register_parametrization(m, "weight", Symmetric())
+        print(torch.allclose(m.weight, m.weight.T))  # m.weight is now symmetric
+        A = torch.rand(5, 5)
+        A = A + A.T  # A is now symmetric
+        m.weight = A  # Initialize the weight to be the symmetric matrix A
+        print(torch.allclose(m.weight, A))
+    """),
+    "parametrize.RankOne": (HEADER + PARAMETRIZE_HEADER, True, """
+        class RankOne(nn.Module):
+            def forward(self, x, y):
+                # Form a rank 1 matrix multiplying two vectors
+                return x.unsqueeze(-1) @ y.unsqueeze(-2)
+
+            def right_inverse(self, Z):
+                # Project Z onto the rank 1 matrices
+                U, S, Vh = torch.linalg.svd(Z, full_matrices=False)
+                # Return rescaled singular vectors
+                s0_sqrt = S[0].sqrt().unsqueeze(-1)
+                return U[..., :, 0] * s0_sqrt, Vh[..., 0, :] * s0_sqrt
+
+        linear_rank_one = P.register_parametrization(
+            nn.Linear(4, 4), "weight", RankOne()
+        )
+        print(torch.linalg.matrix_rank(linear_rank_one.weight).item())
+    """),
+    # the docstrings print a random value here: we print what does not depend on it
+    "parametrizations.orthogonal.dist": (HEADER + PARAMETRIZATIONS_HEADER, True, """
+        orth_linear = orthogonal(nn.Linear(20, 40))
+        Q = orth_linear.weight
+        d = torch.dist(Q.T @ Q, torch.eye(20))
+        print(d.shape, d.grad_fn.name(), bool(d < 1e-5))
+    """),
+    "parametrizations.spectral_norm.matrix_norm": (HEADER + PARAMETRIZATIONS_HEADER, True, """
+        snm = spectral_norm(nn.Linear(20, 40))
+        sigma = torch.linalg.matrix_norm(snm.weight, 2)
+        # u^T W v <= sigma_max(W) for unit u, v: the normalised weight's norm is >= 1
+        print(sigma.shape, sigma.grad_fn.name(), bool(sigma > 0.999))
     """),
     # -- init.py -------------------------------------------------------------------------------
     "skip_init": (HEADER, False, """
