@@ -111,10 +111,10 @@ class TensorOps:
 
     # -- element-wise math ------------------------------------------------------
     def exp(self):
-        return pointwise.Exp.apply(_float(self))
+        return pointwise.Exp.apply(self if self.data.dtype.kind == "f" else _float(self))
 
     def log(self):
-        return pointwise.Log.apply(_float(self))
+        return pointwise.Log.apply(self if self.data.dtype.kind == "f" else _float(self))
 
     def log1p(self):
         return unary.Log1p.apply(self)
@@ -138,10 +138,10 @@ class TensorOps:
         return unary.Cos.apply(self)
 
     def tanh(self):
-        return pointwise.Tanh.apply(_float(self))
+        return pointwise.Tanh.apply(self if self.data.dtype.kind == "f" else _float(self))
 
     def sigmoid(self):
-        return pointwise.Sigmoid.apply(_float(self))
+        return pointwise.Sigmoid.apply(self if self.data.dtype.kind == "f" else _float(self))
 
     def relu(self):
         return pointwise.Relu.apply(self)
@@ -388,6 +388,17 @@ class TensorOps:
 
     @property
     def T(self):
+        if self.data.ndim not in (0, 2):
+            import warnings
+
+            warnings.warn(
+                "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+                "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+                "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
+                "reverse the dimensions of a tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
         return self.permute(*reversed(range(self.data.ndim)))
 
     @property
