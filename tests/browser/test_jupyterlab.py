@@ -12,6 +12,7 @@ missing (markers and skips: tests/conftest.py and tests/browser/conftest.py).
 """
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import re
@@ -84,11 +85,12 @@ def image_source(page):
 
 def save_screenshot(page, tmp_path, filename):
     """Scroll the widget's cell to the top and photograph the JupyterLab window."""
+    if page.locator("#jp-left-stack").is_visible():
+        page.keyboard.press("Control+b")  # hide the file browser: more room for the widget
+        page.wait_for_timeout(500)  # the notebook re-flows to the new width
     page.eval_on_selector(
         f"{PANEL} .jp-OutputArea-output:has(.jupyter-widgets)",
         "el => el.closest('.jp-Cell').scrollIntoView({block: 'start'})")
-    if page.locator("#jp-left-stack").is_visible():
-        page.keyboard.press("Control+b")  # hide the file browser: more room for the widget
     page.mouse.move(0, 0)  # no hover highlight
     page.wait_for_timeout(500)
     page.screenshot(path=str(tmp_path / filename))
@@ -111,7 +113,9 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
         errors = page.locator(f'{PANEL} .jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')
         assert errors.count() == 0, errors.first.inner_text()[:2000]
         exercises = page.locator(f"{PANEL} .jp-OutputArea-output", has_text="✓ correct")
-        expected = (root / f"{lesson}.ipynb").read_text(encoding="utf-8").count("checks.exercise_")
+        notebook = json.loads((root / f"{lesson}.ipynb").read_text(encoding="utf-8"))
+        expected = sum(1 for cell in notebook["cells"] if cell["cell_type"] == "code"
+                       and re.search(r"checks\.exercise_\d_\d\(", "".join(cell["source"])))
         assert exercises.count() == expected
 
         # the widget: its container, its main control and its figure, decoded by the browser
