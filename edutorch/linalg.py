@@ -51,8 +51,9 @@ def _singular_value_norm(A, reduce, d0, d1, keepdim):
     batch = [d for d in range(A.data.ndim) if d not in (d0, d1)]
     S = svdvals(A.permute(*batch, d0, d1))  # move the matrix dims to the end
     out = reduce(S)
-    if keepdim:  # put the two reduced dims back, in increasing order
-        out = out.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
+    if keepdim:  # two size-1 dims at the end, moved back to where d0 and d1 were
+        order = batch + [d0, d1]
+        out = out.unsqueeze(-1).unsqueeze(-1).permute(*(order.index(d) for d in range(len(order))))
     return out
 
 
@@ -164,9 +165,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
 # -- solvers and matrix functions ------------------------------------------------------------
 def solve(A, B, *, left=True):
     """The ``X`` with ``A @ X = B`` (or ``X @ A = B`` when ``left=False``)."""
-    if not left:  # X A = B  <=>  A^T X^T = B^T
-        return _F.Solve.apply(A.mT, B.mT).mT
-    return _F.Solve.apply(A, B)
+    return _F.Solve.apply(A, B, left)
 
 
 def inv(A):

@@ -319,15 +319,17 @@ def _solve_b_is_vector(A, B):
 
 
 class Solve(Function):
-    """``torch.linalg.solve(A, B)``: the ``X`` with ``A X = B``.
+    """``torch.linalg.solve(A, B, left)``: the ``X`` with ``A X = B`` (``X A = B`` if not ``left``).
 
-    Backward: ``grad_B = solve(A^T, grad_X)`` and ``grad_A = -grad_B X^T``.
+    Backward, from ``dX = A^{-1} (dB - dA X)``: ``grad_B = solve(A^T, grad_X)``
+    and ``grad_A = -grad_B X^T``.  For ``left=False`` the same with every
+    product reversed: ``grad_B`` solves ``grad_B A^T = grad_X``, ``grad_A = -X^T grad_B``.
     """
 
     _backward_name = "LinalgSolveExBackward0"
 
     @staticmethod
-    def forward(ctx, A, B):
+    def forward(ctx, A, B, left=True):
         check_square(A, "linalg.solve")
         a, b = A.data, B.data
         if a.dtype != b.dtype:
@@ -336,32 +338,41 @@ class Solve(Function):
                 f"{_dtype.scalar_type_name(A.dtype)} and B of type {_dtype.scalar_type_name(B.dtype)} instead"
             )
         vector = _solve_b_is_vector(a, b)
-        b_mat = b[..., None] if vector else b  # NumPy's solve: a 1-D or (..., n, k) right side
-        if b_mat.shape[-2] != a.shape[-1]:
+        if vector:
+            b = b[..., None]  # a vector right side: solve for a one-column matrix
+        n = a.shape[-1]
+        if (b.shape[-2] if left else b.shape[-1]) != n:
             raise RuntimeError(
-                "linalg.solve: Incompatible shapes of A and B for the equation AX = B "
-                f"({a.shape[-2]}x{a.shape[-1]} and {b_mat.shape[-2]}x{b_mat.shape[-1]})"
+                "linalg.solve: Incompatible shapes of A and B for the equation "
+                f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {b.shape[-2]}x{b.shape[-1]})"
             )
+        if not left:  # X A = B  <=>  A^T X^T = B^T
+            a, b = a.swapaxes(-1, -2), b.swapaxes(-1, -2)
         xp = backend.get_array_module(a)
         try:
-            X = xp.linalg.solve(a, b_mat)
+            X = xp.linalg.solve(a, b)
         except xp.linalg.LinAlgError:
             raise _LinAlgError(
                 "torch.linalg.solve: The solver failed because the input matrix is singular."
             ) from None
-        X = utils._Tensor._make(X[..., 0] if vector else X)
-        ctx.vector = vector
+        if not left:
+            X = X.swapaxes(-1, -2)
+        if vector:
+            X = X[..., 0]
+        X = utils._Tensor._make(X)
+        ctx.vector, ctx.left = vector, left
         ctx.save_for_backward(A, X)
         return X
 
     @staticmethod
     def backward(ctx, grad):
         A, X = ctx.saved_tensors
-        if ctx.vector:  # a vector right side: work with it as a one-column matrix
+        if ctx.vector:  # work with the vectors as one-column matrices
             grad, X = grad.unsqueeze(-1), X.unsqueeze(-1)
-        grad_B = Solve.apply(_t(A), grad)
-        grad_A = -(grad_B @ _t(X))  # summed back over broadcast batch dims by the engine
-        return grad_A, grad_B.squeeze(-1) if ctx.vector else grad_B
+        grad_B = Solve.apply(_t(A), grad, ctx.left)
+        # batch dims that were broadcast are summed back by the engine
+        grad_A = -(grad_B @ _t(X)) if ctx.left else -(_t(X) @ grad_B)
+        return grad_A, grad_B.squeeze(-1) if ctx.vector else grad_B, None
 
 
 def _first_zero_pivot(a):
