@@ -168,3 +168,22 @@ def test_embedding_padding_idx_row_gets_no_gradient():
     EF.embedding(et.tensor([[1, 0], [3, 1]]), w, padding_idx=1).sum().backward()
     assert np.all(w.grad.numpy()[1] == 0)
     assert np.all(w.grad.numpy()[0] == 1) and np.all(w.grad.numpy()[3] == 1)
+
+
+def test_double_backward_through_linear_softmax_and_cross_entropy():
+    """create_graph=True: the gradient of a gradient (linear, tanh, log_softmax, nll) matches torch."""
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    x_np, w_np, b_np = randn(4, 3), randn(5, 3), randn(5)
+    t_np = np.array([0, 4, 2, 1])
+
+    def run(lib, F):
+        x = lib.tensor(x_np, requires_grad=True)
+        w = lib.tensor(w_np, requires_grad=True)
+        loss = F.cross_entropy(F.linear(x, w, lib.tensor(b_np)).tanh(), lib.tensor(t_np), label_smoothing=0.1)
+        (gw,) = lib.autograd.grad(loss, w, create_graph=True)
+        (gw * gw).sum().backward()  # d/dx of the squared weight-gradient norm
+        return x.grad.numpy()
+
+    import torch.nn.functional as TF
+
+    np.testing.assert_allclose(run(et, EF), run(torch, TF), rtol=1e-9, atol=1e-12)
