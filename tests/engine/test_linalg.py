@@ -346,3 +346,14 @@ def test_singular_value_gradient_with_repeated_values():
     A = et.tensor(np.eye(3), requires_grad=True)
     et.linalg.matrix_norm(A, "nuc").backward()
     np.testing.assert_allclose(A.grad.numpy(), np.eye(3), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_float32_outputs_keep_their_dtype(name):
+    """float32 in, float32 out (and float32 gradients), as in PyTorch."""
+    fn, arrays, _ = CASES[name]
+    inputs = [et.tensor(a.astype(np.float32), requires_grad=True) for a in arrays]
+    outs = _as_tuple(fn(et, *inputs))
+    assert all(o.dtype == et.float32 for o in outs)
+    sum(o.sum() for o in outs).backward()
+    assert all(t.grad.dtype == et.float32 for t in inputs)
