@@ -187,3 +187,25 @@ def test_double_backward_through_linear_softmax_and_cross_entropy():
     import torch.nn.functional as TF
 
     np.testing.assert_allclose(run(et, EF), run(torch, TF), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("act", ["elu", "gelu", "gelu_tanh", "silu", "softplus", "leaky_relu", "softmax", "log_softmax"])
+def test_second_derivative_of_activations(act):
+    """Hessian-vector products through each activation agree with torch (create_graph=True)."""
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    import torch.nn.functional as TF
+
+    x_np, v_np = randn(3, 4), randn(3, 4)
+    calls = {"elu": lambda F, x: F.elu(x, 0.7), "gelu": lambda F, x: F.gelu(x),
+             "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"), "silu": lambda F, x: F.silu(x),
+             "softplus": lambda F, x: F.softplus(x, beta=2, threshold=1), "leaky_relu": lambda F, x: F.leaky_relu(x, 0.1),
+             "softmax": lambda F, x: F.softmax(x, 1), "log_softmax": lambda F, x: F.log_softmax(x, 0)}
+
+    def hvp(lib, F):
+        x = lib.tensor(x_np, requires_grad=True)
+        y = (calls[act](F, x) ** 3).sum()
+        (g,) = lib.autograd.grad(y, x, create_graph=True)
+        (g * lib.tensor(v_np)).sum().backward()
+        return x.grad.numpy()
+
+    np.testing.assert_allclose(hvp(et, EF), hvp(torch, TF), rtol=1e-8, atol=1e-10)

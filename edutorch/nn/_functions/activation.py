@@ -1,8 +1,10 @@
 """Activation functions not already in the engine (ReLU, sigmoid and tanh are).
 
-Each backward multiplies the incoming gradient by the local derivative
-``f'(x)``, computed in NumPy during forward's inputs and held as a constant
-tensor: ``grad * f'(x)``.  Softmax and log-softmax are written with Tensor ops.
+Each backward returns ``grad * f'(x)``.  Where ``f'`` is piecewise constant
+(LeakyReLU's 1 or slope) it is a constant mask; otherwise it is written with
+Tensor ops (``exp``, ``sigmoid``, ``tanh``...) so that ``create_graph=True``
+can differentiate it again.  GELU's derivative needs the error function,
+which has no Tensor op: it is its own small Function (``GeluGrad``).
 """
 import math
 
@@ -50,9 +52,11 @@ class Elu(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # f'(x) = 1 for x > 0, alpha * exp(x) otherwise
         (input,) = ctx.saved_tensors
-        x = input.data
-        return grad * _const(np.where(x > 0, 1, ctx.alpha * np.exp(np.minimum(x, 0))).astype(x.dtype)), None
+        pos = _const((input.data > 0).astype(input.data.dtype))
+        neg_part = (input * (1 - pos)).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
+        return grad * (pos + (1 - pos) * neg_part), None
 
 
 def _erf(x):
@@ -77,16 +81,33 @@ class Gelu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
-        x = input.data
+        (x,) = ctx.saved_tensors
         if ctx.approximate == "tanh":
             k = math.sqrt(2 / math.pi)
-            t = np.tanh(k * (x + 0.044715 * x ** 3))
+            t = (k * (x + 0.044715 * x ** 3)).tanh()
             d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
-        else:  # d/dx [x Phi(x)] = Phi(x) + x * phi(x)
-            cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
-            d = cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-        return grad * _const(d.astype(x.dtype)), None
+            return grad * d, None
+        return grad * GeluGrad.apply(x), None
+
+
+class GeluGrad(Function):
+    """``Phi(x) + x * phi(x)``, the derivative of exact GELU; its own derivative is ``phi(x) (2 - x**2)``."""
+
+    _backward_name = "GeluBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, input):
+        x = input.data
+        ctx.save_for_backward(input)
+        cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
+        return (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        x = input
+        pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
+        return grad * pdf * (2 - x * x)
 
 
 class Silu(Function):
@@ -102,10 +123,10 @@ class Silu(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (input,) = ctx.saved_tensors
-        x = input.data
-        s = _sigmoid(x)
-        return grad * _const(s * (1 + x * (1 - s)))
+        # d/dx [x s(x)] = s + x s (1 - s) = s (1 + x (1 - s))
+        (x,) = ctx.saved_tensors
+        s = x.sigmoid()
+        return grad * (s * (1 + x * (1 - s)))
 
 
 def _sigmoid(x):
@@ -127,10 +148,10 @@ class Softplus(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        # sigmoid(beta x) where the softplus is active, 1 where it is linear
         (input,) = ctx.saved_tensors
-        bx = input.data * ctx.beta
-        d = np.where(bx > ctx.threshold, 1, _sigmoid(bx))
-        return grad * _const(d.astype(input.data.dtype)), None, None
+        linear = _const((input.data * ctx.beta > ctx.threshold).astype(input.data.dtype))
+        return grad * (linear + (1 - linear) * (input * ctx.beta).sigmoid()), None, None
 
 
 class Softmax(Function):
