@@ -174,7 +174,7 @@ def inv(A):
 
 
 def det(A):
-    """The determinant (gradient defined for invertible ``A``: see ``Det``)."""
+    """The determinant; its gradient is the cofactor matrix (singular ``A`` included: see ``Det``)."""
     return _F.Det.apply(A)
 
 

@@ -357,3 +357,29 @@ def test_float32_outputs_keep_their_dtype(name):
     assert all(o.dtype == et.float32 for o in outs)
     sum(o.sum() for o in outs).backward()
     assert all(t.grad.dtype == et.float32 for t in inputs)
+
+
+SINGULAR = [
+    np.array([[1.0, 2, 3], [2, 4, 6], [1, 0, 1]]),  # rank 2: the cofactors are not all zero
+    np.array([[[1.0, 2], [2, 4]], [[1, 0], [0, 2]]]),  # a batch: one singular, one invertible
+    np.zeros((3, 3)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SINGULAR)))
+def test_det_gradient_at_singular_matrices(i):
+    """Jacobi's formula with cofactors from the SVD: checked against finite differences.
+
+    (det is a polynomial, so central differences are exact up to rounding.)
+    """
+    A = et.tensor(SINGULAR[i], requires_grad=True)
+    assert gradcheck(et.linalg.det, (A,))
+
+
+def test_det_gradient_at_singular_matrix_matches_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    for A in (SINGULAR[0], SINGULAR[2]):
+        e, t = et.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+        et.linalg.det(e).backward()
+        torch.linalg.det(t).backward()
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), atol=1e-12)

@@ -418,12 +418,25 @@ class Inv(Function):
         return -(inv_t @ grad @ inv_t)
 
 
+def _cofactors(a):
+    """The cofactor matrix ``adj(A)^T`` from the SVD: ``det(U) det(Vh) U diag(prod_{j != i} S_j) Vh``.
+
+    Defined for every square matrix, singular ones included.
+    """
+    xp = backend.get_array_module(a)
+    U, S, Vh = xp.linalg.svd(a)
+    others = xp.where(xp.eye(S.shape[-1], dtype=bool), 1, S[..., None, :]).prod(axis=-1)
+    sign = xp.linalg.det(U) * xp.linalg.det(Vh)  # each is +1 or -1
+    return sign[..., None, None] * (U * others[..., None, :]) @ Vh
+
+
 class Det(Function):
     """``torch.linalg.det(A)``.
 
-    Backward (Jacobi's formula): ``grad_A = grad * det(A) * A^{-T}``.  It is
-    written for an invertible ``A``: for a singular one ``A^{-T}`` does not
-    exist and backward raises ``LinAlgError`` (PyTorch switches to an SVD there).
+    Backward (Jacobi's formula): ``grad_A = grad * adj(A)^T``, which is
+    ``grad * det(A) * A^{-T}`` for an invertible ``A``.  For a singular ``A``
+    the cofactors come from the SVD instead (``_cofactors``), computed as a
+    constant: that case supports first derivatives only.
     """
 
     _backward_name = "LinalgDetBackward0"
@@ -439,8 +452,10 @@ class Det(Function):
     @staticmethod
     def backward(ctx, grad):
         A, det = ctx.saved_tensors
-        scale = (grad * det).unsqueeze(-1).unsqueeze(-1)
-        return scale * _t(Inv.apply(A))
+        grad = grad.unsqueeze(-1).unsqueeze(-1)
+        if bool((det.data != 0).all()):
+            return grad * det.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(A))
+        return grad * _constant(_cofactors(A.data).astype(A.data.dtype))
 
 
 # -- SVD ----------------------------------------------------------------------------------------
