@@ -232,3 +232,29 @@ def test_cross_entropy_trains_a_classifier_to_zero_loss():
         with et.no_grad():
             w.sub_(w.grad * 1.0)
     assert loss.item() < 0.05
+
+
+@pytest.mark.parametrize("loss", ["mse", "smooth_l1", "huber", "bce", "bce_logits", "ce", "nll", "kl"])
+def test_loss_second_derivative_parity(loss):
+    """Hessian-vector products of each loss (create_graph=True) agree with torch."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np, v_np, y_np, p_np = rand(4, 3), randn(4, 3), rand(4, 3), probs(4, 3)
+    calls = {
+        "mse": lambda F, x, lib: F.mse_loss(x * 3, lib.tensor(y_np)),
+        "smooth_l1": lambda F, x, lib: F.smooth_l1_loss(x * 3, lib.tensor(y_np), beta=0.5),
+        "huber": lambda F, x, lib: F.huber_loss(x * 3, lib.tensor(y_np), delta=0.5),
+        "bce": lambda F, x, lib: F.binary_cross_entropy(x, lib.tensor(y_np)),
+        "bce_logits": lambda F, x, lib: F.binary_cross_entropy_with_logits(x * 3, lib.tensor(y_np),
+                                                                            pos_weight=lib.tensor([1.0, 2.0, 0.5])),
+        "ce": lambda F, x, lib: F.cross_entropy(x * 3, lib.tensor(T4), label_smoothing=0.1),
+        "nll": lambda F, x, lib: F.nll_loss(F.log_softmax(x * 3, 1), lib.tensor(T4)),
+        "kl": lambda F, x, lib: F.kl_div(F.log_softmax(x * 3, 1), lib.tensor(p_np), reduction="batchmean"),
+    }
+
+    def hvp(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        (g,) = lib.autograd.grad(calls[loss](lib.nn.functional, x, lib), x, create_graph=True)
+        (g * lib.tensor(v_np)).sum().backward()
+        return x.grad.numpy()
+
+    np.testing.assert_allclose(hvp(et), hvp(torch), rtol=1e-8, atol=1e-10)

@@ -5,8 +5,8 @@
 local derivative by the incoming gradient (a scalar for sum/mean, one value
 per element for none) and, for mean, divides by the count.
 
-Backwards are written as ``grad * constant`` where the constant is the local
-derivative computed in NumPy, so the result stays a function of ``grad``.
+Backwards are written with Tensor ops (masks of piecewise definitions are
+constants), so ``create_graph=True`` gives correct second derivatives.
 """
 import numpy as np
 
@@ -48,12 +48,18 @@ class _PointwiseLoss(Function):
     @classmethod
     def backward(cls, ctx, grad):
         input, target = ctx.saved_tensors
-        x, t = np.broadcast_arrays(input.data, target.data)
-        local = _const(cls.dloss(x - t, *ctx.params).astype(x.dtype, copy=False))
-        g = reduction_scale(grad, ctx.reduction, local.data.size) * local  # dl/dx; dl/dt = -dl/dx
+        diff = input - target  # broadcast, as in forward
+        local = cls.dloss(diff, *ctx.params)
+        g = reduction_scale(grad, ctx.reduction, diff.numel()) * local  # dl/dx; dl/dt = -dl/dx
         gx = g.sum_to_size(input.shape) if ctx.needs_input_grad[0] else None
         gt = (-g).sum_to_size(target.shape) if ctx.needs_input_grad[1] else None
         return (gx, gt, None) + (None,) * len(ctx.params)
+
+
+def _masks(d, limit):
+    """Constant masks of a piecewise loss: inside ``|d| < limit`` and the sign of ``d``."""
+    inside = np.abs(d.data) < limit
+    return _const(inside.astype(d.data.dtype)), _const(np.sign(d.data))
 
 
 class MseLoss(_PointwiseLoss):
@@ -67,7 +73,7 @@ class MseLoss(_PointwiseLoss):
 
     @staticmethod
     def dloss(d):
-        return 2 * d
+        return d * 2
 
 
 class SmoothL1Loss(_PointwiseLoss):
@@ -84,9 +90,10 @@ class SmoothL1Loss(_PointwiseLoss):
 
     @staticmethod
     def dloss(d, beta):
+        inside, sign = _masks(d, beta)
         if beta == 0:
-            return np.sign(d)
-        return np.where(np.abs(d) < beta, d / beta, np.sign(d))
+            return sign
+        return inside * d / beta + (1 - inside) * sign
 
 
 class HuberLoss(_PointwiseLoss):
@@ -101,7 +108,8 @@ class HuberLoss(_PointwiseLoss):
 
     @staticmethod
     def dloss(d, delta):
-        return np.where(np.abs(d) < delta, d, delta * np.sign(d))
+        inside, sign = _masks(d, delta)
+        return inside * d + (1 - inside) * sign * delta
 
 
 class NllLoss(Function):
@@ -172,14 +180,12 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        x, t = input.data, target.data
+        x, t = ctx.saved_tensors
         eps = 1e-12  # PyTorch's guard against dividing by zero at x = 0 or 1
-        local = (x - t) / np.maximum((1 - x) * x, eps)
+        local = (x - t) / ((1 - x) * x).clamp_min(eps)
         if ctx.weight is not None:
-            local = local * ctx.weight
-        g = reduction_scale(grad, ctx.reduction, x.size) * _const(local.astype(x.dtype))
-        return g, None, None, None
+            local = local * _const(ctx.weight)
+        return reduction_scale(grad, ctx.reduction, x.numel()) * local, None, None, None
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -209,14 +215,13 @@ class BinaryCrossEntropyWithLogits(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        x, t = input.data, target.data
-        s = np.exp(-np.logaddexp(0, -x))  # sigmoid(x)
+        x, t = ctx.saved_tensors
+        s = x.sigmoid()
         if ctx.pos_weight is None:
             local = s - t
         else:  # d/dx of the pos_weight form: (1 + (p-1) t) s - p t
-            local = (1 + (ctx.pos_weight - 1) * t) * s - ctx.pos_weight * t
+            p = _const(ctx.pos_weight)
+            local = (1 + (p - 1) * t) * s - p * t
         if ctx.weight is not None:
-            local = local * ctx.weight
-        g = reduction_scale(grad, ctx.reduction, local.size) * _const(local.astype(x.dtype))
-        return g, None, None, None, None
+            local = local * _const(ctx.weight)
+        return reduction_scale(grad, ctx.reduction, local.numel()) * local, None, None, None, None
