@@ -1,4 +1,6 @@
 """Reductions (sum, mean) and their gradients: broadcast the gradient back."""
+import math
+
 import numpy as np
 
 from ... import _dtype
@@ -63,7 +65,10 @@ class Mean(Function):
             )
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
-        ctx.count = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
+        ctx.count = math.prod(x.shape[ax] for ax in axes) if x.ndim else 1
+        if dtype is None and x.dtype != np.float16 and ctx.count:
+            # what ndarray.mean computes (sum, then divide), without its slow Python checks
+            return x.sum(axis=axes, keepdims=keepdim) / ctx.count
         return x.mean(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
 
     @staticmethod
