@@ -123,3 +123,16 @@ def test_no_memory_addresses_or_timings_in_outputs(nb):
 
 def test_seeded(nb):
     assert "torch.manual_seed(0)" in source(code_cells(nb)[0])
+
+
+def test_parity_cell_skips_cleanly_without_pytorch(nb, monkeypatch, capsys):
+    """Run the last cell as if torch were not installed: one line, no error."""
+    import importlib.util
+
+    import numpy as np
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "torch" else real_find_spec(name, *args))
+    exec(compile(source(code_cells(nb)[-1]), "<parity cell>", "exec"), {"np": np})
+    assert capsys.readouterr().out == "PyTorch is not installed: skipped\n"
