@@ -18,6 +18,9 @@ from .autograd._functions import linalg as linalg_fns  # triu, diagonal, det, ..
 _state = grad_mode._state
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE_ERROR = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
 
 
 class TensorOps:
@@ -481,7 +484,10 @@ class TensorOps:
     def __getitem__(self, idx):
         idx = indexing.to_index(idx)
         if indexing.is_basic(idx):
-            return indexing.basic_index_class(idx).apply(self, idx)
+            out = indexing.basic_index_class(idx).apply(self, idx)
+            if _state["enabled"]:
+                out._view_of = (self, idx)  # so an in-place op on the view can update the base's graph
+            return out
         return indexing.Index.apply(self, idx)
 
     def nonzero(self, *, as_tuple=False):
@@ -612,6 +618,9 @@ class TensorOps:
         recording = _state["enabled"]
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
+        view_of = self.__dict__.get("_view_of") if recording else None
+        if view_of is not None and (self._requires_grad or _any_requires_grad(args)):
+            return self._inplace_on_view(view_of, fn, args)
         source = self
         if recording and self._requires_grad:
             # backward may save the input; give it a snapshot, since we overwrite self below
@@ -633,6 +642,27 @@ class TensorOps:
         self._version_counter[0] += 1
         if result.grad_fn is not None:
             self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+        return self
+
+    def _inplace_on_view(self, view_of, fn, args):
+        """An in-place op on a view (``y[0].mul_(2)``) is recorded on the base, as ``CopySlices``.
+
+        The view shares memory with its base, so the base's values change too; its
+        graph must change with them: ``base[idx] = fn(view)`` says exactly that.
+        """
+        base, idx = view_of
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+        source = utils._Tensor._make(self.data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+        result = fn.apply(source, *args)
+        if result.data.shape != self.data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
+                f"{list(result.data.shape)}"
+            )
+        base[idx] = result  # writes through the shared memory and bumps the shared version
+        fresh = base[idx]  # this view, now computed from the updated base
+        self.grad_fn, self._output_nr, self._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
         return self
 
     def add_(self, other, *, alpha=1):
@@ -852,6 +882,10 @@ def _rounded_division(a, b, mode):
     else:
         out = np.floor(x / y) if mode == "floor" else np.trunc(x / y)
     return utils._Tensor._make(np.asarray(out))
+
+
+def _any_requires_grad(args):
+    return any(isinstance(a, utils._Tensor) and a._requires_grad for a in args)
 
 
 def _check_leaf_inplace(t):

@@ -272,3 +272,31 @@ def test_setitem_and_fill_node_names_match_torch():
         return out
 
     assert run(et) == run(torch)
+
+
+def test_inplace_on_a_view_updates_the_base_graph_like_torch():
+    """``y[:, 1].mul_(3)`` changes ``y``: its gradient must see it (CopySlices)."""
+    def run(lib):
+        out = []
+        w = lib.ones(2, 3, requires_grad=True)
+        with pytest.raises(RuntimeError) as info:
+            w[0].mul_(2)
+        out.append(str(info.value))
+        y = w * 1
+        v = y[:, 1]
+        v.mul_(3)
+        out += [type(y.grad_fn).__name__ if lib is torch else y.grad_fn.name(), y._version, v._version]
+        (y * y).sum().backward()
+        out.append(w.grad.tolist())
+        b, x = lib.zeros(2, 3), lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b[0].copy_(x)  # a plain buffer becomes part of the graph
+        (b * 2).sum().backward()
+        out.append(x.grad.tolist())
+        z = w * 1
+        row = z[1]
+        row[0:2].zero_()  # a view of a view
+        z.sum().backward()
+        out += [w.grad.tolist(), z.tolist()]
+        return out
+
+    assert run(et) == run(torch)
