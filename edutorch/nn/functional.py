@@ -318,9 +318,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         raise IndexError("index out of range in self")
     if padding_idx is not None and padding_idx < 0:
         padding_idx += weight.shape[0]
+    if sparse:
+        raise RuntimeError("edutorch has no sparse tensors: use sparse=False (a dense gradient)")
     if max_norm is not None:
         _embedding_renorm_(weight, idx, max_norm, norm_type)
-    return _sparse.Embedding.apply(weight, input, padding_idx)
+    return _sparse.Embedding.apply(weight, input, padding_idx, scale_grad_by_freq)
 
 
 def _embedding_renorm_(weight, idx, max_norm, norm_type):

@@ -133,6 +133,7 @@ LAYERS = [
     ("LogSoftmax", lambda nn: nn.LogSoftmax(dim=-1), (randn(3, 4),)),
     ("Embedding", lambda nn: nn.Embedding(5, 3), (L([[1, 0], [4, 1]]),)),
     ("Embedding_padding", lambda nn: nn.Embedding(5, 3, padding_idx=1), (L([[1, 0], [4, 1]]),)),
+    ("Embedding_freq", lambda nn: nn.Embedding(5, 3, scale_grad_by_freq=True), (L([[1, 0], [4, 1], [1, 1]]),)),
     ("Flatten", lambda nn: nn.Flatten(), (randn(2, 3, 2, 2),)),
     ("Unflatten", lambda nn: nn.Unflatten(1, (2, 3)), (randn(4, 6),)),
     ("Unflatten_infer", lambda nn: nn.Unflatten(-1, (2, -1)), (randn(4, 6),)),

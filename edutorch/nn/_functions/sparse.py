@@ -14,23 +14,26 @@ class Embedding(Function):
     _backward_name = "EmbeddingBackward0"
 
     @staticmethod
-    def forward(ctx, weight, indices, padding_idx):
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
         idx = indices.data
-        ctx.meta = (weight.data.shape, idx, padding_idx)
+        ctx.meta = (weight.data.shape, idx, padding_idx, scale_grad_by_freq)
         return weight.data[idx]
 
     @staticmethod
     def backward(ctx, grad):
         from ..._tensor import Tensor
 
-        (num, dim), idx, padding_idx = ctx.meta
+        (num, dim), idx, padding_idx, scale_grad_by_freq = ctx.meta
         g = grad.data.reshape(-1, dim)
         flat = idx.reshape(-1)
         if padding_idx is not None:
             g = g * (flat != padding_idx)[:, None]
+        if scale_grad_by_freq:  # divide by how often each index occurs in this batch
+            counts = np.bincount(flat, minlength=num)
+            g = g / counts[flat][:, None].astype(g.dtype)
         dw = np.zeros((num, dim), dtype=g.dtype)
         np.add.at(dw, flat, g)  # unbuffered: repeated indices accumulate
-        return Tensor._make(dw), None, None
+        return Tensor._make(dw), None, None, None
 
 
 class Pad(Function):
