@@ -172,19 +172,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         out = out.squeeze(0)
     if not return_indices:
         return out
-    node = out.grad_fn if out.grad_fn is not None and unbatched is False else None
-    indices = _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode, node)
+    indices = _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode)
     return out, (indices.squeeze(0) if unbatched else indices)
 
 
-def _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode, node):
-    """The flat input index of each max (recomputed when no graph node kept it)."""
+def _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
+    """The flat input index (``h * W + w``) of each window's max, as ``return_indices`` gives."""
     from ..autograd.function import FunctionCtx
 
-    if node is None:
-        node = FunctionCtx()
-        _pool.MaxPool2d.forward(node, x, kernel, stride, padding, dilation, ceil_mode)
-    return Tensor._make(_pool.MaxPool2d.indices(node))
+    ctx = FunctionCtx()  # a throwaway ctx: run the pooling forward once more to read its argmax
+    _pool.MaxPool2d.forward(ctx, x, kernel, stride, padding, dilation, ceil_mode)
+    return Tensor._make(_pool.MaxPool2d.indices(ctx))
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,

@@ -44,37 +44,40 @@ class MaxPool2d(Function):
         ctx.meta = (x.shape, pads, kernel, stride, padding, dilation, hw)
         ctx.xp = xp
         offsets = [_offset_slices(p // kw, p % kw, hw, stride, dilation) for p in range(kh * kw)]
-        if len(offsets) == 1:
-            return xp[offsets[0]].copy()
-        out = np.maximum(xp[offsets[0]], xp[offsets[1]])  # elementwise max of shifted planes
-        for sl in offsets[2:]:
-            np.maximum(out, xp[sl], out=out)
+        if len(offsets) == 1:  # 1x1 windows: every element is its own max
+            out = xp[offsets[0]].copy()
+        else:  # the elementwise max of the shifted planes, one per kernel offset
+            out = np.maximum(xp[offsets[0]], xp[offsets[1]])
+            for sl in offsets[2:]:
+                np.maximum(out, xp[sl], out=out)
         ctx.out = out
         return out
 
     @staticmethod
-    def argmax(ctx):
-        """Which kernel offset holds each window's max: the FIRST one on ties, as in PyTorch."""
-        if "arg" not in ctx.__dict__:
-            _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
-            out = ctx.__dict__.get("out")
-            xp = ctx.xp
-            arg = np.zeros(xp.shape[:2] + hw, dtype=np.int64)
-            if out is not None:
-                found = np.zeros(arg.shape, dtype=bool)
-                for p in range(kh * kw):
-                    hit = xp[_offset_slices(p // kw, p % kw, hw, stride, dilation)] == out
-                    hit &= ~found   # a window already matched keeps its first max
-                    found |= hit
-                    arg[hit] = p
-            ctx.arg = arg
-        return ctx.arg
+    def first_max(ctx):
+        """For each kernel offset: (input region, mask of the windows whose FIRST max sits there).
+
+        On ties PyTorch picks the first maximum, so a window already matched
+        at an earlier offset is excluded from the later masks.
+        """
+        _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
+        found = np.zeros(ctx.out.shape, dtype=bool)
+        hit = np.empty(ctx.out.shape, dtype=bool)
+        for p in range(kh * kw):
+            sl = _offset_slices(p // kw, p % kw, hw, stride, dilation)
+            np.equal(ctx.xp[sl], ctx.out, out=hit)
+            np.greater(hit, found, out=hit)  # hit and not found before
+            found |= hit
+            yield p, sl, hit
 
     @staticmethod
     def indices(ctx):
         """``return_indices=True``: the flat index ``h * W + w`` of each max in its input plane."""
         (n, c, h, w), _, (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = ctx.meta
-        ki, kj = np.divmod(MaxPool2d.argmax(ctx), kw)
+        arg = np.zeros(ctx.out.shape, dtype=np.int64)  # which kernel offset holds the max
+        for p, _, hit in MaxPool2d.first_max(ctx):
+            arg[hit] = p
+        ki, kj = np.divmod(arg, kw)
         rows = np.arange(ho)[:, None] * sh - ph + ki * dh
         cols = np.arange(wo)[None, :] * sw - pw + kj * dw
         return rows * w + cols
@@ -84,23 +87,12 @@ class MaxPool2d(Function):
     def backward(ctx, grad):
         from ..._tensor import Tensor
 
-        x_shape, pads, (kh, kw), stride, _, dilation, hw = ctx.meta
+        x_shape, pads, kernel, stride, _, dilation, _ = ctx.meta
         g = grad.data
-        xp = ctx.xp
-        out = ctx.__dict__.get("out")
-        dxp = np.zeros(xp.shape, dtype=g.dtype)
+        dxp = np.zeros(ctx.xp.shape, dtype=g.dtype)
         # windows that do not overlap write each input pixel at most once: plain stores
-        overlap = any(s < (k - 1) * d + 1 for s, k, d in zip(stride, (kh, kw), dilation))
-        found = np.zeros(g.shape, dtype=bool)
-        hit = np.empty(g.shape, dtype=bool)
-        for p in range(kh * kw):  # each window's gradient goes to its (first) max
-            sl = _offset_slices(p // kw, p % kw, hw, stride, dilation)
-            if out is None:  # a 1x1 window: every element is its own max
-                dxp[sl] += g
-                continue
-            np.equal(xp[sl], out, out=hit)
-            np.greater(hit, found, out=hit)  # hit and not found before: the first max only
-            found |= hit
+        overlap = any(s < (k - 1) * d + 1 for s, k, d in zip(stride, kernel, dilation))
+        for _, sl, hit in MaxPool2d.first_max(ctx):  # each window's gradient goes to its max
             if overlap:
                 dxp[sl] += g * hit
             else:
