@@ -28,12 +28,14 @@ RUN_TIMEOUT_S = 120
 
 # lesson -> (CSS selector of the widget's main control, screenshot file name)
 WIDGETS = {
-    "04-pruning": (".widget-slider", "prune-explorer.png"),
+    "01-tensors-and-autograd": (".widget-slider", "autograd-explorer.png"),
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
+    "03-hooks": (".widget-slider", "hook-monitor.png"),
+    "04-pruning": (".widget-slider", "prune-explorer.png"),
 }
 # One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
 # busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
-# runs more, e.g. to refresh every screenshot.
+# (or all four: the keys of WIDGETS) runs more, e.g. to refresh every screenshot.
 LESSONS = os.environ.get("EDUTORCH_BROWSER_LESSONS", "04-pruning").split(",")
 
 
@@ -88,9 +90,11 @@ def save_screenshot(page, tmp_path, filename):
     if page.locator("#jp-left-stack").is_visible():
         page.keyboard.press("Control+b")  # hide the file browser: more room for the widget
         page.wait_for_timeout(500)  # the notebook re-flows to the new width
-    page.eval_on_selector(
+    page.eval_on_selector(  # the cell's code too when it fits, else the widget alone
         f"{PANEL} .jp-OutputArea-output:has(.jupyter-widgets)",
-        "el => el.closest('.jp-Cell').scrollIntoView({block: 'start'})")
+        "el => { const cell = el.closest('.jp-Cell');"
+        " const tall = cell.getBoundingClientRect().height > 0.8 * window.innerHeight;"
+        " (tall ? el : cell).scrollIntoView({block: 'start'}); }")
     page.mouse.move(0, 0)  # no hover highlight
     page.wait_for_timeout(500)
     page.screenshot(path=str(tmp_path / filename))
