@@ -12,6 +12,9 @@ from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_me
 
 
 def _binary_meta(ctx, a, b, out):
+    needs = ctx.needs_input_grad
+    if not (needs[0] or needs[1]):
+        return  # no graph node: backward will never read ctx.meta
     ctx.meta = (input_meta(a, out.shape, out.dtype), input_meta(b, out.shape, out.dtype))
 
 
@@ -337,3 +340,71 @@ class RemainderScalar(Remainder):
     """``a % 2`` (a Python number on the right)."""
 
     _backward_name = "RemainderBackward0"
+
+
+class Lerp(Function):
+    """``start + weight * (end - start)`` with a number weight; d/dstart = 1-w, d/dend = w."""
+
+    _backward_name = "LerpBackward0"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        x, y = binary_arrays(start, end)
+        try:
+            out = x + weight * (y - x)
+        except ValueError:
+            raise broadcast_error(x, y) from None
+        _binary_meta(ctx, start, end, out)
+        ctx.weight = weight
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        ma, mb = ctx.meta
+        return grad_for(grad * (1 - ctx.weight), ma), grad_for(grad * ctx.weight, mb), None
+
+
+class Addcmul(Function):
+    """``a + value * t1 * t2`` (optimizers' ``addcmul_``)."""
+
+    _backward_name = "AddcmulBackward0"
+
+    @staticmethod
+    def forward(ctx, a, t1, t2, value=1):
+        out = a.data + value * (t1.data * t2.data)
+        ctx.meta = tuple((t.data.shape, t.data.dtype) for t in (a, t1, t2))
+        ctx.value = value
+        ctx.save_for_backward(t1, t2)
+        return out.astype(a.data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        ma, m1, m2 = ctx.meta
+        n = ctx.needs_input_grad
+        return (grad_for(grad, ma) if n[0] else None,
+                grad_for(grad * t2 * ctx.value, m1) if n[1] else None,
+                grad_for(grad * t1 * ctx.value, m2) if n[2] else None, None)
+
+
+class Addcdiv(Function):
+    """``a + value * t1 / t2`` (Adam's update written as ``addcdiv_``)."""
+
+    _backward_name = "AddcdivBackward0"
+
+    @staticmethod
+    def forward(ctx, a, t1, t2, value=1):
+        out = a.data + value * (t1.data / t2.data)
+        ctx.meta = tuple((t.data.shape, t.data.dtype) for t in (a, t1, t2))
+        ctx.value = value
+        ctx.save_for_backward(t1, t2)
+        return out.astype(a.data.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        t1, t2 = ctx.saved_tensors
+        ma, m1, m2 = ctx.meta
+        n = ctx.needs_input_grad
+        return (grad_for(grad, ma) if n[0] else None,
+                grad_for(grad * ctx.value / t2, m1) if n[1] else None,
+                grad_for(-grad * ctx.value * t1 / (t2 * t2), m2) if n[2] else None, None)
