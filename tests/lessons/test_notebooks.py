@@ -136,3 +136,39 @@ def test_parity_cell_skips_cleanly_without_pytorch(nb, monkeypatch, capsys):
                         lambda name, *args: None if name == "torch" else real_find_spec(name, *args))
     exec(compile(source(code_cells(nb)[-1]), "<parity cell>", "exec"), {"np": np})
     assert capsys.readouterr().out == "PyTorch is not installed: skipped\n"
+
+
+def run_cells_until(path, marker):
+    """Execute a notebook's code cells in one namespace, up to the cell containing ``marker``."""
+    namespace = {}
+    for cell in code_cells(load(path)):
+        exec(compile(source(cell), str(path), "exec"), namespace)
+        if marker in source(cell):
+            return namespace
+    raise AssertionError(f"no cell contains {marker!r}")
+
+
+def test_lesson_01_autograd_explorer_reacts_to_its_controls():
+    ns = run_cells_until(LESSONS / "01-tensors-and-autograd.ipynb", "explorer = AutogradExplorer()")
+    explorer = ns["explorer"]
+    first_image = bytes(explorer.image.value)
+    assert first_image.startswith(b"\x89PNG")
+    explorer.function.value = "x³ − 3x"
+    explorer.x.value = 1.5
+    image = bytes(explorer.image.value)
+    assert image.startswith(b"\x89PNG") and image != first_image
+    slope = 3 * 1.5**2 - 3  # d/dx (x³ − 3x)
+    assert f"x.grad = dy/dx = {slope:.4f}" in explorer.summary.value
+    assert repr(explorer) == "AutogradExplorer(f='x³ − 3x', x=1.5)"
+
+
+def test_lesson_01_graph_levels_follow_the_longest_path():
+    ns = run_cells_until(LESSONS / "01-tensors-and-autograd.ipynb", "explorer = AutogradExplorer()")
+    torch = ns["torch"]
+    x = torch.tensor(0.5, requires_grad=True)
+    levels, edges = ns["graph_levels"](((2 * x).tanh() * x).grad_fn)
+    names = {depth: [type(n).__name__ for n in nodes] for depth, nodes in levels.items()}
+    # x is used twice: AccumulateGrad sits below the deepest path, reached by two edges
+    assert names == {0: ["MulBackward0"], 1: ["TanhBackward0"], 2: ["MulBackward0"],
+                     3: ["AccumulateGrad"]}
+    assert len(edges) == 4
