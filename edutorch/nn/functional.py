@@ -364,39 +364,47 @@ def pad(input, pad, mode="constant", value=None):
 
 # ------------------------------------------------------------ activations ----
 def relu(input, inplace=False):
+    """``max(0, x)``; ``inplace=True`` writes the result into ``input``."""
     return input.copy_(pointwise.Relu.apply(input)) if inplace else pointwise.Relu.apply(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` where positive, ``negative_slope * x`` elsewhere."""
     out = _act.LeakyRelu.apply(input, negative_slope)
     return input.copy_(out) if inplace else out
 
 
 def elu(input, alpha=1.0, inplace=False):
+    """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
     out = _act.Elu.apply(input, alpha)
     return input.copy_(out) if inplace else out
 
 
 def gelu(input, approximate="none"):
+    """``x * Phi(x)`` (Phi: standard normal CDF); ``approximate='tanh'`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     return _act.Gelu.apply(input, approximate)
 
 
 def silu(input, inplace=False):
+    """``x * sigmoid(x)``."""
     out = _act.Silu.apply(input)
     return input.copy_(out) if inplace else out
 
 
 def sigmoid(input):
+    """``1 / (1 + exp(-x))``."""
     return pointwise.Sigmoid.apply(input)
 
 
 def tanh(input):
+    """``tanh(x)``."""
     return pointwise.Tanh.apply(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta x)) / beta``, and just ``x`` where ``beta x > threshold``."""
     return _act.Softplus.apply(input, beta, threshold)
 
 
@@ -410,6 +418,7 @@ def _softmax_dim(ndim):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``: non-negative values that sum to 1."""
     from .._tensor import _wrap_dim
 
     if dim is None:
@@ -420,6 +429,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """``log(softmax(x))`` along ``dim``, computed without overflow."""
     from .._tensor import _wrap_dim
 
     if dim is None:
