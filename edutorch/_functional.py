@@ -337,6 +337,38 @@ def argmin(input, dim=None, keepdim=False):
     return input.argmin(dim, keepdim)
 
 
+def cumsum(input, dim, *, dtype=None):
+    return input.cumsum(dim, dtype=dtype)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    return input.sort(dim, descending, stable)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    return input.argsort(dim, descending, stable)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    return input.topk(k, dim, largest, sorted)
+
+
+def lerp(input, end, weight):
+    return input.lerp(end, weight)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return input.addcmul(tensor1, tensor2, value=value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    return input.addcdiv(tensor1, tensor2, value=value)
+
+
+def outer(input, vec2):
+    return input.outer(vec2)
+
+
 # -- shape ops -------------------------------------------------------------------------
 def reshape(input, shape):
     return input.reshape(shape)
@@ -407,6 +439,18 @@ def stack(tensors, dim=0):
 
 
 # -- indexing ----------------------------------------------------------------------
+def index_select(input, dim, index):
+    return input.index_select(dim, index)
+
+
+def masked_select(input, mask):
+    return input.masked_select(mask)
+
+
+def flip(input, dims):
+    return input.flip(dims)
+
+
 def masked_fill(input, mask, value):
     return input.masked_fill(mask, value)
 

@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtype, backend, return_types
 from .autograd import grad_mode
 from .autograd._functions import (
-    blas, comparison, indexing, pointwise, reduction, shape, softmax, unary, utils,
+    blas, comparison, indexing, pointwise, reduction, shape, softmax, sorting, unary, utils,
 )
 from .autograd._functions import linalg as linalg_fns  # triu, diagonal, det, ... (matrix ops)
 
@@ -111,6 +111,18 @@ class TensorOps:
         return pointwise.Pow.apply(self, exponent)
 
     multiply, divide, subtract, negative = mul, div, sub, neg
+
+    def lerp(self, end, weight):
+        return pointwise.Lerp.apply(self, end, weight)
+
+    def addcmul(self, tensor1, tensor2, *, value=1):
+        return pointwise.Addcmul.apply(self, tensor1, tensor2, value)
+
+    def addcdiv(self, tensor1, tensor2, *, value=1):
+        return pointwise.Addcdiv.apply(self, tensor1, tensor2, value)
+
+    def outer(self, vec2):
+        return self.unsqueeze(1) * vec2.unsqueeze(0)
 
     # -- element-wise math ------------------------------------------------------
     def exp(self):
@@ -347,6 +359,18 @@ class TensorOps:
             return reduction.MinAll.apply(self)
         return return_types.min(*reduction.MinDim.apply(self, dim, keepdim))
 
+    def cumsum(self, dim, *, dtype=None):
+        return reduction.Cumsum.apply(self, _wrap_dim(dim, self.data.ndim), dtype)
+
+    def sort(self, dim=-1, descending=False, stable=False):
+        return return_types.sort(*sorting.Sort.apply(self, _wrap_dim(dim, self.data.ndim), descending))
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        return self.sort(dim, descending).indices
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return return_types.topk(*sorting.TopK.apply(self, k, _wrap_dim(dim, self.data.ndim), largest))
+
     def argmax(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmax, "argmax", self, dim, keepdim)
 
@@ -444,6 +468,10 @@ class TensorOps:
         d = _wrap_dim(dim, len(old))
         return self.view(old[:d] + tuple(sizes) + old[d + 1:])
 
+    def flip(self, *dims):
+        dims = tuple(_wrap_dim(d, self.data.ndim) for d in _sizes(dims))
+        return shape_mod.Flip.apply(self, dims)
+
     def repeat(self, *sizes):
         return shape_mod.Repeat.apply(self, _sizes(sizes))
 
@@ -499,6 +527,12 @@ class TensorOps:
         xp = backend.get_array_module(self.data)
         return make(xp.stack(positions, axis=1).astype(np.int64) if self.data.ndim
                     else xp.zeros((len(positions[0]), 0), dtype=np.int64))
+
+    def index_select(self, dim, index):
+        return indexing.IndexSelect.apply(self, _wrap_dim(dim, self.data.ndim), index)
+
+    def masked_select(self, mask):
+        return indexing.MaskedSelect.apply(self, mask)
 
     def masked_fill(self, mask, value):
         fn = indexing.MaskedFillTensor if isinstance(value, utils._Tensor) else indexing.MaskedFill
@@ -688,6 +722,15 @@ class TensorOps:
 
     def __ipow__(self, exponent):
         return self.pow_(exponent)
+
+    def lerp_(self, end, weight):
+        return self._inplace(pointwise.Lerp, end, weight)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return self._inplace(pointwise.Addcmul, tensor1, tensor2, value)
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return self._inplace(pointwise.Addcdiv, tensor1, tensor2, value)
 
     def neg_(self):
         return self._inplace(pointwise.Neg)

@@ -64,3 +64,11 @@ class linalg_qr(_Named):
     _fields = ("Q", "R")
     Q = property(lambda self: self[0])
     R = property(lambda self: self[1])
+
+
+class sort(_ValuesIndices):
+    __slots__ = ()
+
+
+class topk(_ValuesIndices):
+    __slots__ = ()

@@ -275,3 +275,53 @@ class MaskedFillTensor(MaskedFill):
     """``masked_fill`` with a 0-dim tensor value (which receives a gradient)."""
 
     _backward_name = "MaskedFillBackward1"
+
+
+class IndexSelect(Function):
+    """``x.index_select(dim, index)``: whole slices picked by a 1-D index (may repeat)."""
+
+    _backward_name = "IndexSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, axis, index):
+        if index.data.ndim > 1:
+            raise IndexError("index_select(): Index is supposed to be a vector")
+        if index.data.dtype.kind not in "iu":
+            raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+        ctx.axis, ctx.index, ctx.in_shape = axis, index.data.reshape(-1), a.data.shape
+        if a.data.ndim == 0:
+            return a.data.reshape(1).take(ctx.index).reshape(index.data.shape)
+        return a.data.take(ctx.index, axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        idx = (slice(None),) * ctx.axis + (ctx.index,)
+        g = grad if ctx.in_shape else grad.reshape(-1)
+        out = IndexBackward.apply(g, ctx.in_shape or (1,), idx)
+        return (out if ctx.in_shape else out.reshape(())), None, None
+
+
+class MaskedSelect(Function):
+    """``x.masked_select(mask)``: the entries where the (broadcast) mask is True, as 1-D."""
+
+    _backward_name = "MaskedSelectBackward0"
+
+    @staticmethod
+    def forward(ctx, a, mask):
+        from .utils import broadcast_error
+
+        x, m = a.data, mask.data
+        if m.dtype.kind != "b":
+            raise RuntimeError("masked_select: expected BoolTensor for mask")
+        try:
+            shape = np.broadcast_shapes(x.shape, m.shape)
+        except ValueError:
+            raise broadcast_error(x, m) from None
+        ctx.in_shape, ctx.shape = x.shape, shape
+        ctx.mask = np.broadcast_to(m, shape)
+        return np.broadcast_to(x, shape)[ctx.mask]
+
+    @staticmethod
+    def backward(ctx, grad):
+        full = IndexBackward.apply(grad, ctx.shape, ctx.mask)
+        return full.sum_to_size(ctx.in_shape), None

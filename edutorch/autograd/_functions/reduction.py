@@ -468,3 +468,25 @@ class MinDim(MaxDim):
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
         return MinDim._forward(ctx, a, dim, keepdim)
+
+
+class Cumsum(Function):
+    """Running sum along ``dim``; its gradient is the running sum of ``grad`` from the end."""
+
+    _backward_name = "CumsumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, axis, dtype=None):
+        x = a.data
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64
+        ctx.axis = axis
+        return np.cumsum(x if x.ndim else x.reshape(1), axis=axis,
+                         dtype=getattr(dtype, "np", dtype)).reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad.ndim == 0:
+            return grad, None, None
+        # d out_j / d x_i = 1 for j >= i: sum the gradient over j >= i (a reversed cumsum)
+        return grad.flip(ctx.axis).cumsum(ctx.axis).flip(ctx.axis), None, None

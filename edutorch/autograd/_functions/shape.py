@@ -397,3 +397,18 @@ def _infer_and_view(x, shape):
     if isinstance(x, np.ndarray):
         return x.reshape(shape, copy=False)
     return x.reshape(shape)
+
+
+class Flip(Function):
+    """Reverse the order along ``dims``; flipping the gradient undoes it."""
+
+    _backward_name = "FlipBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return _np(a.data).flip(a.data, dims).copy() if dims else a.data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.flip(ctx.dims), None
