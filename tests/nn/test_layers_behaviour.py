@@ -245,3 +245,21 @@ def test_cnn_module_trains_with_sgd():
             for p in model.parameters():
                 p.sub_(p.grad * 0.1)
     assert loss.item() < 0.2 * first
+
+
+def test_full_backward_hooks_on_layers(parity):
+    """grad_input / grad_output shapes seen by module backward hooks, in PyTorch's order."""
+    def scenario(lib):
+        lib.manual_seed(0)
+        nn = lib.nn
+        m = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.BatchNorm2d(2), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(8, 3))
+        seen = []
+        for name, mod in m.named_children():
+            mod.register_full_backward_hook(lambda mod, gi, go, name=name: seen.append(
+                (name, [None if g is None else tuple(g.shape) for g in gi], [tuple(g.shape) for g in go])))
+        x = lib.randn(2, 1, 4, 4, requires_grad=True)
+        lib.nn.functional.cross_entropy(m(x), lib.tensor([0, 2])).backward()
+        return seen
+
+    parity(scenario)
