@@ -240,8 +240,8 @@ INPLACE = {
     "sigmoid_": lambda t: t.sigmoid_(), "tanh_": lambda t: t.tanh_(), "clamp_min_": lambda t: t.clamp_min_(0.1),
     "masked_fill_": lambda t: t.masked_fill_(t > 0.2, 0.5), "sub_": lambda t: t.sub_(1, alpha=0.5),
     "div_": lambda t: t.div_(2), "lerp_": lambda t: t.lerp_(t.detach() * 0 + 1, 0.25),
-    "addcmul_": lambda t: t.addcmul_(t.detach(), t.detach(), value=0.5),
-    "addcdiv_": lambda t: t.addcdiv_(t.detach(), t.detach() ** 2 + 1, value=2), "add_": lambda t: t.add_(t.detach()), "chain": lambda t: t.mul_(3).add_(1).clamp_(max=2).abs_(),
+    "addcmul_": lambda t: t.addcmul_(t.detach().clone(), t.detach().clone(), value=0.5),
+    "addcdiv_": lambda t: t.addcdiv_(t.detach().clone(), t.detach() ** 2 + 1, value=2), "add_": lambda t: t.add_(t.detach()), "chain": lambda t: t.mul_(3).add_(1).clamp_(max=2).abs_(),
 }
 
 
