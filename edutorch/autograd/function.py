@@ -423,19 +423,27 @@ def _connect_output(node, nr, out, args):
         return None
     if not isinstance(out, Tensor):
         out = Tensor._make(out)
-    elif node._dirty and any(out is t for t in node._dirty):
+    elif node._dirty and _among(out, node._dirty):
         if out.grad_fn is None and out._requires_grad:
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         out._version_counter[0] += 1  # modified in place: it now belongs to this node
-    elif any(out is a for a in args):
+    elif _among(out, args):
         out = Tensor._make(out.data, False, None, 0, out._version_counter)  # an alias
     if out.data.dtype.kind == "f" and not (
-        node._non_differentiable and any(out is t for t in node._non_differentiable)
+        node._non_differentiable and _among(out, node._non_differentiable)
     ):
         out._requires_grad = True
         out.grad_fn = node
         out._output_nr = nr
     return out
+
+
+def _among(t, items):
+    """Is ``t`` one of ``items``?  By identity: ``in`` would call Tensor ``==``, elementwise."""
+    for item in items:
+        if item is t:
+            return True
+    return False
 
 
 # Anomaly mode (``anomaly_mode.py``) switches this on to record forward tracebacks.
