@@ -422,6 +422,7 @@ class MaxDim(Function):
 
     _backward_name = "MaxBackward0"
     _arg = staticmethod(np.argmax)
+    _name = "max"
 
     @classmethod
     def _forward(cls, ctx, a, dim, keepdim):
@@ -455,9 +456,6 @@ class MaxDim(Function):
         g = unreduce(grad, ctx.in_shape, (ctx.axis,), ctx.keepdim) if ctx.in_shape else grad.reshape(1)
         out = g.new_zeros(ctx.in_shape or (1,)).scatter(ctx.axis, Tensor._make(ctx.indices), g)
         return (out if ctx.in_shape else out.reshape(())), None, None
-
-
-MaxDim._name = "max"
 
 
 class MinDim(MaxDim):
