@@ -302,3 +302,15 @@ def test_inplace_on_a_view_updates_the_base_graph_like_torch():
         return out
 
     assert run(et) == run(torch)
+
+
+def test_basic_indexing_returns_views_that_write_through_like_torch():
+    def run(lib):
+        x = lib.zeros(2, 3)
+        x[0, 1].fill_(3)  # even a single element is a view
+        x[1][2] += 1
+        x[1, ..., 0].add_(5)
+        x[:, 0].mul_(2)
+        return x.tolist(), x._version
+
+    assert run(et) == run(torch)

@@ -37,6 +37,9 @@ class Index(Function):
         ctx.in_shape, ctx.idx = a.data.shape, idx
         out = a.data[idx]
         if is_basic(idx):  # a view: shares memory and version counter with ``a``
+            if type(out) is not type(a.data):
+                # ``x[0, 1]`` gives NumPy a scalar copy; a trailing ``...`` keeps a 0-d view
+                out = a.data[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
             return Tensor._make(out, False, None, 0, a._version_counter)
         return out
 
