@@ -159,10 +159,10 @@ class Convolution(Function):
         cols_g = cols.reshape(n, groups, kh * kw * cg, ho * width)
         w_g = _weights_by_offset(w, groups)                          # (G, Og, kh*kw*Cg)
         out = (w_g @ cols_g).reshape(n, o, ho, width)                # every output in one product
-        if rows:
+        if bias is not None:  # when cropping the padded width, the add also makes the copy
+            out = np.add(out[..., :wo], bias.data.reshape(1, -1, 1, 1), out=None if rows else out)
+        elif rows:
             out = np.ascontiguousarray(out[..., :wo])
-        if bias is not None:
-            out += bias.data.reshape(1, -1, 1, 1)
         ctx.cols = cols_g if ctx.needs_input_grad[1] else None
         ctx.w_g = w_g if ctx.needs_input_grad[0] else None
         ctx.meta = (x.shape, pad_shape, w.shape, stride, padding, dilation, groups, one_d, rows, width)
