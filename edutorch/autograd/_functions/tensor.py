@@ -1,0 +1,118 @@
+"""Functions behind Tensor methods that copy or overwrite: ``clone``, ``to``,
+``fill_``/``zero_``/``copy_`` and ``x[idx] = value``.
+
+(PyTorch once kept such helpers in ``torch/autograd/_functions/tensor.py``.)
+"""
+from ... import backend
+from ..function import Function
+from . import utils
+
+
+class Clone(Function):
+    _backward_name = "CloneBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.data.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToDtype(Function):
+    _backward_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dtype):
+        ctx.in_dtype = a.dtype
+        return a.data.astype(dtype.np)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to(ctx.in_dtype), None
+
+
+class ToDevice(Function):
+    _backward_name = "ToCopyBackward0"
+
+    @staticmethod
+    def forward(ctx, a, device_type):
+        ctx.in_device = a.device.type
+        return backend.to_device(a.data, device_type)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to(ctx.in_device), None
+
+
+class Fill(Function):
+    """``fill_``: every element becomes ``value``; no gradient flows to the old values."""
+
+    _backward_name = "FillBackward2"
+
+    @staticmethod
+    def forward(ctx, a, value):
+        xp = backend.get_array_module(a.data)
+        v = value.data if isinstance(value, utils._Tensor) else value
+        return xp.full(a.data.shape, v, dtype=a.data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, None
+
+
+class Zero(Fill):
+    """``zero_``: ``fill_(0)`` under PyTorch's own node name."""
+
+    _backward_name = "ZeroBackward0"
+
+
+class Copy(Function):
+    """``copy_(src)``: the values of ``src`` (broadcast, cast); the gradient goes to ``src``."""
+
+    _backward_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, a, src):
+        ctx.src_meta = (src.data.shape, src.data.dtype)
+        data = backend.to_device(src.data, backend.device_of(a.data))
+        xp = backend.get_array_module(a.data)
+        return xp.broadcast_to(data, a.data.shape).astype(a.data.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0, utils.grad_for(grad, ctx.src_meta)
+
+
+class IndexPut(Function):
+    """``x[idx] = value``: the gradient of ``x`` is zero at ``idx``; ``value`` gets the rest."""
+
+    _backward_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, a, idx, value):
+        out = a.data.copy()
+        v = value.data if isinstance(value, utils._Tensor) else value
+        out[idx] = v
+        ctx.idx = idx
+        ctx.value_meta = (v.shape, v.dtype) if isinstance(value, utils._Tensor) else None
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        # overwritten positions get no gradient (a mask keeps this differentiable)
+        xp = backend.get_array_module(grad.data)
+        hit = xp.zeros(grad.data.shape, dtype=bool)
+        hit[ctx.idx] = True
+        keep = grad.masked_fill(utils._Tensor._make(hit), 0)
+        gv = None
+        if ctx.needs_input_grad[2]:
+            gv = utils.grad_for(grad[ctx.idx], ctx.value_meta)
+        return keep, None, gv
+
+
+class CopySlices(IndexPut):
+    """``x[basic index] = value``: PyTorch names this node ``CopySlices``."""
+
+    _backward_name = "CopySlices"
