@@ -13,8 +13,8 @@ A walk over a topological order, not recursion: recursion breaks on deep
 graphs and would visit shared nodes twice (the same lesson micrograd teaches).
 
 For each node, in order: the tensor hooks of its outputs (``register_hook``,
-then ``retain_grad``), the node's pre-hooks, its backward, a check of the
-gradients it returned (shape and dtype of each input), its post-hooks.
+then ``retain_grad``), the node's pre-hooks, its backward, its post-hooks, and
+a check of each gradient it returned against its input's shape and dtype.
 """
 import heapq
 
@@ -117,42 +117,28 @@ def _call_node(node, grads):
     """Run one node's backward and check what it returned."""
     if node.materialize_grads and node._output_meta is not None:
         grads = _materialize(node, grads)
-    grad_inputs = node.apply(*grads)
-    if node._input_meta:
-        grad_inputs = _validate(node, grad_inputs)
-    return grad_inputs
+    return node.apply(*grads)
 
 
-def _validate(node, grad_inputs):
-    """Each gradient must fit its input: sum a broadcast one back, cast the dtype.
+def _fix_gradient(node, i, g, meta):
+    """A gradient that does not fit its input: sum a broadcast one back, cast the dtype.
 
     PyTorch's ``validate_outputs``: a gradient whose shape the input can be
     expanded to is summed back to the input's shape; any other shape is an error.
     """
-    fixed = None
-    for i, (g, meta) in enumerate(zip(grad_inputs, node._input_meta)):
-        if g is None or meta is None:
-            continue
-        shape, dtype = meta
-        data = g.data
-        # the common case, nothing to do (NumPy reuses one dtype object per type: ``is`` first)
-        if data.shape == shape and (data.dtype is dtype or data.dtype == dtype):
-            continue
-        if fixed is None:
-            fixed = list(grad_inputs)
-        if data.shape != shape:
-            if not _expandable(shape, data.shape):
-                raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                    f"{list(data.shape)} but expected shape compatible with {list(shape)}"
-                )
-            g = g.sum_to_size(shape)
-        if g.data.dtype != dtype:
-            from .. import _dtype
+    shape, dtype = meta
+    if g.data.shape != shape:
+        if not _expandable(shape, g.data.shape):
+            raise RuntimeError(
+                f"Function {node.name()} returned an invalid gradient at index {i} - got "
+                f"{list(g.data.shape)} but expected shape compatible with {list(shape)}"
+            )
+        g = g.sum_to_size(shape)
+    if g.data.dtype != dtype:
+        from .. import _dtype
 
-            g = g.to(_dtype.from_numpy_dtype(dtype))
-        fixed[i] = g
-    return grad_inputs if fixed is None else tuple(fixed)
+        g = g.to(_dtype.from_numpy_dtype(dtype))
+    return g
 
 
 def _expandable(shape, target):
@@ -219,10 +205,16 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
             if not retain_graph and node._saved:
                 node._release()
             # send each gradient along its edge; a child whose inputs are all in is ready
-            for (child, nr), g in zip(node.next_functions, grad_inputs):
+            metas = node._input_meta
+            for i, ((child, nr), g) in enumerate(zip(node.next_functions, grad_inputs)):
                 if child is None:
                     continue
                 if g is not None:
+                    # check it fits the input (NumPy shares dtype objects: ``is`` is the fast test)
+                    shape, dtype = metas[i]
+                    data = g.data
+                    if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
+                        g = _fix_gradient(node, i, g, metas[i])
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * child._num_outputs
