@@ -22,6 +22,7 @@ from . import autograd as _autograd
 from .autograd import function as _function
 from .autograd import grad_mode
 from .autograd._functions import utils as _function_utils
+from .autograd._functions.utils import wrap_dim as _wrap_dim  # kept here: other modules import it from _tensor
 
 _state = grad_mode._state
 
@@ -378,16 +379,6 @@ class Tensor(TensorOps):
 
 
 _NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
-
-
-def _wrap_dim(dim, ndim):
-    """Turn a negative ``dim`` into a positive one, with PyTorch's IndexError."""
-    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
-    if not lo <= dim <= hi:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-        )
-    return dim + max(ndim, 1) if dim < 0 else dim
 
 
 _function._Tensor = Tensor

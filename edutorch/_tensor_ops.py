@@ -847,10 +847,7 @@ class TensorOps:
 shape_mod = shape
 
 
-def _wrap_dim(dim, ndim):
-    from ._tensor import _wrap_dim
-
-    return _wrap_dim(dim, ndim)
+_wrap_dim = utils.wrap_dim
 
 
 def _float(t):

@@ -6,6 +6,7 @@ The gradient flows to whichever input was picked.  Where two inputs tie,
 import numpy as np
 
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import array_of, binary_arrays, broadcast_error, grad_for, input_meta
 
 
@@ -161,10 +162,9 @@ class Where(Function):
                 f"{_dtype.scalar_type_name(condition.dtype)}"
             )
         x, y = binary_arrays(a, b)
-        from ..._tensor import Tensor
 
-        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            x, y = binary_arrays(Tensor._make(np.asarray(x)), y)
+        if not isinstance(a, _utils._Tensor) and not isinstance(b, _utils._Tensor):
+            x, y = binary_arrays(_utils._Tensor._make(np.asarray(x)), y)
         try:
             out = np.where(cond, x, y)
         except ValueError:

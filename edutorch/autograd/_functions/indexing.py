@@ -6,17 +6,18 @@ gradient of every repeat instead of keeping only the last write.
 import numpy as np
 
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .utils import wrap_dim
 
 
 def to_index(idx):
     """Turn Tensors inside an index expression into arrays NumPy understands."""
-    from ..._tensor import Tensor
 
-    if isinstance(idx, Tensor):
+    if isinstance(idx, _utils._Tensor):
         return idx.data
     if isinstance(idx, tuple):
         return tuple(to_index(i) for i in idx)
-    if isinstance(idx, list) and any(isinstance(i, Tensor) for i in idx):
+    if isinstance(idx, list) and any(isinstance(i, _utils._Tensor) for i in idx):
         return [to_index(i) for i in idx]
     return idx
 
@@ -32,7 +33,6 @@ class Index(Function):
 
     @staticmethod
     def forward(ctx, a, idx):
-        from ..._tensor import Tensor
 
         ctx.in_shape, ctx.idx = a.data.shape, idx
         out = a.data[idx]
@@ -40,7 +40,7 @@ class Index(Function):
             if type(out) is not type(a.data):
                 # ``x[0, 1]`` gives NumPy a scalar copy; a trailing ``...`` keeps a 0-d view
                 out = a.data[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
-            return Tensor._make(out, False, None, 0, a._version_counter)
+            return _utils._Tensor._make(out, False, None, 0, a._version_counter)
         return out
 
     @staticmethod
@@ -121,12 +121,11 @@ class Gather(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index):
-        from ..._tensor import _wrap_dim
 
         _check_index_tensor(index, "gather")
         _check_same_rank(a, index, "input")
         x, idx = a.data, index.data
-        axis = _wrap_dim(dim, x.ndim)
+        axis = wrap_dim(dim, x.ndim)
         ctx.in_shape, ctx.axis, ctx.index = x.shape, axis, index
         if x.ndim == 0:
             return x.reshape(1)[idx.reshape(-1)].reshape(idx.shape)
@@ -169,16 +168,15 @@ class Scatter(Function):
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce=None):
-        from ..._tensor import _wrap_dim, Tensor
 
         _check_index_tensor(index, "scatter")
         _check_same_rank(a, index, "self")
         x = a.data
-        axis = _wrap_dim(dim, x.ndim)
+        axis = wrap_dim(dim, x.ndim)
         ctx.axis, ctx.index = axis, index
         out = x.copy()
         pos = _scatter_positions(x.shape, index.data, axis)
-        if isinstance(src, Tensor):
+        if isinstance(src, _utils._Tensor):
             crop = tuple(slice(0, s) for s in index.data.shape)
             values = src.data[crop].astype(x.dtype, copy=False)
         else:
@@ -189,7 +187,7 @@ class Scatter(Function):
             np.multiply.at(out, pos, values)
         else:
             out[pos] = values
-        ctx.src_shape = src.data.shape if isinstance(src, Tensor) else None
+        ctx.src_shape = src.data.shape if isinstance(src, _utils._Tensor) else None
         return out
 
     @staticmethod
@@ -233,7 +231,6 @@ class MaskedFill(Function):
 
     @staticmethod
     def forward(ctx, a, mask, value):
-        from ..._tensor import Tensor
 
         m = mask.data
         if m.dtype.kind != "b":
@@ -244,7 +241,7 @@ class MaskedFill(Function):
                 f"{_dtype.cpp_type_name(mask.dtype)}"
             )
         v = value
-        if isinstance(value, Tensor):
+        if isinstance(value, _utils._Tensor):
             if value.data.ndim != 0:
                 raise RuntimeError(
                     "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -262,7 +259,7 @@ class MaskedFill(Function):
 
         xp = backend.get_array_module(x)
         ctx.mask = mask
-        ctx.value_is_tensor = isinstance(value, Tensor)
+        ctx.value_is_tensor = isinstance(value, _utils._Tensor)
         return xp.where(m, xp.asarray(v, dtype=x.dtype), x)
 
     @staticmethod

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _dtype, backend
 from ..function import Function
+from .utils import wrap_dim
 from . import utils
 
 
@@ -107,9 +108,8 @@ class Tril(Function):
 
 def _diagonal_dims(ndim, dim1, dim2):
     """Wrap ``dim1``/``dim2``; PyTorch refuses two names for the same dimension."""
-    from ..._tensor import _wrap_dim
 
-    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    d1, d2 = wrap_dim(dim1, ndim), wrap_dim(dim2, ndim)
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     return d1, d2

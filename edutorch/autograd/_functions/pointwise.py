@@ -7,6 +7,7 @@ input's shape again.
 import numpy as np
 
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from . import fused
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta
 
@@ -181,9 +182,8 @@ class Exp(Function):
 
     @staticmethod
     def forward(ctx, a):
-        from ..._tensor import Tensor
 
-        out = Tensor._make(np.exp(a.data))
+        out = _utils._Tensor._make(np.exp(a.data))
         ctx.save_for_backward(out)
         return out
 
@@ -212,9 +212,8 @@ class Tanh(Function):
 
     @staticmethod
     def forward(ctx, a):
-        from ..._tensor import Tensor
 
-        out = Tensor._make(np.tanh(a.data))
+        out = _utils._Tensor._make(np.tanh(a.data))
         ctx.save_for_backward(out)
         return out
 
@@ -229,11 +228,10 @@ class Sigmoid(Function):
 
     @staticmethod
     def forward(ctx, a):
-        from ..._tensor import Tensor
 
         x = a.data
         # 1 / (1 + exp(-x)) overflows for very negative x; this form does not
-        out = Tensor._make(np.exp(-np.logaddexp(0, -x)).astype(x.dtype, copy=False))
+        out = _utils._Tensor._make(np.exp(-np.logaddexp(0, -x)).astype(x.dtype, copy=False))
         ctx.save_for_backward(out)
         return out
 
@@ -248,9 +246,8 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, a):
-        from ..._tensor import Tensor
 
-        out = Tensor._make(np.maximum(a.data, 0))
+        out = _utils._Tensor._make(np.maximum(a.data, 0))
         ctx.save_for_backward(out)
         return out
 
@@ -299,9 +296,8 @@ class RPow(Function):
         y, x = binary_arrays(b, base)
         out = x ** y
         ctx.base = base
-        from ..._tensor import Tensor
 
-        out = Tensor._make(out)
+        out = _utils._Tensor._make(out)
         ctx.save_for_backward(out)
         return out
 

@@ -5,17 +5,18 @@ import numpy as np
 
 from ... import _dtype
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .utils import sum_to_shape_axes, wrap_dim
 
 
 def normalize_dims(dim, ndim):
     """``dim`` (None, int or tuple, maybe negative) as a sorted tuple of axes."""
-    from ..._tensor import _wrap_dim
 
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
-    return tuple(sorted(_wrap_dim(d, ndim) for d in dim))
+    return tuple(sorted(wrap_dim(d, ndim) for d in dim))
 
 
 def expand_grad(grad, in_shape, axes, keepdim):
@@ -87,8 +88,6 @@ class SumToSize(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        from .utils import sum_to_shape_axes
-
         x = a.data
         ctx.in_shape = x.shape
         lead, kept = sum_to_shape_axes(x.shape, tuple(shape))
@@ -189,9 +188,8 @@ class ProdOthers(Function):
         lifted[..., eye] = 1
         pair = _prod_others(lifted)
         pair[..., eye] = 0
-        from ..._tensor import Tensor
 
-        return grad.unsqueeze(-2).matmul(Tensor._make(pair)).squeeze(-2)
+        return grad.unsqueeze(-2).matmul(_utils._Tensor._make(pair)).squeeze(-2)
 
 
 def _prod_others(x):
@@ -238,9 +236,8 @@ class Std(Function):
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.correction = x.shape, axes, keepdim, correction
         n = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
         ctx.n = n
-        from ..._tensor import Tensor
 
-        out = Tensor._make(x.std(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else
+        out = _utils._Tensor._make(x.std(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else
                            np.full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype))
         ctx.save_for_backward(a, out)
         return out
@@ -280,9 +277,8 @@ class Norm(Function):
             out = np.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
         else:
             out = (ax ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
-        from ..._tensor import Tensor
 
-        out = Tensor._make(np.asarray(out, dtype=x.dtype))
+        out = _utils._Tensor._make(np.asarray(out, dtype=x.dtype))
         ctx.save_for_backward(a, out)
         return out
 
@@ -324,9 +320,8 @@ class LogSumExp(Function):
         m = x.max(axis=axes, keepdims=True) if x.size else np.zeros(_reduced_shape(x.shape, axes, True), x.dtype)
         m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) rows: do not subtract inf
         out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
-        from ..._tensor import Tensor
 
-        out = Tensor._make(out if keepdim else out.reshape(_reduced_shape(x.shape, axes, False)))
+        out = _utils._Tensor._make(out if keepdim else out.reshape(_reduced_shape(x.shape, axes, False)))
         ctx.save_for_backward(a, out)
         return out
 
@@ -354,9 +349,8 @@ class Amax(Function):
                 f"{cls.__name__.lower()}(): Expected reduction dim {axes[0] if axes else 0} to have non-zero size."
             )
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
-        from ..._tensor import Tensor
 
-        out = Tensor._make(np.asarray(cls._reduce(x, axis=axes, keepdims=keepdim)))
+        out = _utils._Tensor._make(np.asarray(cls._reduce(x, axis=axes, keepdims=keepdim)))
         ctx.save_for_backward(a, out)
         return out
 
@@ -426,10 +420,9 @@ class MaxDim(Function):
 
     @classmethod
     def _forward(cls, ctx, a, dim, keepdim):
-        from ..._tensor import _wrap_dim
 
         x = a.data
-        axis = _wrap_dim(dim, x.ndim)
+        axis = wrap_dim(dim, x.ndim)
         if x.ndim and x.shape[axis] == 0:
             raise IndexError(
                 f"{cls._name}(): Expected reduction dim {axis} to have non-zero size."
@@ -450,11 +443,10 @@ class MaxDim(Function):
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
-        from ..._tensor import Tensor
 
         # put each gradient back at the position its value was taken from
         g = unreduce(grad, ctx.in_shape, (ctx.axis,), ctx.keepdim) if ctx.in_shape else grad.reshape(1)
-        out = g.new_zeros(ctx.in_shape or (1,)).scatter(ctx.axis, Tensor._make(ctx.indices), g)
+        out = g.new_zeros(ctx.in_shape or (1,)).scatter(ctx.axis, _utils._Tensor._make(ctx.indices), g)
         return (out if ctx.in_shape else out.reshape(())), None, None
 
 

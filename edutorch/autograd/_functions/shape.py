@@ -6,6 +6,8 @@ memory (and, in edutorch, the version counter) with its base.
 import numpy as np
 
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .utils import wrap_dim
 from .utils import broadcast_to
 
 
@@ -32,7 +34,6 @@ class View(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        from ..._tensor import Tensor
 
         x = a.data
         ctx.in_shape = x.shape
@@ -44,7 +45,7 @@ class View(Function):
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
         # a view shares the base's version counter: in-place on one is seen on both
-        return Tensor._make(new, False, None, 0, a._version_counter)
+        return _utils._Tensor._make(new, False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -68,9 +69,8 @@ class Permute(Function):
 
     @staticmethod
     def forward(ctx, a, dims):
-        from ..._tensor import Tensor, _wrap_dim
 
-        dims = tuple(_wrap_dim(d, a.data.ndim) for d in dims)
+        dims = tuple(wrap_dim(d, a.data.ndim) for d in dims)
         if sorted(dims) != list(range(a.data.ndim)):
             raise RuntimeError(
                 f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -79,7 +79,7 @@ class Permute(Function):
                 if len(dims) != a.data.ndim else "permute(): duplicate dims are not allowed."
             )
         ctx.dims = dims
-        return Tensor._make(a.data.transpose(dims), False, None, 0, a._version_counter)
+        return _utils._Tensor._make(a.data.transpose(dims), False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -94,12 +94,11 @@ class Transpose(Function):
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
-        from ..._tensor import Tensor, _wrap_dim
 
         n = a.data.ndim
-        ctx.dims = (_wrap_dim(dim0, n), _wrap_dim(dim1, n))
+        ctx.dims = (wrap_dim(dim0, n), wrap_dim(dim1, n))
         out = a.data.swapaxes(*ctx.dims) if n > 1 else a.data
-        return Tensor._make(out, False, None, 0, a._version_counter)
+        return _utils._Tensor._make(out, False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -111,7 +110,6 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        from ..._tensor import Tensor
 
         x = a.data
         ctx.in_shape = x.shape
@@ -130,7 +128,7 @@ class Expand(Function):
                     f"size ({s}) at non-singleton dimension {lead + i}.  Target sizes: "
                     f"{list(shape)}.  Tensor sizes: {list(x.shape)}"
                 )
-        return Tensor._make(broadcast_to(x, target), False, None, 0, a._version_counter)
+        return _utils._Tensor._make(broadcast_to(x, target), False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -225,7 +223,6 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        from ..._tensor import _wrap_dim
         from ... import _dtype
 
         if not tensors:
@@ -236,7 +233,7 @@ class Cat(Function):
         ref = parts[0].data
         if ref.ndim == 0:
             raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-        axis = _wrap_dim(dim, ref.ndim)
+        axis = wrap_dim(dim, ref.ndim)
         for i, t in enumerate(tensors):
             x = t.data
             if x.ndim == 1 and x.shape[0] == 0:
@@ -279,7 +276,6 @@ class Stack(Function):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        from ..._tensor import _wrap_dim
         from ... import _dtype
 
         if not tensors:
@@ -292,7 +288,7 @@ class Stack(Function):
                     f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
                     f"and {list(t.data.shape)} at entry {i}"
                 )
-        axis = _wrap_dim(dim, ref.ndim + 1)
+        axis = wrap_dim(dim, ref.ndim + 1)
         dt = _dtype.result_type(*tensors).np
         ctx.axis = axis
         return _np(ref).stack([t.data.astype(dt, copy=False) for t in tensors], axis=axis)
@@ -310,11 +306,10 @@ class Narrow(Function):
 
     @staticmethod
     def forward(ctx, a, axis, start, length):
-        from ..._tensor import Tensor
 
         ctx.in_shape, ctx.axis, ctx.start = a.data.shape, axis, start
         idx = (slice(None),) * axis + (slice(start, start + length),)
-        return Tensor._make(a.data[idx], False, None, 0, a._version_counter)
+        return _utils._Tensor._make(a.data[idx], False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -331,12 +326,11 @@ class Split(Function):
 
     @staticmethod
     def forward(ctx, a, sizes, axis):
-        from ..._tensor import Tensor
 
         x, outs, start = a.data, [], 0
         for size in sizes:
             idx = (slice(None),) * axis + (slice(start, start + size),)
-            outs.append(Tensor._make(x[idx], False, None, 0, a._version_counter))
+            outs.append(_utils._Tensor._make(x[idx], False, None, 0, a._version_counter))
             start += size
         ctx.axis, ctx.in_shape, ctx.dtype = axis, x.shape, x.dtype
         ctx.sizes = sizes
@@ -366,11 +360,10 @@ class Unbind(Function):
 
     @staticmethod
     def forward(ctx, a, axis):
-        from ..._tensor import Tensor
 
         x = a.data
         ctx.axis, ctx.in_shape, ctx.dtype = axis, x.shape, x.dtype
-        return tuple(Tensor._make(x[(slice(None),) * axis + (i,)], False, None, 0, a._version_counter)
+        return tuple(_utils._Tensor._make(x[(slice(None),) * axis + (i,)], False, None, 0, a._version_counter)
                      for i in range(x.shape[axis]))
 
     @staticmethod

@@ -6,10 +6,11 @@ Subtracting the row maximum before ``exp`` changes nothing mathematically
 import numpy as np
 
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .utils import wrap_dim
 
 
 def _shifted(a, dim, kernel):
-    from ..._tensor import _wrap_dim
 
     x = a.data
     if x.dtype.kind != "f":
@@ -18,7 +19,7 @@ def _shifted(a, dim, kernel):
         raise NotImplementedError(
             f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_dtype.scalar_type_name(a.dtype)}\''
         )
-    axis = _wrap_dim(dim, x.ndim) if x.ndim else None
+    axis = wrap_dim(dim, x.ndim) if x.ndim else None
     if x.ndim == 0:
         return x - x, axis
     m = x.max(axis=axis, keepdims=True) if x.size else 0
@@ -32,11 +33,10 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim):
-        from ..._tensor import Tensor
 
         z, axis = _shifted(a, dim, "softmax")
         e = np.exp(z)
-        out = Tensor._make(e / (e.sum(axis=axis, keepdims=True) if z.ndim else e))
+        out = _utils._Tensor._make(e / (e.sum(axis=axis, keepdims=True) if z.ndim else e))
         ctx.axis = axis
         ctx.save_for_backward(out)
         return out
@@ -56,10 +56,9 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, a, dim):
-        from ..._tensor import Tensor
 
         z, axis = _shifted(a, dim, "log_softmax")
-        out = Tensor._make(z - np.log(np.exp(z).sum(axis=axis, keepdims=True)) if z.ndim else z)
+        out = _utils._Tensor._make(z - np.log(np.exp(z).sum(axis=axis, keepdims=True)) if z.ndim else z)
         ctx.axis = axis
         ctx.save_for_backward(out)
         return out

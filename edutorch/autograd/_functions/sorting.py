@@ -4,6 +4,7 @@ gradient goes back to the positions they were taken from (a scatter).
 import numpy as np
 
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 
 
 def _sorted_positions(x, axis, descending):
@@ -57,9 +58,8 @@ class TopK(Function):
 
 def _scatter_back(ctx, grad):
     """Zeros of the input's shape with ``grad`` written where each value came from."""
-    from ..._tensor import Tensor
 
     shape = ctx.in_shape or (1,)
     g = grad if ctx.in_shape else grad.reshape(ctx.indices.shape)
-    out = g.new_zeros(shape).scatter(ctx.axis, Tensor._make(ctx.indices.astype(np.int64)), g)
+    out = g.new_zeros(shape).scatter(ctx.axis, _utils._Tensor._make(ctx.indices.astype(np.int64)), g)
     return out if ctx.in_shape else out.reshape(())

@@ -3,7 +3,17 @@ import numpy as np
 
 from ... import _dtype
 
-_Tensor = None  # set by edutorch/_tensor_ops.py
+_Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (which imports the ops: a cycle)
+
+
+def wrap_dim(dim, ndim):
+    """Turn a negative ``dim`` into a positive one, with PyTorch's IndexError."""
+    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
+    if not lo <= dim <= hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim + max(ndim, 1) if dim < 0 else dim
 
 
 def array_of(x):
