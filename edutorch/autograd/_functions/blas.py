@@ -49,9 +49,53 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        ga = grad.mm(b.t()) if ctx.needs_input_grad[0] else None
-        gb = a.t().mm(grad) if ctx.needs_input_grad[1] else None
+        ga = MmMat1Backward.apply(grad, b) if ctx.needs_input_grad[0] else None
+        gb = MmMat2Backward.apply(a, grad) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+
+class MmMat1Backward(Function):
+    """``grad @ bᵀ``: the gradient of ``a @ b`` w.r.t. ``a`` (PyTorch's ``mm_mat1_backward``).
+
+    One op on the arrays instead of ``grad.mm(b.t())`` (two Tensor ops); its own
+    backward keeps ``create_graph=True`` working.  PyTorch's node here is an ``mm``.
+    """
+
+    _backward_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, b):
+        ctx.save_for_backward(grad if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
+        return grad.data @ b.data.T
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, b = ctx.saved_tensors
+        # out = G Bᵀ:  d/dG = gg B,  d/dB = ggᵀ G
+        g_grad = Mm.apply(gg, b) if ctx.needs_input_grad[0] else None
+        g_b = MmMat2Backward.apply(gg, grad) if ctx.needs_input_grad[1] else None
+        return g_grad, g_b
+
+
+class MmMat2Backward(Function):
+    """``aᵀ @ grad``: the gradient of ``a @ b`` w.r.t. ``b`` (PyTorch's ``mm_mat2_backward``)."""
+
+    _backward_name = "MmBackward0"
+
+    @staticmethod
+    def forward(ctx, a, grad):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              grad if ctx.needs_input_grad[0] else None)
+        return a.data.T @ grad.data
+
+    @staticmethod
+    def backward(ctx, gg):
+        a, grad = ctx.saved_tensors
+        # out = Aᵀ G:  d/dA = G ggᵀ,  d/dG = A gg
+        g_a = MmMat1Backward.apply(grad, gg) if ctx.needs_input_grad[0] else None
+        g_grad = Mm.apply(a, gg) if ctx.needs_input_grad[1] else None
+        return g_a, g_grad
 
 
 class Bmm(Function):

@@ -1,4 +1,4 @@
-"""Fused gradient formulas: PyTorch's ``tanh_backward``, ``sigmoid_backward``, ``threshold_backward``.
+"""Fused gradient formulas: PyTorch's ``tanh_backward``, ``sigmoid_backward``, ``threshold_backward``, ``pow_backward``.
 
 ``TanhBackward0`` could compute ``grad * (1 - y * y)`` with three Tensor ops,
 each paying the per-op bookkeeping of ``Function.apply``.  PyTorch instead
@@ -67,6 +67,37 @@ class ThresholdBackward(Function):
         (y,) = ctx.saved_tensors
         # linear in grad; the mask is piecewise constant in y, so y gets no gradient
         return ThresholdBackward.apply(gg, y, ctx.threshold), None, None
+
+
+class PowBackward(Function):
+    """``pow_backward(grad, x, e) = grad * e * x^(e-1)`` for a number exponent ``e``."""
+
+    # PyTorch computes this as ``grad * (e * x.pow(e - 1))``: its node is a Mul
+    _backward_name = "MulBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, x, exponent):
+        ctx.save_for_backward(grad, x)
+        ctx.exponent = exponent
+        g, a = grad.data, x.data
+        if exponent == 2:
+            return g * (a * 2)  # the common square: no power computed
+        return g * (exponent * a ** (exponent - 1))
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x = ctx.saved_tensors
+        e = ctx.exponent
+        # d/dgrad = e x^(e-1) (the same formula);  d/dx = grad e (e-1) x^(e-2)
+        g_grad = PowBackward.apply(gg, x, e) if ctx.needs_input_grad[0] else None
+        g_x = None
+        if ctx.needs_input_grad[1]:
+            g_x = gg * grad * (e * (e - 1)) * x ** (e - 2) if e != 1 else gg * grad * 0
+        return g_grad, g_x, None
+
+
+def pow_backward(grad, x, exponent):
+    return PowBackward.apply(grad, x, exponent)
 
 
 def tanh_backward(grad, y):

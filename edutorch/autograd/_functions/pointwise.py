@@ -38,8 +38,12 @@ class Add(Function):
     @staticmethod
     def backward(ctx, grad):
         ma, mb = ctx.meta
-        gb = grad if ctx.alpha == 1 else grad * ctx.alpha
-        return grad_for(grad, ma), grad_for(gb, mb), None
+        needs = ctx.needs_input_grad
+        ga = grad_for(grad, ma) if needs[0] else None
+        gb = None
+        if needs[1]:
+            gb = grad_for(grad if ctx.alpha == 1 else grad * ctx.alpha, mb)
+        return ga, gb, None
 
 
 class Sub(Function):
@@ -62,7 +66,12 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, grad):
         ma, mb = ctx.meta
-        return grad_for(grad, ma), grad_for(-grad if ctx.alpha == 1 else grad * -ctx.alpha, mb), None
+        needs = ctx.needs_input_grad
+        ga = grad_for(grad, ma) if needs[0] else None
+        gb = None
+        if needs[1]:  # -grad costs an op: only when b needs it
+            gb = grad_for(-grad if ctx.alpha == 1 else grad * -ctx.alpha, mb)
+        return ga, gb, None
 
 
 class RSub(Function):
@@ -171,10 +180,9 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        e = ctx.exponent
-        if e == 0:
-            return grad * 0, None
-        return grad * e * a ** (e - 1) if e != 2 else grad * 2 * a, None
+        if ctx.exponent == 0:
+            return grad * 0, None  # a constant: no graph back to a (as PyTorch)
+        return fused.pow_backward(grad, a, ctx.exponent), None  # grad * e * a**(e-1) as one op
 
 
 class Exp(Function):

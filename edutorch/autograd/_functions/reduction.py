@@ -19,14 +19,49 @@ def normalize_dims(dim, ndim):
     return tuple(sorted(wrap_dim(d, ndim) for d in dim))
 
 
-def expand_grad(grad, in_shape, axes, keepdim):
-    """Undo a reduction's shape: re-insert reduced axes, then broadcast to ``in_shape``."""
-    if not keepdim and grad.data.ndim:  # a 0-d grad (every axis reduced) expands as is
-        shape = list(in_shape)
-        for ax in axes:
-            shape[ax] = 1
-        grad = grad.reshape(shape)
-    return grad.expand(in_shape)
+def expand_grad(grad, in_shape, axes, keepdim, count=1):
+    """Undo a reduction's shape: re-insert reduced axes, broadcast to ``in_shape`` (``/ count``)."""
+    if count == 1:
+        return SumBackward.apply(grad, in_shape, axes, keepdim, 1)
+    return MeanBackward.apply(grad, in_shape, axes, keepdim, count)
+
+
+class SumBackward(Function):
+    """The gradient of ``sum``: ``grad`` reshaped with the reduced axes, expanded to the input.
+
+    PyTorch's ``sum_backward`` is ``grad.unsqueeze(...).expand(sizes)``; doing it in
+    one op on the array saves a ``reshape`` and an ``expand`` node per reduction.
+    The result is a read-only broadcast view (every element reads the same value).
+    """
+
+    _backward_name = "ExpandBackward0"  # PyTorch's last op here is an expand
+
+    @staticmethod
+    def forward(ctx, grad, in_shape, axes, keepdim, count):
+        ctx.axes, ctx.keepdim, ctx.count = axes, keepdim, count
+        g = grad.data
+        if count != 1:
+            g = g / count  # mean: divide the few values before broadcasting them
+            if isinstance(g, np.generic):  # NumPy turns 0-d arithmetic into a scalar
+                g = np.asarray(g)
+        if not keepdim and g.ndim:  # a 0-d grad (every axis reduced) expands as is
+            shape = list(in_shape)
+            for ax in axes:
+                shape[ax] = 1
+            g = g.reshape(shape)
+        return _utils.broadcast_to(g, in_shape)
+
+    @staticmethod
+    def backward(ctx, gg):
+        # the adjoint of broadcasting: sum over the reduced axes (then divide by count)
+        g = gg.sum(ctx.axes, keepdim=ctx.keepdim) if ctx.axes else gg
+        return (g / ctx.count if ctx.count != 1 else g), None, None, None, None
+
+
+class MeanBackward(SumBackward):
+    """The gradient of ``mean``: the sum's gradient divided by the number of elements."""
+
+    _backward_name = "DivBackward1"  # PyTorch computes ``grad.expand(sizes) / numel``
 
 
 class Sum(Function):
@@ -74,7 +109,7 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return expand_grad(grad / ctx.count, ctx.in_shape, ctx.axes, ctx.keepdim), None, None, None
+        return expand_grad(grad, ctx.in_shape, ctx.axes, ctx.keepdim, ctx.count), None, None, None
 
 
 class MeanAll(Mean):
