@@ -293,6 +293,9 @@ class Function:
 
     # The grad_fn class name; PyTorch calls built-ins e.g. "AddBackward0".
     _backward_name = None
+    # How many leading arguments are operands that PyTorch turns into tensors
+    # when they are Python numbers ("wrapped numbers"): add/sub/mul/div set 2.
+    _number_operands = 0
 
     def __init_subclass__(cls, **kwargs):
         # As PyTorch's FunctionMeta does: make the node class "<Name>Backward".
@@ -378,10 +381,16 @@ def _apply_with_graph(cls, args, kwargs):
                 needs.append(False)
                 edges.append(_NO_EDGE)
                 meta.append(None)
+        elif i < cls._number_operands:  # ``x * 2``: PyTorch shows the number's edge as (None, 0)
+            needs.append(False)
+            edges.append(_NO_EDGE)
+            meta.append(None)
+            if positions is not None:
+                positions.append(i)
         else:
             needs.append(False)
             if positions is None:
-                positions = list(range(i))  # every argument before this one was a tensor
+                positions = list(range(i))  # every argument before this one had an edge
     node.next_functions = tuple(edges)
     node.needs_input_grad = tuple(needs)
     node._input_meta = meta
@@ -453,15 +462,44 @@ _anomaly_state = {"enabled": False, "check_nan": True, "stack": None}
 def once_differentiable(fn):
     """Decorator for a ``backward`` that cannot itself be differentiated.
 
-    The wrapped backward runs with grad mode off, so even under
-    ``create_graph=True`` its results carry no graph (PyTorch then raises if
-    one tries to differentiate them; here they simply do not require grad).
+    The wrapped backward runs with grad mode off.  Under ``create_graph=True``
+    (grad mode on) with an incoming gradient that requires grad, each returned
+    gradient is passed through :class:`DelayedError`, as PyTorch does: the
+    values are right, and differentiating them again raises a RuntimeError
+    instead of silently missing the second-order terms.
     """
     import functools
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         with grad_mode.no_grad():
-            return fn(ctx, *args)
+            outputs = fn(ctx, *args)
+        if not _state["enabled"]:
+            return outputs
+        if not any(isinstance(a, _Tensor) and a._requires_grad for a in args):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        # detached copies that require grad, so that the error node is recorded
+        fakes = [o if o is None else _Tensor._make(o.data, True) for o in ((outputs,) if single else outputs)]
+        wrapped = DelayedError.apply(*fakes)
+        return wrapped if single else (wrapped if isinstance(wrapped, tuple) else (wrapped,))
 
     return wrapper
+
+
+class DelayedError(Function):
+    """Identity whose backward raises: what ``@once_differentiable`` hangs on its results.
+
+    Its node is named ``Error``, as PyTorch's.
+    """
+
+    _backward_name = "Error"
+
+    @staticmethod
+    def forward(ctx, *grads):
+        outs = tuple(None if g is None else g.data for g in grads)
+        return outs[0] if len(outs) == 1 else outs
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")

@@ -558,6 +558,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 1:  # unbatched (C,): one sample
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
+    if _plain_class_targets(input, target, weight, ignore_index):
+        return _loss.ClassNllLoss.apply(input, target.data, reduction)
     return _loss.NllLoss.apply(input, target.data, None if weight is None else weight.data, reduction, ignore_index)
 
 
@@ -571,10 +573,29 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     logp = log_softmax(input, class_dim)
     if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
+    if label_smoothing == 0.0 and _plain_class_targets(input, target, weight, ignore_index):
+        return _loss.ClassNllLoss.apply(logp, target.data, reduction)  # the common case, lean
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return nll
     return _label_smoothing(logp, target, weight, nll, reduction, ignore_index, label_smoothing, class_dim)
+
+
+def _plain_class_targets(input, target, weight, ignore_index):
+    """The common case that ``_loss.ClassNllLoss`` computes without masks.
+
+    (N, C) input, N int64 class indices all in range (so none is
+    ``ignore_index``), no class weights.  Anything else, including every
+    input PyTorch rejects, takes the general ``NllLoss``, which checks it
+    and raises PyTorch's errors.
+    """
+    if input.ndim != 2 or weight is not None:
+        return False
+    t = target.data
+    if type(t) is not np.ndarray or t.ndim != 1 or t.dtype != np.int64 or not 0 < t.shape[0] == input.shape[0]:
+        return False
+    return input.data.dtype.kind == "f" and 0 <= t.min() and t.max() < input.shape[1] and not (
+        0 <= ignore_index < input.shape[1] and (t == ignore_index).any())
 
 
 def _class_weight(weight, ndim, class_dim):

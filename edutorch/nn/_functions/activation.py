@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 
 
 def _const(array):
@@ -178,7 +179,8 @@ class Softmax(Function):
 def log_softmax_array(x, dim):
     """``x - logsumexp(x)`` in NumPy, stable for large values."""
     shifted = x - x.max(axis=dim, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+    shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
+    return shifted
 
 
 class LogSoftmax(Function):
@@ -189,7 +191,7 @@ class LogSoftmax(Function):
     @staticmethod
     def forward(ctx, input, dim):
         out = _const(log_softmax_array(input.data, dim))
-        ctx.save_for_backward(out)
+        ctx.save_for_backward(out)  # PyTorch saves the result (a Tensor: create_graph needs its graph)
         ctx.dim = dim
         return out
 
@@ -197,4 +199,10 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         # dL/dx = g - softmax(x) * sum(g), and softmax(x) = exp(log_softmax(x))
         (y,) = ctx.saved_tensors
-        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+        if is_grad_enabled():  # create_graph=True: Tensor ops, differentiable again
+            return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+        g = grad.data
+        dx = np.exp(y.data)
+        dx *= g.sum(axis=ctx.dim, keepdims=True)
+        np.subtract(g, dx, out=dx)
+        return _const(dx), None

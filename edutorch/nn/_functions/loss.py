@@ -11,6 +11,7 @@ constants), so ``create_graph=True`` gives correct second derivatives.
 import numpy as np
 
 from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 
 
 def _const(array):
@@ -158,6 +159,42 @@ class NllLoss(Function):
         if reduction == "none":
             grad = grad.unsqueeze(1)  # one gradient per sample, broadcast over classes
         return grad * _const(local), None, None, None, None
+
+
+class ClassNllLoss(Function):
+    """``NllLoss`` for the common case: (N, C) input, every target a valid class, no weights.
+
+    ``F.cross_entropy`` and ``F.nll_loss`` take this path when they can (see
+    ``functional._plain_class_targets``): with nothing to weight or ignore,
+    the loss is ``-input[n, t[n]]`` averaged (or summed), and its gradient is
+    ``-1/N`` (or ``-1``) at each ``[n, t[n]]`` -- no masks, no weight table.
+    Same node name as the general ``NllLoss``.
+    """
+
+    _backward_name = "NllLossBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target, reduction):
+        x = input.data
+        picked = x[np.arange(x.shape[0]), target]  # input[n, t[n]] for every n at once
+        ctx.save_for_backward(target)  # an array: no version check, but freed after backward
+        ctx.meta = (x.shape, x.dtype, reduction)
+        if reduction == "none":
+            return np.negative(picked, out=picked)
+        total = -picked.sum()
+        return np.asarray(total / x.shape[0] if reduction == "mean" else total)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (target,) = ctx.saved_tensors
+        shape, dtype, reduction = ctx.meta
+        local = np.zeros(shape, dtype=dtype)
+        local[np.arange(shape[0]), target] = -1.0 / shape[0] if reduction == "mean" else -1.0
+        none = reduction == "none"  # then one gradient per sample, broadcast over classes
+        if not is_grad_enabled():  # no graph to record: scale in place, no Tensor op
+            local *= grad.data[:, None] if none else grad.data
+            return _const(local), None, None
+        return (grad.unsqueeze(1) if none else grad) * _const(local), None, None
 
 
 class BinaryCrossEntropy(Function):

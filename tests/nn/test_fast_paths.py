@@ -1,0 +1,162 @@
+"""The fast paths of the nn layers give the same results as the general ones, and as torch.
+
+* ``F.cross_entropy`` / ``F.nll_loss`` on (N, C) inputs with in-range class
+  indices and no weights use the lean ``_loss.ClassNllLoss`` (no masks);
+  the other cases keep the general ``NllLoss``.  Both are ``NllLossBackward0``
+  after a ``LogSoftmaxBackward0``, as in PyTorch.
+* Backwards marked ``@once_differentiable`` (conv, pooling, normalization)
+  raise PyTorch's error when their gradient is differentiated again, instead
+  of silently leaving out the second-order terms.
+"""
+import numpy as np
+import pytest
+
+import edutorch as et
+import edutorch.nn.functional as EF
+
+TORCH_REASON = "real PyTorch not installed: parity test skipped"
+R = np.random.default_rng(7)
+ONCE_ERROR = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+def randn(*shape):
+    return R.standard_normal(shape)
+
+
+# -- cross entropy ------------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_plain_cross_entropy_matches_the_general_path(reduction):
+    """Lean path vs general path (forced by all-ones class weights): value and gradient."""
+    x_np, t_np = randn(6, 5) * 4, np.array([0, 4, 2, 2, 1, 3])
+    results = []
+    for weight in (None, et.ones(5, dtype=et.float64)):
+        x = et.tensor(x_np, requires_grad=True)
+        loss = EF.cross_entropy(x, et.tensor(t_np), weight=weight, reduction=reduction)
+        (loss * et.tensor(np.arange(1.0, 7.0) if reduction == "none" else 1.0)).sum().backward()
+        results.append((loss.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_plain_cross_entropy_and_nll_gradcheck(reduction):
+    t = et.tensor([1, 0, 3, 3])
+    x = et.tensor(randn(4, 4), requires_grad=True)
+    for loss in (EF.cross_entropy, lambda x, t, reduction: EF.nll_loss(x * x, t, reduction=reduction)):
+        assert et.autograd.gradcheck(lambda x: loss(x, t, reduction=reduction), (x,))
+        assert et.autograd.gradgradcheck(lambda x: loss(x, t, reduction=reduction), (x,))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_plain_cross_entropy_parity_with_torch(reduction):
+    """Values, gradients, grad_fn name and a Hessian-vector product (create_graph) agree with torch."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np, v_np, t_np = randn(5, 3) * 3, randn(5, 3), np.array([2, 0, 1, 1, 0])
+
+    def run(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        loss = lib.nn.CrossEntropyLoss(reduction=reduction)(x * 2, lib.tensor(t_np))
+        (g,) = lib.autograd.grad(loss.sum(), x, create_graph=True)
+        (g * lib.tensor(v_np)).sum().backward()
+        names = [type(loss.grad_fn).__name__, type(loss.grad_fn.next_functions[0][0]).__name__]
+        return loss.detach().numpy(), g.detach().numpy(), x.grad.numpy(), names
+
+    ours, theirs = run(et), run(torch)
+    for a, b in zip(ours[:3], theirs[:3]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    assert ours[3] == theirs[3] == ["NllLossBackward0", "LogSoftmaxBackward0"]
+
+
+def test_plain_cross_entropy_float32_matches_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np, t_np = randn(8, 10).astype(np.float32) * 5, R.integers(0, 10, 8)
+
+    def run(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, lib.tensor(t_np))
+        loss.backward()
+        return loss.item(), x.grad.numpy(), loss.dtype == lib.float32, x.grad.dtype == lib.float32
+
+    ours, theirs = run(et), run(torch)
+    assert ours[2:] == theirs[2:] == (True, True)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5, atol=1e-7)
+
+
+def test_plain_cross_entropy_frees_its_graph_and_ignores_later_inplace_changes():
+    """Backward twice raises PyTorch's error; changing the logits in place after the loss is fine (as in torch)."""
+    x = et.tensor(randn(3, 4), requires_grad=True)
+    logits = x * 1
+    loss = EF.cross_entropy(logits, et.tensor([0, 1, 3]))
+    expected = EF.cross_entropy(x.detach() * 1, et.tensor([0, 1, 3]), weight=et.ones(4, dtype=et.float64))
+    with et.no_grad():
+        logits.mul_(0)
+    loss.backward()
+    assert x.grad.abs().sum().item() > 0 and np.isclose(loss.item(), expected.item())
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        loss.backward()
+
+
+def test_cross_entropy_out_of_range_target_still_raises_torchs_error():
+    x = et.randn(2, 3, requires_grad=True)
+    with pytest.raises(IndexError, match="Target 3 is out of bounds."):
+        EF.cross_entropy(x, et.tensor([0, 3]))
+
+
+def test_cross_entropy_ignore_index_inside_the_class_range_takes_the_general_path():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np, t_np = randn(4, 3), np.array([0, 1, 2, 1])
+
+    def run(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, lib.tensor(t_np), ignore_index=1)
+        loss.backward()
+        return loss.item(), x.grad.numpy()
+
+    ours, theirs = run(et), run(torch)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-12)
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
+
+
+# -- once_differentiable backwards --------------------------------------------------
+W2, W1 = et.tensor(randn(2, 2, 3, 3)), et.tensor(randn(3, 2, 2))
+LAYERS = {
+    "conv2d": lambda x: EF.conv2d(x, W2, padding=1),
+    "conv1d_strided": lambda x: EF.conv1d(x.flatten(2), W1, stride=2),
+    "max_pool2d": lambda x: EF.max_pool2d(x, 2),
+    "avg_pool2d": lambda x: EF.avg_pool2d(x, 2),
+    "adaptive_avg_pool2d": lambda x: EF.adaptive_avg_pool2d(x, 3),
+    "batch_norm": lambda x: EF.batch_norm(x, None, None, training=True),
+    "layer_norm": lambda x: EF.layer_norm(x, (4, 4)),
+    "group_norm": lambda x: EF.group_norm(x, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_second_derivative_through_once_differentiable_backward_raises(name):
+    x = et.tensor(randn(2, 2, 4, 4), requires_grad=True)
+    (g,) = et.autograd.grad((LAYERS[name](x) ** 2).sum(), x, create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(RuntimeError, match=ONCE_ERROR):
+        g.sum().backward()
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_first_derivative_is_the_same_with_create_graph(name):
+    """create_graph=True changes nothing in the gradient's value."""
+    x_np = randn(2, 2, 4, 4)
+    grads = []
+    for create_graph in (False, True):
+        x = et.tensor(x_np, requires_grad=True)
+        (g,) = et.autograd.grad((LAYERS[name](x) ** 2).sum(), x, create_graph=create_graph)
+        grads.append(g.detach().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_weight_gradient_of_conv_also_refuses_double_backward():
+    x = et.tensor(randn(1, 2, 5, 5))
+    w = et.tensor(randn(3, 2, 3, 3), requires_grad=True)
+    (gw,) = et.autograd.grad((EF.conv2d(x, w) ** 2).sum(), w, create_graph=True)
+    assert type(gw.grad_fn).__name__ == "Error"  # PyTorch's DelayedError node
+    with pytest.raises(RuntimeError, match=ONCE_ERROR):
+        gw.sum().backward()
