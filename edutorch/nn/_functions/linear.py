@@ -4,10 +4,20 @@ PyTorch computes ``F.linear(x, W, b)`` for a 2-D ``x`` as ONE call,
 ``addmm(b, x, W.t())`` = ``b + x @ W.t()``, whose graph node is
 ``AddmmBackward0`` (``MmBackward0`` without a bias).  We do the same in one
 Function: one matmul and one in-place broadcast add in NumPy, and one graph
-node whose edges go to (bias, input, weight).
+node whose edges go to (bias, input, weight).  Backward is three NumPy calls
+(``g.sum(0)``, ``g @ W``, ``g.T @ x``: BLAS reads the transposed view in
+place); with ``create_graph=True`` the same formulas run as Tensor ops.
 """
 from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ...autograd._functions.blas import _shape_str
+
+
+def _make(array):
+    """A NumPy result as a Tensor without a graph (gradients computed under no_grad)."""
+    from ..._tensor import Tensor
+
+    return Tensor._make(array)
 
 
 def _check(x, w, input, weight):
@@ -41,10 +51,16 @@ class Addmm(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
+        need_bias, need_input, need_weight = ctx.needs_input_grad[:3]
+        if not is_grad_enabled():  # no graph to record: straight NumPy, one call per gradient
+            g = grad.data
+            return (_make(g.sum(0)) if need_bias else None,
+                    _make(g @ weight.data) if need_input else None,
+                    _make(g.T @ input.data) if need_weight else None)
         # the bias was broadcast over the batch: its gradient sums over it
-        g_bias = grad.sum(0) if ctx.needs_input_grad[0] else None
-        g_input = grad.mm(weight) if ctx.needs_input_grad[1] else None      # (N, out) @ (out, in)
-        g_weight = grad.t().mm(input) if ctx.needs_input_grad[2] else None  # (out, N) @ (N, in)
+        g_bias = grad.sum(0) if need_bias else None
+        g_input = grad.mm(weight) if need_input else None      # (N, out) @ (out, in)
+        g_weight = grad.t().mm(input) if need_weight else None  # (out, N) @ (N, in)
         return g_bias, g_input, g_weight
 
 
@@ -64,6 +80,10 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
+        if not is_grad_enabled():  # no graph to record: straight NumPy
+            g = grad.data
+            return (_make(g @ weight.data) if ctx.needs_input_grad[0] else None,
+                    _make(g.T @ input.data) if ctx.needs_input_grad[1] else None)
         g_input = grad.mm(weight) if ctx.needs_input_grad[0] else None
         g_weight = grad.t().mm(input) if ctx.needs_input_grad[1] else None
         return g_input, g_weight
