@@ -658,9 +658,12 @@ class TensorOps:
             return self._inplace_on_view(view_of, fn, args)
         source = self
         if recording and self._requires_grad:
-            # backward may save the input; give it a snapshot, since we overwrite self below
-            source = utils._Tensor._make(self.data.copy(), True, self.grad_fn, self._output_nr)
+            # the input as a tensor of its own (same array, own version counter), so that
+            # backward can save it without seeing the write below
+            source = utils._Tensor._make(self.data, True, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
+        if source is not self and _saved_by(result.grad_fn, source):
+            source.data = source.data.copy()  # saved for backward: keep the old values
         if result.data.shape != self.data.shape:
             raise RuntimeError(
                 f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
@@ -701,12 +704,18 @@ class TensorOps:
         return self
 
     def add_(self, other, *, alpha=1):
+        if _inplace_no_graph(self, np.add, other, alpha):
+            return self
         return self._inplace(pointwise.Add, other, alpha)
 
     def sub_(self, other, *, alpha=1):
+        if _inplace_no_graph(self, np.subtract, other, alpha):
+            return self
         return self._inplace(pointwise.Sub, other, alpha)
 
     def mul_(self, other):
+        if _inplace_no_graph(self, np.multiply, other, 1):
+            return self
         return self._inplace(pointwise.Mul, other)
 
     def div_(self, other):
@@ -923,6 +932,51 @@ def _rounded_division(a, b, mode):
     else:
         out = np.floor(x / y) if mode == "floor" else np.trunc(x / y)
     return utils._Tensor._make(np.asarray(out))
+
+
+def _inplace_no_graph(t, ufunc, other, alpha):
+    """``t op= alpha * other`` written straight into ``t``'s array, when no graph is recorded.
+
+    The optimizers' path (``p.add_(grad, alpha=-lr)`` under ``no_grad``): one NumPy
+    call with ``out=``.  Only a float CPU tensor with a same-dtype tensor or a
+    Python number qualifies; returns False for anything else (a graph to record,
+    dtype promotion, shapes that do not fit), and the general path takes over
+    with PyTorch's errors.
+    """
+    x = t.data
+    if type(x) is not np.ndarray or x.dtype.kind != "f":
+        return False
+    recording = _state["enabled"]
+    if isinstance(other, utils._Tensor):
+        y = other.data
+        if type(y) is not np.ndarray or y.dtype != x.dtype or (
+            recording and (t._requires_grad or other._requires_grad)
+        ):
+            return False
+        if alpha != 1:
+            y = y * alpha  # a Python number times a float array keeps its dtype
+    elif type(other) is float or type(other) is int:
+        if recording and t._requires_grad:
+            return False
+        y = other * alpha
+    else:
+        return False
+    try:
+        ufunc(x, y, out=x)
+    except (ValueError, OverflowError):  # checked before anything is written
+        return False
+    t._version_counter[0] += 1
+    return True
+
+
+def _saved_by(node, t):
+    """Did ``node`` save ``t`` for backward?  (The in-place ops copy their input only then.)"""
+    if node is None:
+        return False
+    for entry in node._saved:
+        if entry[0] is t:
+            return True
+    return False
 
 
 def _any_requires_grad(args):

@@ -23,6 +23,7 @@ class Add(Function):
     """``a + alpha * b``."""
 
     _backward_name = "AddBackward0"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -50,6 +51,7 @@ class Sub(Function):
     """``a - alpha * b``."""
 
     _backward_name = "SubBackward0"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -95,6 +97,7 @@ class Mul(Function):
     """``a * b``; d/da = b, d/db = a."""
 
     _backward_name = "MulBackward0"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
 
     @staticmethod
     def forward(ctx, a, b):
@@ -122,6 +125,7 @@ class Div(Function):
     """``a / b`` (true division); d/da = 1/b, d/db = -a/b²."""
 
     _backward_name = "DivBackward0"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
 
     @staticmethod
     def forward(ctx, a, b):
