@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
 from ..autograd._functions import pointwise
 from ._functions import activation as _act
 from ._functions import conv as _convolution
@@ -419,8 +419,6 @@ def _softmax_dim(ndim):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``: non-negative values that sum to 1."""
-    from .._tensor import _wrap_dim
-
     if dim is None:
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
@@ -430,8 +428,6 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed without overflow."""
-    from .._tensor import _wrap_dim
-
     if dim is None:
         dim = _softmax_dim(input.ndim)
     if dtype is not None:

@@ -11,12 +11,11 @@ import math
 import numpy as np
 
 from ...autograd.function import Function
+from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 
 
 def _const(array):
-    from ..._tensor import Tensor
-
     return Tensor._make(array)
 
 

@@ -22,6 +22,7 @@ case) ``im2col_rows`` below copies whole rows at a time: same idea, faster.
 import numpy as np
 
 from ...autograd.function import Function, once_differentiable
+from ..._tensor import Tensor
 
 
 def _offset_slices(i, j, out_hw, stride, dilation):
@@ -171,8 +172,6 @@ class Convolution(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        from ..._tensor import Tensor
-
         x_shape, pad_shape, w_shape, stride, padding, dilation, groups, one_d, rows, width = ctx.meta
         g = grad.data[:, :, None, :] if one_d else grad.data
         n, o, ho, wo = g.shape

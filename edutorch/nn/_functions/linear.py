@@ -9,15 +9,9 @@ node whose edges go to (bias, input, weight).  Backward is three NumPy calls
 place); with ``create_graph=True`` the same formulas run as Tensor ops.
 """
 from ...autograd.function import Function
+from ..._tensor import Tensor
 from ...autograd.grad_mode import is_grad_enabled
 from ...autograd._functions.blas import _shape_str
-
-
-def _make(array):
-    """A NumPy result as a Tensor without a graph (gradients computed under no_grad)."""
-    from ..._tensor import Tensor
-
-    return Tensor._make(array)
 
 
 def _check(x, w, input, weight):
@@ -54,9 +48,9 @@ class Addmm(Function):
         need_bias, need_input, need_weight = ctx.needs_input_grad[:3]
         if not is_grad_enabled():  # no graph to record: straight NumPy, one call per gradient
             g = grad.data
-            return (_make(g.sum(0)) if need_bias else None,
-                    _make(g @ weight.data) if need_input else None,
-                    _make(g.T @ input.data) if need_weight else None)
+            return (Tensor._make(g.sum(0)) if need_bias else None,
+                    Tensor._make(g @ weight.data) if need_input else None,
+                    Tensor._make(g.T @ input.data) if need_weight else None)
         # the bias was broadcast over the batch: its gradient sums over it
         g_bias = grad.sum(0) if need_bias else None
         g_input = grad.mm(weight) if need_input else None      # (N, out) @ (out, in)
@@ -82,8 +76,8 @@ class Mm(Function):
         input, weight = ctx.saved_tensors
         if not is_grad_enabled():  # no graph to record: straight NumPy
             g = grad.data
-            return (_make(g @ weight.data) if ctx.needs_input_grad[0] else None,
-                    _make(g.T @ input.data) if ctx.needs_input_grad[1] else None)
+            return (Tensor._make(g @ weight.data) if ctx.needs_input_grad[0] else None,
+                    Tensor._make(g.T @ input.data) if ctx.needs_input_grad[1] else None)
         g_input = grad.mm(weight) if ctx.needs_input_grad[0] else None
         g_weight = grad.t().mm(input) if ctx.needs_input_grad[1] else None
         return g_input, g_weight

@@ -14,6 +14,7 @@ that only shift or scale the group, which normalisation cancels anyway.
 import numpy as np
 
 from ...autograd.function import Function, once_differentiable
+from ..._tensor import Tensor
 
 
 def _normalize_backward(g, x_hat, inv_std, axes):
@@ -24,8 +25,6 @@ def _normalize_backward(g, x_hat, inv_std, axes):
 
 
 def _wrap(a):
-    from ..._tensor import Tensor
-
     return None if a is None else Tensor._make(a)
 
 

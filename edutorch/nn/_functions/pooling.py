@@ -7,6 +7,7 @@ is one strided slice of the input, so a 2x2 pool is four vectorised steps.
 import numpy as np
 
 from ...autograd.function import Function, once_differentiable
+from ..._tensor import Tensor
 from .conv import _offset_slices, col2im, pad2d
 
 
@@ -85,8 +86,6 @@ class MaxPool2d(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        from ..._tensor import Tensor
-
         x_shape, pads, kernel, stride, _, dilation, _ = ctx.meta
         g = grad.data
         dxp = np.zeros(ctx.xp.shape, dtype=g.dtype)
@@ -138,8 +137,6 @@ class AvgPool2d(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        from ..._tensor import Tensor
-
         x_shape, xp_shape, (kh, kw), stride, pads, div = ctx.meta
         g = grad.data / div
         # every element of a window receives the window's grad / count
@@ -176,8 +173,6 @@ class AdaptiveAvgPool2d(Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad):
-        from ..._tensor import Tensor
-
         ah, aw = ctx.mats
         return Tensor._make(ah.T @ grad.data @ aw), None
 

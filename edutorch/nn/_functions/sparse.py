@@ -2,6 +2,7 @@
 import numpy as np
 
 from ...autograd.function import Function
+from ..._tensor import Tensor
 
 
 class Embedding(Function):
@@ -21,8 +22,6 @@ class Embedding(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from ..._tensor import Tensor
-
         (num, dim), idx, padding_idx, scale_grad_by_freq = ctx.meta
         g = grad.data.reshape(-1, dim)
         flat = idx.reshape(-1)
@@ -57,8 +56,6 @@ class Pad(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from ..._tensor import Tensor
-
         shape, widths, mode = ctx.meta
         g = grad.data
         if mode == "constant":
