@@ -6,6 +6,8 @@ calls one kernel, ``tanh_backward(grad, y)``; so do we: each formula below is
 one ``Function`` with a NumPy forward, and a backward of its own so that
 ``create_graph=True`` (second derivatives) still works through it.
 """
+import numpy as np
+
 from ..function import Function
 
 
@@ -82,7 +84,8 @@ class PowBackward(Function):
         g, a = grad.data, x.data
         if exponent == 2:
             return g * (a * 2)  # the common square: no power computed
-        return g * (exponent * a ** (exponent - 1))
+        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -0.5 is inf, silently
+            return g * (exponent * a ** (exponent - 1))
 
     @staticmethod
     def backward(ctx, gg):

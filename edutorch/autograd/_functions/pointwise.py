@@ -9,7 +9,7 @@ import numpy as np
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from . import fused
-from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta
+from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
 
 
 def _binary_meta(ctx, a, b, out):
@@ -136,7 +136,8 @@ class Div(Function):
             x = x.astype(_dtype.get_default_dtype().np)
             y = y.astype(x.dtype) if hasattr(y, "astype") else y
         try:
-            out = x / y
+            with quiet_fp():
+                out = x / y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -179,7 +180,10 @@ class Pow(Function):
         ctx.save_for_backward(a)
         ctx.exponent = exponent
         x, e = binary_arrays(a, exponent)
-        return x ** e
+        if type(exponent) is int and exponent >= 0:
+            return x ** e  # cannot divide by zero or leave the reals (overflow aside)
+        with quiet_fp():  # 0 ** -1, (-1) ** 0.5
+            return x ** e
 
     @staticmethod
     def backward(ctx, grad):
@@ -211,7 +215,8 @@ class Log(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.log(a.data)
+        with quiet_fp():  # log(0) = -inf, log(-1) = nan
+            return np.log(a.data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -278,7 +283,8 @@ class PowTensor(Function):
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
         try:
-            out = x ** y
+            with quiet_fp():
+                out = x ** y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -306,7 +312,8 @@ class RPow(Function):
     @staticmethod
     def forward(ctx, b, base):
         y, x = binary_arrays(b, base)
-        out = x ** y
+        with quiet_fp():
+            out = x ** y
         ctx.base = base
 
         out = _utils._Tensor._make(out)
@@ -316,7 +323,11 @@ class RPow(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        return grad * out * float(np.log(ctx.base)) if ctx.base != 0 else grad * 0, None
+        if ctx.base == 0:
+            return grad * 0, None
+        with quiet_fp():  # log of a negative base is nan, silently
+            log_base = float(np.log(ctx.base))
+        return grad * out * log_base, None
 
 
 class Remainder(Function):

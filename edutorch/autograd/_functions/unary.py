@@ -8,6 +8,7 @@ import numpy as np
 
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .utils import quiet_fp
 
 
 def _float_input(a):
@@ -31,7 +32,8 @@ class Log1p(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.log1p(_float_input(a))
+        with quiet_fp():  # log1p(-1) = -inf, log1p(-2) = nan
+            return np.log1p(_float_input(a))
 
     @staticmethod
     def backward(ctx, grad):
@@ -44,7 +46,8 @@ class Sqrt(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = _output(np.sqrt(_float_input(a)))
+        with quiet_fp():  # sqrt(-1) = nan
+            out = _output(np.sqrt(_float_input(a)))
         ctx.save_for_backward(out)
         return out
 
@@ -60,7 +63,8 @@ class Rsqrt(Function):
     @staticmethod
     def forward(ctx, a):
         x = _float_input(a)
-        out = _output(1 / np.sqrt(x))
+        with quiet_fp():  # rsqrt(0) = inf, rsqrt(-1) = nan
+            out = _output(1 / np.sqrt(x))
         ctx.save_for_backward(out)
         return out
 
@@ -133,7 +137,8 @@ class Reciprocal(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = _output(1 / _float_input(a))
+        with quiet_fp():  # 1/0 = inf
+            out = _output(1 / _float_input(a))
         ctx.save_for_backward(out)
         return out
 

@@ -16,6 +16,15 @@ def wrap_dim(dim, ndim):
     return dim + max(ndim, 1) if dim < 0 else dim
 
 
+def quiet_fp():
+    """``np.errstate`` silencing NumPy's 0/0, x/0, log(0), sqrt(-1) warnings.
+
+    PyTorch returns nan/inf there without a word; ops that can hit these cases
+    (div, log, log1p, sqrt, rsqrt, reciprocal, pow) compute inside this.
+    """
+    return np.errstate(divide="ignore", invalid="ignore")
+
+
 def array_of(x):
     """The array inside a Tensor, or the Python scalar itself."""
     return x.data if isinstance(x, _Tensor) else x
