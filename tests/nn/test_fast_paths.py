@@ -160,3 +160,19 @@ def test_weight_gradient_of_conv_also_refuses_double_backward():
     assert type(gw.grad_fn).__name__ == "Error"  # PyTorch's DelayedError node
     with pytest.raises(RuntimeError, match=ONCE_ERROR):
         gw.sum().backward()
+
+
+# -- max pooling: ties ------------------------------------------------------------
+@pytest.mark.parametrize("kernel, stride, padding", [(2, 2, 0), (3, 2, 1), (3, 1, 1), (2, 1, 0)])
+def test_max_pool_gradient_goes_to_the_first_of_tied_maxima(kernel, stride, padding):
+    """After a ReLU many windows hold several equal maxima (zeros): torch sends the gradient to the first."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np = np.round(randn(2, 3, 7, 6)).clip(0, 1)  # lots of exact ties between 0s and 1s
+    g_np = randn(*torch.nn.functional.max_pool2d(torch.tensor(x_np), kernel, stride, padding).shape)
+
+    def run(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        lib.nn.functional.max_pool2d(x, kernel, stride, padding).backward(lib.tensor(g_np))
+        return x.grad.numpy()
+
+    np.testing.assert_allclose(run(et), run(torch), rtol=1e-12, atol=1e-12)
