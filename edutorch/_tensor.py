@@ -110,7 +110,10 @@ class Tensor(TensorOps):
         """
         t = object.__new__(cls)
         # NumPy reductions return NumPy scalars, not arrays: make those 0-d arrays
-        if type(data) is not np.ndarray and not hasattr(data, "__cuda_array_interface__"):
+        # (the isinstance test first: a failing hasattr costs an exception inside)
+        if type(data) is not np.ndarray and (
+            isinstance(data, np.generic) or not hasattr(data, "__cuda_array_interface__")
+        ):
             data = np.asarray(data)
         t.data = data
         t._requires_grad = requires_grad

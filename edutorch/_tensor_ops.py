@@ -79,6 +79,8 @@ class TensorOps:
         return fn.apply(self, other)
 
     def __matmul__(self, other):
+        if self.data.ndim == 2 and other.data.ndim == 2:  # x @ W: straight to mm
+            return blas.Mm.apply(self, other)
         return self.matmul(other)
 
     def __rmatmul__(self, other):
@@ -297,6 +299,8 @@ class TensorOps:
         return blas.Bmm.apply(self, other)
 
     def matmul(self, other):
+        if self.data.ndim == 2 and other.data.ndim == 2:  # the common case, without the lookup
+            return blas.Mm.apply(self, other)
         return blas.matmul_function(self.data.ndim, other.data.ndim).apply(self, other)
 
     def dot(self, other):
@@ -312,12 +316,12 @@ class TensorOps:
     # -- reductions ---------------------------------------------------------
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         if dim is None:
-            return reduction.SumAll.apply(self, None, False, dtype)
+            return reduction.SumAll.apply(self, dtype)
         return reduction.Sum.apply(self, dim, keepdim, dtype)
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         if dim is None:
-            return reduction.MeanAll.apply(self, None, False, dtype)
+            return reduction.MeanAll.apply(self, dtype)
         return reduction.Mean.apply(self, dim, keepdim, dtype)
 
     def prod(self, dim=None, keepdim=False, *, dtype=None):

@@ -199,7 +199,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     _skip(node, deps, buffers, heap)
                     continue
             if node._pre_hooks is None and node._post_hooks is None and not _anomaly_state["enabled"]:
-                grad_inputs = _call_node(node, grads)
+                if node._output_meta is None:  # one output: nothing to materialize
+                    grad_inputs = node.apply(*grads)
+                else:
+                    grad_inputs = _call_node(node, grads)
             else:
                 grad_inputs = _call_node_hooked(node, grads)
             if not retain_graph and node._saved:

@@ -91,6 +91,7 @@ class Node(FunctionCtx):
     _pre_hooks = None        # {id: hook}               from Node.register_prehook
     _post_hooks = None       # {id: hook}               from Node.register_hook
     _output_meta = None      # [(shape, dtype, device)] for materialize_grads
+    _tensor_positions = None  # indices of the arguments with an edge, when some have none
 
     def name(self):
         return type(self).__name__
@@ -395,7 +396,8 @@ def _apply_with_graph(cls, args, kwargs):
     node.needs_input_grad = tuple(needs)
     node._input_meta = meta
     node._num_inputs = len(args)
-    node._tensor_positions = positions
+    if positions is not None:  # the class default None: every argument has an edge
+        node._tensor_positions = positions
     if _anomaly_state["enabled"]:
         node.metadata["traceback_"] = _anomaly_state["stack"]()
 

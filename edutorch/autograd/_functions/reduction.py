@@ -82,10 +82,29 @@ class Sum(Function):
         return expand_grad(grad, ctx.in_shape, ctx.axes, ctx.keepdim), None, None, None
 
 
-class SumAll(Sum):
-    """``x.sum()`` with no dim: PyTorch names its node ``SumBackward0``."""
+class SumAll(Function):
+    """``x.sum()`` with no dim: PyTorch names its node ``SumBackward0``.
+
+    Every loss ends in one of these (or ``MeanAll``), so it takes only the
+    tensor (and a dtype) and skips the dim handling of ``Sum``.
+    """
 
     _backward_name = "SumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dtype=None):
+        x = a.data
+        ctx.in_shape = x.shape
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64  # PyTorch sums integers and bools into int64
+        elif dtype is not None:
+            dtype = getattr(dtype, "np", dtype)
+        return x.sum(dtype=dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape = ctx.in_shape
+        return SumBackward.apply(grad, shape, tuple(range(len(shape))), False, 1), None
 
 
 class Mean(Function):
@@ -109,11 +128,31 @@ class Mean(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return expand_grad(grad, ctx.in_shape, ctx.axes, ctx.keepdim, ctx.count), None, None, None
+        count = max(ctx.count, 1)  # no elements: the gradient is empty, any scale will do
+        return expand_grad(grad, ctx.in_shape, ctx.axes, ctx.keepdim, count), None, None, None
 
 
-class MeanAll(Mean):
+class MeanAll(Function):
+    """``x.mean()`` with no dim (``MeanBackward0``); the lean form of ``Mean``, as ``SumAll``."""
+
     _backward_name = "MeanBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dtype=None):
+        x = a.data
+        if dtype is not None or x.dtype.kind != "f" or x.dtype == np.float16 or x.size == 0:
+            # the general path: its errors, dtype= and float16 handling, nan for no elements
+            out = Mean.forward(ctx, a, None, False, dtype)
+            ctx.count = max(ctx.count, 1)
+            return out
+        ctx.in_shape, ctx.count = x.shape, x.size
+        # what ndarray.mean computes (sum, then divide), without its slow Python checks
+        return x.sum() / x.size
+
+    @staticmethod
+    def backward(ctx, grad):
+        shape = ctx.in_shape
+        return MeanBackward.apply(grad, shape, tuple(range(len(shape))), False, ctx.count), None
 
 
 class SumToSize(Function):

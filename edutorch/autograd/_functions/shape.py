@@ -170,6 +170,12 @@ class T(Transpose):
 
     _backward_name = "TBackward0"
 
+    @staticmethod
+    def forward(ctx, a, dim0, dim1):
+        ctx.dims = (dim0, dim1)  # Tensor.t() passes valid dims: (0, 1), or (0, 0) below 2-D
+        x = a.data
+        return _utils._Tensor._make(x.T, False, None, 0, a._version_counter)  # .T of <= 2-D
+
 
 class Repeat(Function):
     """``x.repeat(*sizes)``: tile; the gradient sums over the copies."""
