@@ -108,12 +108,13 @@ class Node(FunctionCtx):
         """
         packed = []
         for t in self._saved:
-            if t is None or not isinstance(t, _Tensor):
+            if not isinstance(t, _Tensor):  # None, or a number
                 packed.append((t, None, -1))
             elif t.grad_fn is self:
                 packed.append((t.data, t._version_counter, t._version_counter[0], t._output_nr))
             else:
-                packed.append((t, t._version_counter, t._version_counter[0]))
+                counter = t._version_counter
+                packed.append((t, counter, counter[0]))
         self._saved = packed
 
     @property
@@ -411,7 +412,10 @@ def _apply_with_graph(cls, args, kwargs):
         _state["enabled"] = True
     if type(outputs) is not tuple:  # one output: the common case
         node._num_outputs = 1
-        result = _connect_output(node, 0, outputs, args)
+        if type(outputs) is _ndarray and outputs.dtype.kind == "f":  # a new float array
+            result = Tensor._make(outputs, True, node, 0)
+        else:
+            result = _connect_output(node, 0, outputs, args)
         if node._saved:
             node._pack_saved((result,))
         return result
