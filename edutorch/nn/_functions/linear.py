@@ -45,7 +45,7 @@ class Addmm(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        need_bias, need_input, need_weight = ctx.needs_input_grad[:3]
+        need_bias, need_input, need_weight = ctx.needs_input_grad  # one flag per input
         if not is_grad_enabled():  # no graph to record: straight NumPy, one call per gradient
             g = grad.data
             return (Tensor._make(g.sum(0)) if need_bias else None,
