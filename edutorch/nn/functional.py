@@ -590,8 +590,10 @@ def _plain_class_targets(input, target, weight, ignore_index):
     t = target.data
     if type(t) is not np.ndarray or t.ndim != 1 or t.dtype != np.int64 or not 0 < t.shape[0] == input.shape[0]:
         return False
-    return input.data.dtype.kind == "f" and 0 <= t.min() and t.max() < input.shape[1] and not (
-        0 <= ignore_index < input.shape[1] and (t == ignore_index).any())
+    n_classes = input.shape[1]
+    # viewed as unsigned, a negative index becomes huge: one max checks both ends of the range
+    return input.data.dtype.kind == "f" and t.view(np.uint64).max() < n_classes and not (
+        0 <= ignore_index < n_classes and (t == ignore_index).any())
 
 
 def _class_weight(weight, ndim, class_dim):
