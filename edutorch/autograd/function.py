@@ -182,8 +182,10 @@ class Node(FunctionCtx):
             grads = (grads,)
         n = self._num_inputs
         if len(grads) != n:
-            if len(grads) > n and all(g is None for g in grads[n:]):
-                grads = grads[:n]  # PyTorch allows trailing Nones
+            surplus = len(grads) - n
+            # PyTorch allows trailing Nones (one, e.g. add's alpha, is the common case)
+            if surplus == 1 and grads[n] is None or surplus > 1 and all(g is None for g in grads[n:]):
+                grads = grads[:n]
             else:
                 raise RuntimeError(
                     f"function {self.name()} returned an incorrect number of gradients "
