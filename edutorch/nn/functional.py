@@ -585,14 +585,14 @@ def _plain_class_targets(input, target, weight, ignore_index):
     input PyTorch rejects, takes the general ``NllLoss``, which checks it
     and raises PyTorch's errors.
     """
-    if input.ndim != 2 or weight is not None:
+    x, t = input.data, target.data
+    if x.ndim != 2 or weight is not None:
         return False
-    t = target.data
-    if type(t) is not np.ndarray or t.ndim != 1 or t.dtype != np.int64 or not 0 < t.shape[0] == input.shape[0]:
+    if type(t) is not np.ndarray or t.ndim != 1 or t.dtype != np.int64 or not 0 < t.shape[0] == x.shape[0]:
         return False
-    n_classes = input.shape[1]
+    n_classes = x.shape[1]
     # viewed as unsigned, a negative index becomes huge: one max checks both ends of the range
-    return input.data.dtype.kind == "f" and t.view(np.uint64).max() < n_classes and not (
+    return x.dtype.kind == "f" and t.view(np.uint64).max() < n_classes and not (
         0 <= ignore_index < n_classes and (t == ignore_index).any())
 
 
