@@ -661,10 +661,10 @@ class TensorOps:
         if view_of is not None and (self._requires_grad or _any_requires_grad(args)):
             return self._inplace_on_view(view_of, fn, args)
         source = self
-        if recording and self._requires_grad:
+        if recording and (self._requires_grad or _any_requires_grad(args)):
             # the input as a tensor of its own (same array, own version counter), so that
             # backward can save it without seeing the write below
-            source = utils._Tensor._make(self.data, True, self.grad_fn, self._output_nr)
+            source = utils._Tensor._make(self.data, self._requires_grad, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
         if source is not self and _saved_by(result.grad_fn, source):
             source.data = source.data.copy()  # saved for backward: keep the old values

@@ -69,3 +69,16 @@ def test_inplace_saved_input_is_a_snapshot():
         y.sum().backward()
         grads.append(x.grad.tolist())
     assert grads[0] == grads[1] == [1.0, 2.0, 4.0]
+
+
+@pytest.mark.parametrize("op", ["mul_", "div_", "add_", "sub_"])
+def test_inplace_on_plain_tensor_with_grad_operand_matches_torch(op):
+    # y does not require grad, w does: the node saves y's old values (PyTorch's original self)
+    results = []
+    for lib in (et, torch):
+        y = lib.tensor([1.0, 2.0, 3.0])
+        w = lib.tensor([1.0, 1.0, 2.0], requires_grad=True)
+        getattr(y, op)(w)
+        y.sum().backward()
+        results.append((w.grad.tolist(), y.grad_fn.name(), y._version, y.detach().numpy().tolist()))
+    assert results[0] == results[1]
