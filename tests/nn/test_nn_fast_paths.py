@@ -4,9 +4,10 @@
   indices and no weights use the lean ``_loss.ClassNllLoss`` (no masks);
   the other cases keep the general ``NllLoss``.  Both are ``NllLossBackward0``
   after a ``LogSoftmaxBackward0``, as in PyTorch.
-* Backwards marked ``@once_differentiable`` (conv, pooling, normalization)
-  raise PyTorch's error when their gradient is differentiated again, instead
-  of silently leaving out the second-order terms.
+* Backwards marked ``@once_differentiable`` (pooling) or ``@first_order_only``
+  (conv, normalization) raise PyTorch's once_differentiable error when their
+  gradient is differentiated again, instead of silently leaving out the
+  second-order terms (PyTorch itself computes them).
 """
 import numpy as np
 import pytest
@@ -151,6 +152,18 @@ def test_first_derivative_is_the_same_with_create_graph(name):
         (g,) = et.autograd.grad((LAYERS[name](x) ** 2).sum(), x, create_graph=create_graph)
         grads.append(g.detach().numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("name", ["conv2d", "conv1d_strided", "batch_norm", "layer_norm", "group_norm"])
+def test_gradient_that_depends_on_the_layer_inputs_is_marked_even_for_a_plain_sum(name):
+    """d sum(conv(x, w)) / dx depends on w (and a norm's on x): torch can differentiate it, we raise."""
+    x = et.tensor(randn(2, 2, 4, 4), requires_grad=True)
+    w = et.tensor(randn(2, 2, 3, 3), requires_grad=True)
+    layer = (lambda x: EF.conv2d(x, w, padding=1)) if name == "conv2d" else LAYERS[name]
+    (g,) = et.autograd.grad((LAYERS[name](x) * et.tensor(randn(1)) + layer(x)).sum(), x, create_graph=True)
+    assert g.requires_grad
+    with pytest.raises(RuntimeError, match=ONCE_ERROR):
+        (g * g).sum().backward()
 
 
 def test_weight_gradient_of_conv_also_refuses_double_backward():

@@ -21,7 +21,8 @@ case) ``im2col_rows`` below copies whole rows at a time: same idea, faster.
 """
 import numpy as np
 
-from ...autograd.function import Function, once_differentiable
+from ...autograd.function import Function
+from .utils import first_order_only
 from ..._tensor import Tensor
 
 
@@ -170,7 +171,7 @@ class Convolution(Function):
         return out[:, :, 0, :] if one_d else out
 
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, grad):
         x_shape, pad_shape, w_shape, stride, padding, dilation, groups, one_d, rows, width = ctx.meta
         g = grad.data[:, :, None, :] if one_d else grad.data

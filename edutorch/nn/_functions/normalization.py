@@ -13,7 +13,8 @@ that only shift or scale the group, which normalisation cancels anyway.
 """
 import numpy as np
 
-from ...autograd.function import Function, once_differentiable
+from ...autograd.function import Function
+from .utils import first_order_only
 from ..._tensor import Tensor
 
 
@@ -65,7 +66,7 @@ class BatchNorm(Function):
         return out
 
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, grad):
         g_out = grad.data
         x_hat, axes = ctx.x_hat, ctx.axes
@@ -105,7 +106,7 @@ class LayerNorm(Function):
         return out
 
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, grad):
         g_out = grad.data
         x_hat, axes = ctx.x_hat, ctx.axes
@@ -141,7 +142,7 @@ class GroupNorm(Function):
         return out
 
     @staticmethod
-    @once_differentiable
+    @first_order_only
     def backward(ctx, grad):
         g_out = grad.data
         n = g_out.shape[0]
