@@ -26,6 +26,7 @@ over the arguments, no per-call allocations beyond the node itself.
 """
 import itertools
 import re
+import sys
 import weakref
 
 import numpy as np
@@ -237,9 +238,12 @@ def accumulate_grad(variable, grad):
     if variable._grad is None:
         if _state["enabled"]:  # create_graph=True: .grad keeps its graph
             variable._grad = grad.clone()
+        elif _can_steal(grad, variable):
+            # Nobody else holds this array: reuse it as .grad, as PyTorch does.
+            variable._grad = _Tensor._make(grad.data)
         else:
-            # A copy, made directly on the array: the same gradient tensor may
-            # reach several leaves (``a + b``), or be the user's ``gradient=``.
+            # A copy: the same gradient may reach several leaves (``a + b``),
+            # be a view, or be the user's ``gradient=``.
             variable._grad = _Tensor._make(grad.data.copy())
     elif _state["enabled"] or variable._grad._requires_grad:
         variable._grad = variable._grad + grad  # keep the sum differentiable
@@ -250,6 +254,27 @@ def accumulate_grad(variable, grad):
     if hooks:
         for fn in list(hooks.values()):
             fn(variable)
+
+
+def _can_steal(grad, variable):
+    """True if ``grad``'s array may become ``variable.grad`` without a copy.
+
+    PyTorch "steals" an incoming gradient that no one else references.  Here:
+    the array owns its memory (not a view), is referenced only by ``grad``
+    (``sys.getrefcount`` counts that slot plus its own argument: 2), matches the
+    leaf's layout, and no tensor hook on the leaf could have kept ``grad``.
+    Once stolen, the array has two holders, so a second leaf receiving the
+    same ``grad`` (``a + b``) gets a copy.
+    """
+    data = grad.data
+    return (
+        type(data) is np.ndarray
+        and data.base is None
+        and sys.getrefcount(data) == 2
+        and data.flags.c_contiguous
+        and data.dtype == variable.data.dtype
+        and variable._hooks is None
+    )
 
 
 class RemovableHandle:

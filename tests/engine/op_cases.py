@@ -4,7 +4,9 @@ Every differentiable op appears in ``OP_CASES`` once per interesting shape
 combination (broadcasting included).  ``fn(lib, *inputs)`` is written against
 a library argument, so the same case runs on ``edutorch`` (gradient check)
 and on real ``torch`` (parity): tests take an ``op_case`` argument and
-``pytest_generate_tests`` fans them out over the table.
+``conftest.py`` fans them out over the table.  (A plain module, not the
+conftest itself: test folders each have a conftest, so ``from conftest
+import`` would find whichever was imported first.)
 """
 from dataclasses import dataclass, field
 
@@ -298,9 +300,3 @@ COMPARE_CASES = [
     Case("nonzero", lambda L, a: ((a > 0).nonzero(), L.where(a > 0)), ((3, 4),), grad=False),
 ]
 
-
-def pytest_generate_tests(metafunc):
-    if "op_case" in metafunc.fixturenames:
-        metafunc.parametrize("op_case", OP_CASES, ids=[c.id for c in OP_CASES])
-    if "compare_case" in metafunc.fixturenames:
-        metafunc.parametrize("compare_case", COMPARE_CASES, ids=[c.id for c in COMPARE_CASES])

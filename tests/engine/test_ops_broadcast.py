@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import mutually_broadcastable_shapes
 
 import edutorch as et
-from conftest import numerical_grads
+from op_cases import numerical_grads
 
 BINARY = {
     "add": lambda L, a, b: a + b,

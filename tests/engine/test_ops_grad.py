@@ -6,7 +6,7 @@ gradient, built with ``create_graph=True``, must match too.
 """
 import numpy as np
 import edutorch as et
-from conftest import numerical_grads, sample, total
+from op_cases import numerical_grads, sample, total
 
 
 def _inputs(case, seed=0):

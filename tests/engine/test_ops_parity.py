@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import edutorch as et
-from conftest import sample, total
+from op_cases import sample, total
 
 torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
 
