@@ -432,3 +432,27 @@ def test_no_warnings_in_plain_backward():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (x.tanh() * x).sum().backward()
+
+
+def test_reused_gradient_arrays_are_never_shared_between_leaves():
+    """AccumulateGrad may reuse a fresh gradient array, but never one held elsewhere."""
+    import edutorch as et
+
+    a = et.randn(3, requires_grad=True)
+    b = et.randn(3, requires_grad=True)
+    (a + b).sum().backward()  # AddBackward0 sends the same gradient to both leaves
+    a.grad.mul_(2)
+    assert b.grad.tolist() == [1.0, 1.0, 1.0]
+
+    g = et.ones(3)
+    x = et.randn(3, requires_grad=True)
+    (x * 1).backward(g)  # ``gradient=`` is the user's tensor: .grad must be a copy
+    x.grad.add_(1)
+    assert g.tolist() == [1.0, 1.0, 1.0]
+
+    w = et.randn(4, 3, requires_grad=True)
+    seen = []
+    w.register_hook(lambda grad: seen.append(grad))
+    (et.randn(5, 4) @ w).sum().backward()
+    (et.randn(5, 4) @ w).sum().backward()  # accumulates in place into w.grad
+    assert not np.shares_memory(seen[0].data, w.grad.data)
