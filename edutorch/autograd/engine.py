@@ -213,10 +213,11 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                 if child is None:
                     continue
                 if g is not None:
-                    # check it fits the input (NumPy shares dtype objects: ``is`` is the fast test)
+                    # check it fits the input (NumPy shares dtype objects: ``is`` is the fast test;
+                    # no local name for g.data: it would keep the array referenced, and
+                    # AccumulateGrad reuses only arrays that nothing else holds)
                     shape, dtype = metas[i]
-                    data = g.data
-                    if data.shape != shape or (data.dtype is not dtype and data.dtype != dtype):
+                    if g.data.shape != shape or (g.data.dtype is not dtype and g.data.dtype != dtype):
                         g = _fix_gradient(node, i, g, metas[i])
                     buf = buffers.get(child)
                     if buf is None:

@@ -270,7 +270,7 @@ def _can_steal(grad, variable):
     return (
         type(data) is np.ndarray
         and data.base is None
-        and sys.getrefcount(data) == 2
+        and sys.getrefcount(data) == 3  # grad's slot, our local ``data``, the call's argument
         and data.flags.c_contiguous
         and data.dtype == variable.data.dtype
         and variable._hooks is None
