@@ -4,24 +4,28 @@ Each widget is a pure-Python *model* (computes what to show, over the public
 engine API; unit-tested without ipywidgets) plus an ipywidgets/matplotlib
 *view* bound to it. Install with ``pip install -e .[widgets]``.
 
-=================  ======================  =====================================
-view               model                   shows
-=================  ======================  =====================================
-``ParameterTree``  ``ParameterTreeModel``  ``named_modules`` tree, parameters,
-                                           buffers, values and ``.grad``
-``HookMonitor``    ``HookRecorder``        forward/backward hook calls, in order,
-                                           one event at a time
-``PruneExplorer``  ``PruneExplorerModel``  ``nn.utils.prune``: masks, sparsity,
-                                           accuracy vs sparsity, apply/undo
-=================  ======================  =====================================
+====================  ======================  =====================================
+view                  model                   shows
+====================  ======================  =====================================
+``ParameterTree``     ``ParameterTreeModel``  ``named_modules`` tree, parameters,
+                                              buffers, values and ``.grad``
+``HookMonitor``       ``HookRecorder``        forward/backward hook calls, in order,
+                                              one event at a time
+``PruneExplorer``     ``PruneExplorerModel``  ``nn.utils.prune``: masks, sparsity,
+                                              accuracy vs sparsity, apply/undo
+``AutogradExplorer``  ``backward_graph``      ``y = f(x)``, its tangent ``x.grad``
+                                              and the ``grad_fn`` graph
+====================  ======================  =====================================
 
 The models import neither ipywidgets nor matplotlib; the views render every
 figure to PNG bytes shown in a ``widgets.Image`` (works in the browser, under
 nbval and in headless tests). All of them also accept real ``torch`` modules.
 """
+from .autograd_graph import GraphEdge, GraphNode, backward_graph
 from .hook_monitor import HookEvent, HookRecorder, TensorRecord
 from .parameter_tree import ModuleRow, ParameterTreeModel, TensorRow
 from .prune_explorer import GLOBAL, PruneExplorerModel
+from .autograd_explorer_view import AutogradExplorer
 from .hook_monitor_view import HookMonitor
 from .parameter_tree_view import ParameterTree
 from .prune_explorer_view import PruneExplorer
@@ -30,4 +34,5 @@ __all__ = [
     "ParameterTree", "ParameterTreeModel", "ModuleRow", "TensorRow",
     "HookMonitor", "HookRecorder", "HookEvent", "TensorRecord",
     "PruneExplorer", "PruneExplorerModel", "GLOBAL",
+    "AutogradExplorer", "backward_graph", "GraphNode", "GraphEdge",
 ]

@@ -82,10 +82,14 @@ class Canvas:
         for artist in self.dynamic:
             if artist.axes is None or artist.axes.get_visible():
                 self.figure.draw_artist(artist)
-        buffer = io.BytesIO()
-        Image.fromarray(np.asarray(canvas.buffer_rgba())).save(
-            buffer, format="png", compress_level=1)
-        return buffer.getvalue()
+        return png_bytes(canvas)
+
+
+def png_bytes(canvas):
+    """The pixels an Agg canvas holds now, as PNG bytes (fast, lightly compressed)."""
+    buffer = io.BytesIO()
+    Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
 
 
 def as_matrix(array):

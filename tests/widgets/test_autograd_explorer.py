@@ -1,0 +1,72 @@
+"""AutogradExplorer: the backward-graph model and its headless view."""
+import pytest
+
+import edutorch as et
+from widget_helpers import is_png, png_bytes
+from widgets import AutogradExplorer, backward_graph
+from widgets.autograd_graph import describe
+
+
+def tanh_graph(lib):
+    x = lib.tensor(0.5, requires_grad=True)
+    return backward_graph(((2 * x).tanh() * x).grad_fn)
+
+
+def test_graph_levels_put_every_arrow_downwards():
+    nodes, edges = tanh_graph(et)
+    assert [(n.name, n.level) for n in nodes] == [
+        ("MulBackward0", 0), ("TanhBackward0", 1), ("MulBackward0", 2), ("AccumulateGrad", 3)]
+    assert all(nodes[e.child].level > nodes[e.parent].level for e in edges)
+    assert [n.is_leaf for n in nodes] == [False, False, False, True]
+    # x is used twice: the root's input 1 skips straight to the leaf
+    assert describe(nodes, edges).splitlines() == [
+        "MulBackward0 -[0]-> TanhBackward0",
+        "MulBackward0 -[1]-> AccumulateGrad",
+        "TanhBackward0 -[0]-> MulBackward0",
+        "MulBackward0 -[0]-> AccumulateGrad",
+    ]
+
+
+def test_a_node_reached_twice_gets_two_edges_and_one_box():
+    x = et.tensor([1.0, 2.0], requires_grad=True)
+    nodes, edges = backward_graph((x * x).grad_fn)
+    assert [n.name for n in nodes] == ["MulBackward0", "AccumulateGrad"]
+    assert [(e.parent, e.child, e.input_nr) for e in edges] == [(0, 1, 0), (0, 1, 1)]
+
+
+def test_a_leaf_has_no_graph():
+    with pytest.raises(ValueError, match="no grad_fn"):
+        backward_graph(et.tensor(1.0).grad_fn)
+
+
+def test_graph_matches_real_torch():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    ours, theirs = tanh_graph(et), tanh_graph(torch)
+    assert ours == theirs
+    a, b = et.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], requires_grad=True)
+    assert backward_graph(((a * a) + 1).exp().sum().grad_fn) == backward_graph(((b * b) + 1).exp().sum().grad_fn)
+
+
+def test_view_reacts_to_the_function_and_the_slider():
+    view = AutogradExplorer(et)
+    assert is_png(png_bytes(view.image))
+    first = png_bytes(view.image)
+    view.function.value = "x³ − 3x"
+    view.x.value = 1.0  # d/dx (x³ − 3x) = 3x² − 3 = 0 at x = 1: a flat tangent
+    assert view.slope == pytest.approx(0.0, abs=1e-6)
+    assert view.y == pytest.approx(-2.0)
+    assert view.summary.value == "x = 1.00,  y = -2.0000,  x.grad = dy/dx = 0.0000"
+    assert [n.name for n in view.nodes] == ["SubBackward0", "PowBackward0", "MulBackward0", "AccumulateGrad"]
+    assert [(n.level, n.column) for n in view.nodes] == [(0, 0), (1, 0), (1, 1), (2, 0)]
+    assert png_bytes(view.image) != first
+    view.x.value = 2.0  # 3·4 − 3 = 9
+    assert view.slope == pytest.approx(9.0)
+    assert repr(view) == "AutogradExplorer(f='x³ − 3x', x=2.0)"
+
+
+def test_view_runs_on_real_torch():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    view = AutogradExplorer(torch, x=0.25)
+    ours = AutogradExplorer(et, x=0.25)
+    assert view.slope == pytest.approx(ours.slope, rel=1e-6)
+    assert [n.name for n in view.nodes] == [n.name for n in ours.nodes]
