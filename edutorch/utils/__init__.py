@@ -1,2 +1,2 @@
-"""``torch.utils``: data loading (``torch.utils.data``) and helpers."""
-from . import data
+"""``torch.utils``: data loading (``torch.utils.data``), gradient checkpointing, hooks."""
+from . import checkpoint, data
