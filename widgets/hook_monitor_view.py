@@ -10,6 +10,7 @@ Layout::
 from __future__ import annotations
 
 import html
+import warnings
 
 import ipywidgets as W
 
@@ -80,7 +81,12 @@ class HookMonitor(W.VBox):
         self.recorder.clear()
         output = self.recorder.module(*inputs)
         loss = loss_fn(output, target) if loss_fn is not None else output.sum()
-        loss.backward()
+        with warnings.catch_warnings():
+            # The first layer's input never requires grad, so PyTorch (and edutorch) warn
+            # that its full backward hook sees only grad_output; the monitor shows exactly
+            # that ("falls back to grad_output"), so the warning would only be noise here.
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            loss.backward()
         self.refresh(0)
         return loss
 

@@ -11,6 +11,8 @@ During backward, node B sees the gradients w.r.t. the module's outputs
 w.r.t. the module's inputs (``grad_input``: backward hooks run here).  A value
 returned by a hook replaces those gradients.
 """
+import warnings
+
 from ..autograd import grad_mode
 from ..autograd.function import Function, RemovableHandle  # noqa: F401  (re-exported)
 
@@ -137,6 +139,13 @@ class BackwardHook:
 
             # No input requires grad: node A never runs, so call the user hooks now.
             if self.input_tensors_index is None:
+                warnings.warn(
+                    "Full backward hook is firing when gradients are computed with respect to "
+                    "module outputs since no inputs require gradients. See "
+                    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                    "#torch.nn.Module.register_full_backward_hook for more details.",
+                    stacklevel=5,
+                )
                 grad_inputs = _pack_with_none([], [], self.n_inputs)
                 for user_hook in self.user_hooks:
                     res = user_hook(self.module, grad_inputs, self.grad_outputs)

@@ -303,3 +303,17 @@ def test_gradients_through_hooked_module_pass_gradcheck(numerical_grad):
         lambda x: float(np.tanh(x * b.detach().numpy()).sum() + (2 * np.exp(x)).sum()), a.detach().numpy().copy()
     )
     assert np.allclose(a.grad.numpy(), expected, atol=1e-6)
+
+
+def test_full_backward_hook_warns_when_no_input_requires_grad():
+    """PyTorch warns that the hook only sees grad_output; grad_input is all None."""
+    seen = []
+    layer = et.nn.Linear(3, 2)
+    layer.register_full_backward_hook(lambda m, gin, gout: seen.append((gin, gout[0].shape)))
+    with pytest.warns(UserWarning, match="Full backward hook is firing when gradients are computed "
+                                         "with respect to module outputs since no inputs require gradients"):
+        layer(et.randn(4, 3)).sum().backward()
+    assert seen == [((None,), et.Size([4, 2]))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an input that requires grad: no warning
+        layer(et.randn(4, 3, requires_grad=True)).sum().backward()
