@@ -1,27 +1,15 @@
 """Fixtures for the widget tests: small edutorch models and a matching real-torch twin.
 
-pytest puts ``tests/`` on ``sys.path`` (rootdir conftest), where this folder,
-``tests/widgets``, looks like a namespace package called ``widgets`` that would
-shadow the real ``widgets`` package (the editable install's finder runs after
-the path finder). Putting the repository root first makes ``import widgets``
-find the real package, whatever the order of collection.
+(``import widgets`` finds the real package, not this folder: pyproject.toml
+puts the repository root on ``sys.path`` for pytest.)
 """
-import sys
-from pathlib import Path
+import numpy as np
+import pytest
 
-REPO_ROOT = str(Path(__file__).resolve().parents[2])
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
-if getattr(sys.modules.get("widgets"), "__file__", "") is None:  # a namespace imported earlier
-    del sys.modules["widgets"]
+import edutorch as et
+import edutorch.nn as nn
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import edutorch as et  # noqa: E402
-import edutorch.nn as nn  # noqa: E402
-
-from widget_helpers import mlp  # noqa: E402
+from widget_helpers import mlp
 
 
 @pytest.fixture
