@@ -3,6 +3,8 @@
 The gradient flows to whichever input was picked.  Where two inputs tie,
 ``maximum``/``minimum`` split it half and half, as PyTorch does.
 """
+import operator
+
 import numpy as np
 
 from ..function import Function
@@ -14,26 +16,35 @@ def _meta(ctx, out, *inputs):
     ctx.meta = tuple(input_meta(t, out.shape, out.dtype) for t in inputs)
 
 
+def _pick_forward(ctx, ufunc, a, b):
+    """``np.maximum``/``np.minimum`` of the operands, with PyTorch's broadcast error."""
+    x, y = binary_arrays(a, b)
+    try:
+        out = ufunc(x, y)
+    except ValueError:
+        raise broadcast_error(x, y) from None
+    _meta(ctx, out, a, b)
+    ctx.save_for_backward(a, b)
+    return out
+
+
+def _pick_backward(ctx, grad, wins):
+    """The gradient goes to the input that ``wins``; on ties, half to each."""
+    a, b = ctx.saved_tensors
+    share = wins(a, b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
+    return _split(ctx, grad, share)
+
+
 class Maximum(Function):
     _backward_name = "MaximumBackward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = binary_arrays(a, b)
-        try:
-            out = np.maximum(x, y)
-        except ValueError:
-            raise broadcast_error(x, y) from None
-        _meta(ctx, out, a, b)
-        ctx.save_for_backward(a, b)
-        return out
+        return _pick_forward(ctx, np.maximum, a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        # 1 where a wins, 0 where b wins, 0.5 on ties
-        share = (a > b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
-        return _split(ctx, grad, share)
+        return _pick_backward(ctx, grad, operator.gt)
 
 
 class Minimum(Function):
@@ -41,20 +52,11 @@ class Minimum(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = binary_arrays(a, b)
-        try:
-            out = np.minimum(x, y)
-        except ValueError:
-            raise broadcast_error(x, y) from None
-        _meta(ctx, out, a, b)
-        ctx.save_for_backward(a, b)
-        return out
+        return _pick_forward(ctx, np.minimum, a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        share = (a < b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
-        return _split(ctx, grad, share)
+        return _pick_backward(ctx, grad, operator.lt)
 
 
 def _split(ctx, grad, share):

@@ -453,36 +453,36 @@ class MaxAll(Amax):
     """``x.max()`` with no dim: the value only (``MaxBackward1``)."""
 
     _backward_name = "MaxBackward1"
+    _name = "max"
+
+    @classmethod
+    def _forward_all(cls, ctx, a):
+        if a.data.size == 0:
+            raise RuntimeError(
+                f"{cls._name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        return cls._forward(ctx, a)
 
     @staticmethod
     def forward(ctx, a):
-        if a.data.size == 0:
-            raise RuntimeError(
-                "max(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument."
-            )
-        return MaxAll._forward(ctx, a)
+        return MaxAll._forward_all(ctx, a)
 
     @staticmethod
     def backward(ctx, grad):
         return Amax.backward(ctx, grad)[0]
 
 
-class MinAll(Amin):
+class MinAll(MaxAll):
+    """``x.min()`` with no dim (``MinBackward1``)."""
+
     _backward_name = "MinBackward1"
+    _name = "min"
+    _reduce = staticmethod(np.min)
 
     @staticmethod
     def forward(ctx, a):
-        if a.data.size == 0:
-            raise RuntimeError(
-                "min(): Expected reduction dim to be specified for input.numel() == 0. "
-                "Specify the reduction dim with the 'dim' argument."
-            )
-        return MinAll._forward(ctx, a)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return Amax.backward(ctx, grad)[0]
+        return MinAll._forward_all(ctx, a)
 
 
 class MaxDim(Function):
