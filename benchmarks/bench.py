@@ -1,6 +1,6 @@
 """edutorch's benchmark script: edutorch vs hand-written NumPy vs PyTorch, side by side.
 
-    python benchmarks/bench.py [--quick] [--only SUBSTRING] [--json PATH] [--clock wall|cpu]
+    python benchmarks/bench.py [--quick] [--only SUBSTRING] [--samples N] [--json PATH] [--clock wall|cpu]
 
 Every module ``benchmarks/scenarios/*.py`` has a ``scenarios()`` function that
 returns a list of dicts::
@@ -12,8 +12,8 @@ returns a list of dicts::
 
 Each ``fn()`` runs ONE repetition (setup happened when the dict was built).
 This script runs the contenders interleaved (A B C A B C ...) so that the
-machine's load drifts onto all of them alike, takes medians, prints a table of
-medians and the ratios edutorch/torch and edutorch/numpy, marks each limit
+machine's load drifts onto all of them alike, prints a table of medians and the
+ratios edutorch/torch and edutorch/numpy (the median of the per-round ratios), marks each limit
 PASS/FAIL and writes ``benchmarks/results.json``.
 
 Threads: BLAS and torch's OpenMP pool are limited to one thread BEFORE numpy or
@@ -78,7 +78,7 @@ def calibrate(fn, target_s):
 
 
 def measure(contenders, samples, target_s):
-    """Interleave the contenders sample by sample; return seconds per call, per contender."""
+    """Interleave the contenders sample by sample; return each one's seconds per call, per sample."""
     loops = {name: calibrate(fn, target_s) for name, fn in contenders.items()}
     times = {name: [] for name in contenders}
     gc_was_enabled = gc.isenabled()
@@ -95,10 +95,20 @@ def measure(contenders, samples, target_s):
     finally:
         if gc_was_enabled:
             gc.enable()
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return times
 
 
-def check_limits(medians, limits):
+def paired_ratio(mine, other):
+    """The median over rounds of mine[i] / other[i].
+
+    Samples of one round (A B C) run back to back, so they share the machine's
+    load of that moment; the ratio within a round cancels most of the drift
+    that the ratio of two separate medians would keep.
+    """
+    return statistics.median(a / b for a, b in zip(mine, other))
+
+
+def check_limits(medians, ratio, limits):
     """PASS/FAIL for each limit that applies (a missing contender leaves it unchecked)."""
     verdicts = {}
     mine = medians.get("edutorch")
@@ -109,8 +119,8 @@ def check_limits(medians, limits):
             continue
         if key == "ms":
             value = mine * 1e3
-        elif medians.get(key):
-            value = mine / medians[key]
+        elif key in ratio:
+            value = ratio[key]
         else:
             continue
         verdicts[key] = {"value": value, "limit": bound, "pass": value <= bound}
@@ -129,7 +139,7 @@ def run(args):
     global clock
     clock = CLOCKS[args.clock]
     scenarios = load_scenarios(args.only)
-    samples = 5 if args.quick else 15
+    samples = args.samples or (5 if args.quick else 15)
     target_s = 0.01 if args.quick else 0.04
     rows = []
     header = f"{'scenario':58s} {'edutorch':>11s} {'numpy':>11s} {'torch':>11s} {'/numpy':>7s} {'/torch':>7s}  limits"
@@ -138,14 +148,15 @@ def run(args):
     for sc in scenarios:
         contenders = {k: sc["contenders"][k] for k in ORDER if sc["contenders"].get(k) is not None}
         try:
-            medians = measure(contenders, samples, target_s)
+            times = measure(contenders, samples, target_s)
         except Exception as exc:
             print(f"{sc['name'][:58]:58s} ERROR {exc!r}")
             rows.append({"name": sc["name"], "error": repr(exc)})
             continue
-        verdicts = check_limits(medians, sc.get("limits"))
-        ratio = {k: medians["edutorch"] / medians[k] for k in ("numpy", "torch")
-                 if k in medians and "edutorch" in medians}
+        medians = {name: statistics.median(ts) for name, ts in times.items()}
+        ratio = {k: paired_ratio(times["edutorch"], times[k]) for k in ("numpy", "torch")
+                 if k in times and "edutorch" in times}
+        verdicts = check_limits(medians, ratio, sc.get("limits"))
         marks = " ".join(
             f"{k}<={v['limit']}:{'PASS' if v['pass'] else 'FAIL'}" for k, v in verdicts.items()
         )
@@ -175,6 +186,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
     parser.add_argument("--only", help="run scenarios whose name contains this (case-insensitive)")
+    parser.add_argument("--samples", type=int, help="timed samples per contender (default 15, 5 with --quick)")
     parser.add_argument("--json", help="where to write the results (default benchmarks/results.json)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a limit fails")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",

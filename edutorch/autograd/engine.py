@@ -19,7 +19,7 @@ a check of each gradient it returned against its input's shape and dtype.
 import heapq
 
 from . import grad_mode
-from .function import _anomaly_state
+from .function import AccumulateGrad, _anomaly_state, accumulate_grad
 
 _state = grad_mode._state
 _heappush, _heappop = heapq.heappush, heapq.heappop
@@ -183,6 +183,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     heap = [(-node._sequence_nr, id(node), node) for node in buffers if deps.get(node, 0) == 0]
     heapq.heapify(heap)
 
+    # no autograd.grad targets and no anomaly mode: leaves may be accumulated on the spot
+    plain = targets is None and not _anomaly_state["enabled"]
     saved_mode = _state["enabled"]
     _state["enabled"] = bool(create_graph)  # backward formulas record only for create_graph
     try:
@@ -219,6 +221,13 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     shape, dtype = metas[i]
                     if g.data.shape != shape or (g.data.dtype is not dtype and g.data.dtype != dtype):
                         g = _fix_gradient(node, i, g, metas[i])
+                    if plain and type(child) is AccumulateGrad and deps[child] == 1 and child not in buffers \
+                            and child._tensor_hooks is None and child._pre_hooks is None and child._post_hooks is None:
+                        # a leaf whose only gradient this is, without hooks: accumulate it now.  PyTorch's
+                        # ready queue runs AccumulateGrad first anyway; this skips the heap round trip.
+                        del deps[child]
+                        accumulate_grad(child.variable, g)
+                        continue
                     buf = buffers.get(child)
                     if buf is None:
                         buf = buffers[child] = [None] * child._num_outputs

@@ -41,23 +41,27 @@ class SGD(Optimizer):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
         for group in self.param_groups:
-            momentum = group["momentum"]
+            hyper = (group["lr"], group["momentum"], group["dampening"], group["weight_decay"],
+                     group["nesterov"], group["maximize"])
+            momentum = hyper[1]
             for p in group["params"]:
-                if p._grad is None:
+                grad = p._grad
+                if grad is None:
                     continue
-                state = self.state[p] if momentum != 0 else None
-                buf = state.get("momentum_buffer") if momentum != 0 else None
-                new_buf = sgd_update(p.data, p._grad.data, None if buf is None else buf.data,
-                                     lr=group["lr"], momentum=momentum, dampening=group["dampening"],
-                                     weight_decay=group["weight_decay"], nesterov=group["nesterov"],
-                                     maximize=group["maximize"])
-                p._version_counter[0] += 1
-                if momentum != 0 and buf is None:
-                    state["momentum_buffer"] = Tensor._make(new_buf)
+                if momentum == 0:  # no state at all, as in PyTorch
+                    sgd_update(p.data, grad.data, None, *hyper)
+                else:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:  # the first step creates the buffer
+                        state["momentum_buffer"] = Tensor._make(sgd_update(p.data, grad.data, None, *hyper))
+                    else:
+                        sgd_update(p.data, grad.data, buf.data, *hyper)
+                p._version_counter[0] += 1  # changed in place, like ``p.add_``
         return loss
 
 
-def sgd_update(param, grad, buf, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+def sgd_update(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """Update the array ``param`` in place; return the momentum buffer (new or updated)."""
     if maximize:
         grad = -grad

@@ -8,6 +8,8 @@ import numpy as np
 
 from ... import _dtype
 from ..function import Function
+from ..grad_mode import _state
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 
 
 
@@ -50,8 +52,13 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        ga = MmMat1Backward.apply(grad, b) if ctx.needs_input_grad[0] else None
-        gb = MmMat2Backward.apply(a, grad) if ctx.needs_input_grad[1] else None
+        need_a, need_b = ctx.needs_input_grad
+        if not _state["enabled"]:  # a plain backward: one BLAS call per gradient, nothing recorded
+            g, make = grad.data, _utils._Tensor._make
+            return (make(g @ b.data.T) if need_a else None,
+                    make(a.data.T @ g) if need_b else None)
+        ga = MmMat1Backward.apply(grad, b) if need_a else None
+        gb = MmMat2Backward.apply(a, grad) if need_b else None
         return ga, gb
 
 

@@ -9,6 +9,8 @@ one ``Function`` with a NumPy forward, and a backward of its own so that
 import numpy as np
 
 from ..function import Function
+from ..grad_mode import _state
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 
 
 class TanhBackward(Function):
@@ -19,8 +21,7 @@ class TanhBackward(Function):
     @staticmethod
     def forward(ctx, grad, y):
         ctx.save_for_backward(grad, y)
-        t = y.data
-        return grad.data * (1 - t * t)
+        return _tanh_grad(grad.data, y.data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -39,8 +40,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, grad, y):
         ctx.save_for_backward(grad, y)
-        s = y.data
-        return grad.data * (s * (1 - s))
+        return _sigmoid_grad(grad.data, y.data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -60,9 +60,7 @@ class ThresholdBackward(Function):
     def forward(ctx, grad, y, threshold=0):
         ctx.save_for_backward(y)
         ctx.threshold = threshold
-        g = grad.data
-        # multiplying by the bool mask keeps grad's dtype and is one NumPy pass
-        return g * (y.data > threshold)
+        return _threshold_grad(grad.data, y.data, threshold)
 
     @staticmethod
     def backward(ctx, gg):
@@ -81,11 +79,7 @@ class PowBackward(Function):
     def forward(ctx, grad, x, exponent):
         ctx.save_for_backward(grad, x)
         ctx.exponent = exponent
-        g, a = grad.data, x.data
-        if exponent == 2:
-            return g * (a * 2)  # the common square: no power computed
-        with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -0.5 is inf, silently
-            return g * (exponent * a ** (exponent - 1))
+        return _pow_grad(grad.data, x.data, exponent)
 
     @staticmethod
     def backward(ctx, gg):
@@ -99,17 +93,49 @@ class PowBackward(Function):
         return g_grad, g_x, None
 
 
+# The formulas on arrays, shared by the Functions above and by the helpers below.
+def _tanh_grad(g, t):
+    return g * (1 - t * t)
+
+
+def _sigmoid_grad(g, s):
+    return g * (s * (1 - s))
+
+
+def _threshold_grad(g, y, threshold):
+    # multiplying by the bool mask keeps grad's dtype and is one NumPy pass
+    return g * (y > threshold)
+
+
+def _pow_grad(g, a, exponent):
+    if exponent == 2:
+        return g * (a * 2)  # the common square: no power computed
+    with np.errstate(divide="ignore", invalid="ignore"):  # 0 ** -0.5 is inf, silently
+        return g * (exponent * a ** (exponent - 1))
+
+
+# What the backward formulas call.  In a plain backward (grad mode off) nothing
+# is recorded, so the formula runs straight on the arrays; with
+# ``create_graph=True`` it is a Function, so it can be differentiated again.
 def pow_backward(grad, x, exponent):
-    return PowBackward.apply(grad, x, exponent)
+    if _state["enabled"]:
+        return PowBackward.apply(grad, x, exponent)
+    return _utils._Tensor._make(_pow_grad(grad.data, x.data, exponent))
 
 
 def tanh_backward(grad, y):
-    return TanhBackward.apply(grad, y)
+    if _state["enabled"]:
+        return TanhBackward.apply(grad, y)
+    return _utils._Tensor._make(_tanh_grad(grad.data, y.data))
 
 
 def sigmoid_backward(grad, y):
-    return SigmoidBackward.apply(grad, y)
+    if _state["enabled"]:
+        return SigmoidBackward.apply(grad, y)
+    return _utils._Tensor._make(_sigmoid_grad(grad.data, y.data))
 
 
 def threshold_backward(grad, y, threshold=0):
-    return ThresholdBackward.apply(grad, y, threshold)
+    if _state["enabled"]:
+        return ThresholdBackward.apply(grad, y, threshold)
+    return _utils._Tensor._make(_threshold_grad(grad.data, y.data, threshold))

@@ -5,8 +5,9 @@ import numpy as np
 
 from ... import _dtype
 from ..function import Function
+from ..grad_mode import _state
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
-from .utils import sum_to_shape_axes, wrap_dim
+from .utils import summed_to, wrap_dim
 
 
 def normalize_dims(dim, ndim):
@@ -21,9 +22,25 @@ def normalize_dims(dim, ndim):
 
 def expand_grad(grad, in_shape, axes, keepdim, count=1):
     """Undo a reduction's shape: re-insert reduced axes, broadcast to ``in_shape`` (``/ count``)."""
+    if not _state["enabled"]:  # a plain backward: no graph to record, straight on the array
+        return _utils._Tensor._make(_expanded(grad.data, in_shape, axes, keepdim, count))
     if count == 1:
         return SumBackward.apply(grad, in_shape, axes, keepdim, 1)
     return MeanBackward.apply(grad, in_shape, axes, keepdim, count)
+
+
+def _expanded(g, in_shape, axes, keepdim, count):
+    """The array of ``expand_grad``: ``g / count`` with the reduced axes put back, broadcast."""
+    if count != 1:
+        g = g / count  # mean: divide the few values before broadcasting them
+        if isinstance(g, np.generic):  # NumPy turns 0-d arithmetic into a scalar
+            g = np.asarray(g)
+    if not keepdim and g.ndim:  # a 0-d grad (every axis reduced) expands as is
+        shape = list(in_shape)
+        for ax in axes:
+            shape[ax] = 1
+        g = g.reshape(shape)
+    return _utils.broadcast_to(g, in_shape)
 
 
 class SumBackward(Function):
@@ -39,17 +56,7 @@ class SumBackward(Function):
     @staticmethod
     def forward(ctx, grad, in_shape, axes, keepdim, count):
         ctx.axes, ctx.keepdim, ctx.count = axes, keepdim, count
-        g = grad.data
-        if count != 1:
-            g = g / count  # mean: divide the few values before broadcasting them
-            if isinstance(g, np.generic):  # NumPy turns 0-d arithmetic into a scalar
-                g = np.asarray(g)
-        if not keepdim and g.ndim:  # a 0-d grad (every axis reduced) expands as is
-            shape = list(in_shape)
-            for ax in axes:
-                shape[ax] = 1
-            g = g.reshape(shape)
-        return _utils.broadcast_to(g, in_shape)
+        return _expanded(grad.data, in_shape, axes, keepdim, count)
 
     @staticmethod
     def backward(ctx, gg):
@@ -104,7 +111,7 @@ class SumAll(Function):
     @staticmethod
     def backward(ctx, grad):
         shape = ctx.in_shape
-        return SumBackward.apply(grad, shape, tuple(range(len(shape))), False, 1), None
+        return expand_grad(grad, shape, tuple(range(len(shape))), False), None
 
 
 class Mean(Function):
@@ -152,7 +159,7 @@ class MeanAll(Function):
     @staticmethod
     def backward(ctx, grad):
         shape = ctx.in_shape
-        return MeanBackward.apply(grad, shape, tuple(range(len(shape))), False, ctx.count), None
+        return expand_grad(grad, shape, tuple(range(len(shape))), False, ctx.count), None
 
 
 class SumToSize(Function):
@@ -162,14 +169,8 @@ class SumToSize(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        x = a.data
-        ctx.in_shape = x.shape
-        lead, kept = sum_to_shape_axes(x.shape, tuple(shape))
-        if kept:
-            x = x.sum(axis=kept, keepdims=True)
-        if lead:
-            x = x.sum(axis=lead)
-        return x
+        ctx.in_shape = a.data.shape
+        return summed_to(a.data, shape)
 
     @staticmethod
     def backward(ctx, grad):

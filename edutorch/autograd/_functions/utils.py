@@ -2,6 +2,7 @@
 import numpy as np
 
 from ... import _dtype
+from ..grad_mode import _state as _grad_state
 
 _Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (which imports the ops: a cycle)
 
@@ -83,7 +84,10 @@ def grad_for(grad, meta):
         return grad
     shape, dtype = meta
     if grad.data.shape != shape:
-        grad = grad.sum_to_size(shape)
+        if _grad_state["enabled"]:  # create_graph=True: a recorded op, differentiable again
+            grad = grad.sum_to_size(shape)
+        else:  # a plain backward: sum the array directly
+            grad = _Tensor._make(summed_to(grad.data, shape))
     if grad.data.dtype != dtype:
         grad = grad.to(_dtype.from_numpy_dtype(dtype))
     return grad
@@ -95,6 +99,16 @@ def sum_to_shape_axes(grad_shape, shape):
     axes = tuple(range(lead))
     kept = tuple(lead + i for i, s in enumerate(shape) if s == 1 and grad_shape[lead + i] != 1)
     return axes, kept
+
+
+def summed_to(x, shape):
+    """The array ``x`` summed over its broadcast axes down to ``shape``."""
+    lead, kept = sum_to_shape_axes(x.shape, tuple(shape))
+    if kept:
+        x = x.sum(axis=kept, keepdims=True)
+    if lead:
+        x = x.sum(axis=lead)
+    return x
 
 
 def broadcast_to(x, shape):
