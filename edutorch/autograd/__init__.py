@@ -17,7 +17,7 @@ def _ones_like(out):
     """The implicit gradient of a scalar output: a 1 of the same dtype and device."""
     data = out.data
     if type(data) is np.ndarray:
-        return function._Tensor._make(np.ones_like(data))
+        return function._Tensor._make(np.ones(data.shape, data.dtype))
     from .. import backend
 
     return function._Tensor._make(backend.get_array_module(data).ones_like(data))
@@ -35,7 +35,8 @@ def _make_grads(outputs, grad_outputs, create_graph):
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                 )
-            g = _ones_like(out)
+            grads.append(_ones_like(out))  # a new tensor: nothing to detach
+            continue
         elif not isinstance(g, Tensor):
             from .. import _creation
 

@@ -577,6 +577,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return _label_smoothing(logp, target, weight, nll, reduction, ignore_index, label_smoothing, class_dim)
 
 
+_INT64 = np.dtype(np.int64)  # NumPy's dtype objects for built-in types are singletons
+
+
 def _plain_class_targets(input, target, weight, ignore_index):
     """The common case that ``_loss.ClassNllLoss`` computes without masks.
 
@@ -588,11 +591,11 @@ def _plain_class_targets(input, target, weight, ignore_index):
     x, t = input.data, target.data
     if x.ndim != 2 or weight is not None:
         return False
-    if type(t) is not np.ndarray or t.ndim != 1 or t.dtype != np.int64 or not 0 < t.shape[0] == x.shape[0]:
+    if type(t) is not np.ndarray or t.ndim != 1 or t.dtype is not _INT64 or not 0 < t.shape[0] == x.shape[0]:
         return False
     n_classes = x.shape[1]
     # viewed as unsigned, a negative index becomes huge: one max checks both ends of the range
-    return x.dtype.kind == "f" and t.view(np.uint64).max() < n_classes and not (
+    return x.dtype.kind == "f" and np.maximum.reduce(t.view(np.uint64)) < n_classes and not (
         0 <= ignore_index < n_classes and (t == ignore_index).any())
 
 
