@@ -31,15 +31,14 @@ def _dependencies(roots):
     stack = [node for node in roots if node is not None]
     seen = set(stack)
     while stack:
-        node = stack.pop()
-        for child, _ in node.next_functions:
+        for child, _ in stack.pop().next_functions:
             if child is None:
                 continue
             if child in deps:
                 deps[child] += 1
             else:
                 deps[child] = 1
-                if child not in seen:
+                if child.next_functions and child not in seen:  # leaves have no edges to walk
                     seen.add(child)
                     stack.append(child)
     return deps
