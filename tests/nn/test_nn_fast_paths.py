@@ -4,10 +4,10 @@
   indices and no weights use the lean ``_loss.ClassNllLoss`` (no masks);
   the other cases keep the general ``NllLoss``.  Both are ``NllLossBackward0``
   after a ``LogSoftmaxBackward0``, as in PyTorch.
-* Backwards marked ``@once_differentiable`` (pooling) or ``@first_order_only``
-  (conv, normalization) raise PyTorch's once_differentiable error when their
-  gradient is differentiated again, instead of silently leaving out the
-  second-order terms (PyTorch itself computes them).
+* Conv, pooling and normalization backwards run NumPy formulas, except under
+  ``create_graph=True``, where they are recorded (so second derivatives match
+  torch); a custom backward marked ``@once_differentiable`` still raises
+  PyTorch's error when differentiated again.
 """
 import numpy as np
 import pytest
@@ -119,60 +119,118 @@ def test_cross_entropy_ignore_index_inside_the_class_range_takes_the_general_pat
     np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-12)
 
 
-# -- once_differentiable backwards --------------------------------------------------
-W2, W1 = et.tensor(randn(2, 2, 3, 3)), et.tensor(randn(3, 2, 2))
+# -- double backward through the layers ----------------------------------------------
+# Under create_graph=True the conv, pooling and normalization backwards are
+# recorded (tests/nn/test_double_backward.py covers them in depth); a custom
+# backward marked @once_differentiable still refuses to be differentiated again.
+W2, W1 = randn(2, 2, 3, 3), randn(3, 2, 2)
 LAYERS = {
-    "conv2d": lambda x: EF.conv2d(x, W2, padding=1),
-    "conv1d_strided": lambda x: EF.conv1d(x.flatten(2), W1, stride=2),
-    "max_pool2d": lambda x: EF.max_pool2d(x, 2),
-    "avg_pool2d": lambda x: EF.avg_pool2d(x, 2),
-    "adaptive_avg_pool2d": lambda x: EF.adaptive_avg_pool2d(x, 3),
-    "batch_norm": lambda x: EF.batch_norm(x, None, None, training=True),
-    "layer_norm": lambda x: EF.layer_norm(x, (4, 4)),
-    "group_norm": lambda x: EF.group_norm(x, 1),
+    "conv2d": lambda lib, x: lib.nn.functional.conv2d(x, lib.tensor(W2), padding=1),
+    "conv1d_strided": lambda lib, x: lib.nn.functional.conv1d(x.flatten(2), lib.tensor(W1), stride=2),
+    "max_pool2d": lambda lib, x: lib.nn.functional.max_pool2d(x, 2),
+    "avg_pool2d": lambda lib, x: lib.nn.functional.avg_pool2d(x, 2),
+    "adaptive_avg_pool2d": lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, 3),
+    "batch_norm": lambda lib, x: lib.nn.functional.batch_norm(x, None, None, training=True),
+    "layer_norm": lambda lib, x: lib.nn.functional.layer_norm(x, (4, 4)),
+    "group_norm": lambda lib, x: lib.nn.functional.group_norm(x, 1),
 }
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
-def test_second_derivative_through_once_differentiable_backward_raises(name):
-    x = et.tensor(randn(2, 2, 4, 4), requires_grad=True)
-    (g,) = et.autograd.grad((LAYERS[name](x) ** 2).sum(), x, create_graph=True)
-    assert g.requires_grad
-    with pytest.raises(RuntimeError, match=ONCE_ERROR):
+def test_second_derivative_through_layer_backward_matches_torch(name):
+    """Formerly PyTorch's once_differentiable error: now the values torch computes."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np = randn(2, 2, 4, 4)
+
+    def run(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        (g,) = lib.autograd.grad((LAYERS[name](lib, x) ** 2).sum(), x, create_graph=True)
+        assert g.requires_grad
         g.sum().backward()
+        return g.detach().numpy(), x.grad.numpy()
+
+    for a, b in zip(run(et), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_first_derivative_is_the_same_with_create_graph(name):
-    """create_graph=True changes nothing in the gradient's value."""
+    """create_graph=True (differentiable Tensor ops) gives the plain backward's values (NumPy)."""
     x_np = randn(2, 2, 4, 4)
     grads = []
     for create_graph in (False, True):
         x = et.tensor(x_np, requires_grad=True)
-        (g,) = et.autograd.grad((LAYERS[name](x) ** 2).sum(), x, create_graph=create_graph)
+        (g,) = et.autograd.grad((LAYERS[name](et, x) ** 2).sum(), x, create_graph=create_graph)
+        assert g.requires_grad == create_graph
         grads.append(g.detach().numpy())
-    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", ["conv2d", "conv1d_strided", "batch_norm", "layer_norm", "group_norm"])
-def test_gradient_that_depends_on_the_layer_inputs_is_marked_even_for_a_plain_sum(name):
-    """d sum(conv(x, w)) / dx depends on w (and a norm's on x): torch can differentiate it, we raise."""
-    x = et.tensor(randn(2, 2, 4, 4), requires_grad=True)
-    w = et.tensor(randn(2, 2, 3, 3), requires_grad=True)
-    layer = (lambda x: EF.conv2d(x, w, padding=1)) if name == "conv2d" else LAYERS[name]
-    (g,) = et.autograd.grad((LAYERS[name](x) * et.tensor(randn(1)) + layer(x)).sum(), x, create_graph=True)
-    assert g.requires_grad
-    with pytest.raises(RuntimeError, match=ONCE_ERROR):
+def test_gradient_of_a_plain_sum_still_depends_on_the_layer_inputs(name):
+    """d sum(conv(x, w)) / dx depends on w (and a norm's on x): it is differentiated again, as in torch."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np = randn(2, 2, 4, 4)
+    convs = {"conv2d": (W2, lambda F, x, w: F.conv2d(x, w, padding=1)),
+             "conv1d_strided": (W1, lambda F, x, w: F.conv1d(x.flatten(2), w, stride=2))}
+
+    def run(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        if name in convs:  # a trainable weight
+            w_np, conv = convs[name]
+            w = lib.tensor(w_np, requires_grad=True)
+            leaves, out = [x, w], conv(lib.nn.functional, x, w)
+        else:
+            leaves, out = [x], LAYERS[name](lib, x)
+        (g,) = lib.autograd.grad(out.sum(), x, create_graph=True)
+        assert g.requires_grad
         (g * g).sum().backward()
+        # a convolution is linear in x: dx depends on w only, and x gets no gradient (None)
+        return [None if t.grad is None else t.grad.numpy() for t in leaves]
+
+    ours, theirs = run(et), run(torch)
+    assert [a is None for a in ours] == [b is None for b in theirs] == ([True, False] if name in convs else [False])
+    for a, b in zip(ours, theirs):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
 
-def test_weight_gradient_of_conv_also_refuses_double_backward():
-    x = et.tensor(randn(1, 2, 5, 5))
-    w = et.tensor(randn(3, 2, 3, 3), requires_grad=True)
-    (gw,) = et.autograd.grad((EF.conv2d(x, w) ** 2).sum(), w, create_graph=True)
-    assert type(gw.grad_fn).__name__ == "Error"  # PyTorch's DelayedError node
-    with pytest.raises(RuntimeError, match=ONCE_ERROR):
+def test_weight_gradient_of_conv_can_be_differentiated_again():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x_np, w_np = randn(1, 2, 5, 5), randn(3, 2, 3, 3)
+
+    def run(lib):
+        x = lib.tensor(x_np, requires_grad=True)
+        w = lib.tensor(w_np, requires_grad=True)
+        (gw,) = lib.autograd.grad((lib.nn.functional.conv2d(x, w) ** 2).sum(), w, create_graph=True)
         gw.sum().backward()
+        return gw.detach().numpy(), x.grad.numpy(), w.grad.numpy()
+
+    ours, theirs = run(et), run(torch)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_custom_once_differentiable_backward_still_raises():
+    """``@once_differentiable`` itself is unchanged: its results carry PyTorch's Error node."""
+
+    class Cube(et.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        @et.autograd.once_differentiable
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return grad * 3 * x ** 2
+
+    x = et.tensor(randn(3), requires_grad=True)
+    (g,) = et.autograd.grad((Cube.apply(x) ** 2).sum(), x, create_graph=True)
+    assert type(g.grad_fn).__name__ == "Error"  # PyTorch's DelayedError node
+    with pytest.raises(RuntimeError, match=ONCE_ERROR):
+        g.sum().backward()
 
 
 # -- max pooling: ties ------------------------------------------------------------

@@ -18,11 +18,17 @@ Instead of looping over the Ho*Wo positions we
 ``groups`` splits the channels into independent convolutions (the G axis).
 A 1-D convolution is the 2-D one with height 1.  With stride 1 (the common
 case) ``im2col_rows`` below copies whole rows at a time: same idea, faster.
+
+Double backward (``create_graph=True``): the NumPy backward cannot be
+differentiated, so ``conv_ops`` writes the same im2col with Tensor ops and
+``utils.differentiable_backward`` lets autograd differentiate it.
 """
 import numpy as np
 
+from ... import _functional
 from ...autograd.function import Function
-from .utils import first_order_only
+from ...autograd.grad_mode import is_grad_enabled
+from .utils import differentiable_backward
 from ..._tensor import Tensor
 
 
@@ -78,6 +84,18 @@ def pad2d(x, padding, value=0.0):
     return xp
 
 
+def pad2d_ops(x, padding):
+    """``pad2d`` (zeros) with differentiable Tensor ops: concatenate zero blocks around H and W."""
+    (top, bottom), (left, right) = padding
+    n, c, h, w = x.shape
+    if top or bottom:
+        x = _functional.cat([x.new_zeros((n, c, top, w)), x, x.new_zeros((n, c, bottom, w))], 2)
+    if left or right:
+        hp = x.shape[2]
+        x = _functional.cat([x.new_zeros((n, c, hp, left)), x, x.new_zeros((n, c, hp, right))], 3)
+    return x
+
+
 # -- stride 1: copy whole rows at a time ---------------------------------------------------
 # With stride 1 we may compute the output on the *padded* width Wp (and drop the
 # extra Wp - Wo columns at the end).  Then, in the flattened (H*Wp) plane, the
@@ -130,6 +148,28 @@ def _weights_by_offset(w, groups):
     return w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, -1)
 
 
+def conv_ops(input, weight, bias, stride, padding, dilation, groups):
+    """``Convolution``'s forward with differentiable Tensor ops (for double backward).
+
+    The same im2col + matmul as the NumPy forward, step by step on Tensors:
+    pad, one strided slice per kernel offset, stack, one batched matmul.
+    """
+    one_d = input.ndim == 3
+    x, w = (input.unsqueeze(2), weight.unsqueeze(2)) if one_d else (input, weight)
+    n = x.shape[0]
+    o, cg, kh, kw = w.shape
+    xp = pad2d_ops(x, padding)
+    ho, wo = out_hw(xp.shape[2:], (kh, kw), stride, dilation)
+    x5 = xp.reshape(n, groups, cg, *xp.shape[2:])
+    shifted = [x5[_offset_slices(i, j, (ho, wo), stride, dilation)] for i in range(kh) for j in range(kw)]
+    cols = _functional.stack(shifted, 2).reshape(n, groups, kh * kw * cg, ho * wo)
+    w_g = w.reshape(groups, o // groups, cg, kh, kw).permute(0, 1, 3, 4, 2).reshape(groups, o // groups, -1)
+    out = (w_g @ cols).reshape(n, o, ho, wo)
+    if bias is not None:
+        out = out + bias.reshape(1, -1, 1, 1)
+    return out.squeeze(2) if one_d else out
+
+
 class Convolution(Function):
     """``torch.convolution``: input (N, C, H, W), weight (O, C/groups, kh, kw), bias (O,).
 
@@ -165,14 +205,20 @@ class Convolution(Function):
             out = np.add(out[..., :wo], bias.data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:
             out = np.ascontiguousarray(out[..., :wo])
+        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
         ctx.cols = cols_g if ctx.needs_input_grad[1] else None
         ctx.w_g = w_g if ctx.needs_input_grad[0] else None
         ctx.meta = (x.shape, pad_shape, w.shape, stride, padding, dilation, groups, one_d, rows, width)
         return out[:, :, 0, :] if one_d else out
 
     @staticmethod
-    @first_order_only
     def backward(ctx, grad):
+        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
+            _, _, _, stride, padding, dilation, groups, *_ = ctx.meta
+            grads = differentiable_backward(
+                lambda x, w, b: conv_ops(x, w, b, stride, padding, dilation, groups),
+                ctx.saved_tensors, ctx.needs_input_grad[:3], grad)
+            return grads + (None,) * 4
         x_shape, pad_shape, w_shape, stride, padding, dilation, groups, one_d, rows, width = ctx.meta
         g = grad.data[:, :, None, :] if one_d else grad.data
         n, o, ho, wo = g.shape

@@ -10,11 +10,16 @@ the classic formula
 ``dx = (g - mean(g) - x_hat * mean(g * x_hat)) / sqrt(var + eps)``
 where ``g = dy * weight``: the two means remove the parts of the gradient
 that only shift or scale the group, which normalisation cancels anyway.
+
+Double backward (``create_graph=True``): that formula is NumPy code, so the
+layers then recompute ``y`` with Tensor ops (``mean``, ``var``, ``rsqrt``)
+and let autograd differentiate it (``utils.differentiable_backward``).
 """
 import numpy as np
 
 from ...autograd.function import Function
-from .utils import first_order_only
+from ...autograd.grad_mode import is_grad_enabled
+from .utils import differentiable_backward
 from ..._tensor import Tensor
 
 
@@ -27,6 +32,23 @@ def _normalize_backward(g, x_hat, inv_std, axes):
 
 def _wrap(a):
     return None if a is None else Tensor._make(a)
+
+
+def _normalize_ops(x, axes, eps):
+    """``x_hat = (x - mean) / sqrt(var + eps)`` over ``axes``, with differentiable Tensor ops."""
+    mean = x.mean(axes, keepdim=True)
+    var = x.var(axes, correction=0, keepdim=True)  # biased, as in forward
+    return (x - mean) * (var + eps).rsqrt()
+
+
+def _affine_ops(x_hat, weight, bias, shape=None):
+    """``x_hat * weight + bias`` (each optional), weight and bias viewed as ``shape`` if given."""
+    out = x_hat
+    if weight is not None:
+        out = out * (weight if shape is None else weight.reshape(shape))
+    if bias is not None:
+        out = out + (bias if shape is None else bias.reshape(shape))
+    return out
 
 
 class BatchNorm(Function):
@@ -55,7 +77,8 @@ class BatchNorm(Function):
         else:
             mean, var = running_mean.data, running_var.data
         inv_std = (1.0 / np.sqrt(var + eps)).astype(x.dtype).reshape(shape)
-        x_hat = (x - mean.reshape(shape).astype(x.dtype)) * inv_std
+        mean = mean.reshape(shape).astype(x.dtype)  # a copy: later running-stat updates leave it alone
+        x_hat = (x - mean) * inv_std
         out = x_hat
         if weight is not None:
             out = out * weight.data.reshape(shape)
@@ -63,11 +86,25 @@ class BatchNorm(Function):
             out = out + bias.data.reshape(shape)
         ctx.x_hat, ctx.inv_std, ctx.axes, ctx.shape, ctx.training = x_hat, inv_std, axes, shape, training
         ctx.weight = None if weight is None else weight.data
+        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
+        ctx.mean, ctx.eps = mean, eps
         return out
 
     @staticmethod
-    @first_order_only
+    def forward_ops(ctx, x, weight, bias):
+        """The forward with Tensor ops: batch statistics (train) or the constant running ones (eval)."""
+        if ctx.training:
+            x_hat = _normalize_ops(x, ctx.axes, ctx.eps)
+        else:
+            x_hat = (x - Tensor._make(ctx.mean)) * Tensor._make(ctx.inv_std)
+        return _affine_ops(x_hat, weight, bias, ctx.shape)
+
+    @staticmethod
     def backward(ctx, grad):
+        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
+            grads = differentiable_backward(lambda *args: BatchNorm.forward_ops(ctx, *args),
+                                            ctx.saved_tensors, ctx.needs_input_grad[:3], grad)
+            return grads + (None,) * 5
         g_out = grad.data
         x_hat, axes = ctx.x_hat, ctx.axes
         g = g_out if ctx.weight is None else g_out * ctx.weight.reshape(ctx.shape)
@@ -103,11 +140,22 @@ class LayerNorm(Function):
             out = out + bias.data
         ctx.x_hat, ctx.inv_std, ctx.axes = x_hat, inv_std, axes
         ctx.weight = None if weight is None else weight.data
+        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
+        ctx.eps = eps
         return out
 
     @staticmethod
-    @first_order_only
+    def forward_ops(ctx, x, weight, bias):
+        """The forward with Tensor ops; weight and bias broadcast over the leading dims."""
+        return _affine_ops(_normalize_ops(x, ctx.axes, ctx.eps), weight, bias)
+
+    @staticmethod
     def backward(ctx, grad):
+        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
+            needs = ctx.needs_input_grad
+            gx, gw, gb = differentiable_backward(lambda *args: LayerNorm.forward_ops(ctx, *args),
+                                                 ctx.saved_tensors, (needs[0], needs[2], needs[3]), grad)
+            return gx, None, gw, gb, None
         g_out = grad.data
         x_hat, axes = ctx.x_hat, ctx.axes
         g = g_out if ctx.weight is None else g_out * ctx.weight
@@ -139,11 +187,23 @@ class GroupNorm(Function):
             out = out + bias.data.reshape(shape)
         ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = x_hat, inv_std, num_groups, shape
         ctx.weight = None if weight is None else weight.data
+        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
+        ctx.eps = eps
         return out
 
     @staticmethod
-    @first_order_only
+    def forward_ops(ctx, x, weight, bias):
+        """The forward with Tensor ops: statistics over each (sample, group) row."""
+        x_hat = _normalize_ops(x.reshape(x.shape[0], ctx.groups, -1), 2, ctx.eps).reshape(x.shape)
+        return _affine_ops(x_hat, weight, bias, ctx.shape)
+
+    @staticmethod
     def backward(ctx, grad):
+        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
+            needs = ctx.needs_input_grad
+            gx, gw, gb = differentiable_backward(lambda *args: GroupNorm.forward_ops(ctx, *args),
+                                                 ctx.saved_tensors, (needs[0], needs[2], needs[3]), grad)
+            return gx, None, gw, gb, None
         g_out = grad.data
         n = g_out.shape[0]
         axes = (0,) + tuple(range(2, g_out.ndim))

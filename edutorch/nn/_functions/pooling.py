@@ -3,12 +3,19 @@
 As in convolution (``conv.py``), we loop over the kh*kw *offsets* of the
 window, not over the output positions: offset (i, j) of every window at once
 is one strided slice of the input, so a 2x2 pool is four vectorised steps.
+
+Double backward (``create_graph=True``): each layer then rewrites its forward
+with differentiable Tensor ops (``gather`` at the argmax for max pooling,
+sums of slices or matrix products for the averages) and lets autograd
+differentiate that (``utils.differentiable_backward``).
 """
 import numpy as np
 
-from ...autograd.function import Function, once_differentiable
+from ...autograd.function import Function
+from ...autograd.grad_mode import is_grad_enabled
 from ..._tensor import Tensor
-from .conv import _offset_slices, col2im, pad2d
+from .conv import _offset_slices, col2im, pad2d, pad2d_ops
+from .utils import differentiable_backward
 
 
 def out_size(size, k, s, p, d, ceil_mode):
@@ -43,6 +50,7 @@ class MaxPool2d(Function):
         hw = (out_size(x.shape[2], kh, sh, ph, dh, ceil_mode), out_size(x.shape[3], kw, sw, pw, dw, ceil_mode))
         xp, pads = _padded(x, kernel, stride, padding, dilation, hw, -np.inf)  # -inf is never the max
         ctx.meta = (x.shape, pads, kernel, stride, padding, dilation, hw)
+        ctx.save_for_backward(input)  # read only by a create_graph backward
         ctx.xp = xp
         offsets = [_offset_slices(p // kw, p % kw, hw, stride, dilation) for p in range(kh * kw)]
         if len(offsets) == 1:  # 1x1 windows: every element is its own max
@@ -84,8 +92,22 @@ class MaxPool2d(Function):
         return rows * w + cols
 
     @staticmethod
-    @once_differentiable
+    def forward_ops(ctx, x):
+        """The forward with Tensor ops: ``gather`` each window's max at its argmax.
+
+        With the argmax fixed, max pooling is a selection, as in PyTorch's
+        double backward (which gathers the second-order gradient the same way).
+        """
+        n, c, h, w = x.shape
+        index = Tensor._make(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
+        return x.reshape(n, c, h * w).gather(2, index.reshape(n, c, -1)).reshape(index.shape)
+
+    @staticmethod
     def backward(ctx, grad):
+        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
+            (gx,) = differentiable_backward(lambda x: MaxPool2d.forward_ops(ctx, x), ctx.saved_tensors,
+                                            ctx.needs_input_grad[:1], grad)
+            return gx, None, None, None, None, None
         x_shape, pads, kernel, stride, _, dilation, _ = ctx.meta
         g = grad.data
         dxp = np.zeros(ctx.xp.shape, dtype=g.dtype)
@@ -132,11 +154,25 @@ class AvgPool2d(Function):
             div = np.outer(avg_divisor(x.shape[2], kh, sh, ph, hw[0], count_include_pad),
                            avg_divisor(x.shape[3], kw, sw, pw, hw[1], count_include_pad)).astype(x.dtype)
         ctx.meta = (x.shape, xp.shape, kernel, stride, pads, div)
+        ctx.save_for_backward(input)  # read only by a create_graph backward
         return total / div
 
     @staticmethod
-    @once_differentiable
+    def forward_ops(ctx, x, out_hw):
+        """The forward with Tensor ops: pad, add the kh*kw shifted slices, divide by the counts."""
+        _, _, (kh, kw), stride, pads, div = ctx.meta
+        xp = pad2d_ops(x, pads)
+        total = xp[_offset_slices(0, 0, out_hw, stride, (1, 1))]
+        for p in range(1, kh * kw):
+            total = total + xp[_offset_slices(p // kw, p % kw, out_hw, stride, (1, 1))]
+        return total / Tensor._make(div)
+
+    @staticmethod
     def backward(ctx, grad):
+        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
+            (gx,) = differentiable_backward(lambda x: AvgPool2d.forward_ops(ctx, x, grad.shape[2:]),
+                                            ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
+            return gx, None, None, None, None, None, None
         x_shape, xp_shape, (kh, kw), stride, pads, div = ctx.meta
         g = grad.data / div
         # every element of a window receives the window's grad / count
@@ -168,11 +204,21 @@ class AdaptiveAvgPool2d(Function):
         ah = _averaging_matrix(h, ho, x.dtype)
         aw = _averaging_matrix(w, wo, x.dtype)
         ctx.mats = (ah, aw)
+        ctx.save_for_backward(input)  # read only by a create_graph backward
         return ah @ x @ aw.T
 
     @staticmethod
-    @once_differentiable
+    def forward_ops(ctx, x):
+        """The forward with Tensor ops: the same two matrix products."""
+        ah, aw = ctx.mats
+        return Tensor._make(ah) @ x @ Tensor._make(aw.T)
+
+    @staticmethod
     def backward(ctx, grad):
+        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
+            (gx,) = differentiable_backward(lambda x: AdaptiveAvgPool2d.forward_ops(ctx, x),
+                                            ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
+            return gx, None
         ah, aw = ctx.mats
         return Tensor._make(ah.T @ grad.data @ aw), None
 

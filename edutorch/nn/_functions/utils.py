@@ -1,30 +1,31 @@
 """Helpers shared by the layer Functions."""
-import functools
-
-from ...autograd.function import DelayedError, once_differentiable
-from ...autograd.grad_mode import is_grad_enabled
+from ... import autograd
 
 
-def first_order_only(backward):
-    """``@once_differentiable`` for a layer whose gradient depends on the layer's inputs.
+def differentiable_backward(forward, inputs, needs_input_grad, grad):
+    """The layer's backward as a graph of Tensor ops: what ``create_graph=True`` needs.
 
-    PyTorch can differentiate the backward of a convolution or a normalization
-    again (``create_graph=True``); ours is NumPy code, so it cannot.
-    ``once_differentiable`` marks the returned gradients only when an incoming
-    gradient requires grad.  But ``dL/dx`` of a convolution also depends on the
-    weight, and ``dL/dx`` of a normalization on ``x`` itself: so whenever a graph
-    is being built, every returned gradient gets the ``Error`` node, and
-    differentiating it again raises PyTorch's once_differentiable error instead
-    of silently leaving those terms out.
+    PyTorch can differentiate the backward of a convolution, a pooling or a
+    normalization again (double backward: gradient penalties, Hessian-vector
+    products).  Our layer backwards are NumPy formulas, fast but invisible to
+    autograd.  So when a graph of the backward is wanted (grad mode on inside
+    backward), the layer calls this instead:
+
+    1. ``forward(*inputs)`` recomputes the layer's output from differentiable
+       Tensor ops (slices, matmul, mean, var, gather...);
+    2. ``autograd.grad(out, inputs, grad, create_graph=True)`` differentiates
+       that recomputation.  The gradients it returns are built from recorded
+       ops, so they can be differentiated again w.r.t. everything they depend
+       on: the layer's inputs *and* the incoming ``grad``.
+
+    Each input that needs a gradient enters through an alias (``view_as``):
+    ``autograd.grad`` stops at the alias, so it differentiates this layer only,
+    while the recorded gradient stays connected to the real input.
+
+    Returns one gradient per input (``None`` where ``needs_input_grad`` is False).
     """
-    plain = once_differentiable(backward)  # runs backward under no_grad
-
-    @functools.wraps(backward)
-    def wrapper(ctx, *grads):
-        outputs = plain(ctx, *grads)
-        if not is_grad_enabled() or any(g is not None and g.requires_grad for g in grads):
-            return outputs  # no graph, or once_differentiable has marked them already
-        marked = DelayedError.apply(*(None if o is None else o.detach().requires_grad_() for o in outputs))
-        return marked if isinstance(marked, tuple) else (marked,)
-
-    return wrapper
+    aliases = [t.view_as(t) if need else t for t, need in zip(inputs, needs_input_grad)]
+    wanted = [a for a, need in zip(aliases, needs_input_grad) if need]
+    out = forward(*aliases)
+    grads = iter(autograd.grad(out, wanted, grad, create_graph=True, allow_unused=True))
+    return tuple(next(grads) if need else None for need in needs_input_grad)
