@@ -15,6 +15,7 @@ from ...autograd._functions.blas import _shape_str
 
 
 def _check(x, w, input, weight):
+    """PyTorch's errors for operands that cannot be multiplied (called only when they cannot)."""
     if x.shape[1] != w.shape[1]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(w.shape[::-1])})"
@@ -34,7 +35,8 @@ class Addmm(Function):
     @staticmethod
     def forward(ctx, bias, input, weight):
         x, w = input.data, weight.data
-        _check(x, w, input, weight)
+        if x.shape[1] != w.shape[1] or x.dtype != w.dtype:
+            _check(x, w, input, weight)
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)
@@ -66,7 +68,8 @@ class Mm(Function):
     @staticmethod
     def forward(ctx, input, weight):
         x, w = input.data, weight.data
-        _check(x, w, input, weight)
+        if x.shape[1] != w.shape[1] or x.dtype != w.dtype:
+            _check(x, w, input, weight)
         ctx.save_for_backward(input if ctx.needs_input_grad[1] else None,
                               weight if ctx.needs_input_grad[0] else None)
         return x @ w.T

@@ -175,9 +175,10 @@ class ClassNllLoss(Function):
     @staticmethod
     def forward(ctx, input, target, reduction):
         x = input.data
-        picked = x[np.arange(x.shape[0]), target]  # input[n, t[n]] for every n at once
+        rows = np.arange(x.shape[0])
+        picked = x[rows, target]  # input[n, t[n]] for every n at once
         ctx.save_for_backward(target)  # an array: no version check, but freed after backward
-        ctx.meta = (x.shape, x.dtype, reduction)
+        ctx.meta = (x.shape, x.dtype, reduction, rows)
         if reduction == "none":
             return np.negative(picked, out=picked)
         total = -picked.sum()
@@ -186,13 +187,14 @@ class ClassNllLoss(Function):
     @staticmethod
     def backward(ctx, grad):
         (target,) = ctx.saved_tensors
-        shape, dtype, reduction = ctx.meta
+        shape, dtype, reduction, rows = ctx.meta
         local = np.zeros(shape, dtype=dtype)
-        local[np.arange(shape[0]), target] = -1.0 / shape[0] if reduction == "mean" else -1.0
+        scale = -1.0 / shape[0] if reduction == "mean" else -1.0
         none = reduction == "none"  # then one gradient per sample, broadcast over classes
-        if not is_grad_enabled():  # no graph to record: scale in place, no Tensor op
-            local *= grad.data[:, None] if none else grad.data
+        if not is_grad_enabled():  # no graph to record: only the picked entries are nonzero
+            local[rows, target] = scale * grad.data  # (N,) for "none", one value otherwise
             return _const(local), None, None
+        local[rows, target] = scale
         return (grad.unsqueeze(1) if none else grad) * _const(local), None, None
 
 
