@@ -1,4 +1,4 @@
-"""``F.embedding`` (a table lookup) and ``F.one_hot``."""
+"""``F.embedding`` (a table lookup) and ``F.pad``, each with a backward that is differentiable again."""
 import numpy as np
 
 from ...autograd.function import Function
@@ -22,17 +22,45 @@ class Embedding(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (num, dim), idx, padding_idx, scale_grad_by_freq = ctx.meta
-        g = grad.data.reshape(-1, dim)
+        return EmbeddingBackward.apply(grad, *ctx.meta), None, None, None
+
+
+def _row_factors(flat, num, padding_idx, scale_grad_by_freq, dtype):
+    """What each looked-up row's gradient is multiplied by: 0 for ``padding_idx``, 1/count if scaled."""
+    factor = np.ones(flat.shape, dtype=dtype)
+    if padding_idx is not None:
+        factor *= flat != padding_idx
+    if scale_grad_by_freq:  # divide by how often each index occurs in this batch
+        factor /= np.bincount(flat, minlength=num)[flat]
+    return factor[:, None]
+
+
+class EmbeddingBackward(Function):
+    """The gradient of the lookup: each output row's gradient added into its table row.
+
+    Linear in ``grad``; its own backward is a lookup again (``gg[indices]``), so
+    ``create_graph=True`` works through an embedding.
+    """
+
+    _backward_name = "EmbeddingDenseBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, table_shape, idx, padding_idx, scale_grad_by_freq):
+        num, dim = table_shape
+        ctx.meta = (idx, padding_idx, scale_grad_by_freq, num)
         flat = idx.reshape(-1)
-        if padding_idx is not None:
-            g = g * (flat != padding_idx)[:, None]
-        if scale_grad_by_freq:  # divide by how often each index occurs in this batch
-            counts = np.bincount(flat, minlength=num)
-            g = g / counts[flat][:, None].astype(g.dtype)
+        g = grad.data.reshape(-1, dim) * _row_factors(flat, num, padding_idx, scale_grad_by_freq, grad.data.dtype)
         dw = np.zeros((num, dim), dtype=g.dtype)
         np.add.at(dw, flat, g)  # unbuffered: repeated indices accumulate
-        return Tensor._make(dw), None, None, None
+        return dw
+
+    @staticmethod
+    def backward(ctx, gg):
+        idx, padding_idx, scale_grad_by_freq, num = ctx.meta
+        flat = idx.reshape(-1)
+        factor = _row_factors(flat, num, padding_idx, scale_grad_by_freq, gg.data.dtype)
+        rows = gg[Tensor._make(flat)] * Tensor._make(factor)
+        return rows.reshape(*idx.shape, gg.shape[1]), None, None, None, None
 
 
 class Pad(Function):
@@ -57,11 +85,31 @@ class Pad(Function):
     @staticmethod
     def backward(ctx, grad):
         shape, widths, mode = ctx.meta
+        return PadBackward.apply(grad, shape, widths, mode), None, None, None
+
+
+class PadBackward(Function):
+    """The gradient of ``F.pad``: crop the middle, and add each padded copy back to its source.
+
+    Linear in ``grad``; its own backward pads again (with zeros for ``'constant'``),
+    so ``create_graph=True`` works through ``F.pad``.
+    """
+
+    _backward_name = "ConstantPadNdBackward0"  # PyTorch's: a pad with negated widths
+
+    @staticmethod
+    def forward(ctx, grad, shape, widths, mode):
+        ctx.meta = (widths, mode)
         g = grad.data
         if mode == "constant":
             inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
-            return Tensor._make(np.ascontiguousarray(g[inner])), None, None, None
+            return np.ascontiguousarray(g[inner])
         np_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
         source = np.pad(np.arange(int(np.prod(shape))).reshape(shape), widths, mode=np_mode)
         dx = np.bincount(source.ravel(), weights=g.ravel(), minlength=int(np.prod(shape)))
-        return Tensor._make(dx.reshape(shape).astype(g.dtype)), None, None, None
+        return dx.reshape(shape).astype(g.dtype)
+
+    @staticmethod
+    def backward(ctx, gg):
+        widths, mode = ctx.meta
+        return Pad.apply(gg, widths, mode, 0.0), None, None, None
