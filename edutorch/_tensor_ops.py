@@ -392,31 +392,35 @@ class TensorOps:
     def view(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             raise TypeError("view(dtype) reinterprets bits; edutorch supports view(*shape) only")
-        return shape_mod.View.apply(self, _sizes(shape))
+        shape = _sizes(shape)
+        return _view(self, shape_mod.View.apply(self, shape), lambda base: base.view(shape))
 
     def view_as(self, other):
         return self.view(other.shape)
 
     def reshape(self, *shape):
         shape = _sizes(shape)
-        fn = shape_mod.View if shape_mod.can_view(self.data, shape) else shape_mod.UnsafeView
-        return fn.apply(self, shape)
+        if not shape_mod.can_view(self.data, shape):
+            return shape_mod.UnsafeView.apply(self, shape)  # a copy: not a view
+        return _view(self, shape_mod.View.apply(self, shape), lambda base: base.reshape(shape))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
 
     def permute(self, *dims):
-        return shape_mod.Permute.apply(self, _sizes(dims))
+        dims = _sizes(dims)
+        return _view(self, shape_mod.Permute.apply(self, dims), lambda base: base.permute(dims))
 
     def transpose(self, dim0, dim1):
-        return shape_mod.Transpose.apply(self, dim0, dim1)
+        return _view(self, shape_mod.Transpose.apply(self, dim0, dim1), lambda base: base.transpose(dim0, dim1))
 
     swapaxes = swapdims = transpose
 
     def t(self):
         if self.data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.data.ndim}D")
-        return shape_mod.T.apply(self, 0, 1) if self.data.ndim == 2 else shape_mod.T.apply(self, 0, 0)
+        dims = (0, 1) if self.data.ndim == 2 else (0, 0)
+        return _view(self, shape_mod.T.apply(self, *dims), lambda base: base.t())
 
     @property
     def T(self):
@@ -447,15 +451,17 @@ class TensorOps:
         dim = _wrap_dim(dim, self.data.ndim + 1)
         new = list(self.data.shape)
         new.insert(dim, 1)
-        return shape_mod.Unsqueeze.apply(self, tuple(new))
+        return _view(self, shape_mod.Unsqueeze.apply(self, tuple(new)), lambda base: base.unsqueeze(dim))
 
     def squeeze(self, dim=None):
         old = self.data.shape
         if dim is None:
-            return shape_mod.Squeeze.apply(self, tuple(s for s in old if s != 1))
-        fn = shape_mod.SqueezeDims if isinstance(dim, (tuple, list)) else shape_mod.SqueezeDim
-        dims = {_wrap_dim(d, self.data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-        return fn.apply(self, tuple(s for i, s in enumerate(old) if not (i in dims and s == 1)))
+            out = shape_mod.Squeeze.apply(self, tuple(s for s in old if s != 1))
+        else:
+            fn = shape_mod.SqueezeDims if isinstance(dim, (tuple, list)) else shape_mod.SqueezeDim
+            dims = {_wrap_dim(d, self.data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+            out = fn.apply(self, tuple(s for i, s in enumerate(old) if not (i in dims and s == 1)))
+        return _view(self, out, lambda base: base.squeeze(dim))
 
     def flatten(self, start_dim=0, end_dim=-1):
         old = self.data.shape
@@ -486,7 +492,10 @@ class TensorOps:
         start = start + size if start < 0 else start
         if start + length > size:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-        return shape_mod.Narrow.apply(self, axis, start, length)
+        out = shape_mod.Narrow.apply(self, axis, start, length)
+        if _state["enabled"]:  # a slice: an in-place op on it writes back like ``base[idx] = ...``
+            out._view_of = (self, (slice(None),) * axis + (slice(start, start + length),), None)
+        return out
 
     def split(self, split_size, dim=0):
         axis = _wrap_dim(dim, self.data.ndim)
@@ -495,14 +504,14 @@ class TensorOps:
             if split_size <= 0 and size:
                 raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
             sizes = [min(split_size, size - i) for i in range(0, size, split_size)] if size else [0]
-            return shape_mod.Split.apply(self, tuple(sizes), axis)
+            return _multi_view(self, shape_mod.Split.apply(self, tuple(sizes), axis), "Split")
         sizes = tuple(split_size)
         if builtins.sum(sizes) != size:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                 f"dimension {axis}), but got split_sizes={list(sizes)}"
             )
-        return shape_mod.SplitWithSizes.apply(self, sizes, axis)
+        return _multi_view(self, shape_mod.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes")
 
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
@@ -511,7 +520,7 @@ class TensorOps:
         return self.split(-(-size // chunks) if size else 1, dim)
 
     def unbind(self, dim=0):
-        return shape_mod.Unbind.apply(self, _wrap_dim(dim, self.data.ndim))
+        return _multi_view(self, shape_mod.Unbind.apply(self, _wrap_dim(dim, self.data.ndim)), "Unbind")
 
     # -- indexing -----------------------------------------------------------------
     def __getitem__(self, idx):
@@ -519,7 +528,7 @@ class TensorOps:
         if indexing.is_basic(idx):
             out = indexing.basic_index_class(idx).apply(self, idx)
             if _state["enabled"]:
-                out._view_of = (self, idx)  # so an in-place op on the view can update the base's graph
+                out._view_of = (self, idx, None)  # so an in-place op on the view can update the base's graph
             return out
         return indexing.Index.apply(self, idx)
 
@@ -654,6 +663,7 @@ class TensorOps:
     # -- in-place ops ---------------------------------------------------------
     def _inplace(self, fn, *args):
         """Run ``fn`` out of place, then write the result into this tensor's storage."""
+        _check_writable(self)
         recording = _state["enabled"]
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
@@ -687,12 +697,17 @@ class TensorOps:
         return self
 
     def _inplace_on_view(self, view_of, fn, args):
-        """An in-place op on a view (``y[0].mul_(2)``) is recorded on the base, as ``CopySlices``.
+        """An in-place op on a view (``y[0].mul_(2)``, ``y.t().mul_(2)``) is recorded on the base.
 
         The view shares memory with its base, so the base's values change too; its
-        graph must change with them: ``base[idx] = fn(view)`` says exactly that.
+        graph must change with them.  For an indexed view, ``base[idx] = fn(view)``
+        says exactly that (PyTorch's ``CopySlices``).  A reshaped / transposed view
+        covers every element of the base: the new values, put back in the base's
+        order, replace the whole base.  Then the view is made again from the new base.
         """
-        base, idx = view_of
+        base, idx, remake = view_of
+        if remake is None and idx is None:  # one of several views returned by split/unbind
+            raise RuntimeError(_multi_view_error(self))
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         source = utils._Tensor._make(self.data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
@@ -702,8 +717,12 @@ class TensorOps:
                 f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
                 f"{list(result.data.shape)}"
             )
-        base[idx] = result  # writes through the shared memory and bumps the shared version
-        fresh = base[idx]  # this view, now computed from the updated base
+        if idx is not None:
+            base[idx] = result  # writes through the shared memory and bumps the shared version
+            fresh = base[idx]  # this view, now computed from the updated base
+        else:
+            base[...] = _in_base_order(result, base, remake)
+            fresh = remake(base)
         self.grad_fn, self._output_nr, self._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
         return self
 
@@ -948,7 +967,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     with PyTorch's errors.
     """
     x = t.data
-    if type(x) is not np.ndarray or x.dtype.kind != "f":
+    if type(x) is not np.ndarray or x.dtype.kind != "f" or not x.flags.writeable:
         return False
     recording = _state["enabled"]
     if isinstance(other, utils._Tensor):
@@ -985,6 +1004,63 @@ def _saved_by(node, t):
 
 def _any_requires_grad(args):
     return any(isinstance(a, utils._Tensor) and a._requires_grad for a in args)
+
+
+# -- views: what an in-place op on a view must know about its base ----------------
+def _view(base, out, remake):
+    """Remember that ``out`` is a view of ``base`` that ``remake(base)`` makes again.
+
+    An in-place op on ``out`` then rewrites ``base``'s graph too (PyTorch's view
+    tracking).  Only a real view counts: it shares the base's version counter
+    (``reshape`` of a non-contiguous tensor copies, and is not one).
+    """
+    if _state["enabled"] and out._version_counter is base._version_counter:
+        out._view_of = (base, None, remake)
+    return out
+
+
+def _multi_view(base, outs, name):
+    """``split``/``unbind`` return several views: PyTorch forbids in-place ops on them."""
+    if _state["enabled"]:
+        for nr, out in enumerate(outs):
+            out._view_of = (base, None, None)
+            out._multi_view = (name, nr)
+    return outs
+
+
+def _multi_view_error(view):
+    name, nr = view._multi_view
+    return (
+        f"Output {nr} of {name} is a view and is being modified inplace. This view is the output of "
+        "a function that returns multiple views. Such functions do not allow the output views to be "
+        "modified inplace. You should replace the inplace operation by an out-of-place one."
+    )
+
+
+def _in_base_order(values, base, remake):
+    """``values`` (shaped like the view ``remake(base)``) rearranged into ``base``'s shape.
+
+    Which base element each view element is: make the same view of the base's
+    positions ``0 .. n-1``; sorting by position puts every value back in place.
+    The rearrangement is an index op, so gradients flow through it.
+    """
+    with grad_mode.no_grad():
+        positions = remake(utils._Tensor._make(np.arange(base.data.size).reshape(base.data.shape))).data
+    order = np.argsort(positions.reshape(-1), kind="stable")
+    return values.reshape(-1)[utils._Tensor._make(order)].reshape(base.data.shape)
+
+
+EXPANDED_INPLACE_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+
+
+def _check_writable(t):
+    """An expanded tensor (0-stride broadcast view) cannot be written: PyTorch's error, not NumPy's."""
+    data = t.data
+    if type(data) is np.ndarray and not data.flags.writeable:
+        raise RuntimeError(EXPANDED_INPLACE_ERROR)
 
 
 def _check_leaf_inplace(t):

@@ -1,0 +1,130 @@
+"""In-place ops on views rewrite the base's graph (PyTorch's view tracking).
+
+``a.t().mul_(2)`` changes ``a``'s values through shared memory; the gradient
+of anything computed from ``a`` afterwards must see that multiplication.
+Before this existed the base kept its old graph and the gradient was silently
+wrong, so each case here is checked against the out-of-place computation
+(no torch needed) and, when torch is installed, against PyTorch itself.
+"""
+import numpy as np
+import pytest
+
+import edutorch as et
+
+WEIGHTS = np.arange(1.0, 7.0).reshape(2, 3)
+
+# name -> how the view is made from a (2, 3) base
+VIEWS = {
+    "view": lambda a: a.view(3, 2),
+    "reshape": lambda a: a.reshape(6),
+    "flatten": lambda a: a.flatten(),
+    "t": lambda a: a.t(),
+    "transpose": lambda a: a.transpose(0, 1),
+    "permute": lambda a: a.permute(1, 0),
+    "mT": lambda a: a.mT,
+    "unsqueeze": lambda a: a.unsqueeze(0),
+    "unsqueeze_squeeze": lambda a: a.unsqueeze(0).squeeze(0),
+    "unflatten": lambda a: a.flatten().unflatten(0, (3, 2)),
+    "narrow": lambda a: a.narrow(1, 0, 2),
+    "index": lambda a: a[1],
+    "slice_then_t": lambda a: a[:, 1:].t(),
+    "view_then_index": lambda a: a.view(3, 2)[1:],
+}
+
+
+def _run(lib, make_view, in_place=True):
+    """``a = x*1``, multiply a view of ``a`` by 1..n (in place or not), return x.grad and a."""
+    x = lib.tensor(WEIGHTS.copy(), requires_grad=True)
+    a = x * 1
+    v = make_view(a)
+    factor = lib.arange(1, v.numel() + 1, dtype=lib.float64).reshape(v.shape)
+    if in_place:
+        v.mul_(factor)
+    else:  # the same values, out of place: write the product back through indexing of a copy
+        base_positions = make_view(lib.arange(a.numel()).reshape(a.shape)).reshape(-1)
+        flat = a.reshape(-1)
+        scale = lib.ones(a.numel(), dtype=lib.float64)
+        scale[base_positions] = factor.reshape(-1)
+        a = (flat * scale).reshape(a.shape)
+    (a * lib.tensor(WEIGHTS)).sum().backward()
+    return x.grad.numpy(), a.detach().numpy()
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_inplace_on_view_equals_out_of_place(name):
+    grad, values = _run(et, VIEWS[name])
+    expected_grad, expected_values = _run(et, VIEWS[name], in_place=False)
+    np.testing.assert_allclose(values, expected_values)
+    np.testing.assert_allclose(grad, expected_grad)
+
+
+@pytest.mark.parametrize("name", sorted(VIEWS))
+def test_inplace_on_view_matches_torch(name):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    grad, values = _run(et, VIEWS[name])
+    t_grad, t_values = _run(torch, VIEWS[name])
+    np.testing.assert_allclose(values, t_values)
+    np.testing.assert_allclose(grad, t_grad)
+
+
+def test_base_node_is_copyslices_and_view_is_remade():
+    a = et.ones(2, 3, requires_grad=True) * 1
+    v = a.t()
+    v.mul_(2)
+    assert a.grad_fn.name() == "CopySlices"
+    assert v.grad_fn is not None and v._version == a._version == 1
+
+
+def test_copy_into_a_view_of_a_plain_tensor_records_the_source():
+    y = et.zeros(2, 3)
+    w = et.ones(3, 2, requires_grad=True)
+    y.t().copy_(w * 3)
+    assert y.requires_grad and y.grad_fn.name() == "CopySlices"
+    (y * et.tensor(WEIGHTS)).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), 3 * WEIGHTS.T)
+
+
+def test_view_of_a_leaf_refuses_in_place():
+    x = et.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+        x.t().mul_(2)
+
+
+@pytest.mark.parametrize("make,name,nr", [
+    (lambda a: a.split(1)[0], "Split", 0),
+    (lambda a: a.chunk(3, 1)[2], "Split", 2),
+    (lambda a: a.split([1, 2], 1)[1], "SplitWithSizes", 1),
+    (lambda a: a.unbind(0)[1], "Unbind", 1),
+])
+def test_in_place_on_one_of_several_views_is_refused(make, name, nr):
+    a = et.ones(2, 3, requires_grad=True) * 1
+    with pytest.raises(RuntimeError) as err:
+        make(a).mul_(2)
+    assert str(err.value).startswith(f"Output {nr} of {name} is a view and is being modified inplace.")
+
+
+def test_multi_view_message_matches_torch():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    messages = []
+    for lib in (et, torch):
+        a = lib.ones(2, 3, requires_grad=True) * 1
+        with pytest.raises(RuntimeError) as err:
+            a.unbind(0)[1].mul_(2)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
+
+
+def test_in_place_on_expanded_tensor_is_refused_like_torch():
+    x = et.ones(1, 3).expand(2, 3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        x.mul_(et.ones(2, 3))
+
+
+def test_views_without_grad_stay_plain():
+    a = et.ones(2, 3)
+    v = a.t()
+    v.mul_(2)  # no graph anywhere: a plain write through shared memory
+    assert a.grad_fn is None and not a.requires_grad
+    assert a.tolist() == [[2.0] * 3] * 2
