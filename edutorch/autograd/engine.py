@@ -206,8 +206,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     grad_inputs = _call_node(node, grads)
             else:
                 grad_inputs = _call_node_hooked(node, grads)
-            if not retain_graph and node._saved:
-                node._release()
+            if not retain_graph and node._saved:  # free what forward saved; a second backward then fails
+                node._saved = ()
+                node._released = True
             # send each gradient along its edge; a child whose inputs are all in is ready
             metas = node._input_meta
             for i, ((child, nr), g) in enumerate(zip(node.next_functions, grad_inputs)):

@@ -151,12 +151,6 @@ class Node(FunctionCtx):
             "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
         )
 
-    def _release(self):
-        """Free saved tensors after backward (unless ``retain_graph=True``)."""
-        if self._saved:
-            self._released = True
-            self._saved = ()
-
     # -- hooks on the node -------------------------------------------------
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before this node's backward; may return new grads."""

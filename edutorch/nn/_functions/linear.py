@@ -10,7 +10,7 @@ place); with ``create_graph=True`` the same formulas run as Tensor ops.
 """
 from ...autograd.function import Function
 from ..._tensor import Tensor
-from ...autograd.grad_mode import is_grad_enabled
+from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
 from ...autograd._functions.blas import _shape_str
 
 
@@ -48,7 +48,7 @@ class Addmm(Function):
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         need_bias, need_input, need_weight = ctx.needs_input_grad  # one flag per input
-        if not is_grad_enabled():  # no graph to record: straight NumPy, one call per gradient
+        if not _state["enabled"]:  # no graph to record: straight NumPy, one call per gradient
             g = grad.data
             return (Tensor._make(g.sum(0)) if need_bias else None,
                     Tensor._make(g @ weight.data) if need_input else None,
@@ -77,7 +77,7 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        if not is_grad_enabled():  # no graph to record: straight NumPy
+        if not _state["enabled"]:  # no graph to record: straight NumPy
             g = grad.data
             return (Tensor._make(g @ weight.data) if ctx.needs_input_grad[0] else None,
                     Tensor._make(g.T @ input.data) if ctx.needs_input_grad[1] else None)
