@@ -35,11 +35,12 @@ def _shape_list(t):
 # ---------------------------------------------------------------- linear ----
 def linear(input, weight, bias=None):
     """``y = x @ W.T + b``, one fused op (``addmm``) for a 2-D input, as in PyTorch."""
-    if input.ndim == 2 and bias is not None:
+    ndim = input.data.ndim
+    if ndim == 2 and bias is not None:
         return _linear.Addmm.apply(bias, input, weight)
-    if input.ndim == 2:
+    if ndim == 2:
         return _linear.Mm.apply(input, weight)
-    if input.ndim > 2:  # flatten the batch dims, one product, restore them
+    if ndim > 2:  # flatten the batch dims, one product, restore them
         out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
         return out.view(*input.shape[:-1], weight.shape[0])
     # a single vector: (in,) -> (out,)
@@ -565,7 +566,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.ndim == 1 else 1
+    class_dim = 0 if input.data.ndim == 1 else 1
     logp = log_softmax(input, class_dim)
     if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
