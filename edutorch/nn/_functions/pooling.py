@@ -64,20 +64,35 @@ class MaxPool2d(Function):
 
     @staticmethod
     def first_max(ctx):
-        """For each kernel offset: (input region, mask of the windows whose FIRST max sits there).
+        """For each kernel offset: (input region, mask of the windows whose max sits there).
 
-        On ties PyTorch picks the first maximum, so a window already matched
-        at an earlier offset is excluded from the later masks.
+        PyTorch's kernel scans a window and keeps ``val > max or isnan(val)``: on
+        ties the FIRST maximum wins, so a window already matched at an earlier
+        offset is excluded from the later masks; a NaN is the maximum, and of
+        several NaNs the LAST one wins.
         """
         _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
         found = np.zeros(ctx.out.shape, dtype=bool)
         hit = np.empty(ctx.out.shape, dtype=bool)
+        nan_windows = np.isnan(ctx.out)
+        last_nan = MaxPool2d.last_nan_offset(ctx) if nan_windows.any() else None
         for p in range(kh * kw):
             sl = _offset_slices(p // kw, p % kw, hw, stride, dilation)
             np.equal(ctx.xp[sl], ctx.out, out=hit)
             np.greater(hit, found, out=hit)  # hit and not found before
             found |= hit
+            if last_nan is not None:  # NaN != NaN: those windows are matched by position
+                hit |= nan_windows & (last_nan == p)
             yield p, sl, hit
+
+    @staticmethod
+    def last_nan_offset(ctx):
+        """For each window, the last kernel offset holding a NaN (-1 if none)."""
+        _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
+        last = np.full(ctx.out.shape, -1)
+        for p in range(kh * kw):
+            last[np.isnan(ctx.xp[_offset_slices(p // kw, p % kw, hw, stride, dilation)])] = p
+        return last
 
     @staticmethod
     def indices(ctx):
