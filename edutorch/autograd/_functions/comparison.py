@@ -28,11 +28,20 @@ def _pick_forward(ctx, ufunc, a, b):
     return out
 
 
-def _pick_backward(ctx, grad, wins):
-    """The gradient goes to the input that ``wins``; on ties, half to each."""
+def _pick_backward(ctx, grad, loses):
+    """PyTorch's rule: each input gets the gradient unless it ``loses`` the comparison; ties share it.
+
+    ``maximum``: ``a`` gets nothing where ``a < b``, half where ``a == b``, all
+    elsewhere -- and so does ``b`` with the roles swapped.  Where a NaN is
+    compared, nobody loses and nobody ties: both inputs get the whole gradient.
+    """
     a, b = ctx.saved_tensors
-    share = wins(a, b).to(grad.dtype) + (a == b).to(grad.dtype) * 0.5
-    return _split(ctx, grad, share)
+    dtype = grad.dtype
+    scale = 1 - (a == b).to(dtype) * 0.5  # 1, or 1/2 on ties
+    ma, mb = ctx.meta
+    ga = grad_for(grad * scale * (1 - loses(a, b).to(dtype)), ma) if ctx.needs_input_grad[0] else None
+    gb = grad_for(grad * scale * (1 - loses(b, a).to(dtype)), mb) if ctx.needs_input_grad[1] else None
+    return ga, gb
 
 
 class Maximum(Function):
@@ -44,7 +53,7 @@ class Maximum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return _pick_backward(ctx, grad, operator.gt)
+        return _pick_backward(ctx, grad, operator.lt)  # an input loses where it is the smaller
 
 
 class Minimum(Function):
@@ -56,15 +65,7 @@ class Minimum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return _pick_backward(ctx, grad, operator.lt)
-
-
-def _split(ctx, grad, share):
-    """``share`` of the gradient goes to the first input, the rest to the second."""
-    ma, mb = ctx.meta
-    ga = grad_for(grad * share, ma) if ctx.needs_input_grad[0] else None
-    gb = grad_for(grad * (1 - share), mb) if ctx.needs_input_grad[1] else None
-    return ga, gb
+        return _pick_backward(ctx, grad, operator.gt)  # an input loses where it is the larger
 
 
 class Clamp(Function):
@@ -136,15 +137,17 @@ class ClampTensor(Function):
     def backward(ctx, grad):
         a, lo, hi = ctx.saved_tensors
         ma, mlo, mhi = ctx.meta
-        below = (a < lo) if lo is not None else None
-        above = (a > hi) if hi is not None else None
-        if hi is not None and lo is not None:
-            below = below & ~above  # when min > max, max wins (as in PyTorch)
-        inside = ~(below | above) if (below is not None and above is not None) else \
-            ~(below if below is not None else above)
-        ga = grad_for(grad * inside, ma) if ctx.needs_input_grad[0] else None
-        glo = grad_for(grad * below, mlo) if lo is not None and ctx.needs_input_grad[1] else None
-        ghi = grad_for(grad * above, mhi) if hi is not None and ctx.needs_input_grad[2] else None
+        # PyTorch's clamp_backward_min_max.  Comparisons with NaN are False, so a NaN in
+        # x or in a bound passes no gradient; when min > max, max wins.
+        if lo is not None and hi is not None:
+            keep, to_lo, to_hi = (a >= lo) & (a <= hi), (a < lo) & (hi > lo), (a > hi) | (hi < lo)
+        elif lo is not None:
+            keep, to_lo, to_hi = a >= lo, a < lo, None
+        else:
+            keep, to_lo, to_hi = a <= hi, None, a > hi
+        ga = grad_for(grad.masked_fill(~keep, 0), ma) if ctx.needs_input_grad[0] else None
+        glo = grad_for(grad.masked_fill(~to_lo, 0), mlo) if lo is not None and ctx.needs_input_grad[1] else None
+        ghi = grad_for(grad.masked_fill(~to_hi, 0), mhi) if hi is not None and ctx.needs_input_grad[2] else None
         return ga, glo, ghi
 
 

@@ -103,8 +103,9 @@ def _sigmoid_grad(g, s):
 
 
 def _threshold_grad(g, y, threshold):
-    # multiplying by the bool mask keeps grad's dtype and is one NumPy pass
-    return g * (y > threshold)
+    # PyTorch's ``y <= threshold ? 0 : grad``: a NaN passes its gradient, and an inf or NaN
+    # gradient at a blocked position still gives 0 (a multiply by a mask would give NaN)
+    return np.where(y <= threshold, 0, g)
 
 
 def _pow_grad(g, a, exponent):

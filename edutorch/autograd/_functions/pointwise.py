@@ -189,7 +189,7 @@ class Pow(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         if ctx.exponent == 0:
-            return grad * 0, None  # a constant: no graph back to a (as PyTorch)
+            return grad.new_zeros(grad.shape), None  # a constant: no graph back to a (as PyTorch)
         return fused.pow_backward(grad, a, ctx.exponent), None  # grad * e * a**(e-1) as one op
 
 

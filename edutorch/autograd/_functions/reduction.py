@@ -471,7 +471,11 @@ class MaxAll(Amax):
 
     @staticmethod
     def backward(ctx, grad):
-        return Amax.backward(ctx, grad)[0]
+        # PyTorch's evenly_distribute_backward: shared by the entries equal to the result,
+        # or, when the result is NaN, by the NaN entries (NaN == NaN is False)
+        a, out = ctx.saved_tensors
+        hit = (a.isnan() if out.isnan().item() else a == out).to(grad.dtype)
+        return grad * hit / hit.sum()
 
 
 class MinAll(MaxAll):

@@ -59,7 +59,7 @@ class Fill(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, None
+        return grad.new_zeros(grad.shape), None
 
 
 class Zero(Fill):
@@ -82,7 +82,7 @@ class Copy(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0, utils.grad_for(grad, ctx.src_meta)
+        return grad.new_zeros(grad.shape), utils.grad_for(grad, ctx.src_meta)
 
 
 class IndexPut(Function):

@@ -95,11 +95,11 @@ class Sign(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return np.sign(a.data)
+        return _utils.sign(a.data)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return grad.new_zeros(grad.shape)
 
 
 class Sin(Function):
@@ -153,7 +153,7 @@ class _Rounding(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * 0
+        return grad.new_zeros(grad.shape)
 
 
 class Round(_Rounding):

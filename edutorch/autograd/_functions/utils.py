@@ -101,6 +101,13 @@ def sum_to_shape_axes(grad_shape, shape):
     return axes, kept
 
 
+def sign(x):
+    """``np.sign`` with PyTorch's value for NaN: 0 (NumPy gives NaN)."""
+    if x.dtype.kind == "f":
+        return np.where(np.isnan(x), 0, np.sign(x))
+    return np.sign(x)
+
+
 def summed_to(x, shape):
     """The array ``x`` summed over its broadcast axes down to ``shape``."""
     lead, kept = sum_to_shape_axes(x.shape, tuple(shape))

@@ -54,8 +54,9 @@ class Elu(Function):
     def backward(ctx, grad):
         # f'(x) = 1 for x > 0, alpha * exp(x) otherwise
         (input,) = ctx.saved_tensors
-        pos = _const((input.data > 0).astype(input.data.dtype))
-        neg_part = (input * (1 - pos)).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
+        negative = _const(input.data <= 0)  # PyTorch's test: a NaN counts as positive
+        pos = 1 - negative.to(input.dtype)
+        neg_part = input.masked_fill(~negative, 0).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
         return grad * (pos + (1 - pos) * neg_part), None
 
 

@@ -11,6 +11,7 @@ constants), so ``create_graph=True`` gives correct second derivatives.
 import numpy as np
 
 from ...autograd.function import Function
+from ...autograd._functions.utils import sign
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
 
@@ -57,9 +58,12 @@ class _PointwiseLoss(Function):
 
 
 def _masks(d, limit):
-    """Constant masks of a piecewise loss: inside ``|d| < limit`` and the sign of ``d``."""
-    inside = np.abs(d.data) < limit
-    return _const(inside.astype(d.data.dtype)), _const(np.sign(d.data))
+    """Constant masks of a piecewise loss: inside ``|d| <= limit`` and the sign of ``d``.
+
+    As PyTorch's kernels test ``d < -limit`` and ``d > limit``, a NaN counts as inside.
+    """
+    inside = ~(np.abs(d.data) > limit)
+    return _const(inside.astype(d.data.dtype)), _const(sign(d.data))
 
 
 class MseLoss(_PointwiseLoss):
@@ -93,7 +97,8 @@ class SmoothL1Loss(_PointwiseLoss):
         inside, sign = _masks(d, beta)
         if beta == 0:
             return sign
-        return inside * d / beta + (1 - inside) * sign
+        # the quadratic part only where |d| < beta (masked, not multiplied: inf * 0 would be nan)
+        return d.masked_fill(inside == 0, 0) / beta + (1 - inside) * sign
 
 
 class HuberLoss(_PointwiseLoss):
@@ -109,7 +114,7 @@ class HuberLoss(_PointwiseLoss):
     @staticmethod
     def dloss(d, delta):
         inside, sign = _masks(d, delta)
-        return inside * d + (1 - inside) * sign * delta
+        return d.masked_fill(inside == 0, 0) + (1 - inside) * sign * delta
 
 
 class NllLoss(Function):

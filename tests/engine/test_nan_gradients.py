@@ -1,0 +1,81 @@
+"""NaN and inf inputs: the values and gradients PyTorch gives.
+
+PyTorch's kernels decide with comparisons (``x <= 0 ? 0 : grad``), and a
+comparison with NaN is False; NumPy formulas written as "multiply by a mask"
+turn ``NaN * 0`` or ``inf * 0`` into NaN instead.  A NaN appearing in training
+is exactly when a student needs the gradients to be PyTorch's, so each op
+that picks or masks is checked here on inputs full of NaN and inf.
+"""
+import numpy as np
+import pytest
+
+import edutorch as et
+
+NAN, INF = float("nan"), float("inf")
+X = np.array([[1.0, NAN, 3.0, NAN], [2.0, 5.0, 5.0, 0.0], [NAN, 1.0, 1.0, -INF]])
+Y = np.array([[1.0, 2.0, NAN, NAN], [2.0, 1.0, 6.0, 0.0], [0.0, 1.0, NAN, INF]])
+
+
+def F(lib):
+    return lib.nn.functional
+
+
+OPS = {
+    "relu": lambda lib, x, y: lib.relu(x),
+    "elu": lambda lib, x, y: F(lib).elu(x),
+    "abs": lambda lib, x, y: x.abs(),
+    "sign_times_x": lambda lib, x, y: x.sign() * x,
+    "round_times_x": lambda lib, x, y: x.round() * x,
+    "maximum": lambda lib, x, y: lib.maximum(x, y),
+    "minimum": lambda lib, x, y: lib.minimum(x, y),
+    "max_all": lambda lib, x, y: x.max(),
+    "min_all": lambda lib, x, y: x.min(),
+    "clamp_tensor_min": lambda lib, x, y: x.clamp(min=y),
+    "clamp_tensor_max": lambda lib, x, y: x.clamp(max=y),
+    "clamp_tensor_both": lambda lib, x, y: x.clamp(min=y, max=y * 2 + 1),
+    "clamp_numbers": lambda lib, x, y: x.clamp(0, 2),
+    "l1_loss": lambda lib, x, y: F(lib).l1_loss(x, y),
+    "smooth_l1_loss": lambda lib, x, y: F(lib).smooth_l1_loss(x, y, beta=0.5, reduction="sum"),
+    "huber_loss": lambda lib, x, y: F(lib).huber_loss(x, y, delta=2.0),
+}
+
+
+def _run(lib, name):
+    x = lib.tensor(X.copy(), requires_grad=True)
+    y = lib.tensor(Y.copy(), requires_grad=True)
+    OPS[name](lib, x, y).sum().backward()
+    return x, y
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_matches_torch_on_nan_and_inf(name):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    (x, y), (tx, ty) = _run(et, name), _run(torch, name)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), equal_nan=True)
+    if ty.grad is None:
+        assert y.grad is None
+    else:
+        np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), equal_nan=True)
+
+
+def test_sign_of_nan_is_zero():
+    assert et.tensor([NAN, -2.0, 0.0, 3.0]).sign().tolist() == [0.0, -1.0, 0.0, 1.0]
+
+
+def test_relu_passes_the_gradient_of_a_nan_and_blocks_an_infinite_one():
+    x = et.tensor([NAN, -1.0, 2.0], requires_grad=True)
+    et.relu(x).backward(et.tensor([1.0, INF, 1.0]))
+    assert x.grad.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_maximum_with_a_nan_gives_both_inputs_the_gradient():
+    a = et.tensor([NAN, 1.0, 2.0], requires_grad=True)
+    b = et.tensor([0.0, 1.0, NAN], requires_grad=True)
+    et.maximum(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 0.5, 1.0] and b.grad.tolist() == [1.0, 0.5, 1.0]
+
+
+def test_max_of_a_tensor_with_nans_shares_the_gradient_among_the_nans():
+    x = et.tensor([1.0, NAN, 3.0, NAN], requires_grad=True)
+    x.max().backward()
+    assert x.grad.tolist() == [0.0, 0.5, 0.0, 0.5]
