@@ -79,3 +79,60 @@ def test_max_of_a_tensor_with_nans_shares_the_gradient_among_the_nans():
     x = et.tensor([1.0, NAN, 3.0, NAN], requires_grad=True)
     x.max().backward()
     assert x.grad.tolist() == [0.0, 0.5, 0.0, 0.5]
+
+
+# -- every op of the table, on inputs holding a NaN and an inf ------------------------
+# PyTorch's prod backward divides the result by each element when no element is 0
+# (so an inf or NaN input makes every gradient NaN); ours multiplies the other
+# elements, the exact derivative.  The inf-norm shares its gradient among entries
+# equal to the norm, and none equals NaN.  Both are known differences, kept strict:
+# if they ever agree, the marker must go.
+KNOWN_NAN_DIFFERENCES = {"prod", "prod_dim", "prod_keep", "norm_inf"}
+
+
+def _with_nan_and_inf(op_case, seed=0):
+    from op_cases import sample
+
+    rng = np.random.default_rng(seed)
+    arrays = [sample(shape, op_case.domain, rng) for shape in op_case.shapes]
+    for a in arrays:
+        if a.size >= 3:
+            flat = a.reshape(-1)
+            flat[0], flat[-1] = NAN, INF
+    return arrays
+
+
+def _values_and_grads(lib, op_case, arrays):
+    from op_cases import total
+
+    tensors = [lib.tensor(a.copy(), requires_grad=op_case.grad) for a in arrays]
+    out = op_case.fn(lib, *tensors)
+    outs = out if isinstance(out, tuple) else (out,)
+    values = [None if o is None else o.detach().numpy() for o in outs]
+    grads = None
+    if op_case.grad:
+        loss = total(outs, [None if o is None else lib.ones_like(o) for o in outs])
+        if loss is not None and loss.requires_grad:
+            grads = [None if g is None else g.numpy() for g in lib.autograd.grad(loss, tensors, allow_unused=True)]
+    return values, grads
+
+
+def _same(mine, theirs):
+    if mine is None or theirs is None:
+        return mine is None and theirs is None
+    if mine.dtype == bool or theirs.dtype == bool:
+        return np.array_equal(mine, theirs)
+    return mine.shape == theirs.shape and np.allclose(mine, theirs, rtol=1e-6, atol=1e-9, equal_nan=True)
+
+
+def test_every_op_matches_torch_on_nan_and_inf(op_case, request):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    arrays = _with_nan_and_inf(op_case)
+    if op_case.name in KNOWN_NAN_DIFFERENCES and any(a.size >= 3 for a in arrays):
+        request.applymarker(pytest.mark.xfail(strict=True, reason="known NaN/inf difference, see above"))
+    with np.errstate(all="ignore"):
+        (v1, g1), (v2, g2) = _values_and_grads(et, op_case, arrays), _values_and_grads(torch, op_case, arrays)
+    assert all(_same(a, b) for a, b in zip(v1, v2)), "values differ"
+    assert (g1 is None) == (g2 is None)
+    if g1 is not None:
+        assert all(_same(a, b) for a, b in zip(g1, g2)), "gradients differ"

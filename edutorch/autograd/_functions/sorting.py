@@ -8,11 +8,17 @@ from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an imp
 
 
 def _sorted_positions(x, axis, descending):
-    """Indices that sort ``x`` along ``axis``; equal values keep their order."""
-    if descending:
-        keys = -x.astype(np.int64) if x.dtype.kind in "bu" else -x  # largest first
-        return np.argsort(keys, axis=axis, kind="stable")
-    return np.argsort(x, axis=axis, kind="stable")
+    """Indices that sort ``x`` along ``axis``; equal values keep their order.
+
+    As in PyTorch a NaN counts as the largest value: last when ascending (NumPy's
+    order too), first when descending.
+    """
+    if not descending:
+        return np.argsort(x, axis=axis, kind="stable")
+    if x.dtype.kind == "f":  # NaN first (the last key decides first), then largest first
+        return np.lexsort((-x, ~np.isnan(x)), axis=axis)
+    keys = -x.astype(np.int64) if x.dtype.kind in "bu" else -x  # largest first
+    return np.argsort(keys, axis=axis, kind="stable")
 
 
 class Sort(Function):
