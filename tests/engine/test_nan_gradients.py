@@ -136,3 +136,12 @@ def test_every_op_matches_torch_on_nan_and_inf(op_case, request):
     assert (g1 is None) == (g2 is None)
     if g1 is not None:
         assert all(_same(a, b) for a, b in zip(g1, g2)), "gradients differ"
+
+
+def test_relu_blocked_gradient_is_positive_zero_like_torch():
+    """``y <= 0 ? 0 : grad`` selects: a negative upstream gradient does not leave a -0.0 behind."""
+    x = et.tensor([-1.0, 2.0, -3.0], requires_grad=True)
+    et.relu(x).backward(et.tensor([-5.0, 1.0, -INF]))
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]
+    assert not np.signbit(x.grad.numpy()).any()
+    assert str(x.grad) == "tensor([0., 1., 0.])"

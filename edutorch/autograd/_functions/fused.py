@@ -102,10 +102,25 @@ def _sigmoid_grad(g, s):
     return g * (s * (1 - s))
 
 
+_SAME_SIZE_UINT = {np.dtype(np.float16): np.uint16, np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
+
+
 def _threshold_grad(g, y, threshold):
-    # PyTorch's ``y <= threshold ? 0 : grad``: a NaN passes its gradient, and an inf or NaN
-    # gradient at a blocked position still gives 0 (a multiply by a mask would give NaN)
-    return np.where(y <= threshold, 0, g)
+    """PyTorch's ``y <= threshold ? 0 : grad``, exactly.
+
+    A NaN ``y`` passes its gradient (the comparison is False), and a blocked
+    position is +0.0 whatever the gradient was: multiplying by a 0/1 mask would
+    give -0.0 for a negative gradient and NaN for an infinite one.  ``np.where``
+    says it directly but is ~8x slower on a random mask, so for NumPy floats
+    the select is done on the bits: AND with all-ones keeps the gradient, AND
+    with zero gives the bits of +0.0.
+    """
+    uint = _SAME_SIZE_UINT.get(g.dtype) if type(g) is np.ndarray and g.shape == y.shape else None
+    if uint is None:  # another array type (CuPy), dtype or shape: the direct form
+        return np.where(y <= threshold, 0, g)
+    keep = np.asarray(y <= threshold).astype(uint)  # asarray: a 0-d comparison is a NumPy scalar
+    keep -= 1  # blocked: 1 - 1 = 0; kept: 0 - 1 wraps to all ones
+    return np.bitwise_and(g.view(uint), keep, out=keep).view(g.dtype)
 
 
 def _pow_grad(g, a, exponent):
