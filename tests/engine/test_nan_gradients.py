@@ -82,12 +82,9 @@ def test_max_of_a_tensor_with_nans_shares_the_gradient_among_the_nans():
 
 
 # -- every op of the table, on inputs holding a NaN and an inf ------------------------
-# PyTorch's prod backward divides the result by each element when no element is 0
-# (so an inf or NaN input makes every gradient NaN); ours multiplies the other
-# elements, the exact derivative.  The inf-norm shares its gradient among entries
-# equal to the norm, and none equals NaN.  Both are known differences, kept strict:
-# if they ever agree, the marker must go.
-KNOWN_NAN_DIFFERENCES = {"prod", "prod_dim", "prod_keep", "norm_inf"}
+# The inf-norm shares its gradient among the entries equal to the norm, and none
+# equals NaN: a known difference, kept strict (if it ever agrees, the marker must go).
+KNOWN_NAN_DIFFERENCES = {"norm_inf"}
 
 
 def _with_nan_and_inf(op_case, seed=0):

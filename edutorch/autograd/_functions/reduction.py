@@ -200,7 +200,12 @@ _NORM_DTYPE_ERROR = ("linalg.vector_norm: Expected a floating point or complex t
 
 
 class Prod(Function):
-    """Product of the elements; d/dx_i = prod / x_i (written without dividing, so zeros work)."""
+    """Product of the elements; d/dx_i = the product of the other elements.
+
+    As PyTorch's ``prod_backward``: when no element is 0 that is ``prod / x_i``;
+    otherwise (dividing would give 0/0) the products of the others are
+    computed without dividing.
+    """
 
     _backward_name = "ProdBackward1"
 
@@ -211,13 +216,17 @@ class Prod(Function):
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
-        ctx.save_for_backward(a)
-        return x.prod(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
+        out = _utils._Tensor._make(x.prod(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype)))
+        ctx.save_for_backward(a, out)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
+        a, result = ctx.saved_tensors
         axes = ctx.axes
+        if a.ndim and not (a.data == 0).any():  # no zero: result / x (inf or NaN give NaN, as in PyTorch)
+            g = unreduce(grad, ctx.in_shape, axes, ctx.keepdim)
+            return g * unreduce(result, ctx.in_shape, axes, ctx.keepdim) / a, None, None, None
         # move the reduced axes to the end and flatten them: the product of all
         # *other* elements is the exclusive cumulative product from both sides.
         keep = [d for d in range(a.ndim) if d not in axes]
