@@ -82,11 +82,6 @@ def test_max_of_a_tensor_with_nans_shares_the_gradient_among_the_nans():
 
 
 # -- every op of the table, on inputs holding a NaN and an inf ------------------------
-# The inf-norm shares its gradient among the entries equal to the norm, and none
-# equals NaN: a known difference, kept strict (if it ever agrees, the marker must go).
-KNOWN_NAN_DIFFERENCES = {"norm_inf"}
-
-
 def _with_nan_and_inf(op_case, seed=0):
     from op_cases import sample
 
@@ -122,11 +117,9 @@ def _same(mine, theirs):
     return mine.shape == theirs.shape and np.allclose(mine, theirs, rtol=1e-6, atol=1e-9, equal_nan=True)
 
 
-def test_every_op_matches_torch_on_nan_and_inf(op_case, request):
+def test_every_op_matches_torch_on_nan_and_inf(op_case):
     torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
     arrays = _with_nan_and_inf(op_case)
-    if op_case.name in KNOWN_NAN_DIFFERENCES and any(a.size >= 3 for a in arrays):
-        request.applymarker(pytest.mark.xfail(strict=True, reason="known NaN/inf difference, see above"))
     with np.errstate(all="ignore"):
         (v1, g1), (v2, g2) = _values_and_grads(et, op_case, arrays), _values_and_grads(torch, op_case, arrays)
     assert all(_same(a, b) for a, b in zip(v1, v2)), "values differ"

@@ -252,7 +252,7 @@ class Dist(Function):
         elif p == 1:
             g = d.sign()
         elif p in (float("inf"), -float("inf")):
-            hit = (d.abs() == norm).to(d.dtype)  # the entries that reach the extreme
+            hit = ((d.abs() == norm) | d.isnan()).to(d.dtype)  # the entries that reach the extreme (NaN too)
             g = d.sign() * hit / hit.sum()
         else:
             safe = norm.masked_fill(norm == 0, 1)  # the gradient at d = 0 is taken as 0

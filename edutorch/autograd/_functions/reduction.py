@@ -377,8 +377,9 @@ class Norm(Function):
         if p == 1:
             return g * a.sign(), None, None, None
         if p in (float("inf"), -float("inf")):
-            # the gradient goes to the entries that reach the extreme, shared evenly
-            hit = (a.abs() == n).to(a.dtype)
+            # the gradient goes to the entries that reach the extreme, shared evenly; as in
+            # PyTorch a NaN counts as reaching it (and passes sign(NaN) = 0)
+            hit = ((a.abs() == n) | a.isnan()).to(a.dtype)
             count = hit.sum(ctx.axes, keepdim=True)
             return g * a.sign() * hit / count, None, None, None
         # d/dx_i = x_i |x_i|^(p-2) / norm^(p-1);  zero where the norm is zero
