@@ -5,11 +5,13 @@ Each is a one-liner that calls the op's ``Function``.  In-place ops
 storage, bump the version counter and make this tensor the op's output.
 """
 import builtins
+import weakref
 
 import numpy as np
 
 from . import _dtype, backend, return_types
 from .autograd import grad_mode
+from .autograd.function import Function
 from .autograd._functions import (
     blas, comparison, indexing, pointwise, reduction, shape, softmax, sorting, unary, utils,
 )
@@ -494,7 +496,7 @@ class TensorOps:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         out = shape_mod.Narrow.apply(self, axis, start, length)
         if _state["enabled"]:  # a slice: an in-place op on it writes back like ``base[idx] = ...``
-            out._view_of = (self, (slice(None),) * axis + (slice(start, start + length),), None)
+            _track_view(self, out, (slice(None),) * axis + (slice(start, start + length),), None)
         return out
 
     def split(self, split_size, dim=0):
@@ -504,14 +506,16 @@ class TensorOps:
             if split_size <= 0 and size:
                 raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
             sizes = [min(split_size, size - i) for i in range(0, size, split_size)] if size else [0]
-            return _multi_view(self, shape_mod.Split.apply(self, tuple(sizes), axis), "Split")
+            return _multi_view(self, shape_mod.Split.apply(self, tuple(sizes), axis), "Split",
+                               lambda base: base.split(split_size, dim))
         sizes = tuple(split_size)
         if builtins.sum(sizes) != size:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                 f"dimension {axis}), but got split_sizes={list(sizes)}"
             )
-        return _multi_view(self, shape_mod.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes")
+        return _multi_view(self, shape_mod.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes",
+                           lambda base: base.split(sizes, dim))
 
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
@@ -520,7 +524,8 @@ class TensorOps:
         return self.split(-(-size // chunks) if size else 1, dim)
 
     def unbind(self, dim=0):
-        return _multi_view(self, shape_mod.Unbind.apply(self, _wrap_dim(dim, self.data.ndim)), "Unbind")
+        return _multi_view(self, shape_mod.Unbind.apply(self, _wrap_dim(dim, self.data.ndim)), "Unbind",
+                           lambda base: base.unbind(dim))
 
     # -- indexing -----------------------------------------------------------------
     def __getitem__(self, idx):
@@ -528,7 +533,7 @@ class TensorOps:
         if indexing.is_basic(idx):
             out = indexing.basic_index_class(idx).apply(self, idx)
             if _state["enabled"]:
-                out._view_of = (self, idx, None)  # so an in-place op on the view can update the base's graph
+                _track_view(self, out, idx, None)  # so an in-place op on the view can update the base's graph
             return out
         return indexing.Index.apply(self, idx)
 
@@ -694,6 +699,7 @@ class TensorOps:
         self._version_counter[0] += 1
         if result.grad_fn is not None:
             self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+            _refresh_views(self)
         return self
 
     def _inplace_on_view(self, view_of, fn, args):
@@ -706,7 +712,7 @@ class TensorOps:
         order, replace the whole base.  Then the view is made again from the new base.
         """
         base, idx, remake = view_of
-        if remake is None and idx is None:  # one of several views returned by split/unbind
+        if "_multi_view" in self.__dict__:  # one of several views returned by split/unbind
             raise RuntimeError(_multi_view_error(self))
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
@@ -1015,26 +1021,75 @@ def _view(base, out, remake):
     (``reshape`` of a non-contiguous tensor copies, and is not one).
     """
     if _state["enabled"] and out._version_counter is base._version_counter:
-        out._view_of = (base, None, remake)
+        _track_view(base, out, None, remake)
     return out
 
 
-def _multi_view(base, outs, name):
-    """``split``/``unbind`` return several views: PyTorch forbids in-place ops on them."""
+def _track_view(base, view, idx, remake):
+    """Link ``view`` to ``base`` both ways: the view knows how it was made (``base[idx]``
+    or ``remake(base)``), the base knows its live views (weakly, so they can still die)."""
+    view._view_of = (base, idx, remake)
+    views = base.__dict__.get("_views")
+    if views is None:
+        views = base._views = weakref.WeakSet()
+    views.add(view)
+
+
+def _refresh_views(base):
+    """After an in-place op gave ``base`` a new ``grad_fn``, remake its views' graph.
+
+    An older view shares the new values (same memory) and must share the new
+    graph too: PyTorch regenerates a view's ``grad_fn`` when its base changed.
+    Views of views are refreshed in turn.
+    """
+    views = base.__dict__.get("_views")
+    if not views:
+        return
+    for view in list(views):
+        _, idx, remake = view._view_of
+        if "_multi_view" in view.__dict__:  # PyTorch refuses such a view once its base changed
+            fresh = _ModifiedMultiView.apply(view, _multi_view_error(view, base_modified=True))
+        else:
+            fresh = base[idx] if idx is not None else remake(base)
+        view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+        _refresh_views(view)
+
+
+def _multi_view(base, outs, name, remake_all):
+    """``split``/``unbind`` return several views: PyTorch forbids in-place ops on them
+    (but each is still remade when its base changes)."""
     if _state["enabled"]:
         for nr, out in enumerate(outs):
-            out._view_of = (base, None, None)
+            _track_view(base, out, None, lambda b, nr=nr: remake_all(b)[nr])
             out._multi_view = (name, nr)
     return outs
 
 
-def _multi_view_error(view):
+def _multi_view_error(view, base_modified=False):
     name, nr = view._multi_view
+    what = "its base or another view of its base has been modified inplace" if base_modified \
+        else "is being modified inplace"
     return (
-        f"Output {nr} of {name} is a view and is being modified inplace. This view is the output of "
+        f"Output {nr} of {name} is a view and {what}. This view is the output of "
         "a function that returns multiple views. Such functions do not allow the output views to be "
         "modified inplace. You should replace the inplace operation by an out-of-place one."
     )
+
+
+class _ModifiedMultiView(Function):
+    """The graph of a split/unbind output whose base changed in place: its backward raises
+    PyTorch's error (PyTorch raises it when the view is next used; here, at backward)."""
+
+    _backward_name = "Error"
+
+    @staticmethod
+    def forward(ctx, view, message):
+        ctx.message = message
+        return view.data
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(ctx.message)
 
 
 def _in_base_order(values, base, remake):

@@ -128,3 +128,48 @@ def test_views_without_grad_stay_plain():
     v.mul_(2)  # no graph anywhere: a plain write through shared memory
     assert a.grad_fn is None and not a.requires_grad
     assert a.tolist() == [[2.0] * 3] * 2
+
+
+# -- a view made BEFORE an in-place op on its base (or on a sibling view) -----------
+# PyTorch regenerates such a view's grad_fn: its values changed, so must its graph.
+LATER_USES = {
+    "base_then_old_view": lambda lib, a: (lambda v: (a.mul_(2), v)[1])(a.t()),
+    "index_view_then_base": lambda lib, a: (lambda v: (a.mul_(3), v)[1])(a[0]),
+    "sibling_views": lambda lib, a: (lambda v1, v2: (v1.mul_(2), v2)[1])(a.view(6), a.t()),
+    "view_of_view": lambda lib, a: (lambda w: (a.mul_(2), w)[1])(a.t()[0]),
+    "index_siblings": lambda lib, a: (lambda v, v2: (v.mul_(4), v2)[1])(a[0], a[1]),
+    "view_then_base_twice": lambda lib, a: (lambda v: (v.mul_(2), a.add_(1), v)[2])(a.t()),
+}
+
+
+def _later_use(lib, name):
+    x = lib.tensor(WEIGHTS.copy(), requires_grad=True)
+    a = x * 1
+    view = LATER_USES[name](lib, a)
+    ((view * view).sum() + a.sum()).backward()
+    return x.grad.numpy()
+
+
+@pytest.mark.parametrize("name", sorted(LATER_USES))
+def test_older_view_follows_its_base_like_torch(name):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    np.testing.assert_allclose(_later_use(et, name), _later_use(torch, name))
+
+
+def test_older_view_sees_the_base_multiplication():
+    x = et.ones(2, 3, requires_grad=True)
+    a = x * 1
+    v = a.t()
+    a.mul_(2)  # v's values doubled through shared memory: its gradient must double too
+    v.sum().backward()
+    assert x.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_split_output_after_its_base_changed_is_refused():
+    x = et.ones(2, 3, requires_grad=True)
+    a = x * 1
+    piece = a.split(1)[1]
+    a.mul_(5)
+    with pytest.raises(RuntimeError, match="Output 1 of Split is a view and its base or another view of its base "
+                                           "has been modified inplace"):
+        piece.sum().backward()
