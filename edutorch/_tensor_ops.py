@@ -699,6 +699,7 @@ class TensorOps:
         self._version_counter[0] += 1
         if result.grad_fn is not None:
             self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+            _saved_output_is_now(result, self)
             _refresh_views(self)
         return self
 
@@ -730,6 +731,8 @@ class TensorOps:
             base[...] = _in_base_order(result, base, remake)
             fresh = remake(base)
         self.grad_fn, self._output_nr, self._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+        if result.grad_fn is not None:
+            _saved_output_is_now(result, self)
         return self
 
     def add_(self, other, *, alpha=1):
@@ -1006,6 +1009,20 @@ def _saved_by(node, t):
         if entry[0] is t:
             return True
     return False
+
+
+def _saved_output_is_now(result, t):
+    """The op saved its output ``result`` (``relu_``, ``exp_``...): that output now is ``t``.
+
+    In PyTorch the saved result of an in-place op is the tensor itself, so a later
+    in-place change of ``t`` makes backward raise; point the saved entry at ``t``'s
+    memory and version counter so the same check fires here.
+    """
+    node = result.grad_fn
+    saved = node._saved
+    for i, entry in enumerate(saved):
+        if len(entry) == 4 and entry[0] is result.data:  # (array, counter, version, output_nr)
+            saved[i] = (t.data, t._version_counter, t._version_counter[0], entry[3])
 
 
 def _any_requires_grad(args):

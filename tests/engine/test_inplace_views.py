@@ -173,3 +173,69 @@ def test_split_output_after_its_base_changed_is_refused():
     with pytest.raises(RuntimeError, match="Output 1 of Split is a view and its base or another view of its base "
                                            "has been modified inplace"):
         piece.sum().backward()
+
+
+# -- random programs of views, in-place ops and ordinary ops, against torch -----------
+# Each program starts from ``a = x * 1.5`` and, step by step, takes a view of an
+# earlier tensor, changes one in place, or computes from one; the loss sums them
+# all.  edutorch must give torch's gradient, torch's values, and raise exactly
+# when torch raises (e.g. a saved result of ``relu_`` changed again in place).
+_FUZZ_VIEWS = [
+    lambda t: t.t() if t.dim() == 2 else t.unsqueeze(0),
+    lambda t: t.reshape(-1),
+    lambda t: t[0] if t.dim() and t.shape[0] > 1 else t,
+    lambda t: t[1:] if t.dim() and t.shape[0] > 1 else t,
+    lambda t: t.unsqueeze(0),
+    lambda t: t.permute(*reversed(range(t.dim()))),
+    lambda t: t.narrow(0, 0, 1) if t.dim() > 0 else t,
+]
+_FUZZ_INPLACE = [
+    lambda t, c: t.mul_(c),
+    lambda t, c: t.add_(c),
+    lambda t, c: t.relu_(),
+    lambda t, c: t.copy_(c * t.detach() + 1),
+    lambda t, c: t.neg_(),
+    lambda t, c: t.clamp_(-0.5, 0.5),
+]
+
+
+def _fuzz_program(seed):
+    rng = np.random.default_rng(seed)
+    return [(rng.choice(["view", "view", "inplace", "op"]), int(rng.integers(6)), int(rng.integers(12)))
+            for _ in range(int(rng.integers(2, 7)))]
+
+
+def _fuzz_run(lib, program, x0):
+    x = lib.tensor(x0, requires_grad=True)
+    tensors = [x * 1.5]
+    for kind, i, j in program:
+        t = tensors[i % len(tensors)]
+        if kind == "view":
+            tensors.append(_FUZZ_VIEWS[j % len(_FUZZ_VIEWS)](t))
+        elif kind == "inplace":
+            _FUZZ_INPLACE[j % len(_FUZZ_INPLACE)](t, 0.7 + 0.1 * (j % 3))
+        else:
+            tensors.append((t * t).exp() if j % 2 else t * 2 + 1)
+    sum((u * (k + 1)).sum() for k, u in enumerate(tensors)).backward()
+    return x.grad.numpy(), [u.detach().numpy() for u in tensors]
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_random_view_and_inplace_programs_match_torch(block):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    for seed in range(block * 100, block * 100 + 100):
+        program, x0 = _fuzz_program(seed), np.random.default_rng(seed).standard_normal((2, 3))
+        outcomes = []
+        for lib in (torch, et):
+            try:
+                outcomes.append(_fuzz_run(lib, program, x0))
+            except RuntimeError as err:
+                outcomes.append(str(err).split(":")[0])  # the error's first words
+        theirs, mine = outcomes
+        assert type(mine) is type(theirs), (seed, program, mine if isinstance(mine, str) else theirs)
+        if isinstance(mine, str):
+            assert mine == theirs, (seed, program)
+            continue
+        np.testing.assert_allclose(mine[0], theirs[0], atol=1e-9, err_msg=str((seed, program)))
+        for a, b in zip(mine[1], theirs[1]):
+            np.testing.assert_allclose(a, b, atol=1e-9, err_msg=str((seed, program)))
