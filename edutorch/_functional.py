@@ -149,11 +149,21 @@ def clamp_max(input, max):
 
 
 def maximum(input, other):
+    _check_tensor_args("maximum", input, other)
     return input.maximum(other)
 
 
 def minimum(input, other):
+    _check_tensor_args("minimum", input, other)
     return input.minimum(other)
+
+
+def _check_tensor_args(name, input, other):
+    """``torch.maximum(2, t)``: PyTorch's TypeError for an argument that is not a Tensor."""
+    for position, (arg_name, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg_name}' (position {position}) must be Tensor, "
+                            f"not {type(value).__name__}")
 
 
 def where(condition, input=None, other=None):

@@ -200,9 +200,11 @@ class TensorOps:
         return comparison.ClampMax.apply(self, None, max)
 
     def maximum(self, other):
+        _check_other_is_tensor("maximum", other)
         return comparison.Maximum.apply(self, other)
 
     def minimum(self, other):
+        _check_other_is_tensor("minimum", other)
         return comparison.Minimum.apply(self, other)
 
     def where(self, condition, other):
@@ -959,10 +961,12 @@ def _rounded_division(a, b, mode):
             "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + str(mode) + "'"
         )
     x, y = utils.binary_arrays(a, b)
-    if x.dtype.kind in "iu":
+    if x.dtype.kind in "biu":
+        utils.check_integer_divisor(x, y, f"div_{mode}_cpu")
         out = np.floor_divide(x, y) if mode == "floor" else np.trunc(np.true_divide(x, y)).astype(x.dtype)
     else:
-        out = np.floor(x / y) if mode == "floor" else np.trunc(x / y)
+        with utils.quiet_fp():  # x // 0 is inf or nan for floats, silently
+            out = np.floor(x / y) if mode == "floor" else np.trunc(x / y)
     return utils._Tensor._make(np.asarray(out))
 
 
@@ -1009,6 +1013,12 @@ def _saved_by(node, t):
         if entry[0] is t:
             return True
     return False
+
+
+def _check_other_is_tensor(name, other):
+    """``t.maximum(2)``: PyTorch takes only a Tensor here (``clamp`` takes numbers)."""
+    if not isinstance(other, utils._Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not {type(other).__name__}")
 
 
 def _saved_output_is_now(result, t):

@@ -180,6 +180,8 @@ class Pow(Function):
         ctx.save_for_backward(a)
         ctx.exponent = exponent
         x, e = binary_arrays(a, exponent)
+        if x.dtype.kind == "b":  # bool ** bool stays bool in PyTorch (NumPy would give int8)
+            return (x.astype(np.int8) ** e).astype(bool)
         if type(exponent) is int and exponent >= 0:
             return x ** e  # cannot divide by zero or leave the reals (overflow aside)
         with quiet_fp():  # 0 ** -1, (-1) ** 0.5
@@ -282,9 +284,11 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
+        if x.dtype.kind == "b":
+            raise NotImplementedError('"pow" not implemented for \'Bool\'')
         try:
             with quiet_fp():
-                out = x ** y
+                out = _utils.integer_power(x, y) if x.dtype.kind in "iu" else x ** y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -313,7 +317,7 @@ class RPow(Function):
     def forward(ctx, b, base):
         y, x = binary_arrays(b, base)
         with quiet_fp():
-            out = x ** y
+            out = _utils.integer_power(x, y) if y.dtype.kind in "iu" else x ** y
         ctx.base = base
 
         out = _utils._Tensor._make(out)
@@ -338,8 +342,11 @@ class Remainder(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
+        if x.dtype.kind in "biu":
+            _utils.check_integer_divisor(x, y, "remainder_cpu")
         try:
-            out = np.remainder(x, y)
+            with quiet_fp():  # x % 0 is nan for floats, silently
+                out = np.remainder(x, y)
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)

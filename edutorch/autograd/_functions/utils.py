@@ -31,6 +31,32 @@ def array_of(x):
     return x.data if isinstance(x, _Tensor) else x
 
 
+def check_integer_divisor(x, y, kernel):
+    """Integer ``//`` and ``%``: PyTorch has no bool kernel and refuses a zero divisor.
+
+    (NumPy would return 0 with a warning: a silently wrong number.)
+    """
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    if x.dtype.kind in "iu" and (y == 0).any():
+        raise RuntimeError("ZeroDivisionError")
+
+
+def integer_power(x, y):
+    """``x ** y`` for integer arrays the way PyTorch computes it.
+
+    NumPy refuses negative integer exponents; PyTorch gives the integer result
+    of ``1 / x**|y|``: 1 for x = 1, +1 or -1 for x = -1, and 0 otherwise (also for x = 0).
+    """
+    negative = y < 0
+    if not negative.any():
+        return x ** y
+    plain = x ** np.where(negative, 0, y)
+    odd = (y % 2) != 0
+    inverse = np.where(x == 1, 1, np.where(x == -1, np.where(odd, -1, 1), 0)).astype(plain.dtype)
+    return np.where(negative, inverse, plain)
+
+
 def binary_arrays(a, b):
     """The arrays of two operands, cast to PyTorch's result dtype.
 
