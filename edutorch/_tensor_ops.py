@@ -532,6 +532,9 @@ class TensorOps:
     # -- indexing -----------------------------------------------------------------
     def __getitem__(self, idx):
         idx = indexing.to_index(idx)
+        parts = indexing.integers_first(idx, self.data.ndim)
+        if parts is not None:  # PyTorch's order: the integers, then the arrays
+            return self[parts[0]][parts[1]]
         if indexing.is_basic(idx):
             out = indexing.basic_index_class(idx).apply(self, idx)
             if _state["enabled"]:
@@ -851,6 +854,12 @@ class TensorOps:
 
     def __setitem__(self, idx, value):
         idx = indexing.to_index(idx)
+        parts = indexing.integers_first(idx, self.data.ndim)
+        if parts is not None:  # PyTorch's order: write into the view the integers select
+            if _state["enabled"] and self._requires_grad and self.grad_fn is None:
+                raise RuntimeError(LEAF_INPLACE_ERROR)
+            self[parts[0]][parts[1]] = value
+            return
         self._inplace(CopySlices if indexing.is_basic(idx) else IndexPut, idx, value)
 
     # -- matrices (autograd/_functions/linalg.py) ------------------------------

@@ -22,6 +22,40 @@ def to_index(idx):
     return idx
 
 
+def integers_first(idx, ndim):
+    """``x[0, :, [1, 2]]`` in two steps, ``(ints, rest)``, as PyTorch indexes it; or None.
+
+    PyTorch applies integer indices first (each removes its axis) and then the
+    array indices; NumPy counts an integer next to an array as one more array,
+    which puts the indexed axes elsewhere ((3, 1) instead of (1, 3) above).
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+
+    def is_int(i):
+        return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+    def is_array(i):
+        return isinstance(i, list) or (isinstance(i, np.ndarray) and i.ndim > 0)
+
+    if not (any(is_int(i) for i in items) and any(is_array(i) for i in items)):
+        return None
+    used = sum(np.asarray(i).ndim if is_array(i) and np.asarray(i).dtype == bool else
+               0 if i is None or i is Ellipsis else 1 for i in items)
+    first, rest = [], []
+    for i in items:
+        if i is Ellipsis:
+            first.extend([slice(None)] * (ndim - used))
+            rest.extend([slice(None)] * (ndim - used))
+        elif i is None:
+            rest.append(None)
+        elif is_int(i):
+            first.append(i)
+        else:  # a slice or an array: kept for the second step (a bool mask spans its dims)
+            first.extend([slice(None)] * (np.asarray(i).ndim if is_array(i) and np.asarray(i).dtype == bool else 1))
+            rest.append(i)
+    return tuple(first), tuple(rest)
+
+
 def is_basic(idx):
     """True if ``idx`` selects a view (ints, slices, None, Ellipsis only)."""
     items = idx if isinstance(idx, tuple) else (idx,)
