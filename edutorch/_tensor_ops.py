@@ -341,6 +341,8 @@ class TensorOps:
 
     def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         if p == "fro" or p is None:
+            if isinstance(dim, (tuple, list)) and len(dim) > 2:  # PyTorch sends these to matrix_norm
+                raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got " + " ".join(map(str, dim)))
             p = 2
         return reduction.Norm.apply(self if dtype is None else self.to(dtype), p, dim, keepdim)
 
@@ -935,7 +937,7 @@ def _logical_reduce(fn, t, dim, keepdim):
 def _arg_reduce(fn, name, t, dim, keepdim):
     """``argmax``/``argmin``: int64 positions; with no dim, into the flattened tensor."""
     x = t.data
-    if x.size == 0:
+    if x.size == 0 and (dim is None or x.shape[_wrap_dim(dim, x.ndim)] == 0):  # nothing to pick from
         raise IndexError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
             if dim is None else f"{name}(): Expected reduction dim {dim} to have non-zero size."

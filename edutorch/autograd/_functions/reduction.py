@@ -1,5 +1,6 @@
 """Reductions (sum, mean) and their gradients: broadcast the gradient back."""
 import math
+import warnings
 
 import numpy as np
 
@@ -17,7 +18,11 @@ def normalize_dims(dim, ndim):
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
-    return tuple(sorted(wrap_dim(d, ndim) for d in dim))
+    axes = [wrap_dim(d, ndim) for d in dim]
+    for i, ax in enumerate(axes):
+        if ax in axes[:i]:
+            raise RuntimeError(f"dim {ax} appears multiple times in the list of dims")
+    return tuple(sorted(axes))
 
 
 def expand_grad(grad, in_shape, axes, keepdim, count=1):
@@ -283,6 +288,13 @@ def _prod_others(x):
     return left * right
 
 
+def _warn_if_no_degrees_of_freedom(name, n, correction):
+    """PyTorch's warning when ``N - correction <= 0`` (the result is then inf or nan)."""
+    if n - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+                      "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
+
+
 class Var(Function):
     """Variance: mean squared deviation, divided by ``N - correction``."""
 
@@ -294,6 +306,7 @@ class Var(Function):
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.correction = x.shape, axes, keepdim, correction
         n = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
+        _warn_if_no_degrees_of_freedom("var", n, correction)
         ctx.n = n
         ctx.save_for_backward(a)
         return x.var(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else \
@@ -305,7 +318,8 @@ class Var(Function):
         # d var / dx_i = 2 (x_i - mean) / (N - correction)
         centered = a - a.mean(ctx.axes, keepdim=True)
         g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
-        return g * centered * (2.0 / (ctx.n - ctx.correction)), None, None, None
+        # as PyTorch, dividing by zero degrees of freedom gives inf (and nan gradients), not an error
+        return g * centered * (2.0 / np.float64(ctx.n - ctx.correction)), None, None, None
 
 
 class Std(Function):
@@ -319,6 +333,7 @@ class Std(Function):
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.correction = x.shape, axes, keepdim, correction
         n = int(np.prod([x.shape[ax] for ax in axes])) if x.ndim else 1
+        _warn_if_no_degrees_of_freedom("std", n, correction)
         ctx.n = n
 
         out = _utils._Tensor._make(x.std(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else
@@ -330,8 +345,9 @@ class Std(Function):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         centered = a - a.mean(ctx.axes, keepdim=True)
-        g = unreduce(grad / out, ctx.in_shape, ctx.axes, ctx.keepdim)
-        return g * centered / (ctx.n - ctx.correction), None, None, None
+        # PyTorch's std_backward: zero where the std is zero (every value equal), not 0/0
+        g = unreduce((grad / out).masked_fill(out == 0, 0), ctx.in_shape, ctx.axes, ctx.keepdim)
+        return g * centered / np.float64(ctx.n - ctx.correction), None, None, None
 
 
 def _reduced_shape(shape, axes, keepdim):
@@ -429,10 +445,13 @@ class Amax(Function):
     def _forward(cls, ctx, a, dim=(), keepdim=False):
         x = a.data
         axes = normalize_dims(dim if dim != () else None, x.ndim)
-        if x.size == 0:
-            raise IndexError(
-                f"{cls.__name__.lower()}(): Expected reduction dim {axes[0] if axes else 0} to have non-zero size."
-            )
+        name = cls.__name__.lower()
+        if x.size == 0 and dim == ():
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                               "Specify the reduction dim with the 'dim' argument.")
+        empty = [ax for ax in axes if x.shape[ax] == 0]
+        if empty:  # reducing over no element: there is no max (other dims may be empty, that is fine)
+            raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have non-zero size.")
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
 
         out = _utils._Tensor._make(np.asarray(cls._reduce(x, axis=axes, keepdims=keepdim)))
