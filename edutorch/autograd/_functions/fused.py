@@ -111,12 +111,13 @@ def _threshold_grad(g, y, threshold):
     A NaN ``y`` passes its gradient (the comparison is False), and a blocked
     position is +0.0 whatever the gradient was: multiplying by a 0/1 mask would
     give -0.0 for a negative gradient and NaN for an infinite one.  ``np.where``
-    says it directly but is ~8x slower on a random mask, so for NumPy floats
-    the select is done on the bits: AND with all-ones keeps the gradient, AND
-    with zero gives the bits of +0.0.
+    says it directly but is ~8x slower on a large random mask, so for large
+    NumPy float arrays the select is done on the bits: AND with all-ones keeps
+    the gradient, AND with zero gives the bits of +0.0.  (Small arrays keep
+    ``np.where``: two NumPy calls instead of four.)
     """
     uint = _SAME_SIZE_UINT.get(g.dtype) if type(g) is np.ndarray and g.shape == y.shape else None
-    if uint is None:  # another array type (CuPy), dtype or shape: the direct form
+    if uint is None or g.size < 4096:  # small, or another array type (CuPy), dtype or shape
         return np.where(y <= threshold, 0, g)
     keep = np.asarray(y <= threshold).astype(uint)  # asarray: a 0-d comparison is a NumPy scalar
     keep -= 1  # blocked: 1 - 1 = 0; kept: 0 - 1 wraps to all ones
