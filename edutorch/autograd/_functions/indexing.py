@@ -29,7 +29,9 @@ def integers_first(idx, ndim):
     array indices; NumPy counts an integer next to an array as one more array,
     which puts the indexed axes elsewhere ((3, 1) instead of (1, 3) above).
     """
-    items = idx if isinstance(idx, tuple) else (idx,)
+    if not isinstance(idx, tuple):  # a single index cannot mix the two kinds
+        return None
+    items = idx
 
     def is_int(i):
         return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))

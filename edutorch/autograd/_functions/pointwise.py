@@ -390,6 +390,14 @@ class Lerp(Function):
         return grad_for(grad * (1 - ctx.weight), ma), grad_for(grad * ctx.weight, mb), None
 
 
+def _addc_forward(ctx, a, t1, t2, value, combined):
+    """``a + value * combined`` (``combined`` is t1 * t2 or t1 / t2), keeping what backward needs."""
+    ctx.meta = tuple((t.data.shape, t.data.dtype) for t in (a, t1, t2))
+    ctx.value = value
+    ctx.save_for_backward(t1, t2)
+    return (a.data + value * combined).astype(a.data.dtype, copy=False)
+
+
 class Addcmul(Function):
     """``a + value * t1 * t2`` (optimizers' ``addcmul_``)."""
 
@@ -397,11 +405,7 @@ class Addcmul(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
-        out = a.data + value * (t1.data * t2.data)
-        ctx.meta = tuple((t.data.shape, t.data.dtype) for t in (a, t1, t2))
-        ctx.value = value
-        ctx.save_for_backward(t1, t2)
-        return out.astype(a.data.dtype, copy=False)
+        return _addc_forward(ctx, a, t1, t2, value, t1.data * t2.data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -420,11 +424,7 @@ class Addcdiv(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
-        out = a.data + value * (t1.data / t2.data)
-        ctx.meta = tuple((t.data.shape, t.data.dtype) for t in (a, t1, t2))
-        ctx.value = value
-        ctx.save_for_backward(t1, t2)
-        return out.astype(a.data.dtype, copy=False)
+        return _addc_forward(ctx, a, t1, t2, value, t1.data / t2.data)
 
     @staticmethod
     def backward(ctx, grad):
