@@ -92,6 +92,16 @@ class Tensor(TensorOps):
     _hooks = None                        # {id: hook} from register_hook on a leaf
     _post_accumulate_grad_hooks = None   # {id: hook} run after .grad is updated
 
+    # The raw array under its engine-internal name. ``Tensor.data`` is becoming
+    # PyTorch's (a Tensor sharing storage); engine code reads the array as ``_data``.
+    @property
+    def _data(self):
+        return self.data
+
+    @_data.setter
+    def _data(self, value):
+        self.data = value
+
     def __init__(self, *args, dtype=None, device=None):
         """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: a float32 tensor."""
         if len(args) == 1 and not isinstance(args[0], int):
