@@ -7,6 +7,7 @@ still works (and reports a clear error per test) while the engine is incomplete.
 Fixtures
 --------
 real_torch   the real PyTorch module, or the test is skipped with a reason
+fake_cuda    device="cuda" backed by tests/fake_cupy.py (fails where real CuPy would)
 rng          a fresh, seeded ``np.random.Generator`` per test
 (autouse)    every test starts with the global NumPy / ``random`` RNGs seeded
 
@@ -135,3 +136,18 @@ def pytest_report_header(config):
         f"edutorch: numpy {np.__version__}, torch {version('torch')}, "
         f"cupy {version('cupy')}, chromium {chromium}",
     ]
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    """Run ``device="cuda"`` on the CuPy stand-in of ``tests/fake_cupy.py``: no GPU needed.
+
+    The stand-in refuses implicit conversion to NumPy and NumPy arrays mixed into
+    device computations, as real CuPy does, so a CPU-only call in a CUDA path fails.
+    """
+    import fake_cupy
+    from edutorch import backend
+
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setattr(backend, "_cupy", fake_cupy)
+    return fake_cupy

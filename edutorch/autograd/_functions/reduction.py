@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, backend
 from ..function import Function
 from ..grad_mode import _state
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
@@ -282,9 +282,10 @@ class ProdOthers(Function):
 
 
 def _prod_others(x):
-    ones = np.ones(x.shape[:-1] + (1,), dtype=x.dtype)
-    left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
-    right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    xp = backend.get_array_module(x)
+    ones = xp.ones(x.shape[:-1] + (1,), dtype=x.dtype)
+    left = xp.cumprod(xp.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+    right = xp.cumprod(xp.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     return left * right
 
 
@@ -310,7 +311,7 @@ class Var(Function):
         ctx.n = n
         ctx.save_for_backward(a)
         return x.var(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else \
-            np.full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype)
+            backend.get_array_module(x).full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -337,7 +338,7 @@ class Std(Function):
         ctx.n = n
 
         out = _utils._Tensor._make(x.std(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else
-                           np.full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype))
+                           backend.get_array_module(x).full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype))
         ctx.save_for_backward(a, out)
         return out
 
@@ -378,7 +379,7 @@ class Norm(Function):
         else:
             out = (ax ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
 
-        out = _utils._Tensor._make(np.asarray(out, dtype=x.dtype))
+        out = _utils._Tensor._make(backend.get_array_module(x).asarray(out, dtype=x.dtype))
         ctx.save_for_backward(a, out)
         return out
 
@@ -413,12 +414,12 @@ class LogSumExp(Function):
     def forward(ctx, a, dim, keepdim=False):
         x = a.data
         if x.dtype.kind != "f":
-            from ... import _dtype
+            from ... import _dtype, backend
 
             x = x.astype(_dtype.get_default_dtype().np)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
-        m = x.max(axis=axes, keepdims=True) if x.size else np.zeros(_reduced_shape(x.shape, axes, True), x.dtype)
+        m = x.max(axis=axes, keepdims=True) if x.size else backend.get_array_module(x).zeros(_reduced_shape(x.shape, axes, True), x.dtype)
         m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) rows: do not subtract inf
         out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
 
@@ -454,7 +455,7 @@ class Amax(Function):
             raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have non-zero size.")
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
 
-        out = _utils._Tensor._make(np.asarray(cls._reduce(x, axis=axes, keepdims=keepdim)))
+        out = _utils._Tensor._make(cls._reduce(x, axis=axes, keepdims=keepdim))
         ctx.save_for_backward(a, out)
         return out
 

@@ -3,6 +3,7 @@ gradient goes back to the positions they were taken from (a scatter).
 """
 import numpy as np
 
+from ... import backend
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 
@@ -50,7 +51,8 @@ class TopK(Function):
         size = x.shape[axis]
         if not 0 <= k <= size:
             raise RuntimeError("selected index k out of range")
-        idx = np.take(_sorted_positions(x, axis, largest), np.arange(k), axis=axis)
+        xp = backend.get_array_module(x)
+        idx = xp.take(_sorted_positions(x, axis, largest), xp.arange(k), axis=axis)
         values = np.take_along_axis(x, idx, axis)
         ctx.axis, ctx.indices, ctx.in_shape = axis, idx, a.data.shape
         if not a.data.ndim:
