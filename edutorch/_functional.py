@@ -4,7 +4,6 @@ Each calls the Tensor method of the same name, so there is one definition
 of every op.  Ops that take several tensors (``cat``, ``stack``, ``where``)
 live here and call their ``Function`` directly.
 """
-import builtins
 
 from ._tensor import Tensor
 from .autograd._functions import comparison, shape

@@ -76,7 +76,7 @@ def scenarios():
 
     model = _mlp(et)
     linears = [m for m in model if isinstance(m, et.nn.Linear)]
-    for layer, (w, b) in zip(linears, params):
+    for layer, (_, b) in zip(linears, params):
         layer.bias.data = b.copy()
     saved = [et.tensor(w) for w, _ in params]
     x = et.tensor(x_np)
@@ -89,7 +89,7 @@ def scenarios():
         t_model = _mlp(torch)
         t_linears = [m for m in t_model if isinstance(m, torch.nn.Linear)]
         with torch.no_grad():
-            for layer, (w, b) in zip(t_linears, params):
+            for layer, (_, b) in zip(t_linears, params):
                 layer.bias.copy_(torch.from_numpy(b))
         t_saved = [torch.from_numpy(w.copy()) for w, _ in params]
         t_x = torch.from_numpy(x_np)

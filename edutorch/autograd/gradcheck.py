@@ -190,7 +190,7 @@ def _check_batched_grad(inputs, output, analytical, atol, rtol):
     eye = xp.eye(n, dtype=output.data.dtype).reshape((n,) + output.data.shape)
     grads = autograd_grad(output, diff_inputs, function._Tensor._make(eye), retain_graph=True,
                           allow_unused=True, is_grads_batched=True)
-    for j, (g, a) in enumerate(zip(grads, analytical)):
+    for g, a in zip(grads, analytical):
         batched = np.zeros_like(a) if g is None else _host(g.data).reshape(n, -1).T
         if not np.allclose(batched, a, rtol=rtol, atol=atol):
             raise GradcheckError(

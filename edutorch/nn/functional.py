@@ -5,7 +5,6 @@ messages) and calls an autograd ``Function`` from ``nn/_functions`` or a short
 composition of Tensor ops.  Modules in ``nn/modules`` hold the parameters and
 call these.
 """
-import math
 import warnings
 
 import numpy as np

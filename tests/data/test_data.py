@@ -174,6 +174,6 @@ def test_iterable_dataset_matches_torch(torch):
         theirs = tdata.DataLoader(_Stream.make(tdata), **kwargs)
         assert [_to_numpy(b) for b in ours] == [_to_numpy(b) for b in theirs]
     for kwargs in (dict(shuffle=True), dict(sampler=[0]), dict(batch_sampler=[[0]])):
-        assert _error(lambda: et_data.DataLoader(_Stream.make(et_data), **kwargs)) == \
-            _error(lambda: tdata.DataLoader(_Stream.make(tdata), **kwargs))
+        assert _error(lambda kwargs=kwargs: et_data.DataLoader(_Stream.make(et_data), **kwargs)) == \
+            _error(lambda kwargs=kwargs: tdata.DataLoader(_Stream.make(tdata), **kwargs))
     assert _error(lambda: len(et_data.DataLoader(_Stream.make(et_data), batch_size=2)))[0] is TypeError

@@ -19,7 +19,7 @@ def test_next_functions_of_number_operands_match_torch(expr):
     results = []
     for lib in (et, torch):
         x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        y = lib.tensor([1.0, 2.0, 3.0])
+        y = lib.tensor([1.0, 2.0, 3.0])  # noqa: F841 (read by eval(expr))
         out = eval(expr)
         results.append((out.grad_fn.name(), _edges(out.grad_fn)))
         out.sum().backward()

@@ -1,7 +1,6 @@
 """``gradcheck`` / ``gradgradcheck``: pass on right gradients, PyTorch's report on wrong ones."""
 import warnings
 
-import numpy as np
 import pytest
 
 import edutorch as et

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import edutorch as et
-from edutorch import nn
 
 
 def observe_error(fn, *args, **kwargs):

@@ -33,7 +33,7 @@ def _optimizer(lib, optim_name="SGD"):
     a, b = lib.zeros(2, requires_grad=True), lib.zeros(3, requires_grad=True)
     groups = [{"params": [a]}, {"params": [b], "lr": 0.05}]
     if optim_name == "SGD":
-        return getattr(lib.optim, "SGD")(groups, lr=0.1, momentum=0.9)
+        return lib.optim.SGD(groups, lr=0.1, momentum=0.9)
     return getattr(lib.optim, optim_name)(groups, lr=0.1)
 
 

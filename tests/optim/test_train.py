@@ -7,7 +7,7 @@ import pytest
 import edutorch as et
 from edutorch.datasets import make_blobs
 from edutorch.utils.data import DataLoader
-from edutorch.utils.train import evaluate, fit, format_epoch, train_epoch
+from edutorch.utils.train import evaluate, format_epoch, train_epoch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 import train_mlp  # noqa: E402
