@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .. import backend
 from .._tensor import Tensor, _wrap_dim
 from ..autograd._functions import pointwise
 from ._functions import activation as _act
@@ -270,9 +271,10 @@ def _dropout_mask(input, mask_shape, p):
     """Keep each element with probability ``1 - p``, scaled by ``1 / (1 - p)``."""
     from .. import random
 
-    keep = random._rng(None).random(mask_shape) >= p
+    keep = random._rng(None).random(mask_shape) >= p  # drawn on the host by the one generator
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    return Tensor._make((keep * scale).astype(input.data.dtype))
+    mask = (keep * scale).astype(input.data.dtype)
+    return Tensor._make(backend.to_device(mask, input.device.type))
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -95,6 +95,8 @@ def _layers(nn):
         "LogSoftmax": (nn.LogSoftmax(dim=1), (2, 4)),
         "Flatten": (nn.Flatten(), (2, 2, 2)),
         "Dropout_eval": (nn.Dropout(0.5).eval(), (2, 4)),
+        "LSTM": (nn.LSTM(4, 3, batch_first=True), (2, 3, 4)),
+        "GRU": (nn.GRU(4, 3), (3, 2, 4)),
     }
 
 
@@ -107,6 +109,7 @@ def test_every_layer_runs_on_the_device(name, fake_cuda):
         layer.to(device)
         xt = et.tensor(x, device=device, requires_grad=True)
         out = layer(xt)
+        out = out[0] if isinstance(out, tuple) else out  # RNNs return (output, state)
         (out * et.arange(out.numel(), device=device).reshape(out.shape)).sum().backward()
         assert out.device.type == device and xt.grad.device.type == device
         grads = [p.grad.cpu().numpy().copy() for p in layer.parameters()]
@@ -184,3 +187,18 @@ def test_pruning_runs_on_the_device(fake_cuda):
     assert int((layer.weight == 0).sum().item()) >= 12
     prune.remove(layer, "weight")
     assert layer.weight.device.type == "cuda"
+
+
+def test_embedding_and_dropout_run_on_the_device(fake_cuda):
+    emb = et.nn.Embedding(5, 3).to("cuda")
+    out = emb(et.tensor([[0, 4, 4]], device="cuda"))
+    out.sum().backward()
+    assert out.device.type == "cuda" and emb.weight.grad.device.type == "cuda"
+    assert emb.weight.grad.cpu().numpy()[4].tolist() == [2.0, 2.0, 2.0]
+    x = et.ones(1000, device="cuda", requires_grad=True)
+    y = et.nn.functional.dropout(x, 0.5)
+    y.sum().backward()
+    kept = y.detach().cpu().numpy() != 0
+    assert y.device.type == "cuda" and 350 < kept.sum() < 650
+    assert set(y.detach().cpu().numpy()[kept].tolist()) == {2.0}
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), np.where(kept, 2.0, 0.0))

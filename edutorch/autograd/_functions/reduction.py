@@ -414,8 +414,6 @@ class LogSumExp(Function):
     def forward(ctx, a, dim, keepdim=False):
         x = a.data
         if x.dtype.kind != "f":
-            from ... import _dtype, backend
-
             x = x.astype(_dtype.get_default_dtype().np)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim

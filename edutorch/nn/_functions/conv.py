@@ -25,6 +25,8 @@ differentiated, so ``conv_ops`` writes the same im2col with Tensor ops and
 """
 import numpy as np
 
+from ... import backend
+
 from ... import _functional
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
@@ -51,7 +53,7 @@ def im2col(xp, kernel, stride, dilation, groups):
     kh, kw = kernel
     ho, wo = out_hw(xp.shape[2:], kernel, stride, dilation)
     x5 = xp.reshape(n, groups, c // groups, *xp.shape[2:])  # a free view splitting the channels
-    cols = np.empty((n, groups, kh, kw, c // groups, ho, wo), dtype=xp.dtype)
+    cols = backend.get_array_module(xp).empty((n, groups, kh, kw, c // groups, ho, wo), dtype=xp.dtype)
     for i in range(kh):
         for j in range(kw):
             cols[:, :, i, j] = x5[_offset_slices(i, j, (ho, wo), stride, dilation)]
@@ -65,7 +67,7 @@ def col2im(dcols, in_shape, stride, dilation):
     Overlapping windows (stride < kernel) simply add up.
     """
     n, groups, kh, kw, cg, ho, wo = dcols.shape
-    dx = np.zeros(in_shape, dtype=dcols.dtype)
+    dx = backend.get_array_module(dcols).zeros(in_shape, dtype=dcols.dtype)
     dx5 = dx.reshape(n, groups, cg, *in_shape[2:])  # a view: writes land in dx
     for i in range(kh):
         for j in range(kw):
@@ -79,7 +81,7 @@ def pad2d(x, padding, value=0.0):
     if not (top or bottom or left or right):
         return x
     n, c, h, w = x.shape
-    xp = np.full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
+    xp = backend.get_array_module(x).full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
     xp[:, :, top:top + h, left:left + w] = x
     return xp
 
@@ -110,7 +112,7 @@ def flat_padded(x, padding, dilation, kernel):
     n, c, h, w = x.shape
     hp, wp = h + top + bottom, w + left + right
     overhang = dilation[1] * (kernel[1] - 1)
-    flat = np.zeros((n, c, hp * wp + overhang), dtype=x.dtype)
+    flat = backend.get_array_module(x).zeros((n, c, hp * wp + overhang), dtype=x.dtype)
     flat[:, :, :hp * wp].reshape(n, c, hp, wp)[:, :, top:top + h, left:left + w] = x
     return flat, (hp, wp)
 
@@ -121,7 +123,7 @@ def im2col_rows(flat, hw_p, kernel, dilation, groups):
     (hp, wp), (kh, kw), (dh, dw) = hw_p, kernel, dilation
     length = (hp - dh * (kh - 1)) * wp  # Ho rows of the padded width
     f5 = flat.reshape(n, groups, c // groups, -1)
-    cols = np.empty((n, groups, kh, kw, c // groups, length), dtype=flat.dtype)
+    cols = backend.get_array_module(flat).empty((n, groups, kh, kw, c // groups, length), dtype=flat.dtype)
     for i in range(kh):
         for j in range(kw):
             start = i * dh * wp + j * dw
@@ -133,7 +135,7 @@ def col2im_rows(dcols, flat_shape, wp, dilation):
     """The adjoint of ``im2col_rows``: add each offset's range back into the flat padded planes."""
     n, groups, kh, kw, cg, length = dcols.shape
     dh, dw = dilation
-    dflat = np.zeros(flat_shape, dtype=dcols.dtype)
+    dflat = backend.get_array_module(dcols).zeros(flat_shape, dtype=dcols.dtype)
     d5 = dflat.reshape(n, groups, cg, -1)
     for i in range(kh):
         for j in range(kw):
@@ -204,7 +206,7 @@ class Convolution(Function):
         if bias is not None:  # when cropping the padded width, the add also makes the copy
             out = np.add(out[..., :wo], bias.data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:
-            out = np.ascontiguousarray(out[..., :wo])
+            out = backend.get_array_module(out).ascontiguousarray(out[..., :wo])
         ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
         ctx.cols = cols_g if ctx.needs_input_grad[1] else None
         ctx.w_g = w_g if ctx.needs_input_grad[0] else None
@@ -224,7 +226,7 @@ class Convolution(Function):
         n, o, ho, wo = g.shape
         _, cg, kh, kw = w_shape
         if rows:  # back to the padded width: the extra columns get zero gradient
-            wide = np.zeros((n, o, ho, width), dtype=g.dtype)
+            wide = backend.get_array_module(g).zeros((n, o, ho, width), dtype=g.dtype)
             wide[..., :wo] = g
             g = wide
         g_g = g.reshape(n, groups, o // groups, -1)                 # (N, G, Og, Ho*width)
@@ -239,7 +241,7 @@ class Convolution(Function):
             else:
                 dxp = col2im(dcols.reshape(n, groups, kh, kw, cg, ho, wo), pad_shape, stride, dilation)
             dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-            gx = Tensor._make(np.ascontiguousarray(dx[:, :, 0, :] if one_d else dx))
+            gx = Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx[:, :, 0, :] if one_d else dx))
         if ctx.needs_input_grad[1]:
             # sum over samples of grad[n] @ cols[n].T, then back to (O, Cg, kh, kw)
             dw = (g_g @ np.swapaxes(ctx.cols, 2, 3)).sum(axis=0)  # (G, Og, kh*kw*Cg)

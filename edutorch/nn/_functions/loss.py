@@ -10,6 +10,8 @@ constants), so ``create_graph=True`` gives correct second derivatives.
 """
 import numpy as np
 
+from ... import backend
+
 from ...autograd.function import Function
 from ...autograd._functions.utils import sign
 from ..._tensor import Tensor
@@ -138,7 +140,7 @@ class NllLoss(Function):
         bad = safe_t[(safe_t < 0) | (safe_t >= n_classes)]
         if bad.size:
             raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
-        w = np.ones(n_classes, dtype=x.dtype) if weight is None else weight.astype(x.dtype)
+        w = backend.get_array_module(x).ones(n_classes, dtype=x.dtype) if weight is None else weight.astype(x.dtype)
         w_t = np.where(keep, w[safe_t], 0).astype(x.dtype)  # weight of each sample's target
         # pick input[n, t[n], ...] for every sample (and position) at once
         picked = np.take_along_axis(x, np.expand_dims(safe_t, 1), axis=1).squeeze(1)
@@ -156,7 +158,7 @@ class NllLoss(Function):
     def backward(ctx, grad):
         shape, t, w_t, reduction = ctx.meta
         # d loss / d input[n, c] is -w[t] where c == t (zero elsewhere)
-        local = np.zeros(shape, dtype=w_t.dtype)
+        local = backend.get_array_module(w_t).zeros(shape, dtype=w_t.dtype)
         np.put_along_axis(local, np.expand_dims(t, 1), np.expand_dims(-w_t, 1), axis=1)
         if reduction == "mean":
             local /= ctx.total
@@ -187,7 +189,7 @@ class ClassNllLoss(Function):
         if reduction == "none":
             return np.negative(picked, out=picked)
         total = -picked.sum()
-        return np.asarray(total / x.shape[0] if reduction == "mean" else total)
+        return backend.get_array_module(x).asarray(total / x.shape[0] if reduction == "mean" else total)
 
     @staticmethod
     def backward(ctx, grad):

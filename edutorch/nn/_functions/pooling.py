@@ -11,6 +11,8 @@ differentiate that (``utils.differentiable_backward``).
 """
 import numpy as np
 
+from ... import backend
+
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from ..._tensor import Tensor
@@ -72,8 +74,9 @@ class MaxPool2d(Function):
         several NaNs the LAST one wins.
         """
         _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
-        found = np.zeros(ctx.out.shape, dtype=bool)
-        hit = np.empty(ctx.out.shape, dtype=bool)
+        xp = backend.get_array_module(ctx.out)
+        found = xp.zeros(ctx.out.shape, dtype=bool)
+        hit = xp.empty(ctx.out.shape, dtype=bool)
         nan_windows = np.isnan(ctx.out)
         last_nan = MaxPool2d.last_nan_offset(ctx) if nan_windows.any() else None
         for p in range(kh * kw):
@@ -89,7 +92,7 @@ class MaxPool2d(Function):
     def last_nan_offset(ctx):
         """For each window, the last kernel offset holding a NaN (-1 if none)."""
         _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
-        last = np.full(ctx.out.shape, -1)
+        last = backend.get_array_module(ctx.out).full(ctx.out.shape, -1)
         for p in range(kh * kw):
             last[np.isnan(ctx.xp[_offset_slices(p // kw, p % kw, hw, stride, dilation)])] = p
         return last
@@ -98,12 +101,13 @@ class MaxPool2d(Function):
     def indices(ctx):
         """``return_indices=True``: the flat index ``h * W + w`` of each max in its input plane."""
         (n, c, h, w), _, (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = ctx.meta
-        arg = np.zeros(ctx.out.shape, dtype=np.int64)  # which kernel offset holds the max
+        xp = backend.get_array_module(ctx.out)
+        arg = xp.zeros(ctx.out.shape, dtype=np.int64)  # which kernel offset holds the max
         for p, _, hit in MaxPool2d.first_max(ctx):
             arg[hit] = p
-        ki, kj = np.divmod(arg, kw)
-        rows = np.arange(ho)[:, None] * sh - ph + ki * dh
-        cols = np.arange(wo)[None, :] * sw - pw + kj * dw
+        ki, kj = xp.divmod(arg, kw)
+        rows = xp.arange(ho)[:, None] * sh - ph + ki * dh
+        cols = xp.arange(wo)[None, :] * sw - pw + kj * dw
         return rows * w + cols
 
     @staticmethod
@@ -125,7 +129,7 @@ class MaxPool2d(Function):
             return gx, None, None, None, None, None
         x_shape, pads, kernel, stride, _, dilation, _ = ctx.meta
         g = grad.data
-        dxp = np.zeros(ctx.xp.shape, dtype=g.dtype)
+        dxp = backend.get_array_module(g).zeros(ctx.xp.shape, dtype=g.dtype)
         # windows that do not overlap write each input pixel at most once: plain stores
         overlap = any(s < (k - 1) * d + 1 for s, k, d in zip(stride, kernel, dilation))
         for _, sl, hit in MaxPool2d.first_max(ctx):  # each window's gradient goes to its max
@@ -135,7 +139,7 @@ class MaxPool2d(Function):
                 np.multiply(g, hit, out=dxp[sl])
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return Tensor._make(np.ascontiguousarray(dx)), None, None, None, None, None
+        return Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None
 
 
 def avg_divisor(size, k, s, p, out, count_include_pad):
@@ -159,7 +163,7 @@ class AvgPool2d(Function):
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
         hw = (out_size(x.shape[2], kh, sh, ph, 1, ceil_mode), out_size(x.shape[3], kw, sw, pw, 1, ceil_mode))
         xp, pads = _padded(x, kernel, stride, padding, (1, 1), hw, 0.0)
-        total = np.zeros(x.shape[:2] + hw, dtype=x.dtype)
+        total = backend.get_array_module(x).zeros(x.shape[:2] + hw, dtype=x.dtype)
         for i in range(kh):
             for j in range(kw):
                 total += xp[_offset_slices(i, j, hw, stride, (1, 1))]
@@ -168,6 +172,7 @@ class AvgPool2d(Function):
         else:  # an (Ho, Wo) table: windows at the border may count fewer elements
             div = np.outer(avg_divisor(x.shape[2], kh, sh, ph, hw[0], count_include_pad),
                            avg_divisor(x.shape[3], kw, sw, pw, hw[1], count_include_pad)).astype(x.dtype)
+            div = backend.get_array_module(x).asarray(div)  # the table is built on the host
         ctx.meta = (x.shape, xp.shape, kernel, stride, pads, div)
         ctx.save_for_backward(input)  # read only by a create_graph backward
         return total / div
@@ -196,7 +201,7 @@ class AvgPool2d(Function):
         dxp = col2im(dcols, xp_shape, stride, (1, 1))
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return Tensor._make(np.ascontiguousarray(dx)), None, None, None, None, None, None
+        return Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None, None
 
 
 def adaptive_bounds(size, out):

@@ -1,6 +1,8 @@
 """``F.embedding`` (a table lookup) and ``F.pad``, each with a backward that is differentiable again."""
 import numpy as np
 
+from ... import backend
+
 from ...autograd.function import Function
 from ..._tensor import Tensor
 
@@ -27,7 +29,7 @@ class Embedding(Function):
 
 def _row_factors(flat, num, padding_idx, scale_grad_by_freq, dtype):
     """What each looked-up row's gradient is multiplied by: 0 for ``padding_idx``, 1/count if scaled."""
-    factor = np.ones(flat.shape, dtype=dtype)
+    factor = backend.get_array_module(flat).ones(flat.shape, dtype=dtype)
     if padding_idx is not None:
         factor *= flat != padding_idx
     if scale_grad_by_freq:  # divide by how often each index occurs in this batch
@@ -50,8 +52,8 @@ class EmbeddingBackward(Function):
         ctx.meta = (idx, padding_idx, scale_grad_by_freq, num)
         flat = idx.reshape(-1)
         g = grad.data.reshape(-1, dim) * _row_factors(flat, num, padding_idx, scale_grad_by_freq, grad.data.dtype)
-        dw = np.zeros((num, dim), dtype=g.dtype)
-        np.add.at(dw, flat, g)  # unbuffered: repeated indices accumulate
+        dw = backend.get_array_module(g).zeros((num, dim), dtype=g.dtype)
+        backend.get_array_module(dw).add.at(dw, flat, g)  # unbuffered: repeated indices accumulate
         return dw
 
     @staticmethod
@@ -103,7 +105,7 @@ class PadBackward(Function):
         g = grad.data
         if mode == "constant":
             inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
-            return np.ascontiguousarray(g[inner])
+            return backend.get_array_module(g).ascontiguousarray(g[inner])
         np_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
         source = np.pad(np.arange(int(np.prod(shape))).reshape(shape), widths, mode=np_mode)
         dx = np.bincount(source.ravel(), weights=g.ravel(), minlength=int(np.prod(shape)))

@@ -321,7 +321,7 @@ class RNN(RNNBase):
         x, batched = self._layout(input)
         layers = self.num_layers * (2 if self.bidirectional else 1)
         if hx is None:
-            states = [zeros(x.shape[1], self.hidden_size, dtype=x.dtype) for _ in range(layers)]
+            states = [zeros(x.shape[1], self.hidden_size, dtype=x.dtype, device=x.device) for _ in range(layers)]
         else:
             self._check_hidden(hx, x.shape[1], batched)
             h = hx if batched else hx.unsqueeze(1)
@@ -346,8 +346,8 @@ class LSTM(RNNBase):
         x, batched = self._layout(input)
         layers = self.num_layers * (2 if self.bidirectional else 1)
         if hx is None:
-            states = [(zeros(x.shape[1], self.hidden_size, dtype=x.dtype),
-                       zeros(x.shape[1], self.hidden_size, dtype=x.dtype)) for _ in range(layers)]
+            states = [(zeros(x.shape[1], self.hidden_size, dtype=x.dtype, device=x.device),
+                       zeros(x.shape[1], self.hidden_size, dtype=x.dtype, device=x.device)) for _ in range(layers)]
         else:
             h0, c0 = hx
             self._check_hidden(h0, x.shape[1], batched)
