@@ -56,7 +56,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             UserWarning,
             stacklevel=2,
         )
-        array = backend.to_device(data.data, "cpu").copy()
+        array = backend.to_device(data._data, "cpu").copy()
         np_dtype = _np_dtype(dtype) or array.dtype
     elif isinstance(data, (np.ndarray, np.generic)):  # NumPy arrays and scalars keep their dtype
         np_dtype = _np_dtype(dtype) or _dtype.from_numpy_dtype(data.dtype).np
@@ -73,7 +73,7 @@ def _unwrap_nested(data):
     if isinstance(data, (list, tuple)):
         return [_unwrap_nested(d) for d in data]
     if isinstance(data, Tensor):
-        return data.data
+        return data._data
     return data
 
 

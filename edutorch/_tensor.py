@@ -2,7 +2,8 @@
 
 A Tensor holds
 
-* ``data``: the NumPy array (CuPy on ``device="cuda"``) with the values;
+* ``_data``: the NumPy array (CuPy on ``device="cuda"``) with the values
+  (PyTorch's storage; ``t.data`` is PyTorch's ``.data``, a Tensor over it);
 * ``requires_grad``, ``grad`` and ``grad_fn``: a leaf (made by the user) has
   ``grad_fn=None`` and receives its gradient in ``.grad``; a tensor made by an
   op remembers the graph node that made it in ``grad_fn``;
@@ -82,7 +83,7 @@ class Tensor(TensorOps):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
-        "data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+        "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
         "__weakref__", "__dict__",
     )
     __array_priority__ = 1000  # so ``ndarray + Tensor`` calls Tensor.__radd__
@@ -92,20 +93,32 @@ class Tensor(TensorOps):
     _hooks = None                        # {id: hook} from register_hook on a leaf
     _post_accumulate_grad_hooks = None   # {id: hook} run after .grad is updated
 
-    # The raw array under its engine-internal name. ``Tensor.data`` is becoming
-    # PyTorch's (a Tensor sharing storage); engine code reads the array as ``_data``.
+    # -- .data: the same storage, outside autograd ---------------------------
     @property
-    def _data(self):
-        return self.data
+    def data(self):
+        """``Tensor.data``: a new Tensor over the same storage, unseen by autograd.
 
-    @_data.setter
-    def _data(self, value):
-        self.data = value
+        Like ``detach()`` it has ``requires_grad=False`` and no ``grad_fn``; unlike
+        ``detach()`` it has its own version counter, so an in-place change made
+        through ``.data`` is not noticed by autograd (no version bump on ``self``).
+        """
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value):
+        """``t.data = other``: swap ``t``'s storage for ``other``'s (any shape or dtype)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {_tp_name(type(value))}")
+        if self._requires_grad and value._data.dtype.kind != "f":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex dtype"
+            )
+        self._data = value._data
 
     def __init__(self, *args, dtype=None, device=None):
         """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: a float32 tensor."""
         if len(args) == 1 and not isinstance(args[0], int):
-            data = np.asarray(args[0].data if isinstance(args[0], Tensor) else args[0], dtype=np.float32)
+            data = np.asarray(args[0]._data if isinstance(args[0], Tensor) else args[0], dtype=np.float32)
         else:
             data = np.empty(args, dtype=np.float32)
         Tensor._init(self, data, False, None, 0, None)
@@ -125,7 +138,7 @@ class Tensor(TensorOps):
             isinstance(data, np.generic) or not hasattr(data, "__cuda_array_interface__")
         ):
             data = np.asarray(data)
-        t.data = data
+        t._data = data
         t._requires_grad = requires_grad
         t._grad = None
         t.grad_fn = grad_fn
@@ -136,7 +149,7 @@ class Tensor(TensorOps):
     def _init(self, data, requires_grad, grad_fn, output_nr, version_counter):
         if type(data) is not np.ndarray and not hasattr(data, "__cuda_array_interface__"):
             data = np.asarray(data)
-        self.data = data
+        self._data = data
         self._requires_grad = requires_grad
         self._grad = None
         self.grad_fn = grad_fn
@@ -156,7 +169,7 @@ class Tensor(TensorOps):
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach()."
             )
-        if value and self.data.dtype.kind != "f":
+        if value and self._data.dtype.kind != "f":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(value)
 
@@ -262,7 +275,7 @@ class Tensor(TensorOps):
 
     def detach(self):
         """A new tensor sharing storage (and version counter) but out of the graph."""
-        return Tensor._make(self.data, False, None, 0, self._version_counter)
+        return Tensor._make(self._data, False, None, 0, self._version_counter)
 
     def detach_(self):
         """Detach this tensor from the graph in place."""
@@ -273,44 +286,44 @@ class Tensor(TensorOps):
     # -- metadata -----------------------------------------------------------
     @property
     def shape(self):
-        return Size(self.data.shape)
+        return Size(self._data.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self.data.shape)
-        return self.data.shape[_wrap_dim(dim, self.data.ndim)]
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self):
-        return self.data.ndim
+        return self._data.ndim
 
     ndimension = dim
 
     def numel(self):
-        return int(self.data.size)
+        return int(self._data.size)
 
     nelement = numel
 
     @property
     def dtype(self):
-        return _dtype.from_numpy_dtype(self.data.dtype)
+        return _dtype.from_numpy_dtype(self._data.dtype)
 
     @property
     def device(self):
-        return _CPU if type(self.data) is np.ndarray else _CUDA
+        return _CPU if type(self._data) is np.ndarray else _CUDA
 
     @property
     def is_cuda(self):
-        return type(self.data) is not np.ndarray
+        return type(self._data) is not np.ndarray
 
     def is_floating_point(self):
-        return self.data.dtype.kind == "f"
+        return self._data.dtype.kind == "f"
 
     def element_size(self):
-        return self.data.itemsize
+        return self._data.itemsize
 
     def type(self, dtype=None):
         """``'torch.FloatTensor'`` style name, or a cast when ``dtype`` is given."""
@@ -318,16 +331,16 @@ class Tensor(TensorOps):
             names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
                      "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
             prefix = "torch." if not self.is_cuda else "torch.cuda."
-            return f"{prefix}{names[self.data.dtype.name]}Tensor"
+            return f"{prefix}{names[self._data.dtype.name]}Tensor"
         return self.to(dtype)
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
@@ -335,9 +348,9 @@ class Tensor(TensorOps):
         return id(self)
 
     def __bool__(self):
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self.data)
+        return bool(self._data)
 
     def __float__(self):
         return float(self.item())
@@ -346,14 +359,14 @@ class Tensor(TensorOps):
         return int(self.item())
 
     def __index__(self):
-        if self.data.dtype.kind not in "iub" or self.data.size != 1:
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad:
             raise RuntimeError(_NUMPY_GRAD_ERROR)
-        return self.data if dtype is None else self.data.astype(dtype)
+        return self._data if dtype is None else self._data.astype(dtype)
 
     def __repr__(self, *, tensor_contents=None):
         from ._tensor_str import _str
@@ -361,21 +374,21 @@ class Tensor(TensorOps):
         return _str(self)
 
     def __format__(self, spec):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
     # -- leaving the tensor world ---------------------------------------------
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self.data.reshape(()).item()
+        return self._data.reshape(()).item()
 
     def tolist(self):
-        return backend.to_device(self.data, "cpu").tolist()
+        return backend.to_device(self._data, "cpu").tolist()
 
     def numpy(self, *, force=False):
         """The NumPy array sharing this tensor's memory (CPU only, no grad)."""
@@ -387,8 +400,16 @@ class Tensor(TensorOps):
                     "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to "
                     "copy the tensor to host memory first."
                 )
-            return self.data.get()
-        return self.data
+            return self._data.get()
+        return self._data
+
+
+def _tp_name(cls):
+    """A type's name as CPython's C code prints it (``list``, ``numpy.ndarray``, ``Linear``)."""
+    is_heap_type = cls.__flags__ & (1 << 9)  # classes made by ``class`` statements
+    if is_heap_type or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 _NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."

@@ -81,7 +81,7 @@ class TensorOps:
         return fn.apply(self, other)
 
     def __matmul__(self, other):
-        if self.data.ndim == 2 and other.data.ndim == 2:  # x @ W: straight to mm
+        if self._data.ndim == 2 and other._data.ndim == 2:  # x @ W: straight to mm
             return blas.Mm.apply(self, other)
         return self.matmul(other)
 
@@ -111,7 +111,7 @@ class TensorOps:
     def pow(self, exponent):
         if isinstance(exponent, utils._Tensor):
             return pointwise.PowTensor.apply(self, exponent)
-        if isinstance(exponent, int) and exponent < 0 and self.data.dtype.kind in "iub":
+        if isinstance(exponent, int) and exponent < 0 and self._data.dtype.kind in "iub":
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return pointwise.Pow.apply(self, exponent)
 
@@ -131,10 +131,10 @@ class TensorOps:
 
     # -- element-wise math ------------------------------------------------------
     def exp(self):
-        return pointwise.Exp.apply(self if self.data.dtype.kind == "f" else _float(self))
+        return pointwise.Exp.apply(self if self._data.dtype.kind == "f" else _float(self))
 
     def log(self):
-        return pointwise.Log.apply(self if self.data.dtype.kind == "f" else _float(self))
+        return pointwise.Log.apply(self if self._data.dtype.kind == "f" else _float(self))
 
     def log1p(self):
         return unary.Log1p.apply(self)
@@ -158,10 +158,10 @@ class TensorOps:
         return unary.Cos.apply(self)
 
     def tanh(self):
-        return pointwise.Tanh.apply(self if self.data.dtype.kind == "f" else _float(self))
+        return pointwise.Tanh.apply(self if self._data.dtype.kind == "f" else _float(self))
 
     def sigmoid(self):
-        return pointwise.Sigmoid.apply(self if self.data.dtype.kind == "f" else _float(self))
+        return pointwise.Sigmoid.apply(self if self._data.dtype.kind == "f" else _float(self))
 
     def relu(self):
         return pointwise.Relu.apply(self)
@@ -172,16 +172,16 @@ class TensorOps:
     def round(self, *, decimals=0):
         if decimals:
             return (self * 10.0 ** decimals).round() / 10.0 ** decimals
-        return self if self.data.dtype.kind != "f" else unary.Round.apply(self)
+        return self if self._data.dtype.kind != "f" else unary.Round.apply(self)
 
     def floor(self):
-        return self if self.data.dtype.kind != "f" else unary.Floor.apply(self)
+        return self if self._data.dtype.kind != "f" else unary.Floor.apply(self)
 
     def ceil(self):
-        return self if self.data.dtype.kind != "f" else unary.Ceil.apply(self)
+        return self if self._data.dtype.kind != "f" else unary.Ceil.apply(self)
 
     def trunc(self):
-        return self if self.data.dtype.kind != "f" else unary.Trunc.apply(self)
+        return self if self._data.dtype.kind != "f" else unary.Trunc.apply(self)
 
     def square(self):
         return self * self
@@ -251,9 +251,9 @@ class TensorOps:
     bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
 
     def __invert__(self):
-        if self.data.dtype.kind == "f":
+        if self._data.dtype.kind == "f":
             raise TypeError("ufunc 'invert' not supported for the input types") from None
-        return utils._Tensor._make(np.invert(self.data))
+        return utils._Tensor._make(np.invert(self._data))
 
     bitwise_not = __invert__
 
@@ -267,7 +267,7 @@ class TensorOps:
         return _compare(np.logical_xor, self, other)
 
     def logical_not(self):
-        return utils._Tensor._make(np.logical_not(self.data))
+        return utils._Tensor._make(np.logical_not(self._data))
 
     def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         x, y = utils.binary_arrays(self, other)
@@ -275,19 +275,19 @@ class TensorOps:
         return utils._Tensor._make(xp.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
     def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-        return bool(self.isclose(other, rtol, atol, equal_nan).data.all())
+        return bool(self.isclose(other, rtol, atol, equal_nan)._data.all())
 
     def equal(self, other):
-        return self.data.shape == other.data.shape and bool((self.data == other.data).all())
+        return self._data.shape == other._data.shape and bool((self._data == other._data).all())
 
     def isnan(self):
-        return utils._Tensor._make(np.isnan(self.data))
+        return utils._Tensor._make(np.isnan(self._data))
 
     def isinf(self):
-        return utils._Tensor._make(np.isinf(self.data))
+        return utils._Tensor._make(np.isinf(self._data))
 
     def isfinite(self):
-        return utils._Tensor._make(np.isfinite(self.data))
+        return utils._Tensor._make(np.isfinite(self._data))
 
     def all(self, dim=None, keepdim=False):
         return _logical_reduce(np.all, self, dim, keepdim)
@@ -303,14 +303,14 @@ class TensorOps:
         return blas.Bmm.apply(self, other)
 
     def matmul(self, other):
-        if self.data.ndim == 2 and other.data.ndim == 2:  # the common case, without the lookup
+        if self._data.ndim == 2 and other._data.ndim == 2:  # the common case, without the lookup
             return blas.Mm.apply(self, other)
-        return blas.matmul_function(self.data.ndim, other.data.ndim).apply(self, other)
+        return blas.matmul_function(self._data.ndim, other._data.ndim).apply(self, other)
 
     def dot(self, other):
-        if self.data.ndim != 1 or other.data.ndim != 1:
+        if self._data.ndim != 1 or other._data.ndim != 1:
             raise RuntimeError(
-                f"1D tensors expected, but got {self.data.ndim}D and {other.data.ndim}D tensors"
+                f"1D tensors expected, but got {self._data.ndim}D and {other._data.ndim}D tensors"
             )
         return blas.Dot.apply(self, other)
 
@@ -371,16 +371,16 @@ class TensorOps:
         return return_types.min(*reduction.MinDim.apply(self, dim, keepdim))
 
     def cumsum(self, dim, *, dtype=None):
-        return reduction.Cumsum.apply(self, _wrap_dim(dim, self.data.ndim), dtype)
+        return reduction.Cumsum.apply(self, _wrap_dim(dim, self._data.ndim), dtype)
 
     def sort(self, dim=-1, descending=False, stable=False):
-        return return_types.sort(*sorting.Sort.apply(self, _wrap_dim(dim, self.data.ndim), descending))
+        return return_types.sort(*sorting.Sort.apply(self, _wrap_dim(dim, self._data.ndim), descending))
 
     def argsort(self, dim=-1, descending=False, stable=False):
         return self.sort(dim, descending).indices
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
-        return return_types.topk(*sorting.TopK.apply(self, k, _wrap_dim(dim, self.data.ndim), largest))
+        return return_types.topk(*sorting.TopK.apply(self, k, _wrap_dim(dim, self._data.ndim), largest))
 
     def argmax(self, dim=None, keepdim=False):
         return _arg_reduce(np.argmax, "argmax", self, dim, keepdim)
@@ -390,7 +390,7 @@ class TensorOps:
 
     def sum_to_size(self, *size):
         size = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
-        if tuple(size) == self.data.shape:
+        if tuple(size) == self._data.shape:
             return self
         return reduction.SumToSize.apply(self, tuple(size))
 
@@ -406,7 +406,7 @@ class TensorOps:
 
     def reshape(self, *shape):
         shape = _sizes(shape)
-        if not shape_mod.can_view(self.data, shape):
+        if not shape_mod.can_view(self._data, shape):
             return shape_mod.UnsafeView.apply(self, shape)  # a copy: not a view
         return _view(self, shape_mod.View.apply(self, shape), lambda base: base.reshape(shape))
 
@@ -423,14 +423,14 @@ class TensorOps:
     swapaxes = swapdims = transpose
 
     def t(self):
-        if self.data.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.data.ndim}D")
-        dims = (0, 1) if self.data.ndim == 2 else (0, 0)
+        if self._data.ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
+        dims = (0, 1) if self._data.ndim == 2 else (0, 0)
         return _view(self, shape_mod.T.apply(self, *dims), lambda base: base.t())
 
     @property
     def T(self):
-        if self.data.ndim not in (0, 2):
+        if self._data.ndim not in (0, 2):
             import warnings
 
             warnings.warn(
@@ -441,7 +441,7 @@ class TensorOps:
                 UserWarning,
                 stacklevel=2,
             )
-        return self.permute(*reversed(range(self.data.ndim)))
+        return self.permute(*reversed(range(self._data.ndim)))
 
     @property
     def mT(self):
@@ -454,23 +454,23 @@ class TensorOps:
         return self.expand(other.shape)
 
     def unsqueeze(self, dim):
-        dim = _wrap_dim(dim, self.data.ndim + 1)
-        new = list(self.data.shape)
+        dim = _wrap_dim(dim, self._data.ndim + 1)
+        new = list(self._data.shape)
         new.insert(dim, 1)
         return _view(self, shape_mod.Unsqueeze.apply(self, tuple(new)), lambda base: base.unsqueeze(dim))
 
     def squeeze(self, dim=None):
-        old = self.data.shape
+        old = self._data.shape
         if dim is None:
             out = shape_mod.Squeeze.apply(self, tuple(s for s in old if s != 1))
         else:
             fn = shape_mod.SqueezeDims if isinstance(dim, (tuple, list)) else shape_mod.SqueezeDim
-            dims = {_wrap_dim(d, self.data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+            dims = {_wrap_dim(d, self._data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
             out = fn.apply(self, tuple(s for i, s in enumerate(old) if not (i in dims and s == 1)))
         return _view(self, out, lambda base: base.squeeze(dim))
 
     def flatten(self, start_dim=0, end_dim=-1):
-        old = self.data.shape
+        old = self._data.shape
         if not old:
             return self.reshape(1)
         s, e = _wrap_dim(start_dim, len(old)), _wrap_dim(end_dim, len(old))
@@ -481,20 +481,20 @@ class TensorOps:
         return self.reshape(old[:s] + (-1,) + old[e + 1:])
 
     def unflatten(self, dim, sizes):
-        old = self.data.shape
+        old = self._data.shape
         d = _wrap_dim(dim, len(old))
         return self.view(old[:d] + tuple(sizes) + old[d + 1:])
 
     def flip(self, *dims):
-        dims = tuple(_wrap_dim(d, self.data.ndim) for d in _sizes(dims))
+        dims = tuple(_wrap_dim(d, self._data.ndim) for d in _sizes(dims))
         return shape_mod.Flip.apply(self, dims)
 
     def repeat(self, *sizes):
         return shape_mod.Repeat.apply(self, _sizes(sizes))
 
     def narrow(self, dim, start, length):
-        axis = _wrap_dim(dim, self.data.ndim)
-        size = self.data.shape[axis]
+        axis = _wrap_dim(dim, self._data.ndim)
+        size = self._data.shape[axis]
         start = start + size if start < 0 else start
         if start + length > size:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
@@ -504,8 +504,8 @@ class TensorOps:
         return out
 
     def split(self, split_size, dim=0):
-        axis = _wrap_dim(dim, self.data.ndim)
-        size = self.data.shape[axis]
+        axis = _wrap_dim(dim, self._data.ndim)
+        size = self._data.shape[axis]
         if isinstance(split_size, int):
             if split_size <= 0 and size:
                 raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
@@ -524,17 +524,17 @@ class TensorOps:
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
             raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-        size = self.data.shape[_wrap_dim(dim, self.data.ndim)]
+        size = self._data.shape[_wrap_dim(dim, self._data.ndim)]
         return self.split(-(-size // chunks) if size else 1, dim)
 
     def unbind(self, dim=0):
-        return _multi_view(self, shape_mod.Unbind.apply(self, _wrap_dim(dim, self.data.ndim)), "Unbind",
+        return _multi_view(self, shape_mod.Unbind.apply(self, _wrap_dim(dim, self._data.ndim)), "Unbind",
                            lambda base: base.unbind(dim))
 
     # -- indexing -----------------------------------------------------------------
     def __getitem__(self, idx):
         idx = indexing.to_index(idx)
-        parts = indexing.integers_first(idx, self.data.ndim)
+        parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: the integers, then the arrays
             return self[parts[0]][parts[1]]
         if indexing.is_basic(idx):
@@ -546,16 +546,16 @@ class TensorOps:
 
     def nonzero(self, *, as_tuple=False):
         """Positions of the non-zero entries: an (N, ndim) int64 tensor, or one per dim."""
-        positions = np.nonzero(self.data if self.data.ndim else self.data.reshape(1))
+        positions = np.nonzero(self._data if self._data.ndim else self._data.reshape(1))
         make = utils._Tensor._make
         if as_tuple:
             return tuple(make(p.astype(np.int64)) for p in positions)
-        xp = backend.get_array_module(self.data)
-        return make(xp.stack(positions, axis=1).astype(np.int64) if self.data.ndim
+        xp = backend.get_array_module(self._data)
+        return make(xp.stack(positions, axis=1).astype(np.int64) if self._data.ndim
                     else xp.zeros((len(positions[0]), 0), dtype=np.int64))
 
     def index_select(self, dim, index):
-        return indexing.IndexSelect.apply(self, _wrap_dim(dim, self.data.ndim), index)
+        return indexing.IndexSelect.apply(self, _wrap_dim(dim, self._data.ndim), index)
 
     def masked_select(self, mask):
         return indexing.MaskedSelect.apply(self, mask)
@@ -612,12 +612,12 @@ class TensorOps:
         return Clone.apply(self)
 
     def contiguous(self):
-        if self.data.flags.c_contiguous:
+        if self._data.flags.c_contiguous:
             return self
         return Clone.apply(self)
 
     def is_contiguous(self):
-        return bool(self.data.flags.c_contiguous)
+        return bool(self._data.flags.c_contiguous)
 
     def to(self, *args, **kwargs):
         """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``."""
@@ -632,7 +632,7 @@ class TensorOps:
         out = self
         if device is not None and str(device).split(":")[0] != self.device.type:
             out = ToDevice.apply(out, str(device).split(":")[0])
-        if dtype is not None and out.data.dtype != dtype.np:
+        if dtype is not None and out._data.dtype != dtype.np:
             out = ToDtype.apply(out, dtype)
         return out
 
@@ -686,18 +686,18 @@ class TensorOps:
         if recording and (self._requires_grad or _any_requires_grad(args)):
             # the input as a tensor of its own (same array, own version counter), so that
             # backward can save it without seeing the write below
-            source = utils._Tensor._make(self.data, self._requires_grad, self.grad_fn, self._output_nr)
+            source = utils._Tensor._make(self._data, self._requires_grad, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
         if source is not self and _saved_by(result.grad_fn, source):
-            source.data = source.data.copy()  # saved for backward: keep the old values
-        if result.data.shape != self.data.shape:
+            source._data = source._data.copy()  # saved for backward: keep the old values
+        if result._data.shape != self._data.shape:
             raise RuntimeError(
-                f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
-                f"{list(result.data.shape)}"
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(result._data.shape)}"
             )
         try:
-            np.copyto(self.data, result.data, casting="same_kind") if type(self.data) is np.ndarray \
-                else self.data.__setitem__(Ellipsis, result.data)
+            np.copyto(self._data, result._data, casting="same_kind") if type(self._data) is np.ndarray \
+                else self._data.__setitem__(Ellipsis, result._data)
         except TypeError:
             raise RuntimeError(
                 f"result type {_type_word(result.dtype)} can't be cast to the desired output type "
@@ -724,12 +724,12 @@ class TensorOps:
             raise RuntimeError(_multi_view_error(self))
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
-        source = utils._Tensor._make(self.data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+        source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
-        if result.data.shape != self.data.shape:
+        if result._data.shape != self._data.shape:
             raise RuntimeError(
-                f"output with shape {list(self.data.shape)} doesn't match the broadcast shape "
-                f"{list(result.data.shape)}"
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(result._data.shape)}"
             )
         if idx is not None:
             base[idx] = result  # writes through the shared memory and bumps the shared version
@@ -856,7 +856,7 @@ class TensorOps:
 
     def __setitem__(self, idx, value):
         idx = indexing.to_index(idx)
-        parts = indexing.integers_first(idx, self.data.ndim)
+        parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: write into the view the integers select
             if _state["enabled"] and self._requires_grad and self.grad_fn is None:
                 raise RuntimeError(LEAF_INPLACE_ERROR)
@@ -906,9 +906,9 @@ _wrap_dim = utils.wrap_dim
 
 def _float(t):
     """Integer tensors enter float-only math (exp, log, 1/x...) as the default float dtype."""
-    if t.data.dtype.kind == "f":
+    if t._data.dtype.kind == "f":
         return t
-    return utils._Tensor._make(t.data.astype(_dtype.get_default_dtype().np))
+    return utils._Tensor._make(t._data.astype(_dtype.get_default_dtype().np))
 
 
 def _compare(ufunc, a, b):
@@ -929,14 +929,14 @@ def _bitwise(ufunc, name, a, b):
 
 def _logical_reduce(fn, t, dim, keepdim):
     """``all``/``any``: reduce to a bool tensor (no graph)."""
-    axis = None if dim is None else tuple(_wrap_dim(d, t.data.ndim) for d in
+    axis = None if dim is None else tuple(_wrap_dim(d, t._data.ndim) for d in
                                           (dim if isinstance(dim, (tuple, list)) else (dim,)))
-    return utils._Tensor._make(np.asarray(fn(t.data, axis=axis, keepdims=keepdim)))
+    return utils._Tensor._make(np.asarray(fn(t._data, axis=axis, keepdims=keepdim)))
 
 
 def _arg_reduce(fn, name, t, dim, keepdim):
     """``argmax``/``argmin``: int64 positions; with no dim, into the flattened tensor."""
-    x = t.data
+    x = t._data
     if x.size == 0 and (dim is None or x.shape[_wrap_dim(dim, x.ndim)] == 0):  # nothing to pick from
         raise IndexError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
@@ -990,12 +990,12 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     dtype promotion, shapes that do not fit), and the general path takes over
     with PyTorch's errors.
     """
-    x = t.data
+    x = t._data
     if type(x) is not np.ndarray or x.dtype.kind != "f" or not x.flags.writeable:
         return False
     recording = _state["enabled"]
     if isinstance(other, utils._Tensor):
-        y = other.data
+        y = other._data
         if type(y) is not np.ndarray or y.dtype != x.dtype or (
             recording and (t._requires_grad or other._requires_grad)
         ):
@@ -1042,8 +1042,8 @@ def _saved_output_is_now(result, t):
     node = result.grad_fn
     saved = node._saved
     for i, entry in enumerate(saved):
-        if len(entry) == 4 and entry[0] is result.data:  # (array, counter, version, output_nr)
-            saved[i] = (t.data, t._version_counter, t._version_counter[0], entry[3])
+        if len(entry) == 4 and entry[0] is result._data:  # (array, counter, version, output_nr)
+            saved[i] = (t._data, t._version_counter, t._version_counter[0], entry[3])
 
 
 def _any_requires_grad(args):
@@ -1123,7 +1123,7 @@ class _ModifiedMultiView(Function):
     @staticmethod
     def forward(ctx, view, message):
         ctx.message = message
-        return view.data
+        return view._data
 
     @staticmethod
     def backward(ctx, grad):
@@ -1138,9 +1138,9 @@ def _in_base_order(values, base, remake):
     The rearrangement is an index op, so gradients flow through it.
     """
     with grad_mode.no_grad():
-        positions = remake(utils._Tensor._make(np.arange(base.data.size).reshape(base.data.shape))).data
+        positions = remake(utils._Tensor._make(np.arange(base._data.size).reshape(base._data.shape)))._data
     order = np.argsort(positions.reshape(-1), kind="stable")
-    return values.reshape(-1)[utils._Tensor._make(order)].reshape(base.data.shape)
+    return values.reshape(-1)[utils._Tensor._make(order)].reshape(base._data.shape)
 
 
 EXPANDED_INPLACE_ERROR = (
@@ -1151,7 +1151,7 @@ EXPANDED_INPLACE_ERROR = (
 
 def _check_writable(t):
     """An expanded tensor (0-stride broadcast view) cannot be written: PyTorch's error, not NumPy's."""
-    data = t.data
+    data = t._data
     if type(data) is np.ndarray and not data.flags.writeable:
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
 

@@ -92,10 +92,10 @@ def _suffixes(t):
     out = []
     if t.is_cuda:
         out.append("device='cuda:0'")
-    if t.data.size == 0:
+    if t._data.size == 0:
         # no values to tell an int64 tensor from a float one: the dtype is always named
-        if t.data.ndim != 1:
-            out.append(f"size={tuple(t.data.shape)}")
+        if t._data.ndim != 1:
+            out.append(f"size={tuple(t._data.shape)}")
         default = t.dtype == _dtype.get_default_dtype()
     else:
         default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
@@ -112,7 +112,7 @@ def format_values(t, indent):
     """Just the bracketed values of ``t`` (used by ``Parameter``'s repr too)."""
     from . import backend
 
-    arr = backend.to_device(t.data, "cpu")
+    arr = backend.to_device(t._data, "cpu")
     if arr.size == 0:
         return "[]"
     summarize = arr.size > THRESHOLD

@@ -30,7 +30,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not str")
     if dtype is not None:
         x = x.to(dtype)
-    if x.data.size == 0 and ord in (_INF, -_INF) and dim is None:
+    if x._data.size == 0 and ord in (_INF, -_INF) and dim is None:
         raise RuntimeError(
             "linalg.vector_norm cannot compute the inf norm on an empty tensor because the "
             "operation does not have an identity"
@@ -39,7 +39,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def _matrix_dims(A, dim):
-    ndim = A.data.ndim
+    ndim = A._data.ndim
     d0, d1 = (_wrap_dim(d, ndim) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
@@ -48,7 +48,7 @@ def _matrix_dims(A, dim):
 
 def _singular_value_norm(A, reduce, d0, d1, keepdim):
     """``reduce`` (sum/amax/amin) of the singular values of the matrices in dims ``d0, d1``."""
-    batch = [d for d in range(A.data.ndim) if d not in (d0, d1)]
+    batch = [d for d in range(A._data.ndim) if d not in (d0, d1)]
     S = svdvals(A.permute(*batch, d0, d1))  # move the matrix dims to the end
     out = reduce(S)
     if keepdim:  # two size-1 dims at the end, moved back to where d0 and d1 were
@@ -102,12 +102,12 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
     if ord is None:
         return vector_norm(A, 2, None, keepdim, dtype=dtype)
-    if A.data.ndim not in (1, 2):
+    if A._data.ndim not in (1, 2):
         raise RuntimeError(
             "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
-            f"Got {A.data.ndim}D."
+            f"Got {A._data.ndim}D."
         )
-    if A.data.ndim == 1:
+    if A._data.ndim == 1:
         return vector_norm(A, ord, None, keepdim, dtype=dtype)
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
 
@@ -142,11 +142,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     With neither tolerance given, ``rtol = eps * max(m, n)`` (NumPy's default too).
     ``hermitian=True`` uses the absolute eigenvalues of a symmetric ``A``.
     """
-    if A.data.ndim < 2:
+    if A._data.ndim < 2:
         raise RuntimeError(
             "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
         )
-    x = A.data
+    x = A._data
     if x.dtype.kind != "f":
         raise RuntimeError("This function doesn't handle types other than float and double")
     xp = backend.get_array_module(x)

@@ -7,6 +7,7 @@ tests copy weights instead of relying on seeds).
 import numpy as np
 
 from . import _creation, _dtype, backend
+from ._tensor import Tensor
 
 
 class Generator:
@@ -40,7 +41,7 @@ class Generator:
     def set_state(self, state):
         import json
 
-        self._rng.bit_generator.state = json.loads(bytes(state.data.astype(np.uint8).tolist()).decode())
+        self._rng.bit_generator.state = json.loads(bytes(state._data.astype(np.uint8).tolist()).decode())
         return self
 
 
@@ -107,8 +108,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Normal samples; ``mean``/``std`` may be tensors (broadcast) or numbers with ``size``."""
-    m = mean.data if hasattr(mean, "data") else mean
-    s = std.data if hasattr(std, "data") else std
+    m = mean._data if isinstance(mean, Tensor) else mean
+    s = std._data if isinstance(std, Tensor) else std
     if size is None:
         size = np.broadcast_shapes(np.shape(m), np.shape(s))
         dtype = dtype or (mean.dtype if hasattr(mean, "dtype") else std.dtype if hasattr(std, "dtype") else None)
@@ -120,25 +121,25 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 # -- in-place initialisers (``Tensor.uniform_`` and friends) --------------------
 def _fill_inplace(t, values):
     """Write sampled values into ``t`` without recording history (like PyTorch's init)."""
-    xp = backend.get_array_module(t.data)
-    t.data[...] = xp.asarray(values, dtype=t.data.dtype) if xp is not np else values
+    xp = backend.get_array_module(t._data)
+    t._data[...] = xp.asarray(values, dtype=t._data.dtype) if xp is not np else values
     t._version_counter[0] += 1
     return t
 
 
 def uniform_(t, a=0.0, b=1.0, *, generator=None):
-    return _fill_inplace(t, _rng(generator).uniform(a, b, t.data.shape))
+    return _fill_inplace(t, _rng(generator).uniform(a, b, t._data.shape))
 
 
 def normal_(t, mean=0.0, std=1.0, *, generator=None):
-    return _fill_inplace(t, _rng(generator).normal(mean, std, t.data.shape))
+    return _fill_inplace(t, _rng(generator).normal(mean, std, t._data.shape))
 
 
 def bernoulli_(t, p=0.5, *, generator=None):
-    return _fill_inplace(t, _rng(generator).random(t.data.shape) < p)
+    return _fill_inplace(t, _rng(generator).random(t._data.shape) < p)
 
 
 def random_(t, low=0, high=None, *, generator=None):
     if high is None:
         low, high = 0, low if low else 2**24
-    return _fill_inplace(t, _rng(generator).integers(low, high, t.data.shape))
+    return _fill_inplace(t, _rng(generator).integers(low, high, t._data.shape))

@@ -76,8 +76,8 @@ class _Encoder:
         return {
             "type": "parameter" if isinstance(t, Parameter) else "tensor",
             "array": index,
-            "dtype": t.data.dtype.name,
-            "shape": list(t.data.shape),
+            "dtype": t._data.dtype.name,
+            "shape": list(t._data.shape),
             "device": t.device.type,
             "requires_grad": t.requires_grad,
         }
@@ -98,7 +98,7 @@ def _write_archive(stream, manifest, tensors):
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as archive:
         archive.writestr(MANIFEST, json.dumps(manifest))
         for i, t in enumerate(tensors):
-            array = backend.to_device(t.data, "cpu")
+            array = backend.to_device(t._data, "cpu")
             with archive.open(f"arrays/{i}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 

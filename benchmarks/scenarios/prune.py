@@ -77,7 +77,7 @@ def scenarios():
     model = _mlp(et)
     linears = [m for m in model if isinstance(m, et.nn.Linear)]
     for layer, (_, b) in zip(linears, params):
-        layer.bias.data = b.copy()
+        layer.bias.data = et.tensor(b)
     saved = [et.tensor(w) for w, _ in params]
     x = et.tensor(x_np)
     contenders = {

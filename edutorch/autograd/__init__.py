@@ -15,7 +15,7 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 def _ones_like(out):
     """The implicit gradient of a scalar output: a 1 of the same dtype and device."""
-    data = out.data
+    data = out._data
     if type(data) is np.ndarray:
         return function._Tensor._make(np.ones(data.shape, data.dtype))
     from .. import backend
@@ -29,9 +29,9 @@ def _make_grads(outputs, grad_outputs, create_graph):
     grads = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if g is None:
-            if out.data.size != 1:
+            if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out.data.dtype.kind != "f":
+            if out._data.dtype.kind != "f":
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                 )
@@ -41,7 +41,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
             from .. import _creation
 
             g = _creation.tensor(g, dtype=out.dtype)
-        elif g.data.shape != out.data.shape:
+        elif g._data.shape != out._data.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                 f"output[{i}] has a shape of {out.shape}."

@@ -94,7 +94,7 @@ def check_backward_output(node, grad_inputs):
     if not _state["check_nan"]:
         return
     for i, g in enumerate(grad_inputs):
-        if g is not None and g.data.dtype.kind == "f" and bool((g.data != g.data).any()):  # NaN != NaN
+        if g is not None and g._data.dtype.kind == "f" and bool((g._data != g._data).any()):  # NaN != NaN
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

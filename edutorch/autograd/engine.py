@@ -126,14 +126,14 @@ def _fix_gradient(node, i, g, meta):
     expanded to is summed back to the input's shape; any other shape is an error.
     """
     shape, dtype = meta
-    if g.data.shape != shape:
-        if not _expandable(shape, g.data.shape):
+    if g._data.shape != shape:
+        if not _expandable(shape, g._data.shape):
             raise RuntimeError(
                 f"Function {node.name()} returned an invalid gradient at index {i} - got "
-                f"{list(g.data.shape)} but expected shape compatible with {list(shape)}"
+                f"{list(g._data.shape)} but expected shape compatible with {list(shape)}"
             )
         g = g.sum_to_size(shape)
-    if g.data.dtype != dtype:
+    if g._data.dtype != dtype:
         from .. import _dtype
 
         g = g.to(_dtype.from_numpy_dtype(dtype))
@@ -216,10 +216,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     continue
                 if g is not None:
                     # check it fits the input (NumPy shares dtype objects: ``is`` is the fast test;
-                    # no local name for g.data: it would keep the array referenced, and
+                    # no local name for g._data: it would keep the array referenced, and
                     # AccumulateGrad reuses only arrays that nothing else holds)
                     shape, dtype = metas[i]
-                    if g.data.shape != shape or (g.data.dtype is not dtype and g.data.dtype != dtype):
+                    if g._data.shape != shape or (g._data.dtype is not dtype and g._data.dtype != dtype):
                         g = _fix_gradient(node, i, g, metas[i])
                     if plain and type(child) is AccumulateGrad and deps[child] == 1 and child not in buffers \
                             and child._tensor_hooks is None and child._pre_hooks is None and child._post_hooks is None:

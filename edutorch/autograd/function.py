@@ -112,7 +112,7 @@ class Node(FunctionCtx):
             if not isinstance(t, _Tensor):  # None, or a number
                 packed.append((t, None, -1))
             elif t.grad_fn is self:
-                packed.append((t.data, t._version_counter, t._version_counter[0], t._output_nr))
+                packed.append((t._data, t._version_counter, t._version_counter[0], t._output_nr))
             else:
                 counter = t._version_counter
                 packed.append((t, counter, counter[0]))
@@ -234,15 +234,15 @@ def accumulate_grad(variable, grad):
             variable._grad = grad.clone()
         elif _can_steal(grad, variable):
             # Nobody else holds this array: reuse it as .grad, as PyTorch does.
-            variable._grad = _Tensor._make(grad.data)
+            variable._grad = _Tensor._make(grad._data)
         else:
             # A copy: the same gradient may reach several leaves (``a + b``),
             # be a view, or be the user's ``gradient=``.
-            variable._grad = _Tensor._make(grad.data.copy())
+            variable._grad = _Tensor._make(grad._data.copy())
     elif _state["enabled"] or variable._grad._requires_grad:
         variable._grad = variable._grad + grad  # keep the sum differentiable
     else:
-        variable._grad.data += grad.data
+        variable._grad._data += grad._data
         variable._grad._version_counter[0] += 1
     hooks = variable._post_accumulate_grad_hooks
     if hooks:
@@ -260,13 +260,13 @@ def _can_steal(grad, variable):
     Once stolen, the array has two holders, so a second leaf receiving the
     same ``grad`` (``a + b``) gets a copy.
     """
-    data = grad.data
+    data = grad._data
     return (
         type(data) is np.ndarray
         and data.base is None
         and sys.getrefcount(data) == 3  # grad's slot, our local ``data``, the call's argument
         and data.flags.c_contiguous
-        and data.dtype == variable.data.dtype
+        and data.dtype == variable._data.dtype
         and variable._hooks is None
     )
 
@@ -398,7 +398,7 @@ def _apply_with_graph(cls, args, kwargs):
                 needs.append(True)
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else a._edge())
-                data = a.data
+                data = a._data
                 meta.append((data.shape, data.dtype))  # to check the gradient backward returns
             else:
                 needs.append(False)
@@ -443,7 +443,7 @@ def _apply_with_graph(cls, args, kwargs):
     node._num_outputs = len(outputs)
     results = tuple(_connect_output(node, i, o, args) for i, o in enumerate(outputs))
     node._output_meta = [
-        None if r is None else (r.data.shape, r.dtype, r.device) for r in results
+        None if r is None else (r._data.shape, r.dtype, r.device) for r in results
     ]
     if node._saved:
         node._pack_saved(results)
@@ -464,8 +464,8 @@ def _connect_output(node, nr, out, args):
             raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         out._version_counter[0] += 1  # modified in place: it now belongs to this node
     elif _among(out, args):
-        out = Tensor._make(out.data, False, None, 0, out._version_counter)  # an alias
-    if out.data.dtype.kind == "f" and not (
+        out = Tensor._make(out._data, False, None, 0, out._version_counter)  # an alias
+    if out._data.dtype.kind == "f" and not (
         node._non_differentiable and _among(out, node._non_differentiable)
     ):
         out._requires_grad = True
@@ -507,7 +507,7 @@ def once_differentiable(fn):
             return outputs
         single = not isinstance(outputs, tuple)
         # detached copies that require grad, so that the error node is recorded
-        fakes = [o if o is None else _Tensor._make(o.data, True) for o in ((outputs,) if single else outputs)]
+        fakes = [o if o is None else _Tensor._make(o._data, True) for o in ((outputs,) if single else outputs)]
         wrapped = DelayedError.apply(*fakes)
         return wrapped if single else (wrapped if isinstance(wrapped, tuple) else (wrapped,))
 
@@ -524,7 +524,7 @@ class DelayedError(Function):
 
     @staticmethod
     def forward(ctx, *grads):
-        outs = tuple(None if g is None else g.data for g in grads)
+        outs = tuple(None if g is None else g._data for g in grads)
         return outs[0] if len(outs) == 1 else outs
 
     @staticmethod

@@ -47,7 +47,7 @@ def _check_inputs(inputs):
             "have requires_grad=True."
         )
     for i, t in enumerate(inputs):
-        if _is_tensor(t) and t.requires_grad and t.data.dtype != np.float64:
+        if _is_tensor(t) and t.requires_grad and t._data.dtype != np.float64:
             warnings.warn(
                 f"Input #{i} requires gradient and is not a double precision floating point or "
                 "complex. This check will likely fail if all the inputs are not of double "
@@ -57,7 +57,7 @@ def _check_inputs(inputs):
 
 
 def _float_outputs(out):
-    return tuple(o for o in _as_tuple(out) if _is_tensor(o) and o.data.dtype.kind == "f")
+    return tuple(o for o in _as_tuple(out) if _is_tensor(o) and o._data.dtype.kind == "f")
 
 
 def _numerical_jacobian(func, inputs, n_outputs, eps, select=_differentiable_outputs):
@@ -66,7 +66,7 @@ def _numerical_jacobian(func, inputs, n_outputs, eps, select=_differentiable_out
     for t in inputs:
         if not (_is_tensor(t) and t.requires_grad):
             continue
-        arr = t.data
+        arr = t._data
         per_output = None
         for k, idx in enumerate(np.ndindex(*arr.shape)):
             orig = arr[idx].item()
@@ -90,7 +90,7 @@ def _evaluate(func, inputs, select):
 
     Grad mode stays on: for ``gradgradcheck`` ``func`` itself calls ``autograd.grad``.
     """
-    return [_host(o.data).astype(np.float64) for o in select(func(*inputs))]
+    return [_host(o._data).astype(np.float64) for o in select(func(*inputs))]
 
 
 def _analytical_jacobian(inputs, output, check_grad_dtypes):
@@ -98,21 +98,21 @@ def _analytical_jacobian(inputs, output, check_grad_dtypes):
     from . import grad as autograd_grad
 
     diff_inputs = [t for t in inputs if _is_tensor(t) and t.requires_grad]
-    jacobians = [np.zeros((t.data.size, output.data.size), dtype=t.data.dtype) for t in diff_inputs]
-    xp = np if isinstance(output.data, np.ndarray) else __import__("cupy")
-    for k in range(output.data.size):
-        onehot = xp.zeros(output.data.size, dtype=output.data.dtype)
+    jacobians = [np.zeros((t._data.size, output._data.size), dtype=t._data.dtype) for t in diff_inputs]
+    xp = np if isinstance(output._data, np.ndarray) else __import__("cupy")
+    for k in range(output._data.size):
+        onehot = xp.zeros(output._data.size, dtype=output._data.dtype)
         onehot[k] = 1
-        grad_output = function._Tensor._make(onehot.reshape(output.data.shape))
+        grad_output = function._Tensor._make(onehot.reshape(output._data.shape))
         grads = autograd_grad(output, diff_inputs, grad_output, retain_graph=True, allow_unused=True)
         for jac, t, g in zip(jacobians, diff_inputs, grads):
             if g is None:
                 continue
-            if g.data.shape != t.data.shape:
+            if g._data.shape != t._data.shape:
                 raise GradcheckError("Analytical gradient has incorrect size")
-            if check_grad_dtypes and g.data.dtype != t.data.dtype:
+            if check_grad_dtypes and g._data.dtype != t._data.dtype:
                 raise GradcheckError("Gradient has dtype mismatch")
-            jac[:, k] = _host(g.data).reshape(-1)
+            jac[:, k] = _host(g._data).reshape(-1)
     return jacobians
 
 
@@ -155,12 +155,12 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
     outputs = _differentiable_outputs(func(*inputs))
     if not outputs:  # nothing to backpropagate: f must not depend on the inputs at all
         floats = _float_outputs(func(*inputs))
-        numerical = _numerical_jacobian(func, inputs, [o.data.size for o in floats], eps, _float_outputs)
+        numerical = _numerical_jacobian(func, inputs, [o._data.size for o in floats], eps, _float_outputs)
         for per_output in numerical:
             if any(np.any(jac != 0) for jac in per_output):
                 raise GradcheckError("Numerical gradient for function expected to be zero")
         return True
-    numerical = _numerical_jacobian(func, inputs, [o.data.size for o in outputs], eps)
+    numerical = _numerical_jacobian(func, inputs, [o._data.size for o in outputs], eps)
     for i, out in enumerate(outputs):
         analytical = _analytical_jacobian(inputs, out, check_grad_dtypes)
         again = _analytical_jacobian(inputs, out, check_grad_dtypes)
@@ -185,13 +185,13 @@ def _check_batched_grad(inputs, output, analytical, atol, rtol):
     from . import grad as autograd_grad
 
     diff_inputs = [t for t in inputs if _is_tensor(t) and t.requires_grad]
-    n = output.data.size
-    xp = np if isinstance(output.data, np.ndarray) else __import__("cupy")
-    eye = xp.eye(n, dtype=output.data.dtype).reshape((n,) + output.data.shape)
+    n = output._data.size
+    xp = np if isinstance(output._data, np.ndarray) else __import__("cupy")
+    eye = xp.eye(n, dtype=output._data.dtype).reshape((n,) + output._data.shape)
     grads = autograd_grad(output, diff_inputs, function._Tensor._make(eye), retain_graph=True,
                           allow_unused=True, is_grads_batched=True)
     for g, a in zip(grads, analytical):
-        batched = np.zeros_like(a) if g is None else _host(g.data).reshape(n, -1).T
+        batched = np.zeros_like(a) if g is None else _host(g._data).reshape(n, -1).T
         if not np.allclose(batched, a, rtol=rtol, atol=atol):
             raise GradcheckError(
                 f"While computing batched gradients, got: {_as_tensor(batched)}\n\n"
@@ -204,10 +204,10 @@ def _check_zero_grad_outputs(inputs, outputs):
     from . import grad as autograd_grad
 
     diff_inputs = [t for t in inputs if _is_tensor(t) and t.requires_grad]
-    zeros = [function._Tensor._make(o.data * 0) for o in outputs]
+    zeros = [function._Tensor._make(o._data * 0) for o in outputs]
     grads = autograd_grad(outputs, diff_inputs, zeros, retain_graph=True, allow_unused=True)
     for g in grads:
-        if g is not None and bool((_host(g.data) != 0).any()):
+        if g is not None and bool((_host(g._data) != 0).any()):
             raise GradcheckError(
                 "Expected backward function to handle undefined output grads. Please look at "
                 "'Notes about undefined output gradients' in 'tools/autograd/derivatives.yaml'"
@@ -230,7 +230,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         outputs = _differentiable_outputs(func(*inputs))
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            function._Tensor._make(rng.uniform(-1, 1, o.data.shape).astype(o.data.dtype)).requires_grad_()
+            function._Tensor._make(rng.uniform(-1, 1, o._data.shape).astype(o._data.dtype)).requires_grad_()
             for o in outputs
         )
     grad_outputs = _as_tuple(grad_outputs)

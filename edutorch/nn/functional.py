@@ -35,7 +35,7 @@ def _shape_list(t):
 # ---------------------------------------------------------------- linear ----
 def linear(input, weight, bias=None):
     """``y = x @ W.T + b``, one fused op (``addmm``) for a 2-D input, as in PyTorch."""
-    ndim = input.data.ndim
+    ndim = input._data.ndim
     if ndim == 2 and bias is not None:
         return _linear.Addmm.apply(bias, input, weight)
     if ndim == 2:
@@ -273,7 +273,7 @@ def _dropout_mask(input, mask_shape, p):
 
     keep = random._rng(None).random(mask_shape) >= p  # drawn on the host by the one generator
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
-    mask = (keep * scale).astype(input.data.dtype)
+    mask = (keep * scale).astype(input._data.dtype)
     return Tensor._make(backend.to_device(mask, input.device.type))
 
 
@@ -308,12 +308,12 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     """Row ``i`` of ``weight`` for each index ``i`` in ``input``."""
-    if input.data.dtype.kind not in "iu":
+    if input._data.dtype.kind not in "iu":
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
             f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)"
         )
-    idx = input.data
+    idx = input._data
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     if padding_idx is not None and padding_idx < 0:
@@ -328,7 +328,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 def _embedding_renorm_(weight, idx, max_norm, norm_type):
     """Rescale, in place, the looked-up rows whose norm exceeds ``max_norm``."""
     rows = np.unique(idx)
-    w = weight.data
+    w = weight._data
     norms = np.linalg.norm(w[rows], ord=norm_type, axis=1)
     big = norms > max_norm
     w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
@@ -337,9 +337,9 @@ def _embedding_renorm_(weight, idx, max_norm, norm_type):
 
 def one_hot(tensor, num_classes=-1):
     """int64 tensor with a 1 at each index: shape ``tensor.shape + (num_classes,)``."""
-    if tensor.data.dtype != np.int64:
+    if tensor._data.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    idx = tensor.data
+    idx = tensor._data
     if num_classes == -1:
         num_classes = int(idx.max()) + 1 if idx.size else 0
     if idx.size and idx.min() < 0:
@@ -542,7 +542,7 @@ def _check_class_target(input, target):
             if target.ndim == input.ndim - 1:
                 raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: {list(target.shape)}")
             raise RuntimeError(f"Expected target size {expected}, got {list(target.shape)}")
-    if target.data.dtype not in (np.int64, np.uint8):
+    if target._data.dtype not in (np.int64, np.uint8):
         raise RuntimeError(
             f"expected target dtype to be Long or Byte, but got {target.type()[len('torch.'):-len('Tensor')]}"
         )
@@ -557,8 +557,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
     if _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(input, target.data, reduction)
-    return _loss.NllLoss.apply(input, target.data, None if weight is None else weight.data, reduction, ignore_index)
+        return _loss.ClassNllLoss.apply(input, target._data, reduction)
+    return _loss.NllLoss.apply(input, target._data, None if weight is None else weight._data, reduction, ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -567,12 +567,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     reduction = _reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    class_dim = 0 if input.data.ndim == 1 else 1
+    class_dim = 0 if input._data.ndim == 1 else 1
     logp = log_softmax(input, class_dim)
     if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
     if label_smoothing == 0.0 and _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(logp, target.data, reduction)  # the common case, lean
+        return _loss.ClassNllLoss.apply(logp, target._data, reduction)  # the common case, lean
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return nll
@@ -590,7 +590,7 @@ def _plain_class_targets(input, target, weight, ignore_index):
     input PyTorch rejects, takes the general ``NllLoss``, which checks it
     and raises PyTorch's errors.
     """
-    x, t = input.data, target.data
+    x, t = input._data, target._data
     if x.ndim != 2 or weight is not None:
         return False
     if type(t) is not np.ndarray or t.ndim != 1 or t.dtype is not _INT64 or not 0 < t.shape[0] == x.shape[0]:
@@ -626,14 +626,14 @@ def _label_smoothing(logp, target, weight, nll, reduction, ignore_index, eps, cl
     """Mix the NLL with the mean over all classes: ``(1-eps) nll + eps/C * smooth``."""
     n_classes = logp.shape[class_dim]
     per_class = logp if weight is None else logp * _class_weight(weight, logp.ndim, class_dim)
-    keep = Tensor._make((target.data != ignore_index).astype(logp.data.dtype))
+    keep = Tensor._make((target._data != ignore_index).astype(logp._data.dtype))
     smooth = -per_class.sum(class_dim) * keep  # ignored samples add nothing
     if reduction == "mean":
         if weight is not None:
-            t = target.data[target.data != ignore_index]
-            smooth = smooth.sum() / float(weight.data[t].sum())
+            t = target._data[target._data != ignore_index]
+            smooth = smooth.sum() / float(weight._data[t].sum())
         else:
-            smooth = smooth.sum() / float(keep.data.sum())
+            smooth = smooth.sum() / float(keep._data.sum())
     elif reduction == "sum":
         smooth = smooth.sum()
     return (1 - eps) * nll + smooth * (eps / n_classes)
@@ -672,7 +672,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         loss = target.exp() * (target - input)
     else:
         # target * log(target), with 0 * log 0 = 0 (``xlogy``)
-        t = target.data
+        t = target._data
         with np.errstate(divide="ignore", invalid="ignore"):
             tlogt = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype)
         loss = Tensor._make(tlogt) - target * input

@@ -60,7 +60,7 @@ def _calculate_correct_fan(tensor, mode):
 def _fill(tensor, values):
     """Write ``values`` into ``tensor`` in place (one version bump), return it."""
     with no_grad():
-        tensor.data[...] = values
+        tensor._data[...] = values
         tensor._bump_version()
     return tensor
 

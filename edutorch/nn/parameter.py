@@ -24,7 +24,7 @@ class Parameter(Tensor):
 
             data = empty(0)
         # an instance of ``cls`` around the same array and version counter (no copy)
-        param = cls._make(data.data, False, None, 0, data._version_counter)
+        param = cls._make(data._data, False, None, 0, data._version_counter)
         param.requires_grad_(requires_grad)
         return param
 
@@ -38,12 +38,12 @@ class Parameter(Tensor):
         """A new Parameter with copied values (the ``.grad`` is not copied, as in PyTorch)."""
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(Tensor._make(self.data.copy()), self.requires_grad)
+        result = type(self)(Tensor._make(self._data.copy()), self.requires_grad)
         memo[id(self)] = result
         return result
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (self.data, self.requires_grad))
+        return (_rebuild_parameter, (self._data, self.requires_grad))
 
 
 def _rebuild_parameter(array, requires_grad):

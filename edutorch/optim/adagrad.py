@@ -53,8 +53,8 @@ class Adagrad(Optimizer):
                 if p._grad is None:
                     continue
                 state = self.state[p]
-                state["step"].data += 1
-                adagrad_update(p.data, p._grad.data, state["sum"].data, float(state["step"].data),
+                state["step"]._data += 1
+                adagrad_update(p._data, p._grad._data, state["sum"]._data, float(state["step"]._data),
                                lr=group["lr"], lr_decay=group["lr_decay"], eps=group["eps"],
                                weight_decay=group["weight_decay"], maximize=group["maximize"])
                 p._version_counter[0] += 1

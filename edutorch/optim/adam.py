@@ -65,10 +65,10 @@ class Adam(Optimizer):
                 if p._grad is None:
                     continue
                 state = self._init_state(p, group["amsgrad"])
-                state["step"].data += 1
-                max_sq = state["max_exp_avg_sq"].data if group["amsgrad"] else None
-                adam_update(p.data, p._grad.data, state["exp_avg"].data, state["exp_avg_sq"].data,
-                            max_sq, float(state["step"].data), beta1=beta1, beta2=beta2,
+                state["step"]._data += 1
+                max_sq = state["max_exp_avg_sq"]._data if group["amsgrad"] else None
+                adam_update(p._data, p._grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
+                            max_sq, float(state["step"]._data), beta1=beta1, beta2=beta2,
                             lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
                             maximize=group["maximize"],
                             decoupled_weight_decay=group["decoupled_weight_decay"])

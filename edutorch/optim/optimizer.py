@@ -11,7 +11,7 @@ An optimizer holds
   moment estimates, the step count).
 
 ``step()`` is written by each algorithm (``sgd.py``, ``adam.py``...). The
-update is plain NumPy, in place on ``p.data``: it is not part of any graph.
+update is plain NumPy, in place on ``p._data``: it is not part of any graph.
 """
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
@@ -89,8 +89,8 @@ def _scalar_state(value=0.0):
 
 def _full_like(p, value):
     """A fresh state buffer shaped like ``p`` (its own storage and version counter)."""
-    xp = backend.get_array_module(p.data)
-    return Tensor._make(xp.full_like(p.data, value))
+    xp = backend.get_array_module(p._data)
+    return Tensor._make(xp.full_like(p._data, value))
 
 
 class _RequiredParameter:
@@ -213,7 +213,7 @@ class Optimizer:
                         grad.detach_()
                     else:
                         grad._requires_grad = False
-                    grad.data[...] = 0
+                    grad._data[...] = 0
                     grad._version_counter[0] += 1
 
     def step(self, closure=None):
@@ -324,12 +324,12 @@ class Optimizer:
 def _cast_state(param, value, key=None):
     """Deep-copy a loaded state value; float buffers take the parameter's dtype ("step" stays)."""
     if isinstance(value, Tensor):
-        data = value.data.copy()
+        data = value._data.copy()
         if key == "step":  # the step counter stays a CPU float32 scalar
             return Tensor._make(data)
-        if param.data.dtype.kind == "f":
-            data = data.astype(param.data.dtype)
-        return Tensor._make(backend.to_device(data, backend.device_of(param.data)))
+        if param._data.dtype.kind == "f":
+            data = data.astype(param._data.dtype)
+        return Tensor._make(backend.to_device(data, backend.device_of(param._data)))
     if isinstance(value, dict):
         return {k: _cast_state(param, v, key=k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

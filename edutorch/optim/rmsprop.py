@@ -58,10 +58,10 @@ class RMSprop(Optimizer):
                 if p._grad is None:
                     continue
                 state = self._init_state(p, group)
-                state["step"].data += 1
-                grad_avg = state["grad_avg"].data if group["centered"] else None
-                buf = state["momentum_buffer"].data if group["momentum"] > 0 else None
-                rmsprop_update(p.data, p._grad.data, state["square_avg"].data, grad_avg, buf,
+                state["step"]._data += 1
+                grad_avg = state["grad_avg"]._data if group["centered"] else None
+                buf = state["momentum_buffer"]._data if group["momentum"] > 0 else None
+                rmsprop_update(p._data, p._grad._data, state["square_avg"]._data, grad_avg, buf,
                                lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
                                weight_decay=group["weight_decay"], momentum=group["momentum"],
                                maximize=group["maximize"])

@@ -9,7 +9,7 @@ same operations in the same order)::
     g = g + momentum * buf  (nesterov)       or  g = buf
     p = p - lr * g
 
-The arithmetic is NumPy on ``p.data``, in place: the update is not recorded
+The arithmetic is NumPy on ``p._data``, in place: the update is not recorded
 by autograd, and it bumps ``p``'s version counter like ``p.add_`` would.
 """
 from .._tensor import Tensor
@@ -49,14 +49,14 @@ class SGD(Optimizer):
                 if grad is None:
                     continue
                 if momentum == 0:  # no state at all, as in PyTorch
-                    sgd_update(p.data, grad.data, None, *hyper)
+                    sgd_update(p._data, grad._data, None, *hyper)
                 else:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:  # the first step creates the buffer
-                        state["momentum_buffer"] = Tensor._make(sgd_update(p.data, grad.data, None, *hyper))
+                        state["momentum_buffer"] = Tensor._make(sgd_update(p._data, grad._data, None, *hyper))
                     else:
-                        sgd_update(p.data, grad.data, buf.data, *hyper)
+                        sgd_update(p._data, grad._data, buf._data, *hyper)
                 p._version_counter[0] += 1  # changed in place, like ``p.add_``
         return loss
 

@@ -26,7 +26,7 @@ class BackwardHookFunction(Function):
 
         # New tensor objects sharing storage and version counter (like ``detach``);
         # those whose input does not require grad stay out of the graph.
-        outs = tuple(Tensor._make(a.data, False, None, 0, a._version_counter) for a in args)
+        outs = tuple(Tensor._make(a._data, False, None, 0, a._version_counter) for a in args)
         ctx.mark_non_differentiable(*[o for o, a in zip(outs, args) if not a.requires_grad])
         return outs
 

@@ -455,4 +455,4 @@ def test_reused_gradient_arrays_are_never_shared_between_leaves():
     w.register_hook(lambda grad: seen.append(grad))
     (et.randn(5, 4) @ w).sum().backward()
     (et.randn(5, 4) @ w).sum().backward()  # accumulates in place into w.grad
-    assert not np.shares_memory(seen[0].data, w.grad.data)
+    assert not np.shares_memory(seen[0].numpy(), w.grad.numpy())

@@ -65,7 +65,7 @@ def gradcheck(case, *arrays, eps=1e-6, atol=1e-6):
         if not (isinstance(t, et.Tensor) and t.requires_grad):
             continue
         num = np.zeros(t.shape)
-        flat = t.data.reshape(-1)
+        flat = t.detach().numpy().reshape(-1)
         for i in range(flat.size):
             old = flat[i]
             with et.no_grad():

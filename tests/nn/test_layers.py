@@ -203,7 +203,7 @@ def _gradcheck_module(module, arrays, eps=1e-6):
     targets = [x for x in xs if x.requires_grad] + list(module.parameters())
     for t in targets:
         num = np.zeros(t.shape)
-        flat = t.data.reshape(-1)
+        flat = t.detach().numpy().reshape(-1)
         for i in range(flat.size):
             old = flat[i]
             flat[i] = old + eps

@@ -150,7 +150,7 @@ def test_loss_gradcheck(call, arrays, mask, name):
             if not g:
                 continue
             num = np.zeros(x.shape)
-            flat = x.data.reshape(-1)
+            flat = x.detach().numpy().reshape(-1)
             for i in range(flat.size):
                 old = flat[i]
                 flat[i] = old + 1e-6

@@ -30,7 +30,7 @@ def test_tensor_values_and_dtypes_round_trip(dtype, rng):
     back = round_trip(et.tensor(values))
     assert type(back) is et.Tensor
     assert back.dtype == et.tensor(values).dtype
-    assert back.data.dtype == np.dtype(dtype)
+    assert back.numpy().dtype == np.dtype(dtype)
     assert np.array_equal(back.numpy(), values)
 
 

@@ -19,7 +19,7 @@ def copy_params(src_torch, dst_et):
     """Copy every parameter and buffer of a torch module into the edutorch one (by name)."""
     state = {k: v.detach().numpy().copy() for k, v in src_torch.state_dict().items()}
     for name, t in list(dst_et.named_parameters()) + list(dst_et.named_buffers()):
-        t.data = state[name].astype(t.data.dtype)
+        t.data = et.from_numpy(state[name]).to(t.dtype)
 
 
 def pair(kind, *args, **kwargs):
@@ -61,5 +61,5 @@ def check_grad(fn, *arrays, seed=0, atol=1e-6, rtol=1e-4):
         def f():
             with et.no_grad():
                 return float((fn(*tensors) * weights).sum().item())
-        expected = numerical_grad(f, t.data)
+        expected = numerical_grad(f, t.detach().numpy())
         np.testing.assert_allclose(t.grad.numpy(), expected, atol=atol, rtol=rtol)

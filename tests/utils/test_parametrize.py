@@ -218,7 +218,7 @@ def test_orthogonal_weight_is_orthogonal_and_matches_torch(shape, orth_map):
     assert [n for n, _ in e.named_buffers()] == [n for n, _ in t.named_buffers()]
 
     # the random completion of a non-square base: start from PyTorch's to compare gradients
-    e.parametrizations.weight[0].base.data = to_np(t.parametrizations.weight[0].base).copy()
+    e.parametrizations.weight[0].base.data = et.from_numpy(to_np(t.parametrizations.weight[0].base).copy())
 
     # one training step keeps it orthogonal, and the gradient matches PyTorch's
     x = np.random.default_rng(0).standard_normal((2, in_f)).astype(np.float32)
@@ -309,8 +309,8 @@ def test_parametrized_spectral_norm_matches_torch():
     torch.nn.utils.parametrizations.spectral_norm(t)
     assert list(e.state_dict()) == list(t.state_dict())
     pe, pt = e.parametrizations.weight[0], t.parametrizations.weight[0]
-    pe._u.data = to_np(pt._u).copy()
-    pe._v.data = to_np(pt._v).copy()
+    pe._u.data = et.from_numpy(to_np(pt._u).copy())
+    pe._v.data = et.from_numpy(to_np(pt._v).copy())
     for _ in range(2):  # each read in training mode runs one power iteration
         np.testing.assert_allclose(to_np(e.weight), to_np(t.weight), rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(to_np(pe._u), to_np(pt._u), rtol=1e-4, atol=1e-6)

@@ -188,7 +188,7 @@ def test_apply_mask_gradient_is_the_mask_float64():
         with et.no_grad():
             return float((hook.apply_mask(module) * r).sum().item())
 
-    numeric = numerical_grad(loss, module.weight_orig.data)
+    numeric = numerical_grad(loss, module.weight_orig.detach().numpy())
     np.testing.assert_allclose(module.weight_orig.grad.numpy(), numeric, atol=1e-7)
     np.testing.assert_allclose(module.weight_orig.grad.numpy(), mask * r.numpy())
 

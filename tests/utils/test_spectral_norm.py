@@ -10,8 +10,8 @@ from ._helpers import pair, require_torch, to_np
 
 def copy_uv(e, t):
     """Start edutorch's power iteration from PyTorch's random vectors."""
-    e.weight_u.data = to_np(t.weight_u).copy()
-    e.weight_v.data = to_np(t.weight_v).copy()
+    e.weight_u.data = et.from_numpy(to_np(t.weight_u).copy())
+    e.weight_v.data = et.from_numpy(to_np(t.weight_v).copy())
 
 
 @pytest.mark.parametrize("kind,args,n_iter", [

@@ -18,11 +18,11 @@ def _shape_str(shape):
 
 
 def _check_dtypes(a, b):
-    if type(a.data) is not type(b.data):
+    if type(a._data) is not type(b._data):
         from .utils import _device_error
 
-        raise RuntimeError(_device_error(a.data, b.data))
-    if a.data.dtype != b.data.dtype:
+        raise RuntimeError(_device_error(a._data, b._data))
+    if a._data.dtype != b._data.dtype:
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{_dtype.cpp_type_name(a.dtype)} != {_dtype.cpp_type_name(b.dtype)}"
@@ -36,7 +36,7 @@ class Mm(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = a.data, b.data
+        x, y = a._data, b._data
         if x.ndim != 2 or y.ndim != 2:
             raise RuntimeError(f"{'self' if x.ndim != 2 else 'mat2'} must be a matrix")
         if x.shape[1] != y.shape[0]:
@@ -54,9 +54,9 @@ class Mm(Function):
         a, b = ctx.saved_tensors
         need_a, need_b = ctx.needs_input_grad
         if not _state["enabled"]:  # a plain backward: one BLAS call per gradient, nothing recorded
-            g, make = grad.data, _utils._Tensor._make
-            return (make(g @ b.data.T) if need_a else None,
-                    make(a.data.T @ g) if need_b else None)
+            g, make = grad._data, _utils._Tensor._make
+            return (make(g @ b._data.T) if need_a else None,
+                    make(a._data.T @ g) if need_b else None)
         ga = MmMat1Backward.apply(grad, b) if need_a else None
         gb = MmMat2Backward.apply(a, grad) if need_b else None
         return ga, gb
@@ -75,7 +75,7 @@ class MmMat1Backward(Function):
     def forward(ctx, grad, b):
         ctx.save_for_backward(grad if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
-        return grad.data @ b.data.T
+        return grad._data @ b._data.T
 
     @staticmethod
     def backward(ctx, gg):
@@ -95,7 +95,7 @@ class MmMat2Backward(Function):
     def forward(ctx, a, grad):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               grad if ctx.needs_input_grad[0] else None)
-        return a.data.T @ grad.data
+        return a._data.T @ grad._data
 
     @staticmethod
     def backward(ctx, gg):
@@ -113,7 +113,7 @@ class Bmm(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = a.data, b.data
+        x, y = a._data, b._data
         if x.ndim != 3 or y.ndim != 3:
             raise RuntimeError(f"batch{1 if x.ndim != 3 else 2} must be a 3D tensor")
         if y.shape[:2] != (x.shape[0], x.shape[2]):
@@ -135,7 +135,7 @@ class Bmm(Function):
 
 def _check_matmul(a, b):
     """PyTorch's error for each way ``matmul`` operands can disagree."""
-    x, y = a.data, b.data
+    x, y = a._data, b._data
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and {y.ndim}D"
@@ -195,7 +195,7 @@ class Matmul(Function):
     def forward(ctx, a, b):
         _check_matmul(a, b)
         ctx.save_for_backward(a, b)
-        return a.data @ b.data
+        return a._data @ b._data
 
     @staticmethod
     def backward(ctx, grad):

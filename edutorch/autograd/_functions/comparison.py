@@ -75,7 +75,7 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, a, min=None, max=None):
-        x = a.data
+        x = a._data
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         ctx.save_for_backward(a)
@@ -122,7 +122,7 @@ class ClampTensor(Function):
     def forward(ctx, a, min=None, max=None):
         if min is None and max is None:
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-        x = a.data
+        x = a._data
         out = x
         if min is not None:
             out = np.maximum(out, binary_arrays(a, min)[1])

@@ -21,7 +21,7 @@ class TanhBackward(Function):
     @staticmethod
     def forward(ctx, grad, y):
         ctx.save_for_backward(grad, y)
-        return _tanh_grad(grad.data, y.data)
+        return _tanh_grad(grad._data, y._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -40,7 +40,7 @@ class SigmoidBackward(Function):
     @staticmethod
     def forward(ctx, grad, y):
         ctx.save_for_backward(grad, y)
-        return _sigmoid_grad(grad.data, y.data)
+        return _sigmoid_grad(grad._data, y._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -60,7 +60,7 @@ class ThresholdBackward(Function):
     def forward(ctx, grad, y, threshold=0):
         ctx.save_for_backward(y)
         ctx.threshold = threshold
-        return _threshold_grad(grad.data, y.data, threshold)
+        return _threshold_grad(grad._data, y._data, threshold)
 
     @staticmethod
     def backward(ctx, gg):
@@ -79,7 +79,7 @@ class PowBackward(Function):
     def forward(ctx, grad, x, exponent):
         ctx.save_for_backward(grad, x)
         ctx.exponent = exponent
-        return _pow_grad(grad.data, x.data, exponent)
+        return _pow_grad(grad._data, x._data, exponent)
 
     @staticmethod
     def backward(ctx, gg):
@@ -137,22 +137,22 @@ def _pow_grad(g, a, exponent):
 def pow_backward(grad, x, exponent):
     if _state["enabled"]:
         return PowBackward.apply(grad, x, exponent)
-    return _utils._Tensor._make(_pow_grad(grad.data, x.data, exponent))
+    return _utils._Tensor._make(_pow_grad(grad._data, x._data, exponent))
 
 
 def tanh_backward(grad, y):
     if _state["enabled"]:
         return TanhBackward.apply(grad, y)
-    return _utils._Tensor._make(_tanh_grad(grad.data, y.data))
+    return _utils._Tensor._make(_tanh_grad(grad._data, y._data))
 
 
 def sigmoid_backward(grad, y):
     if _state["enabled"]:
         return SigmoidBackward.apply(grad, y)
-    return _utils._Tensor._make(_sigmoid_grad(grad.data, y.data))
+    return _utils._Tensor._make(_sigmoid_grad(grad._data, y._data))
 
 
 def threshold_backward(grad, y, threshold=0):
     if _state["enabled"]:
         return ThresholdBackward.apply(grad, y, threshold)
-    return _utils._Tensor._make(_threshold_grad(grad.data, y.data, threshold))
+    return _utils._Tensor._make(_threshold_grad(grad._data, y._data, threshold))

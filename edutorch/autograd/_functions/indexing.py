@@ -14,7 +14,7 @@ def to_index(idx):
     """Turn Tensors inside an index expression into arrays NumPy understands."""
 
     if isinstance(idx, _utils._Tensor):
-        return idx.data
+        return idx._data
     if isinstance(idx, tuple):
         return tuple(to_index(i) for i in idx)
     if isinstance(idx, list) and any(isinstance(i, _utils._Tensor) for i in idx):
@@ -70,12 +70,12 @@ class Index(Function):
     @staticmethod
     def forward(ctx, a, idx):
 
-        ctx.in_shape, ctx.idx = a.data.shape, idx
-        out = a.data[idx]
+        ctx.in_shape, ctx.idx = a._data.shape, idx
+        out = a._data[idx]
         if is_basic(idx):  # a view: shares memory and version counter with ``a``
-            if type(out) is not type(a.data):
+            if type(out) is not type(a._data):
                 # ``x[0, 1]`` gives NumPy a scalar copy; a trailing ``...`` keeps a 0-d view
-                out = a.data[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
+                out = a._data[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
             return _utils._Tensor._make(out, False, None, 0, a._version_counter)
         return out
 
@@ -93,13 +93,13 @@ class IndexBackward(Function):
     def forward(ctx, grad, shape, idx):
         from ... import backend
 
-        xp = backend.get_array_module(grad.data)
+        xp = backend.get_array_module(grad._data)
         ctx.idx = idx
-        out = xp.zeros(shape, dtype=grad.data.dtype)
+        out = xp.zeros(shape, dtype=grad._data.dtype)
         if is_basic(idx):
-            out[idx] = grad.data
+            out[idx] = grad._data
         else:
-            (np.add.at if xp is np else xp.add.at)(out, idx, grad.data)
+            (np.add.at if xp is np else xp.add.at)(out, idx, grad._data)
         return out
 
     @staticmethod
@@ -141,12 +141,12 @@ class Alias(Index):
 
 
 def _check_index_tensor(index, name):
-    if index.data.dtype not in (np.int64, np.int32):
+    if index._data.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
 def _check_same_rank(a, index, name):
-    if index.data.ndim != a.data.ndim and not (index.data.ndim <= 1 and a.data.ndim <= 1):
+    if index._data.ndim != a._data.ndim and not (index._data.ndim <= 1 and a._data.ndim <= 1):
         raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} tensor")
 
 
@@ -160,7 +160,7 @@ class Gather(Function):
 
         _check_index_tensor(index, "gather")
         _check_same_rank(a, index, "input")
-        x, idx = a.data, index.data
+        x, idx = a._data, index._data
         axis = wrap_dim(dim, x.ndim)
         ctx.in_shape, ctx.axis, ctx.index = x.shape, axis, index
         if x.ndim == 0:
@@ -207,14 +207,14 @@ class Scatter(Function):
 
         _check_index_tensor(index, "scatter")
         _check_same_rank(a, index, "self")
-        x = a.data
+        x = a._data
         axis = wrap_dim(dim, x.ndim)
         ctx.axis, ctx.index = axis, index
         out = x.copy()
-        pos = _scatter_positions(x.shape, index.data, axis)
+        pos = _scatter_positions(x.shape, index._data, axis)
         if isinstance(src, _utils._Tensor):
-            crop = tuple(slice(0, s) for s in index.data.shape)
-            values = src.data[crop].astype(x.dtype, copy=False)
+            crop = tuple(slice(0, s) for s in index._data.shape)
+            values = src._data[crop].astype(x.dtype, copy=False)
         else:
             values = src
         if reduce == "add":
@@ -223,7 +223,7 @@ class Scatter(Function):
             np.multiply.at(out, pos, values)
         else:
             out[pos] = values
-        ctx.src_shape = src.data.shape if isinstance(src, _utils._Tensor) else None
+        ctx.src_shape = src._data.shape if isinstance(src, _utils._Tensor) else None
         return out
 
     @staticmethod
@@ -268,7 +268,7 @@ class MaskedFill(Function):
     @staticmethod
     def forward(ctx, a, mask, value):
 
-        m = mask.data
+        m = mask._data
         if m.dtype.kind != "b":
             from ... import _dtype
 
@@ -278,13 +278,13 @@ class MaskedFill(Function):
             )
         v = value
         if isinstance(value, _utils._Tensor):
-            if value.data.ndim != 0:
+            if value._data.ndim != 0:
                 raise RuntimeError(
                     "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-                    f"{value.data.ndim} dimension(s)."
+                    f"{value._data.ndim} dimension(s)."
                 )
-            v = value.data
-        x = a.data
+            v = value._data
+        x = a._data
         out_shape = np.broadcast_shapes(x.shape, m.shape)
         if out_shape != x.shape:
             raise RuntimeError(
@@ -320,14 +320,14 @@ class IndexSelect(Function):
 
     @staticmethod
     def forward(ctx, a, axis, index):
-        if index.data.ndim > 1:
+        if index._data.ndim > 1:
             raise IndexError("index_select(): Index is supposed to be a vector")
-        if index.data.dtype.kind not in "iu":
+        if index._data.dtype.kind not in "iu":
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-        ctx.axis, ctx.index, ctx.in_shape = axis, index.data.reshape(-1), a.data.shape
-        if a.data.ndim == 0:
-            return a.data.reshape(1).take(ctx.index).reshape(index.data.shape)
-        return a.data.take(ctx.index, axis=axis)
+        ctx.axis, ctx.index, ctx.in_shape = axis, index._data.reshape(-1), a._data.shape
+        if a._data.ndim == 0:
+            return a._data.reshape(1).take(ctx.index).reshape(index._data.shape)
+        return a._data.take(ctx.index, axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
@@ -346,7 +346,7 @@ class MaskedSelect(Function):
     def forward(ctx, a, mask):
         from .utils import broadcast_error
 
-        x, m = a.data, mask.data
+        x, m = a._data, mask._data
         if m.dtype.kind != "b":
             raise RuntimeError("masked_select: expected BoolTensor for mask")
         try:

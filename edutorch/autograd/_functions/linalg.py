@@ -23,12 +23,12 @@ class _LinAlgError(RuntimeError):
 # -- input checks, with PyTorch's messages ---------------------------------------------
 def check_matrix(a, op, arg="A"):
     """At least 2 dimensions (a matrix or a batch of them)."""
-    if a.data.ndim < 2:
+    if a._data.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor {arg} must have at least 2 dimensions.")
 
 
 def check_float(a, op):
-    if a.data.dtype.kind != "f":
+    if a._data.dtype.kind != "f":
         raise RuntimeError(
             f"{op}: Expected a floating point or complex tensor as input. "
             f"Got {_dtype.scalar_type_name(a.dtype)}"
@@ -37,7 +37,7 @@ def check_float(a, op):
 
 def check_square(a, op):
     check_matrix(a, op)
-    m, n = a.data.shape[-2:]
+    m, n = a._data.shape[-2:]
     if m != n:
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are {m} by {n} matrices")
     check_float(a, op)
@@ -54,8 +54,8 @@ def _constant(array):
 
 def _eye(n, like):
     """An ``n x n`` identity with the dtype and device of the Tensor ``like``."""
-    xp = backend.get_array_module(like.data)
-    return _constant(xp.eye(n, dtype=like.data.dtype))
+    xp = backend.get_array_module(like._data)
+    return _constant(xp.eye(n, dtype=like._data.dtype))
 
 
 # -- triangles and diagonals ---------------------------------------------------------------
@@ -78,10 +78,10 @@ class Triu(Function):
     @staticmethod
     def forward(ctx, a, diagonal=0):
         _check_diagonal_arg("triu", diagonal)
-        if a.data.ndim < 2:
+        if a._data.ndim < 2:
             raise RuntimeError("triu: input tensor must have at least 2 dimensions")
         ctx.diagonal = diagonal
-        return backend.get_array_module(a.data).triu(a.data, diagonal)
+        return backend.get_array_module(a._data).triu(a._data, diagonal)
 
     @staticmethod
     def backward(ctx, grad):
@@ -96,10 +96,10 @@ class Tril(Function):
     @staticmethod
     def forward(ctx, a, diagonal=0):
         _check_diagonal_arg("tril", diagonal)
-        if a.data.ndim < 2:
+        if a._data.ndim < 2:
             raise RuntimeError("tril: input tensor must have at least 2 dimensions")
         ctx.diagonal = diagonal
-        return backend.get_array_module(a.data).tril(a.data, diagonal)
+        return backend.get_array_module(a._data).tril(a._data, diagonal)
 
     @staticmethod
     def backward(ctx, grad):
@@ -134,7 +134,7 @@ class Diagonal(Function):
 
     @staticmethod
     def forward(ctx, a, offset=0, dim1=0, dim2=1):
-        x = a.data
+        x = a._data
         d1, d2 = _diagonal_dims(x.ndim, dim1, dim2)
         ctx.args = (x.shape, offset, d1, d2)
         # a view: it shares memory and the version counter with ``a``
@@ -153,7 +153,7 @@ class DiagonalCopy(Diagonal):
 
     @staticmethod
     def forward(ctx, a, offset=0, dim1=0, dim2=1):
-        x = a.data
+        x = a._data
         d1, d2 = _diagonal_dims(x.ndim, dim1, dim2)
         ctx.args = (x.shape, offset, d1, d2)
         return x.diagonal(offset, d1, d2).copy()
@@ -170,9 +170,9 @@ class DiagonalPlace(Function):
     @staticmethod
     def forward(ctx, src, shape, offset, d1, d2):
         ctx.args = (offset, d1, d2)
-        xp = backend.get_array_module(src.data)
-        out = xp.zeros(shape, dtype=src.data.dtype)
-        _writable_diagonal(out, offset, d1, d2)[...] = src.data
+        xp = backend.get_array_module(src._data)
+        out = xp.zeros(shape, dtype=src._data.dtype)
+        _writable_diagonal(out, offset, d1, d2)[...] = src._data
         return out
 
     @staticmethod
@@ -188,10 +188,10 @@ class DiagEmbed(Function):
     @staticmethod
     def forward(ctx, v, offset=0):
         ctx.offset = offset
-        n = v.data.shape[0] + abs(offset)
-        xp = backend.get_array_module(v.data)
-        out = xp.zeros((n, n), dtype=v.data.dtype)
-        _writable_diagonal(out, offset, 0, 1)[...] = v.data
+        n = v._data.shape[0] + abs(offset)
+        xp = backend.get_array_module(v._data)
+        out = xp.zeros((n, n), dtype=v._data.dtype)
+        _writable_diagonal(out, offset, 0, 1)[...] = v._data
         return out
 
     @staticmethod
@@ -299,7 +299,7 @@ class MatrixExp(Function):
     def forward(ctx, A):
         check_square(A, "linalg.matrix_exp")
         ctx.save_for_backward(A)
-        return _expm_array(A.data)
+        return _expm_array(A._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -331,7 +331,7 @@ class Solve(Function):
     @staticmethod
     def forward(ctx, A, B, left=True):
         check_square(A, "linalg.solve")
-        a, b = A.data, B.data
+        a, b = A._data, B._data
         if a.dtype != b.dtype:
             raise RuntimeError(
                 "linalg.solve: Expected A and B to have the same dtype, but found A of type "
@@ -399,12 +399,12 @@ class Inv(Function):
     @staticmethod
     def forward(ctx, A):
         check_square(A, "linalg.inv")
-        xp = backend.get_array_module(A.data)
+        xp = backend.get_array_module(A._data)
         try:
-            inv = xp.linalg.inv(A.data)
+            inv = xp.linalg.inv(A._data)
         except xp.linalg.LinAlgError:
             raise _LinAlgError(
-                f"linalg.inv: The diagonal element {_first_zero_pivot(backend.to_device(A.data, 'cpu'))} "
+                f"linalg.inv: The diagonal element {_first_zero_pivot(backend.to_device(A._data, 'cpu'))} "
                 "is zero, the inversion could not be completed because the input matrix is singular."
             ) from None
         out = utils._Tensor._make(inv)
@@ -444,8 +444,8 @@ class Det(Function):
     @staticmethod
     def forward(ctx, A):
         check_square(A, "linalg.det")
-        xp = backend.get_array_module(A.data)
-        out = utils._Tensor._make(xp.asarray(xp.linalg.det(A.data), dtype=A.data.dtype))
+        xp = backend.get_array_module(A._data)
+        out = utils._Tensor._make(xp.asarray(xp.linalg.det(A._data), dtype=A._data.dtype))
         ctx.save_for_backward(A, out)
         return out
 
@@ -453,9 +453,9 @@ class Det(Function):
     def backward(ctx, grad):
         A, det = ctx.saved_tensors
         grad = grad.unsqueeze(-1).unsqueeze(-1)
-        if bool((det.data != 0).all()):
+        if bool((det._data != 0).all()):
             return grad * det.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(A))
-        return grad * _constant(_cofactors(A.data).astype(A.data.dtype))
+        return grad * _constant(_cofactors(A._data).astype(A._data.dtype))
 
 
 # -- SVD ----------------------------------------------------------------------------------------
@@ -520,8 +520,8 @@ class Svd(Function):
     def forward(ctx, A, full_matrices=True):
         check_matrix(A, "linalg.svd")
         check_float(A, "linalg.svd")
-        xp = backend.get_array_module(A.data)
-        U, S, Vh = (utils._Tensor._make(x) for x in xp.linalg.svd(A.data, full_matrices=full_matrices))
+        xp = backend.get_array_module(A._data)
+        U, S, Vh = (utils._Tensor._make(x) for x in xp.linalg.svd(A._data, full_matrices=full_matrices))
         ctx.set_materialize_grads(False)  # unused outputs send None, not zeros (see svd_backward)
         ctx.save_for_backward(U, S, Vh)
         return U, S, Vh
@@ -573,12 +573,12 @@ class Qr(Function):
                 "(default), 'r', or 'complete'"
             )
         check_float(A, "linalg.qr")
-        xp = backend.get_array_module(A.data)
-        m, n = A.data.shape[-2:]
+        xp = backend.get_array_module(A._data)
+        m, n = A._data.shape[-2:]
         if mode == "r":
-            Q, R = xp.zeros((0,), dtype=A.data.dtype), xp.linalg.qr(A.data, mode="r")
+            Q, R = xp.zeros((0,), dtype=A._data.dtype), xp.linalg.qr(A._data, mode="r")
         else:
-            Q, R = xp.linalg.qr(A.data, mode=mode)
+            Q, R = xp.linalg.qr(A._data, mode=mode)
         Q, R = utils._Tensor._make(Q), utils._Tensor._make(R)
         ctx.mode, ctx.m, ctx.n = mode, m, n
         ctx.save_for_backward(A, Q, R)

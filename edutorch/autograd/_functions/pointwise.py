@@ -158,12 +158,12 @@ class Neg(Function):
 
     @staticmethod
     def forward(ctx, a):
-        if a.data.dtype.kind == "b":
+        if a._data.dtype.kind == "b":
             raise RuntimeError(
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
                 "to invert a mask, use the `~` or `logical_not()` operator instead."
             )
-        return -a.data
+        return -a._data
 
     @staticmethod
     def backward(ctx, grad):
@@ -201,7 +201,7 @@ class Exp(Function):
     @staticmethod
     def forward(ctx, a):
 
-        out = _utils._Tensor._make(np.exp(a.data))
+        out = _utils._Tensor._make(np.exp(a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -218,7 +218,7 @@ class Log(Function):
     def forward(ctx, a):
         ctx.save_for_backward(a)
         with quiet_fp():  # log(0) = -inf, log(-1) = nan
-            return np.log(a.data)
+            return np.log(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -232,7 +232,7 @@ class Tanh(Function):
     @staticmethod
     def forward(ctx, a):
 
-        out = _utils._Tensor._make(np.tanh(a.data))
+        out = _utils._Tensor._make(np.tanh(a._data))
         ctx.save_for_backward(out)
         return out
 
@@ -248,7 +248,7 @@ class Sigmoid(Function):
     @staticmethod
     def forward(ctx, a):
 
-        x = a.data
+        x = a._data
         # 1 / (1 + exp(-x)) overflows for very negative x; this form does not
         out = _utils._Tensor._make(np.exp(-np.logaddexp(0, -x)).astype(x.dtype, copy=False))
         ctx.save_for_backward(out)
@@ -266,7 +266,7 @@ class Relu(Function):
     @staticmethod
     def forward(ctx, a):
 
-        out = _utils._Tensor._make(np.maximum(a.data, 0))
+        out = _utils._Tensor._make(np.maximum(a._data, 0))
         ctx.save_for_backward(out)
         return out
 
@@ -392,10 +392,10 @@ class Lerp(Function):
 
 def _addc_forward(ctx, a, t1, t2, value, combined):
     """``a + value * combined`` (``combined`` is t1 * t2 or t1 / t2), keeping what backward needs."""
-    ctx.meta = tuple((t.data.shape, t.data.dtype) for t in (a, t1, t2))
+    ctx.meta = tuple((t._data.shape, t._data.dtype) for t in (a, t1, t2))
     ctx.value = value
     ctx.save_for_backward(t1, t2)
-    return (a.data + value * combined).astype(a.data.dtype, copy=False)
+    return (a._data + value * combined).astype(a._data.dtype, copy=False)
 
 
 class Addcmul(Function):
@@ -405,7 +405,7 @@ class Addcmul(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
-        return _addc_forward(ctx, a, t1, t2, value, t1.data * t2.data)
+        return _addc_forward(ctx, a, t1, t2, value, t1._data * t2._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -424,7 +424,7 @@ class Addcdiv(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
-        return _addc_forward(ctx, a, t1, t2, value, t1.data / t2.data)
+        return _addc_forward(ctx, a, t1, t2, value, t1._data / t2._data)
 
     @staticmethod
     def backward(ctx, grad):

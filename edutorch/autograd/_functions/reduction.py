@@ -28,7 +28,7 @@ def normalize_dims(dim, ndim):
 def expand_grad(grad, in_shape, axes, keepdim, count=1):
     """Undo a reduction's shape: re-insert reduced axes, broadcast to ``in_shape`` (``/ count``)."""
     if not _state["enabled"]:  # a plain backward: no graph to record, straight on the array
-        return _utils._Tensor._make(_expanded(grad.data, in_shape, axes, keepdim, count))
+        return _utils._Tensor._make(_expanded(grad._data, in_shape, axes, keepdim, count))
     if count == 1:
         return SumBackward.apply(grad, in_shape, axes, keepdim, 1)
     return MeanBackward.apply(grad, in_shape, axes, keepdim, count)
@@ -61,7 +61,7 @@ class SumBackward(Function):
     @staticmethod
     def forward(ctx, grad, in_shape, axes, keepdim, count):
         ctx.axes, ctx.keepdim, ctx.count = axes, keepdim, count
-        return _expanded(grad.data, in_shape, axes, keepdim, count)
+        return _expanded(grad._data, in_shape, axes, keepdim, count)
 
     @staticmethod
     def backward(ctx, gg):
@@ -81,7 +81,7 @@ class Sum(Function):
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
-        x = a.data
+        x = a._data
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, normalize_dims(dim, x.ndim), keepdim
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64  # PyTorch sums integers and bools into int64
@@ -105,7 +105,7 @@ class SumAll(Function):
 
     @staticmethod
     def forward(ctx, a, dtype=None):
-        x = a.data
+        x = a._data
         ctx.in_shape = x.shape
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64  # PyTorch sums integers and bools into int64
@@ -124,7 +124,7 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
-        x = a.data
+        x = a._data
         if dtype is None and x.dtype.kind != "f":
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
@@ -151,7 +151,7 @@ class MeanAll(Function):
 
     @staticmethod
     def forward(ctx, a, dtype=None):
-        x = a.data
+        x = a._data
         if dtype is not None or x.dtype.kind != "f" or x.dtype == np.float16 or x.size == 0:
             # the general path: its errors, dtype= and float16 handling, nan for no elements
             out = Mean.forward(ctx, a, None, False, dtype)
@@ -174,8 +174,8 @@ class SumToSize(Function):
 
     @staticmethod
     def forward(ctx, a, shape):
-        ctx.in_shape = a.data.shape
-        return summed_to(a.data, shape)
+        ctx.in_shape = a._data.shape
+        return summed_to(a._data, shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -193,7 +193,7 @@ def unreduce(t, in_shape, axes, keepdim):
 
 
 def _float_or_error(a, message):
-    x = a.data
+    x = a._data
     if x.dtype.kind != "f":
         raise RuntimeError(message.format(_dtype.scalar_type_name(a.dtype)))
     return x
@@ -216,7 +216,7 @@ class Prod(Function):
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
-        x = a.data
+        x = a._data
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
         if dtype is None and x.dtype.kind in "biu":
@@ -229,7 +229,7 @@ class Prod(Function):
     def backward(ctx, grad):
         a, result = ctx.saved_tensors
         axes = ctx.axes
-        if a.ndim and not (a.data == 0).any():  # no zero: result / x (inf or NaN give NaN, as in PyTorch)
+        if a.ndim and not (a._data == 0).any():  # no zero: result / x (inf or NaN give NaN, as in PyTorch)
             g = unreduce(grad, ctx.in_shape, axes, ctx.keepdim)
             return g * unreduce(result, ctx.in_shape, axes, ctx.keepdim) / a, None, None, None
         # move the reduced axes to the end and flatten them: the product of all
@@ -264,14 +264,14 @@ class ProdOthers(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return _prod_others(a.data)
+        return _prod_others(a._data)
 
     @staticmethod
     def backward(ctx, grad):
         # d others_i / d x_j = product of all elements but i and j (0 when i == j).
         # Row i of ``pair`` is ``_prod_others`` of x with x_i replaced by 1.
         (a,) = ctx.saved_tensors
-        x, n = a.data, a.data.shape[-1]
+        x, n = a._data, a._data.shape[-1]
         lifted = np.repeat(x[..., None, :], n, axis=-2)
         eye = np.eye(n, dtype=bool)
         lifted[..., eye] = 1
@@ -412,7 +412,7 @@ class LogSumExp(Function):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
-        x = a.data
+        x = a._data
         if x.dtype.kind != "f":
             x = x.astype(_dtype.get_default_dtype().np)
         axes = normalize_dims(dim, x.ndim)
@@ -442,7 +442,7 @@ class Amax(Function):
 
     @classmethod
     def _forward(cls, ctx, a, dim=(), keepdim=False):
-        x = a.data
+        x = a._data
         axes = normalize_dims(dim if dim != () else None, x.ndim)
         name = cls.__name__.lower()
         if x.size == 0 and dim == ():
@@ -486,7 +486,7 @@ class MaxAll(Amax):
 
     @classmethod
     def _forward_all(cls, ctx, a):
-        if a.data.size == 0:
+        if a._data.size == 0:
             raise RuntimeError(
                 f"{cls._name}(): Expected reduction dim to be specified for input.numel() == 0. "
                 "Specify the reduction dim with the 'dim' argument."
@@ -528,7 +528,7 @@ class MaxDim(Function):
     @classmethod
     def _forward(cls, ctx, a, dim, keepdim):
 
-        x = a.data
+        x = a._data
         axis = wrap_dim(dim, x.ndim)
         if x.ndim and x.shape[axis] == 0:
             raise IndexError(
@@ -574,7 +574,7 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, a, axis, dtype=None):
-        x = a.data
+        x = a._data
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
         ctx.axis = axis

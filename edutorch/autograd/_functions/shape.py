@@ -35,7 +35,7 @@ class View(Function):
     @staticmethod
     def forward(ctx, a, shape):
 
-        x = a.data
+        x = a._data
         ctx.in_shape = x.shape
         try:
             new = _infer_and_view(x, shape)
@@ -59,7 +59,7 @@ class Reshape(View):
 
     @staticmethod
     def forward(ctx, a, shape):
-        x = a.data
+        x = a._data
         ctx.in_shape = x.shape
         return x.reshape(_infer_shape(shape, x.size, x.shape))
 
@@ -70,16 +70,16 @@ class Permute(Function):
     @staticmethod
     def forward(ctx, a, dims):
 
-        dims = tuple(wrap_dim(d, a.data.ndim) for d in dims)
-        if sorted(dims) != list(range(a.data.ndim)):
+        dims = tuple(wrap_dim(d, a._data.ndim) for d in dims)
+        if sorted(dims) != list(range(a._data.ndim)):
             raise RuntimeError(
                 f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
-                f"length of the desired ordering of dimensions i.e. input.dim() = {a.data.ndim} is "
+                f"length of the desired ordering of dimensions i.e. input.dim() = {a._data.ndim} is "
                 f"not equal to len(dims) = {len(dims)}"
-                if len(dims) != a.data.ndim else "permute(): duplicate dims are not allowed."
+                if len(dims) != a._data.ndim else "permute(): duplicate dims are not allowed."
             )
         ctx.dims = dims
-        return _utils._Tensor._make(a.data.transpose(dims), False, None, 0, a._version_counter)
+        return _utils._Tensor._make(a._data.transpose(dims), False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -95,9 +95,9 @@ class Transpose(Function):
     @staticmethod
     def forward(ctx, a, dim0, dim1):
 
-        n = a.data.ndim
+        n = a._data.ndim
         ctx.dims = (wrap_dim(dim0, n), wrap_dim(dim1, n))
-        out = a.data.swapaxes(*ctx.dims) if n > 1 else a.data
+        out = a._data.swapaxes(*ctx.dims) if n > 1 else a._data
         return _utils._Tensor._make(out, False, None, 0, a._version_counter)
 
     @staticmethod
@@ -111,7 +111,7 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, a, shape):
 
-        x = a.data
+        x = a._data
         ctx.in_shape = x.shape
         lead = len(shape) - x.ndim
         if lead < 0:
@@ -173,7 +173,7 @@ class T(Transpose):
     @staticmethod
     def forward(ctx, a, dim0, dim1):
         ctx.dims = (dim0, dim1)  # Tensor.t() passes valid dims: (0, 1), or (0, 0) below 2-D
-        x = a.data
+        x = a._data
         return _utils._Tensor._make(x.T, False, None, 0, a._version_counter)  # .T of <= 2-D
 
 
@@ -184,7 +184,7 @@ class Repeat(Function):
 
     @staticmethod
     def forward(ctx, a, sizes):
-        x = a.data
+        x = a._data
         if len(sizes) < x.ndim:
             raise RuntimeError(
                 "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
@@ -213,12 +213,12 @@ def _np(x):
 
 
 def _check_same_device(tensors):
-    kinds = {type(t.data) for t in tensors}
+    kinds = {type(t._data) for t in tensors}
     if len(kinds) > 1:
         from .utils import _device_error
 
-        first = tensors[0].data
-        other = next(t.data for t in tensors if type(t.data) is not type(first))
+        first = tensors[0]._data
+        other = next(t._data for t in tensors if type(t._data) is not type(first))
         raise RuntimeError(_device_error(first, other))
 
 
@@ -235,13 +235,13 @@ class Cat(Function):
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         _check_same_device(tensors)
         # legacy rule: 1-D empty tensors are skipped
-        parts = [t for t in tensors if not (t.data.ndim == 1 and t.data.shape[0] == 0)] or list(tensors[:1])
-        ref = parts[0].data
+        parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or list(tensors[:1])
+        ref = parts[0]._data
         if ref.ndim == 0:
             raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
         axis = wrap_dim(dim, ref.ndim)
         for i, t in enumerate(tensors):
-            x = t.data
+            x = t._data
             if x.ndim == 1 and x.shape[0] == 0:
                 continue
             if x.ndim != ref.ndim:
@@ -256,17 +256,17 @@ class Cat(Function):
                     )
         dt = _dtype.result_type(*parts).np
         ctx.axis = axis
-        ctx.sizes = [t.data.shape[axis] if t.data.ndim == ref.ndim else 0 for t in tensors]
-        ctx.shapes = [t.data.shape for t in tensors]
-        ctx.dtypes = [t.data.dtype for t in tensors]
-        return _np(ref).concatenate([t.data.astype(dt, copy=False) for t in parts], axis=axis)
+        ctx.sizes = [t._data.shape[axis] if t._data.ndim == ref.ndim else 0 for t in tensors]
+        ctx.shapes = [t._data.shape for t in tensors]
+        ctx.dtypes = [t._data.dtype for t in tensors]
+        return _np(ref).concatenate([t._data.astype(dt, copy=False) for t in parts], axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
         grads, start = [None], 0
         for size, shape, dt, need in zip(ctx.sizes, ctx.shapes, ctx.dtypes, ctx.needs_input_grad[1:]):
             piece = grad.narrow(ctx.axis, start, size) if need and shape != (0,) else None
-            if piece is not None and piece.data.dtype != dt:
+            if piece is not None and piece._data.dtype != dt:
                 from ... import _dtype
 
                 piece = piece.to(_dtype.from_numpy_dtype(dt))
@@ -287,17 +287,17 @@ class Stack(Function):
         if not tensors:
             raise RuntimeError("stack expects a non-empty TensorList")
         _check_same_device(tensors)
-        ref = tensors[0].data
+        ref = tensors[0]._data
         for i, t in enumerate(tensors):
-            if t.data.shape != ref.shape:
+            if t._data.shape != ref.shape:
                 raise RuntimeError(
                     f"stack expects each tensor to be equal size, but got {list(ref.shape)} at entry 0 "
-                    f"and {list(t.data.shape)} at entry {i}"
+                    f"and {list(t._data.shape)} at entry {i}"
                 )
         axis = wrap_dim(dim, ref.ndim + 1)
         dt = _dtype.result_type(*tensors).np
         ctx.axis = axis
-        return _np(ref).stack([t.data.astype(dt, copy=False) for t in tensors], axis=axis)
+        return _np(ref).stack([t._data.astype(dt, copy=False) for t in tensors], axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
@@ -313,9 +313,9 @@ class Narrow(Function):
     @staticmethod
     def forward(ctx, a, axis, start, length):
 
-        ctx.in_shape, ctx.axis, ctx.start = a.data.shape, axis, start
+        ctx.in_shape, ctx.axis, ctx.start = a._data.shape, axis, start
         idx = (slice(None),) * axis + (slice(start, start + length),)
-        return _utils._Tensor._make(a.data[idx], False, None, 0, a._version_counter)
+        return _utils._Tensor._make(a._data[idx], False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -333,7 +333,7 @@ class Split(Function):
     @staticmethod
     def forward(ctx, a, sizes, axis):
 
-        x, outs, start = a.data, [], 0
+        x, outs, start = a._data, [], 0
         for size in sizes:
             idx = (slice(None),) * axis + (slice(start, start + size),)
             outs.append(_utils._Tensor._make(x[idx], False, None, 0, a._version_counter))
@@ -367,7 +367,7 @@ class Unbind(Function):
     @staticmethod
     def forward(ctx, a, axis):
 
-        x = a.data
+        x = a._data
         ctx.axis, ctx.in_shape, ctx.dtype = axis, x.shape, x.dtype
         return tuple(_utils._Tensor._make(x[(slice(None),) * axis + (i,)], False, None, 0, a._version_counter)
                      for i in range(x.shape[axis]))
@@ -406,7 +406,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, a, dims):
         ctx.dims = dims
-        return _np(a.data).flip(a.data, dims).copy() if dims else a.data.copy()
+        return _np(a._data).flip(a._data, dims).copy() if dims else a._data.copy()
 
     @staticmethod
     def backward(ctx, grad):

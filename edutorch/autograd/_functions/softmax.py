@@ -12,7 +12,7 @@ from .utils import wrap_dim
 
 def _shifted(a, dim, kernel):
 
-    x = a.data
+    x = a._data
     if x.dtype.kind != "f":
         from ... import _dtype
 

@@ -29,11 +29,11 @@ class Sort(Function):
 
     @staticmethod
     def forward(ctx, a, axis, descending):
-        x = a.data if a.data.ndim else a.data.reshape(1)
+        x = a._data if a._data.ndim else a._data.reshape(1)
         idx = _sorted_positions(x, axis, descending)
         values = np.take_along_axis(x, idx, axis)
-        ctx.axis, ctx.indices, ctx.in_shape = axis, idx, a.data.shape
-        return values.reshape(a.data.shape), idx.reshape(a.data.shape).astype(np.int64)
+        ctx.axis, ctx.indices, ctx.in_shape = axis, idx, a._data.shape
+        return values.reshape(a._data.shape), idx.reshape(a._data.shape).astype(np.int64)
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
@@ -47,15 +47,15 @@ class TopK(Function):
 
     @staticmethod
     def forward(ctx, a, k, axis, largest):
-        x = a.data if a.data.ndim else a.data.reshape(1)
+        x = a._data if a._data.ndim else a._data.reshape(1)
         size = x.shape[axis]
         if not 0 <= k <= size:
             raise RuntimeError("selected index k out of range")
         xp = backend.get_array_module(x)
         idx = xp.take(_sorted_positions(x, axis, largest), xp.arange(k), axis=axis)
         values = np.take_along_axis(x, idx, axis)
-        ctx.axis, ctx.indices, ctx.in_shape = axis, idx, a.data.shape
-        if not a.data.ndim:
+        ctx.axis, ctx.indices, ctx.in_shape = axis, idx, a._data.shape
+        if not a._data.ndim:
             values, idx = values.reshape(()), idx.reshape(())
         return values, idx.astype(np.int64)
 

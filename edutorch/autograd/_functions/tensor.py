@@ -13,7 +13,7 @@ class Clone(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return a.data.copy()
+        return a._data.copy()
 
     @staticmethod
     def backward(ctx, grad):
@@ -26,7 +26,7 @@ class ToDtype(Function):
     @staticmethod
     def forward(ctx, a, dtype):
         ctx.in_dtype = a.dtype
-        return a.data.astype(dtype.np)
+        return a._data.astype(dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
@@ -39,7 +39,7 @@ class ToDevice(Function):
     @staticmethod
     def forward(ctx, a, device_type):
         ctx.in_device = a.device.type
-        return backend.to_device(a.data, device_type)
+        return backend.to_device(a._data, device_type)
 
     @staticmethod
     def backward(ctx, grad):
@@ -53,9 +53,9 @@ class Fill(Function):
 
     @staticmethod
     def forward(ctx, a, value):
-        xp = backend.get_array_module(a.data)
-        v = value.data if isinstance(value, utils._Tensor) else value
-        return xp.full(a.data.shape, v, dtype=a.data.dtype)
+        xp = backend.get_array_module(a._data)
+        v = value._data if isinstance(value, utils._Tensor) else value
+        return xp.full(a._data.shape, v, dtype=a._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -75,10 +75,10 @@ class Copy(Function):
 
     @staticmethod
     def forward(ctx, a, src):
-        ctx.src_meta = (src.data.shape, src.data.dtype)
-        data = backend.to_device(src.data, backend.device_of(a.data))
-        xp = backend.get_array_module(a.data)
-        return xp.broadcast_to(data, a.data.shape).astype(a.data.dtype)
+        ctx.src_meta = (src._data.shape, src._data.dtype)
+        data = backend.to_device(src._data, backend.device_of(a._data))
+        xp = backend.get_array_module(a._data)
+        return xp.broadcast_to(data, a._data.shape).astype(a._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,8 +92,8 @@ class IndexPut(Function):
 
     @staticmethod
     def forward(ctx, a, idx, value):
-        out = a.data.copy()
-        v = value.data if isinstance(value, utils._Tensor) else value
+        out = a._data.copy()
+        v = value._data if isinstance(value, utils._Tensor) else value
         out[idx] = v
         ctx.idx = idx
         ctx.value_meta = (v.shape, v.dtype) if isinstance(value, utils._Tensor) else None
@@ -102,8 +102,8 @@ class IndexPut(Function):
     @staticmethod
     def backward(ctx, grad):
         # overwritten positions get no gradient (a mask keeps this differentiable)
-        xp = backend.get_array_module(grad.data)
-        hit = xp.zeros(grad.data.shape, dtype=bool)
+        xp = backend.get_array_module(grad._data)
+        hit = xp.zeros(grad._data.shape, dtype=bool)
         hit[ctx.idx] = True
         keep = grad.masked_fill(utils._Tensor._make(hit), 0)
         gv = None

@@ -13,7 +13,7 @@ from .utils import quiet_fp
 
 def _float_input(a):
     """Integer tensors go through these functions as the default float (like PyTorch)."""
-    x = a.data
+    x = a._data
     if x.dtype.kind != "f":
         from ... import _dtype
 
@@ -80,7 +80,7 @@ class Abs(Function):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return np.abs(a.data)
+        return np.abs(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -95,7 +95,7 @@ class Sign(Function):
 
     @staticmethod
     def forward(ctx, a):
-        return _utils.sign(a.data)
+        return _utils.sign(a._data)
 
     @staticmethod
     def backward(ctx, grad):
@@ -161,7 +161,7 @@ class Round(_Rounding):
 
     @staticmethod
     def forward(ctx, a):
-        return np.round(a.data)  # halves to even, as PyTorch
+        return np.round(a._data)  # halves to even, as PyTorch
 
 
 class Floor(_Rounding):
@@ -169,7 +169,7 @@ class Floor(_Rounding):
 
     @staticmethod
     def forward(ctx, a):
-        return np.floor(a.data)
+        return np.floor(a._data)
 
 
 class Ceil(_Rounding):
@@ -177,7 +177,7 @@ class Ceil(_Rounding):
 
     @staticmethod
     def forward(ctx, a):
-        return np.ceil(a.data)
+        return np.ceil(a._data)
 
 
 class Trunc(_Rounding):
@@ -185,4 +185,4 @@ class Trunc(_Rounding):
 
     @staticmethod
     def forward(ctx, a):
-        return np.trunc(a.data)
+        return np.trunc(a._data)

@@ -28,7 +28,7 @@ def quiet_fp():
 
 def array_of(x):
     """The array inside a Tensor, or the Python scalar itself."""
-    return x.data if isinstance(x, _Tensor) else x
+    return x._data if isinstance(x, _Tensor) else x
 
 
 def check_integer_divisor(x, y, kernel):
@@ -64,8 +64,8 @@ def binary_arrays(a, b):
     in PyTorch, float64 in NumPy), so we cast to ``torch.result_type`` first.
     """
     x_arr, y_arr = isinstance(a, _Tensor), isinstance(b, _Tensor)
-    x = a.data if x_arr else a
-    y = b.data if y_arr else b
+    x = a._data if x_arr else a
+    y = b._data if y_arr else b
     if x_arr and y_arr:
         if type(x) is not type(y):
             raise RuntimeError(_device_error(x, y))
@@ -99,9 +99,9 @@ def input_meta(t, out_shape, out_dtype):
     """What backward needs to shape a gradient for ``t``: None if it matches the output."""
     if not isinstance(t, _Tensor):
         return None
-    if t.data.shape == out_shape and t.data.dtype == out_dtype:
+    if t._data.shape == out_shape and t._data.dtype == out_dtype:
         return None
-    return (t.data.shape, t.data.dtype)
+    return (t._data.shape, t._data.dtype)
 
 
 def grad_for(grad, meta):
@@ -109,12 +109,12 @@ def grad_for(grad, meta):
     if meta is None or grad is None:
         return grad
     shape, dtype = meta
-    if grad.data.shape != shape:
+    if grad._data.shape != shape:
         if _grad_state["enabled"]:  # create_graph=True: a recorded op, differentiable again
             grad = grad.sum_to_size(shape)
         else:  # a plain backward: sum the array directly
-            grad = _Tensor._make(summed_to(grad.data, shape))
-    if grad.data.dtype != dtype:
+            grad = _Tensor._make(summed_to(grad._data, shape))
+    if grad._data.dtype != dtype:
         grad = grad.to(_dtype.from_numpy_dtype(dtype))
     return grad
 
@@ -184,8 +184,8 @@ SUB_TWO_BOOLS_ERROR = ("Subtraction, the `-` operator, with two bool tensors is 
 
 def check_sub(a, b):
     """PyTorch refuses ``-`` on bool tensors (use ``~``/``^``): so do we."""
-    a_bool = a is True or a is False or (isinstance(a, _Tensor) and a.data.dtype.kind == "b")
-    b_bool = b is True or b is False or (isinstance(b, _Tensor) and b.data.dtype.kind == "b")
+    a_bool = a is True or a is False or (isinstance(a, _Tensor) and a._data.dtype.kind == "b")
+    b_bool = b is True or b is False or (isinstance(b, _Tensor) and b._data.dtype.kind == "b")
     if not (a_bool or b_bool):
         return
     if a_bool and b_bool:

@@ -26,7 +26,7 @@ class LeakyRelu(Function):
 
     @staticmethod
     def forward(ctx, input, negative_slope):
-        x = input.data
+        x = input._data
         ctx.save_for_backward(input)
         ctx.slope = negative_slope
         return np.where(x > 0, x, x * x.dtype.type(negative_slope))
@@ -34,7 +34,7 @@ class LeakyRelu(Function):
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
-        x = input.data
+        x = input._data
         return grad * _const(np.where(x > 0, 1, ctx.slope).astype(x.dtype)), None
 
 
@@ -45,7 +45,7 @@ class Elu(Function):
 
     @staticmethod
     def forward(ctx, input, alpha):
-        x = input.data
+        x = input._data
         ctx.save_for_backward(input)
         ctx.alpha = alpha
         return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
@@ -54,7 +54,7 @@ class Elu(Function):
     def backward(ctx, grad):
         # f'(x) = 1 for x > 0, alpha * exp(x) otherwise
         (input,) = ctx.saved_tensors
-        negative = _const(input.data <= 0)  # PyTorch's test: a NaN counts as positive
+        negative = _const(input._data <= 0)  # PyTorch's test: a NaN counts as positive
         pos = 1 - negative.to(input.dtype)
         neg_part = input.masked_fill(~negative, 0).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
         return grad * (pos + (1 - pos) * neg_part), None
@@ -72,7 +72,7 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, input, approximate):
-        x = input.data
+        x = input._data
         ctx.save_for_backward(input)
         ctx.approximate = approximate
         if approximate == "tanh":
@@ -98,7 +98,7 @@ class GeluGrad(Function):
 
     @staticmethod
     def forward(ctx, input):
-        x = input.data
+        x = input._data
         ctx.save_for_backward(input)
         cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
         return (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)).astype(x.dtype, copy=False)
@@ -118,7 +118,7 @@ class Silu(Function):
 
     @staticmethod
     def forward(ctx, input):
-        x = input.data
+        x = input._data
         ctx.save_for_backward(input)
         return x * _sigmoid(x)
 
@@ -141,7 +141,7 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx, input, beta, threshold):
-        x = input.data
+        x = input._data
         ctx.save_for_backward(input)
         ctx.beta, ctx.threshold = beta, threshold
         bx = x * beta
@@ -151,7 +151,7 @@ class Softplus(Function):
     def backward(ctx, grad):
         # sigmoid(beta x) where the softplus is active, 1 where it is linear
         (input,) = ctx.saved_tensors
-        linear = _const((input.data * ctx.beta > ctx.threshold).astype(input.data.dtype))
+        linear = _const((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
         return grad * (linear + (1 - linear) * (input * ctx.beta).sigmoid()), None, None
 
 
@@ -162,7 +162,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, input, dim):
-        x = input.data
+        x = input._data
         e = np.exp(x - x.max(axis=dim, keepdims=True))
         out = _const(e / e.sum(axis=dim, keepdims=True))
         ctx.save_for_backward(out)
@@ -190,7 +190,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, input, dim):
-        out = _const(log_softmax_array(input.data, dim))
+        out = _const(log_softmax_array(input._data, dim))
         ctx.save_for_backward(out)  # PyTorch saves the result (a Tensor: create_graph needs its graph)
         ctx.dim = dim
         return out
@@ -201,8 +201,8 @@ class LogSoftmax(Function):
         (y,) = ctx.saved_tensors
         if _state["enabled"]:  # create_graph=True: Tensor ops, differentiable again
             return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
-        g = grad.data
-        dx = np.exp(y.data)
+        g = grad._data
+        dx = np.exp(y._data)
         dx *= g.sum(axis=ctx.dim, keepdims=True)
         np.subtract(g, dx, out=dx)
         return _const(dx), None

@@ -183,7 +183,7 @@ class Convolution(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, groups):
-        x, w = input.data, weight.data
+        x, w = input._data, weight._data
         one_d = x.ndim == 3  # conv1d: run as conv2d over a height of 1
         if one_d:
             x, w = x[:, :, None, :], w[:, :, None, :]
@@ -204,7 +204,7 @@ class Convolution(Function):
         w_g = _weights_by_offset(w, groups)                          # (G, Og, kh*kw*Cg)
         out = (w_g @ cols_g).reshape(n, o, ho, width)                # every output in one product
         if bias is not None:  # when cropping the padded width, the add also makes the copy
-            out = np.add(out[..., :wo], bias.data.reshape(1, -1, 1, 1), out=None if rows else out)
+            out = np.add(out[..., :wo], bias._data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:
             out = backend.get_array_module(out).ascontiguousarray(out[..., :wo])
         ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
@@ -222,7 +222,7 @@ class Convolution(Function):
                 ctx.saved_tensors, ctx.needs_input_grad[:3], grad)
             return grads + (None,) * 4
         x_shape, pad_shape, w_shape, stride, padding, dilation, groups, one_d, rows, width = ctx.meta
-        g = grad.data[:, :, None, :] if one_d else grad.data
+        g = grad._data[:, :, None, :] if one_d else grad._data
         n, o, ho, wo = g.shape
         _, cg, kh, kw = w_shape
         if rows:  # back to the padded width: the extra columns get zero gradient
@@ -248,5 +248,5 @@ class Convolution(Function):
             dw = dw.reshape(groups, o // groups, kh, kw, cg).transpose(0, 1, 4, 2, 3).reshape(w_shape)
             gw = Tensor._make(dw[:, :, 0, :] if one_d else dw)
         if ctx.needs_input_grad[2]:
-            gb = Tensor._make(grad.data.sum(axis=(0, 2)) if one_d else grad.data.sum(axis=(0, 2, 3)))
+            gb = Tensor._make(grad._data.sum(axis=(0, 2)) if one_d else grad._data.sum(axis=(0, 2, 3)))
         return gx, gw, gb, None, None, None, None

@@ -34,14 +34,14 @@ class Addmm(Function):
 
     @staticmethod
     def forward(ctx, bias, input, weight):
-        x, w = input.data, weight.data
+        x, w = input._data, weight._data
         if x.shape[1] != w.shape[1] or x.dtype != w.dtype:
             _check(x, w, input, weight)
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)
         out = x @ w.T    # W.T is a view: BLAS reads the transpose, nothing is copied
-        out += bias.data  # in place, broadcast over the batch: no second (N, out) array
+        out += bias._data  # in place, broadcast over the batch: no second (N, out) array
         return out
 
     @staticmethod
@@ -49,10 +49,10 @@ class Addmm(Function):
         input, weight = ctx.saved_tensors
         need_bias, need_input, need_weight = ctx.needs_input_grad  # one flag per input
         if not _state["enabled"]:  # no graph to record: straight NumPy, one call per gradient
-            g = grad.data
+            g = grad._data
             return (Tensor._make(g.sum(0)) if need_bias else None,
-                    Tensor._make(g @ weight.data) if need_input else None,
-                    Tensor._make(g.T @ input.data) if need_weight else None)
+                    Tensor._make(g @ weight._data) if need_input else None,
+                    Tensor._make(g.T @ input._data) if need_weight else None)
         # the bias was broadcast over the batch: its gradient sums over it
         g_bias = grad.sum(0) if need_bias else None
         g_input = grad.mm(weight) if need_input else None      # (N, out) @ (out, in)
@@ -67,7 +67,7 @@ class Mm(Function):
 
     @staticmethod
     def forward(ctx, input, weight):
-        x, w = input.data, weight.data
+        x, w = input._data, weight._data
         if x.shape[1] != w.shape[1] or x.dtype != w.dtype:
             _check(x, w, input, weight)
         ctx.save_for_backward(input if ctx.needs_input_grad[1] else None,
@@ -78,9 +78,9 @@ class Mm(Function):
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         if not _state["enabled"]:  # no graph to record: straight NumPy
-            g = grad.data
-            return (Tensor._make(g @ weight.data) if ctx.needs_input_grad[0] else None,
-                    Tensor._make(g.T @ input.data) if ctx.needs_input_grad[1] else None)
+            g = grad._data
+            return (Tensor._make(g @ weight._data) if ctx.needs_input_grad[0] else None,
+                    Tensor._make(g.T @ input._data) if ctx.needs_input_grad[1] else None)
         g_input = grad.mm(weight) if ctx.needs_input_grad[0] else None
         g_weight = grad.t().mm(input) if ctx.needs_input_grad[1] else None
         return g_input, g_weight
@@ -97,9 +97,9 @@ class Bilinear(Function):
 
         ctx.save_for_backward(x1, x2, weight)
         # einsum spells the double contraction exactly as the formula reads
-        out = np.einsum("ni,oij,nj->no", x1.data, weight.data, x2.data, optimize=True)
+        out = np.einsum("ni,oij,nj->no", x1._data, weight._data, x2._data, optimize=True)
         if bias is not None:
-            out += bias.data
+            out += bias._data
         return out
 
     @staticmethod

@@ -43,7 +43,7 @@ class _PointwiseLoss(Function):
 
     @classmethod
     def forward(cls, ctx, input, target, reduction, *params):
-        x, t = np.broadcast_arrays(input.data, target.data)
+        x, t = np.broadcast_arrays(input._data, target._data)
         ctx.save_for_backward(input, target)
         ctx.reduction, ctx.params = reduction, params
         return reduce_array(cls.loss(x - t, *params), reduction)
@@ -64,8 +64,8 @@ def _masks(d, limit):
 
     As PyTorch's kernels test ``d < -limit`` and ``d > limit``, a NaN counts as inside.
     """
-    inside = ~(np.abs(d.data) > limit)
-    return _const(inside.astype(d.data.dtype)), _const(sign(d.data))
+    inside = ~(np.abs(d._data) > limit)
+    return _const(inside.astype(d._data.dtype)), _const(sign(d._data))
 
 
 class MseLoss(_PointwiseLoss):
@@ -133,7 +133,7 @@ class NllLoss(Function):
     def forward(ctx, input, target, weight, reduction, ignore_index):
         # target and weight come as arrays: like PyTorch's node, this one has an
         # edge for ``input`` only (class indices have no gradient)
-        x, t = input.data, target
+        x, t = input._data, target
         n_classes = x.shape[1]
         keep = t != ignore_index
         safe_t = np.where(keep, t, 0)  # ignored targets may be out of range
@@ -181,7 +181,7 @@ class ClassNllLoss(Function):
 
     @staticmethod
     def forward(ctx, input, target, reduction):
-        x = input.data
+        x = input._data
         rows = np.arange(x.shape[0])
         picked = x[rows, target]  # input[n, t[n]] for every n at once
         ctx.save_for_backward(target)  # an array: no version check, but freed after backward
@@ -199,7 +199,7 @@ class ClassNllLoss(Function):
         scale = -1.0 / shape[0] if reduction == "mean" else -1.0
         none = reduction == "none"  # then one gradient per sample, broadcast over classes
         if not _state["enabled"]:  # no graph to record: only the picked entries are nonzero
-            local[rows, target] = scale * grad.data  # (N,) for "none", one value otherwise
+            local[rows, target] = scale * grad._data  # (N,) for "none", one value otherwise
             return _const(local), None, None
         local[rows, target] = scale
         return (grad.unsqueeze(1) if none else grad) * _const(local), None, None
@@ -212,15 +212,15 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
-        x, t = input.data, target.data
+        x, t = input._data, target._data
         if ((x < 0) | (x > 1)).any():
             raise RuntimeError("all elements of input should be between 0 and 1")
         with np.errstate(divide="ignore"):
             loss = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
         if weight is not None:
-            loss = loss * weight.data
+            loss = loss * weight._data
         ctx.save_for_backward(input, target)
-        ctx.weight, ctx.reduction = (None if weight is None else weight.data), reduction
+        ctx.weight, ctx.reduction = (None if weight is None else weight._data), reduction
         return reduce_array(loss, reduction)
 
     @staticmethod
@@ -244,17 +244,17 @@ class BinaryCrossEntropyWithLogits(Function):
 
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, reduction):
-        x, t = input.data, target.data
+        x, t = input._data, target._data
         softplus_neg = np.logaddexp(0, -x)
         if pos_weight is None:
             loss = (1 - t) * x + softplus_neg
         else:
-            loss = (1 - t) * x + (1 + (pos_weight.data - 1) * t) * softplus_neg
+            loss = (1 - t) * x + (1 + (pos_weight._data - 1) * t) * softplus_neg
         if weight is not None:
-            loss = loss * weight.data
+            loss = loss * weight._data
         ctx.save_for_backward(input, target)
-        ctx.weight = None if weight is None else weight.data
-        ctx.pos_weight = None if pos_weight is None else pos_weight.data
+        ctx.weight = None if weight is None else weight._data
+        ctx.pos_weight = None if pos_weight is None else pos_weight._data
         ctx.reduction = reduction
         return reduce_array(loss.astype(x.dtype, copy=False), reduction)
 

@@ -58,7 +58,7 @@ class BatchNorm(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
-        x = input.data
+        x = input._data
         axes = (0,) + tuple(range(2, x.ndim))       # all but the channel axis
         shape = (1, -1) + (1,) * (x.ndim - 2)       # to broadcast a (C,) vector
         if training:
@@ -68,24 +68,24 @@ class BatchNorm(Function):
                 # the running variance is the *unbiased* estimate, as PyTorch stores it
                 m = x.size // x.shape[1]
                 unbiased = var * (m / max(m - 1, 1))
-                running_mean.data *= 1 - momentum
-                running_mean.data += momentum * mean
-                running_var.data *= 1 - momentum
-                running_var.data += momentum * unbiased
+                running_mean._data *= 1 - momentum
+                running_mean._data += momentum * mean
+                running_var._data *= 1 - momentum
+                running_var._data += momentum * unbiased
                 running_mean._bump_version()
                 running_var._bump_version()
         else:
-            mean, var = running_mean.data, running_var.data
+            mean, var = running_mean._data, running_var._data
         inv_std = (1.0 / np.sqrt(var + eps)).astype(x.dtype).reshape(shape)
         mean = mean.reshape(shape).astype(x.dtype)  # a copy: later running-stat updates leave it alone
         x_hat = (x - mean) * inv_std
         out = x_hat
         if weight is not None:
-            out = out * weight.data.reshape(shape)
+            out = out * weight._data.reshape(shape)
         if bias is not None:
-            out = out + bias.data.reshape(shape)
+            out = out + bias._data.reshape(shape)
         ctx.x_hat, ctx.inv_std, ctx.axes, ctx.shape, ctx.training = x_hat, inv_std, axes, shape, training
-        ctx.weight = None if weight is None else weight.data
+        ctx.weight = None if weight is None else weight._data
         ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
         ctx.mean, ctx.eps = mean, eps
         return out
@@ -105,7 +105,7 @@ class BatchNorm(Function):
             grads = differentiable_backward(lambda *args: BatchNorm.forward_ops(ctx, *args),
                                             ctx.saved_tensors, ctx.needs_input_grad[:3], grad)
             return grads + (None,) * 5
-        g_out = grad.data
+        g_out = grad._data
         x_hat, axes = ctx.x_hat, ctx.axes
         g = g_out if ctx.weight is None else g_out * ctx.weight.reshape(ctx.shape)
         gx = gw = gb = None
@@ -128,18 +128,18 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, input, normalized_ndim, weight, bias, eps):
-        x = input.data
+        x = input._data
         axes = tuple(range(x.ndim - normalized_ndim, x.ndim))
         mean = x.mean(axis=axes, keepdims=True)
         inv_std = 1.0 / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
         x_hat = (x - mean) * inv_std
         out = x_hat
         if weight is not None:
-            out = out * weight.data
+            out = out * weight._data
         if bias is not None:
-            out = out + bias.data
+            out = out + bias._data
         ctx.x_hat, ctx.inv_std, ctx.axes = x_hat, inv_std, axes
-        ctx.weight = None if weight is None else weight.data
+        ctx.weight = None if weight is None else weight._data
         ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
         ctx.eps = eps
         return out
@@ -156,7 +156,7 @@ class LayerNorm(Function):
             gx, gw, gb = differentiable_backward(lambda *args: LayerNorm.forward_ops(ctx, *args),
                                                  ctx.saved_tensors, (needs[0], needs[2], needs[3]), grad)
             return gx, None, gw, gb, None
-        g_out = grad.data
+        g_out = grad._data
         x_hat, axes = ctx.x_hat, ctx.axes
         g = g_out if ctx.weight is None else g_out * ctx.weight
         lead = tuple(range(g_out.ndim - len(axes)))  # the batch dims: summed for weight/bias
@@ -173,7 +173,7 @@ class GroupNorm(Function):
 
     @staticmethod
     def forward(ctx, input, num_groups, weight, bias, eps):
-        x = input.data
+        x = input._data
         n, c = x.shape[:2]
         xg = x.reshape(n, num_groups, -1)  # one row of statistics per (sample, group)
         mean = xg.mean(axis=2, keepdims=True)
@@ -182,11 +182,11 @@ class GroupNorm(Function):
         shape = (1, c) + (1,) * (x.ndim - 2)
         out = x_hat
         if weight is not None:
-            out = out * weight.data.reshape(shape)
+            out = out * weight._data.reshape(shape)
         if bias is not None:
-            out = out + bias.data.reshape(shape)
+            out = out + bias._data.reshape(shape)
         ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = x_hat, inv_std, num_groups, shape
-        ctx.weight = None if weight is None else weight.data
+        ctx.weight = None if weight is None else weight._data
         ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
         ctx.eps = eps
         return out
@@ -204,7 +204,7 @@ class GroupNorm(Function):
             gx, gw, gb = differentiable_backward(lambda *args: GroupNorm.forward_ops(ctx, *args),
                                                  ctx.saved_tensors, (needs[0], needs[2], needs[3]), grad)
             return gx, None, gw, gb, None
-        g_out = grad.data
+        g_out = grad._data
         n = g_out.shape[0]
         axes = (0,) + tuple(range(2, g_out.ndim))
         g = g_out if ctx.weight is None else g_out * ctx.weight.reshape(ctx.shape)

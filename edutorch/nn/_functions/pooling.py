@@ -47,7 +47,7 @@ class MaxPool2d(Function):
 
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, dilation, ceil_mode):
-        x = input.data
+        x = input._data
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
         hw = (out_size(x.shape[2], kh, sh, ph, dh, ceil_mode), out_size(x.shape[3], kw, sw, pw, dw, ceil_mode))
         xp, pads = _padded(x, kernel, stride, padding, dilation, hw, -np.inf)  # -inf is never the max
@@ -128,7 +128,7 @@ class MaxPool2d(Function):
                                             ctx.needs_input_grad[:1], grad)
             return gx, None, None, None, None, None
         x_shape, pads, kernel, stride, _, dilation, _ = ctx.meta
-        g = grad.data
+        g = grad._data
         dxp = backend.get_array_module(g).zeros(ctx.xp.shape, dtype=g.dtype)
         # windows that do not overlap write each input pixel at most once: plain stores
         overlap = any(s < (k - 1) * d + 1 for s, k, d in zip(stride, kernel, dilation))
@@ -159,7 +159,7 @@ class AvgPool2d(Function):
 
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
-        x = input.data
+        x = input._data
         (kh, kw), (sh, sw), (ph, pw) = kernel, stride, padding
         hw = (out_size(x.shape[2], kh, sh, ph, 1, ceil_mode), out_size(x.shape[3], kw, sw, pw, 1, ceil_mode))
         xp, pads = _padded(x, kernel, stride, padding, (1, 1), hw, 0.0)
@@ -194,7 +194,7 @@ class AvgPool2d(Function):
                                             ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
             return gx, None, None, None, None, None, None
         x_shape, xp_shape, (kh, kw), stride, pads, div = ctx.meta
-        g = grad.data / div
+        g = grad._data / div
         # every element of a window receives the window's grad / count
         n, c, ho, wo = g.shape
         dcols = np.broadcast_to(g[:, None, None, None], (n, 1, kh, kw, c, ho, wo))  # col2im's layout
@@ -217,7 +217,7 @@ class AdaptiveAvgPool2d(Function):
 
     @staticmethod
     def forward(ctx, input, output_size):
-        x = input.data
+        x = input._data
         h, w = x.shape[-2:]
         ho, wo = output_size
         # an averaging matrix per axis: out = Ah @ x @ Aw^T, exact for any sizes
@@ -240,7 +240,7 @@ class AdaptiveAvgPool2d(Function):
                                             ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
             return gx, None
         ah, aw = ctx.mats
-        return Tensor._make(ah.T @ grad.data @ aw), None
+        return Tensor._make(ah.T @ grad._data @ aw), None
 
 
 def _averaging_matrix(size, out, dtype):

@@ -18,9 +18,9 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
-        idx = indices.data
-        ctx.meta = (weight.data.shape, idx, padding_idx, scale_grad_by_freq)
-        return weight.data[idx]
+        idx = indices._data
+        ctx.meta = (weight._data.shape, idx, padding_idx, scale_grad_by_freq)
+        return weight._data[idx]
 
     @staticmethod
     def backward(ctx, grad):
@@ -51,7 +51,7 @@ class EmbeddingBackward(Function):
         num, dim = table_shape
         ctx.meta = (idx, padding_idx, scale_grad_by_freq, num)
         flat = idx.reshape(-1)
-        g = grad.data.reshape(-1, dim) * _row_factors(flat, num, padding_idx, scale_grad_by_freq, grad.data.dtype)
+        g = grad._data.reshape(-1, dim) * _row_factors(flat, num, padding_idx, scale_grad_by_freq, grad._data.dtype)
         dw = backend.get_array_module(g).zeros((num, dim), dtype=g.dtype)
         backend.get_array_module(dw).add.at(dw, flat, g)  # unbuffered: repeated indices accumulate
         return dw
@@ -60,7 +60,7 @@ class EmbeddingBackward(Function):
     def backward(ctx, gg):
         idx, padding_idx, scale_grad_by_freq, num = ctx.meta
         flat = idx.reshape(-1)
-        factor = _row_factors(flat, num, padding_idx, scale_grad_by_freq, gg.data.dtype)
+        factor = _row_factors(flat, num, padding_idx, scale_grad_by_freq, gg._data.dtype)
         rows = gg[Tensor._make(flat)] * Tensor._make(factor)
         return rows.reshape(*idx.shape, gg.shape[1]), None, None, None, None
 
@@ -77,7 +77,7 @@ class Pad(Function):
 
     @staticmethod
     def forward(ctx, input, widths, mode, value):
-        x = input.data
+        x = input._data
         ctx.meta = (x.shape, widths, mode)
         if mode == "constant":
             return np.pad(x, widths, constant_values=value)
@@ -102,7 +102,7 @@ class PadBackward(Function):
     @staticmethod
     def forward(ctx, grad, shape, widths, mode):
         ctx.meta = (widths, mode)
-        g = grad.data
+        g = grad._data
         if mode == "constant":
             inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
             return backend.get_array_module(g).ascontiguousarray(g[inner])

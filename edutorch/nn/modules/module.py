@@ -480,9 +480,9 @@ class Module:
             if param is None:
                 continue
             with grad_mode.no_grad():
-                param.data = fn(param).data
+                param._data = fn(param)._data
                 if param._grad is not None:
-                    param._grad.data = fn(param._grad).data
+                    param._grad._data = fn(param._grad)._data
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)

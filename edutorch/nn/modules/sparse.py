@@ -49,7 +49,7 @@ class Embedding(Module):
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
             with no_grad():
-                self.weight.data[self.padding_idx] = 0
+                self.weight._data[self.padding_idx] = 0
                 self.weight._bump_version()
 
     def forward(self, input):

@@ -49,8 +49,8 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if len(tensors) == 0:
         return Tensor._make(np.array(0.0, dtype=np.float32))
-    xp = get_array_module(tensors[0].data)
-    norms = [_vector_norm(t.data, norm_type) for t in tensors]
+    xp = get_array_module(tensors[0]._data)
+    norms = [_vector_norm(t._data, norm_type) for t in tensors]
     total = _vector_norm(xp.stack([xp.asarray(n) for n in norms]), norm_type)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
         raise RuntimeError(
@@ -66,11 +66,11 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     grads = _grads_of(parameters)
     if not grads:
         return
-    total = total_norm.data
+    total = total_norm._data
     clip_coef = float(max_norm) / (total + 1e-6)  # stays in the norm's dtype, like PyTorch
     clip_coef_clamped = np.minimum(clip_coef, 1.0) if isinstance(total, np.ndarray) else clip_coef.clip(max=1.0)
     for g in grads:
-        g.data *= clip_coef_clamped
+        g._data *= clip_coef_clamped
         g._version_counter[0] += 1
 
 
@@ -103,5 +103,5 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient entry into ``[-clip_value, clip_value]``, in place."""
     clip_value = float(clip_value)
     for g in _grads_of(parameters):
-        get_array_module(g.data).clip(g.data, -clip_value, clip_value, out=g.data)
+        get_array_module(g._data).clip(g._data, -clip_value, clip_value, out=g._data)
         g._version_counter[0] += 1

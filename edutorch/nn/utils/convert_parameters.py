@@ -23,7 +23,7 @@ def parameters_to_vector(parameters):
 
 
 def vector_to_parameters(vec, parameters):
-    """Copy slices of ``vec`` into ``parameters`` (each ``param.data`` becomes a view of ``vec``)."""
+    """Copy slices of ``vec`` into ``parameters`` (each ``param._data`` becomes a view of ``vec``)."""
     if not isinstance(vec, Tensor):
         raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
     param_device = None
@@ -31,10 +31,10 @@ def vector_to_parameters(vec, parameters):
     for param in parameters:
         param_device = _check_param_device(param, param_device)
         num_param = param.numel()
-        piece = vec.data[pointer:pointer + num_param]
+        piece = vec._data[pointer:pointer + num_param]
         if piece.size != num_param:
             raise RuntimeError(f"shape '{list(param.shape)}' is invalid for input of size {piece.size}")
-        param.data = piece.reshape(param.data.shape)
+        param._data = piece.reshape(param._data.shape)
         pointer += num_param
 
 

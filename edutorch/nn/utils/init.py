@@ -38,5 +38,5 @@ def skip_init(module_cls, *args, **kwargs):
         for tensors in (submodule._parameters, submodule._buffers):
             for t in tensors.values():
                 if t is not None:
-                    t.data = backend.get_array_module(t.data).empty_like(t.data)
+                    t._data = backend.get_array_module(t._data).empty_like(t._data)
     return module

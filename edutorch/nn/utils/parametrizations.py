@@ -34,9 +34,9 @@ def _constant(array):
 
 def _tril_mask(X, diagonal=0):
     """A 0/1 array that keeps the lower triangle (``X.tril(diagonal)`` = ``X * mask``)."""
-    xp = backend.get_array_module(X.data)
+    xp = backend.get_array_module(X._data)
     n, k = X.shape[-2], X.shape[-1]
-    return xp.tril(xp.ones((n, k), dtype=X.data.dtype), diagonal)
+    return xp.tril(xp.ones((n, k), dtype=X._data.dtype), diagonal)
 
 
 def _householder_product(A, tau):
@@ -46,10 +46,10 @@ def _householder_product(A, tau):
     the diagonal, with a 1 on the diagonal and zeros above.  Written with
     tensor ops, so autograd differentiates it.
     """
-    xp = backend.get_array_module(A.data)
+    xp = backend.get_array_module(A._data)
     n, k = A.shape[-2], A.shape[-1]
-    V = A * _tril_mask(A, -1) + _constant(xp.eye(n, k, dtype=A.data.dtype))
-    Q = _constant(xp.broadcast_to(xp.eye(n, dtype=A.data.dtype), A.shape[:-2] + (n, n)))
+    V = A * _tril_mask(A, -1) + _constant(xp.eye(n, k, dtype=A._data.dtype))
+    Q = _constant(xp.broadcast_to(xp.eye(n, dtype=A._data.dtype), A.shape[:-2] + (n, n)))
     for i in range(k):
         v = V[..., :, i:i + 1]  # (..., n, 1)
         t = tau[..., i:i + 1].unsqueeze(-1)  # (..., 1, 1)
@@ -59,17 +59,17 @@ def _householder_product(A, tau):
 
 def _make_orthogonal(A):
     """The Q of the QR decomposition of ``A``, signs fixed so that ``R`` has a positive diagonal."""
-    xp = backend.get_array_module(A.data)
-    Q, R = xp.linalg.qr(A.data)
+    xp = backend.get_array_module(A._data)
+    Q, R = xp.linalg.qr(A._data)
     signs = xp.sign(xp.diagonal(R, axis1=-2, axis2=-1))
-    return _constant((Q * signs[..., None, :]).astype(A.data.dtype))
+    return _constant((Q * signs[..., None, :]).astype(A._data.dtype))
 
 
 def _is_orthogonal(Q):
-    xp = backend.get_array_module(Q.data)
+    xp = backend.get_array_module(Q._data)
     n, k = Q.shape[-2], Q.shape[-1]
-    eps = 10.0 * n * float(np.finfo(Q.data.dtype).eps)
-    QtQ = xp.swapaxes(Q.data, -1, -2) @ Q.data
+    eps = 10.0 * n * float(np.finfo(Q._data.dtype).eps)
+    QtQ = xp.swapaxes(Q._data, -1, -2) @ Q._data
     return bool(xp.allclose(QtQ, xp.eye(k), atol=eps))
 
 
@@ -105,13 +105,13 @@ class _Orthogonal(Module):
             X = X * _tril_mask(X)  # X.tril()
             if n != k:
                 # append n - k zero columns: X @ [I_k | 0] (a matmul keeps autograd simple)
-                pad = backend.get_array_module(X.data).eye(k, n, dtype=X.data.dtype)
+                pad = backend.get_array_module(X._data).eye(k, n, dtype=X._data.dtype)
                 X = X @ _constant(pad)
             A = X - X.transpose(-2, -1)  # skew-symmetric: exp(A) and cayley(A) are orthogonal
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = MatrixExp.apply(A)
             else:
-                eye = _constant(backend.get_array_module(A.data).eye(n, dtype=A.data.dtype))
+                eye = _constant(backend.get_array_module(A._data).eye(n, dtype=A._data.dtype))
                 Q = Solve.apply(eye - 0.5 * A, eye + 0.5 * A)
             if n != k:
                 Q = Q[..., :, :k]
@@ -120,9 +120,9 @@ class _Orthogonal(Module):
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
             Q = _householder_product(A, tau)
             # X.diagonal().int(): the signs chosen by right_inverse (a constant)
-            xp = backend.get_array_module(X.data)
-            signs = xp.trunc(xp.diagonal(X.data, axis1=-2, axis2=-1)).astype(xp.int32)
-            Q = Q * _constant(signs[..., None, :].astype(X.data.dtype))
+            xp = backend.get_array_module(X._data)
+            signs = xp.trunc(xp.diagonal(X._data, axis1=-2, axis2=-1)).astype(xp.int32)
+            Q = Q * _constant(signs[..., None, :].astype(X._data.dtype))
         if hasattr(self, "base"):
             Q = self.base @ Q
         if transposed:
@@ -150,12 +150,12 @@ class _Orthogonal(Module):
             else:
                 # complete Q to a square matrix with random columns, then orthogonalize
                 N = _random.randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype)
-                xp = backend.get_array_module(Q.data)
-                Q = _make_orthogonal(_constant(xp.concatenate([Q.data, N.data], axis=-1)))
+                xp = backend.get_array_module(Q._data)
+                Q = _make_orthogonal(_constant(xp.concatenate([Q._data, N._data], axis=-1)))
             self.base = Q
             # X = -I: maps to I for every orthogonal_map, so forward returns ``base``
-            xp = backend.get_array_module(Q_init.data)
-            neg_id = xp.zeros(Q_init.data.shape, dtype=Q_init.data.dtype)
+            xp = backend.get_array_module(Q_init._data)
+            neg_id = xp.zeros(Q_init._data.shape, dtype=Q_init._data.dtype)
             r = xp.arange(min(n, k))
             neg_id[..., r, r] = -1.0  # the diagonal of a (maybe non-square) matrix
             return _constant(neg_id)
@@ -167,11 +167,11 @@ class _Orthogonal(Module):
                 "It is not possible to assign to the matrix exponential or the Cayley "
                 "parametrizations when use_trivialization=False."
             )
-        xp = backend.get_array_module(Q.data)
+        xp = backend.get_array_module(Q._data)
         # LAPACK geqrf: Householder vectors below the diagonal (NumPy's 'raw' mode
         # returns them transposed), R on and above it.
-        h, tau = xp.linalg.qr(Q.data.astype(np.float64), mode="raw")
-        A = xp.swapaxes(h, -1, -2).astype(Q.data.dtype)
+        h, tau = xp.linalg.qr(Q._data.astype(np.float64), mode="raw")
+        A = xp.swapaxes(h, -1, -2).astype(Q._data.dtype)
         r = xp.arange(A.shape[-1])
         diag = xp.sign(A[..., r, r])
         diag[tau == 0.0] *= -1
@@ -277,8 +277,8 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             weight_mat = self._reshape_weight_to_matrix(weight)
             h, w = weight_mat.shape
-            u = _random.randn(h, dtype=weight.dtype).data
-            v = _random.randn(w, dtype=weight.dtype).data
+            u = _random.randn(h, dtype=weight.dtype)._data
+            v = _random.randn(w, dtype=weight.dtype)._data
             self.register_buffer("_u", _constant(_normalize(u, self.eps)))
             self.register_buffer("_v", _constant(_normalize(v, self.eps)))
             self._power_method(weight_mat, 15)
@@ -292,10 +292,10 @@ class _SpectralNorm(Module):
     def _power_method(self, weight_mat, n_power_iterations):
         """Refine ``_u`` and ``_v`` in place: ``u <- normalize(W v)``, ``v <- normalize(W^T u)``."""
         with no_grad():
-            w = weight_mat.data
+            w = weight_mat._data
             for _ in range(n_power_iterations):
-                self._u.copy_(_constant(_normalize(w @ self._v.data, self.eps)))
-                self._v.copy_(_constant(_normalize(w.T @ self._u.data, self.eps)))
+                self._u.copy_(_constant(_normalize(w @ self._v._data, self.eps)))
+                self._v.copy_(_constant(_normalize(w.T @ self._u._data, self.eps)))
 
     def forward(self, weight):
         if weight.ndim == 1:

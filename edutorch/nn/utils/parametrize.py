@@ -58,7 +58,7 @@ def _register_parameter_or_buffer(module, name, X):
 
 def _maybe_set(dest, src):
     """``dest.set_(src)``: ``dest`` (the same object) now holds ``src``'s values."""
-    dest.data = src.data
+    dest._data = src._data
 
 
 class ParametrizationList(ModuleList):

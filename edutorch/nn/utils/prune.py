@@ -94,9 +94,9 @@ class BasePruningMethod(ABC):
             # ``weight`` -> ``weight_orig``: the same Parameter object, new name
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
-            default_mask = _wrap(backend.get_array_module(orig.data).ones_like(orig.data))
+            default_mask = _wrap(backend.get_array_module(orig._data).ones_like(orig._data))
         else:
-            default_mask = _wrap(getattr(module, name + "_mask").data.copy())
+            default_mask = _wrap(getattr(module, name + "_mask")._data.copy())
 
         try:
             mask = method.compute_mask(importance_scores, default_mask=default_mask)
@@ -123,7 +123,7 @@ class BasePruningMethod(ABC):
         else:
             importance_scores = t
         if default_mask is None:
-            default_mask = _wrap(backend.get_array_module(t.data).ones_like(t.data))
+            default_mask = _wrap(backend.get_array_module(t._data).ones_like(t._data))
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
     def remove(self, module):
@@ -140,7 +140,7 @@ class BasePruningMethod(ABC):
         if hasattr(module, self._tensor_name):
             delattr(module, self._tensor_name)
         orig = module._parameters[self._tensor_name + "_orig"]
-        orig.data = weight.data  # the same Parameter object keeps living, now pruned
+        orig._data = weight._data  # the same Parameter object keeps living, now pruned
         del module._parameters[self._tensor_name + "_orig"]
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
@@ -227,7 +227,7 @@ def _combine_masks(method, t, mask):
     """Run ``method`` on the still-unpruned slice of ``t`` and write its mask back there."""
     new_mask = mask.to(dtype=t.dtype)
     if method.PRUNING_TYPE == "unstructured":
-        slc = mask.data == 1  # a boolean index: the entries still alive
+        slc = mask._data == 1  # a boolean index: the entries still alive
     elif method.PRUNING_TYPE == "structured":
         if not hasattr(method, "dim"):
             raise AttributeError(
@@ -242,7 +242,7 @@ def _combine_masks(method, t, mask):
             raise IndexError(f"Index is out of bounds for tensor with dimensions {n_dims}")
         # channels along ``dim`` that still have a nonzero entry
         other_axes = tuple(d for d in range(n_dims) if d != dim)
-        keep_channel = mask.data.sum(axis=other_axes) != 0
+        keep_channel = mask._data.sum(axis=other_axes) != 0
         slc = [slice(None)] * n_dims
         slc[dim] = keep_channel
         slc = tuple(slc)
@@ -251,8 +251,8 @@ def _combine_masks(method, t, mask):
     else:
         raise ValueError(f"Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}")
 
-    partial_mask = method.compute_mask(_wrap(t.data[slc]), default_mask=_wrap(mask.data[slc]))
-    new_mask.data[slc] = partial_mask.data.astype(new_mask.data.dtype, copy=False)
+    partial_mask = method.compute_mask(_wrap(t._data[slc]), default_mask=_wrap(mask._data[slc]))
+    new_mask._data[slc] = partial_mask._data.astype(new_mask._data.dtype, copy=False)
     return new_mask
 
 
@@ -282,10 +282,10 @@ class RandomUnstructured(BasePruningMethod):
         tensor_size = t.nelement()
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.data.copy()
+        mask = default_mask._data.copy()
         if nparams_toprune != 0:
             # like torch: a random score per entry, prune the k largest scores
-            prob = _random.rand(t.shape, device=t.device).data.reshape(-1)
+            prob = _random.rand(t.shape, device=t.device)._data.reshape(-1)
             mask.reshape(-1)[_k_smallest(-prob, nparams_toprune)] = 0
         return _wrap(mask)
 
@@ -307,10 +307,10 @@ class L1Unstructured(BasePruningMethod):
         tensor_size = t.nelement()
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.data.copy()
+        mask = default_mask._data.copy()
         if nparams_toprune != 0:
-            xp = backend.get_array_module(t.data)
-            scores = xp.abs(t.data).reshape(-1)
+            xp = backend.get_array_module(t._data)
+            scores = xp.abs(t._data).reshape(-1)
             mask.reshape(-1)[_k_smallest(scores, nparams_toprune)] = 0
         return _wrap(mask)
 
@@ -338,11 +338,11 @@ class RandomStructured(BasePruningMethod):
         if nparams_toprune == 0:
             return default_mask
         # a random score per channel; the channels with the k lowest scores go
-        prob = _random.rand(tensor_size, device=t.device).data
+        prob = _random.rand(tensor_size, device=t.device)._data
         xp = backend.get_array_module(prob)
         threshold = xp.sort(prob)[nparams_toprune - 1]  # torch.kthvalue
         keep = prob > threshold
-        return _wrap(_channel_mask(t, self.dim, keep) * default_mask.data.astype(t.data.dtype))
+        return _wrap(_channel_mask(t, self.dim, keep) * default_mask._data.astype(t._data.dtype))
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
@@ -372,7 +372,7 @@ class LnStructured(BasePruningMethod):
         norm = _compute_norm(t, self.n, self.dim)
         keep = backend.get_array_module(norm).zeros(tensor_size, dtype=bool)
         keep[_k_smallest(-norm, nparams_tokeep)] = True  # the k largest norms stay
-        return _wrap(_channel_mask(t, self.dim, keep) * default_mask.data.astype(t.data.dtype))
+        return _wrap(_channel_mask(t, self.dim, keep) * default_mask._data.astype(t._data.dtype))
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
@@ -465,13 +465,13 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
             f"the `pruning_method`. Found method {pruning_method} of type {method.PRUNING_TYPE}"
         )
     container.add_pruning_method(method)
-    final_mask = container.compute_mask(scores, default_mask).data
+    final_mask = container.compute_mask(scores, default_mask)._data
 
     pointer = 0
     for module, name in parameters:
         param = getattr(module, name)
         num_param = param.numel()
-        param_mask = _wrap(final_mask[pointer:pointer + num_param].reshape(param.data.shape))
+        param_mask = _wrap(final_mask[pointer:pointer + num_param].reshape(param._data.shape))
         custom_from_mask(module, name, mask=param_mask)
         pointer += num_param
 
@@ -521,10 +521,10 @@ def _k_smallest(scores, k):
 
 def _channel_mask(t, dim, keep):
     """A mask shaped like ``t`` with ones in the channels (along ``dim``) where ``keep``."""
-    xp = backend.get_array_module(t.data)
+    xp = backend.get_array_module(t._data)
     shape = [1] * t.dim()
     shape[dim] = t.shape[dim]
-    ones = xp.ones(t.data.shape, dtype=t.data.dtype)
+    ones = xp.ones(t._data.shape, dtype=t._data.dtype)
     return ones * xp.asarray(keep).reshape(shape)
 
 
@@ -533,13 +533,13 @@ def _mask_or_ones(module, name):
     mask = getattr(module, name + "_mask", None)
     if mask is None:
         t = getattr(module, name)
-        mask = _wrap(backend.get_array_module(t.data).ones_like(t.data))
+        mask = _wrap(backend.get_array_module(t._data).ones_like(t._data))
     return mask
 
 
 def _flatten_arrays(tensors):
     """Concatenate tensors into one flat Tensor (what ``parameters_to_vector`` does)."""
-    arrays = [t.data.reshape(-1) for t in tensors]
+    arrays = [t._data.reshape(-1) for t in tensors]
     return _wrap(backend.get_array_module(*arrays).concatenate(arrays))
 
 
@@ -589,7 +589,7 @@ def _validate_pruning_dim(t, dim):
 
 def _compute_norm(t, n, dim):
     """The L``n`` norm of each channel along ``dim`` (over all other axes), as an array."""
-    x = t.data
+    x = t._data
     dim = dim % x.ndim
     axes = tuple(d for d in range(x.ndim) if d != dim)
     xp = backend.get_array_module(x)

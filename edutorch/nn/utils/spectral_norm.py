@@ -63,12 +63,12 @@ class SpectralNorm:
         weight_mat = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             with no_grad():
-                w = weight_mat.data
+                w = weight_mat._data
                 for _ in range(self.n_power_iterations):
                     # v <- normalize(W^T u), u <- normalize(W v): converges to the top
                     # right/left singular vectors.  Written into the buffers in place.
-                    v.copy_(Tensor._make(_normalize(w.T @ u.data, self.eps)))
-                    u.copy_(Tensor._make(_normalize(w @ v.data, self.eps)))
+                    v.copy_(Tensor._make(_normalize(w.T @ u._data, self.eps)))
+                    u.copy_(Tensor._make(_normalize(w @ v._data, self.eps)))
             # clones: a later forward may update the buffers in place again while
             # this forward's graph still needs the values it used
             u, v = u.clone(), v.clone()
@@ -108,8 +108,8 @@ class SpectralNorm:
             # random unit starting vectors (like ``normal_(0, 1)`` then normalize)
             u = _random.randn(h, dtype=weight.dtype)
             v = _random.randn(w, dtype=weight.dtype)
-            u = Tensor._make(_normalize(u.data, fn.eps))
-            v = Tensor._make(_normalize(v.data, fn.eps))
+            u = Tensor._make(_normalize(u._data, fn.eps))
+            v = Tensor._make(_normalize(v._data, fn.eps))
         delattr(module, fn.name)
         module.register_parameter(fn.name + "_orig", weight)
         # ``weight`` must still exist (code may read it before the first forward),

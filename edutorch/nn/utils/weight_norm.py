@@ -56,12 +56,12 @@ class WeightNormInterface(Function):
 
     @staticmethod
     def forward(ctx, v, g, dim):
-        xp = backend.get_array_module(v.data)
-        axes = _norm_axes(v.data.ndim, dim)
-        norm = xp.sqrt((v.data * v.data).sum(axis=axes, keepdims=True))
+        xp = backend.get_array_module(v._data)
+        axes = _norm_axes(v._data.ndim, dim)
+        norm = xp.sqrt((v._data * v._data).sum(axis=axes, keepdims=True))
         ctx.axes = axes
         ctx.save_for_backward(v, g)
-        return v.data * (g.data / norm)
+        return v._data * (g._data / norm)
 
     @staticmethod
     def backward(ctx, grad_w):

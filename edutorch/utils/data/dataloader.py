@@ -112,10 +112,10 @@ class DataLoader:
     def _tensor_batch(self, indices):
         """Fast path for a ``TensorDataset``: one fancy-indexing per tensor.
 
-        ``stack([t[i] for i in indices])`` equals ``t.data[indices]``, so we skip
+        ``stack([t[i] for i in indices])`` equals ``t._data[indices]``, so we skip
         building one small tensor per sample (same values, same dtypes).
         """
-        return [Tensor._make(t.data[indices]) for t in self.dataset.tensors]
+        return [Tensor._make(t._data[indices]) for t in self.dataset.tensors]
 
     def __len__(self):
         if isinstance(self.dataset, IterableDataset):
