@@ -149,6 +149,12 @@ class Node(FunctionCtx):
     def _inplace_error(self, entry):
         """PyTorch's message for a saved tensor that was modified in place."""
         value, counter, version = entry[0], entry[1], entry[2]
+        if len(entry) == 3 and "_multi_view" in value.__dict__:
+            # a split/unbind output whose base changed: PyTorch, regenerating the view's
+            # node to unpack it, raises the multi-view error instead
+            from .._tensor_ops import _multi_view_error
+
+            return _multi_view_error(value, base_modified=True)
         if len(entry) == 4:  # our own output: PyTorch names this node
             creator, nr, value = self, entry[3], _Tensor._make(value)
         else:
