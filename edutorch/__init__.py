@@ -18,6 +18,7 @@ from .random import (
     randn, randperm, seed, set_rng_state,
 )
 from . import autograd
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,

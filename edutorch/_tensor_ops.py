@@ -448,7 +448,8 @@ class TensorOps:
         return self.transpose(-2, -1)
 
     def expand(self, *sizes):
-        return shape_mod.Expand.apply(self, _sizes(sizes))
+        sizes = _sizes(sizes)
+        return _view(self, shape_mod.Expand.apply(self, sizes), lambda base: base.expand(sizes))
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -731,7 +732,7 @@ class TensorOps:
                 f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
                 f"{list(result._data.shape)}"
             )
-        if idx is not None:
+        if remake is None:  # ``base[idx]``: ``idx`` itself may be None (``x[None]``)
             base[idx] = result  # writes through the shared memory and bumps the shared version
             fresh = base[idx]  # this view, now computed from the updated base
         else:
@@ -1083,12 +1084,14 @@ def _refresh_views(base):
     views = base.__dict__.get("_views")
     if not views:
         return
-    for view in list(views):
+    # split/unbind outputs from the highest down: output 0's error node is then the
+    # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
+    for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):
         _, idx, remake = view._view_of
         if "_multi_view" in view.__dict__:  # PyTorch refuses such a view once its base changed
             fresh = _ModifiedMultiView.apply(view, _multi_view_error(view, base_modified=True))
         else:
-            fresh = base[idx] if idx is not None else remake(base)
+            fresh = base[idx] if remake is None else remake(base)
         view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
         _refresh_views(view)
 

@@ -19,16 +19,19 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def is_anomaly_enabled():
-    """True while anomaly detection is on (``torch.is_anomaly_enabled``)."""
+    """True while anomaly detection is on (``torch.is_anomaly_enabled``; PyTorch has the
+    three functions here at the top level, ``torch.*``; edutorch also keeps them in ``autograd``)."""
     return _state["enabled"]
 
 
 def is_anomaly_check_nan_enabled():
-    """True when anomaly mode also checks backward outputs for NaN."""
+    """True when anomaly mode also checks backward outputs for NaN (``torch.is_anomaly_check_nan_enabled``)."""
     return _state["check_nan"]
 
 
-def _set_anomaly_enabled(enabled, check_nan=True):
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Switch anomaly detection on or off (``torch.set_anomaly_enabled``; what the
+    context managers below call)."""
     _state["enabled"] = bool(enabled)
     _state["check_nan"] = bool(check_nan)
     _state["stack"] = _forward_stack if enabled else None
@@ -59,10 +62,10 @@ class detect_anomaly:
 
     def __enter__(self):
         self.prev = (_state["enabled"], _state["check_nan"])
-        _set_anomaly_enabled(True, self.check_nan)
+        set_anomaly_enabled(True, self.check_nan)
 
     def __exit__(self, *exc_info):
-        _set_anomaly_enabled(*self.prev)
+        set_anomaly_enabled(*self.prev)
         return False
 
     def __call__(self, func):
@@ -79,13 +82,13 @@ class set_detect_anomaly:
 
     def __init__(self, mode, check_nan=True):
         self.prev = (_state["enabled"], _state["check_nan"])
-        _set_anomaly_enabled(mode, check_nan)
+        set_anomaly_enabled(mode, check_nan)
 
     def __enter__(self):
         return None
 
     def __exit__(self, *exc_info):
-        _set_anomaly_enabled(*self.prev)
+        set_anomaly_enabled(*self.prev)
         return False
 
 

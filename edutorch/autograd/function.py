@@ -84,6 +84,7 @@ class Node(FunctionCtx):
     """
 
     _forward_cls = None
+    _unpacks_all = False  # check every saved tensor before backward (built-in ops)
     _released = False
     # Hooks and extras live in the instance only once registered; these class
     # defaults let the engine test "any hooks?" with one attribute read.
@@ -125,17 +126,35 @@ class Node(FunctionCtx):
             raise RuntimeError(FREED_GRAPH_ERROR)
         tensors = []
         for entry in self._saved:
-            value, counter, version = entry[0], entry[1], entry[2]
-            if counter is not None and counter[0] != version:
+            value, counter = entry[0], entry[1]
+            if counter is not None and counter[0] != entry[2]:
                 raise RuntimeError(self._inplace_error(entry))
             if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
                 value = _Tensor._make(value, True, self, entry[3], counter)
             tensors.append(value)
         return tuple(tensors)
 
+    def _check_saved_versions(self):
+        """Raise PyTorch's error if a saved tensor was modified in place since ``forward``.
+
+        A built-in op's backward (PyTorch's generated code) unpacks every saved
+        variable before it computes anything, so the check fires even where the
+        formula would not read the tensor; the engine calls this for built-ins.
+        """
+        for entry in self._saved:
+            counter = entry[1]
+            if counter is not None and counter[0] != entry[2]:
+                raise RuntimeError(self._inplace_error(entry))
+
     def _inplace_error(self, entry):
         """PyTorch's message for a saved tensor that was modified in place."""
         value, counter, version = entry[0], entry[1], entry[2]
+        if len(entry) == 3 and "_multi_view" in value.__dict__:
+            # a split/unbind output whose base changed: PyTorch, regenerating the view's
+            # node to unpack it, raises the multi-view error instead
+            from .._tensor_ops import _multi_view_error
+
+            return _multi_view_error(value, base_modified=True)
         if len(entry) == 4:  # our own output: PyTorch names this node
             creator, nr, value = self, entry[3], _Tensor._make(value)
         else:
@@ -172,6 +191,8 @@ class Node(FunctionCtx):
     # -- backward ------------------------------------------------------------
     def apply(self, *grad_outputs):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
+        if self._saved and self._unpacks_all:
+            self._check_saved_versions()
         grads = self._forward_cls.backward(self, *grad_outputs)
         if type(grads) is not tuple:
             grads = (grads,)
@@ -202,8 +223,9 @@ class Node(FunctionCtx):
 
 
 def _forward_name(node):
-    """``ExpBackward0`` -> ``Exp``: the op name PyTorch prints in version errors."""
-    return re.sub(r"Backward\d*$", "", node.name())
+    """The op name PyTorch prints in version errors: ``ExpBackward0`` -> ``Exp``,
+    ``PowBackward1`` -> ``Pow1``, ``MyFnBackward`` -> ``MyFn``."""
+    return re.sub(r"Backward(0$)?", "", node.name())
 
 
 class AccumulateGrad(Node):
@@ -324,7 +346,12 @@ class Function:
         # As PyTorch's FunctionMeta does: make the node class "<Name>Backward".
         super().__init_subclass__(**kwargs)
         name = cls.__dict__.get("_backward_name") or cls.__name__ + "Backward"
-        cls._backward_cls = type(name, (Node,), {"_forward_cls": cls, "__module__": cls.__module__})
+        # A built-in's node checks every saved tensor before its backward runs (as
+        # PyTorch's generated nodes do); a custom Function's only when it reads them.
+        cls._backward_cls = type(name, (Node,), {
+            "_forward_cls": cls, "__module__": cls.__module__,
+            "_unpacks_all": getattr(cls, "_backward_name", None) is not None,
+        })
         # PyTorch 2 style: ``forward(*args)`` without ctx, plus ``setup_context``
         cls._uses_setup_context = cls.setup_context is not Function.setup_context
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import backend
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd._functions import pointwise
 from ._functions import activation as _act
 from ._functions import conv as _convolution
@@ -98,6 +99,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
                 f"Calculated padded input size per channel: ({padded}). Kernel size: ({ks}). "
                 "Kernel size can't be greater than actual input size"
             )
+    if any(lo != hi for lo, hi in pads):
+        # padding='same' with an even span: as PyTorch, first a zero-padded copy with the
+        # extra pixel at the end (which the convolution then saves), then even padding
+        extra = tuple((0, hi - lo) for lo, hi in pads)
+        input = _sparse.Pad.apply(input, ((0, 0), (0, 0)) + extra, "constant", 0.0)
+        pads = tuple((lo, lo) for lo, _ in pads)
     if dims == 1:  # Convolution works on 2-D planes; a 1-D signal is a plane of height 1
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
     out = _convolution.Convolution.apply(input, weight, bias, stride, pads, dilation, groups)
@@ -282,8 +289,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0:
         return input
-    out = input * _dropout_mask(input, input.shape, p)
-    return input.copy_(out) if inplace else out
+    mask = _dropout_mask(input, input.shape, p)
+    return input.mul_(mask) if inplace else input * mask
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -300,8 +307,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     if not training or p == 0:
         return input
     mask_shape = tuple(input.shape[:-2]) + (1, 1)  # one draw per channel
-    out = input * _dropout_mask(input, mask_shape, p)
-    return input.copy_(out) if inplace else out
+    mask = _dropout_mask(input, mask_shape, p)
+    return input.mul_(mask) if inplace else input * mask
 
 
 # --------------------------------------------------------------- sparse ----
@@ -367,19 +374,21 @@ def pad(input, pad, mode="constant", value=None):
 # ------------------------------------------------------------ activations ----
 def relu(input, inplace=False):
     """``max(0, x)``; ``inplace=True`` writes the result into ``input``."""
-    return input.copy_(pointwise.Relu.apply(input)) if inplace else pointwise.Relu.apply(input)
+    return input.relu_() if inplace else pointwise.Relu.apply(input)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``x`` where positive, ``negative_slope * x`` elsewhere."""
-    out = _act.LeakyRelu.apply(input, negative_slope)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        return input._inplace(_act.LeakyReluInplace, negative_slope)
+    return _act.LeakyRelu.apply(input, negative_slope)
 
 
 def elu(input, alpha=1.0, inplace=False):
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere."""
-    out = _act.Elu.apply(input, alpha)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        return input._inplace(_act.EluInplace, alpha)
+    return _act.Elu.apply(input, alpha)
 
 
 def gelu(input, approximate="none"):
@@ -391,8 +400,8 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
-    out = _act.Silu.apply(input)
-    return input.copy_(out) if inplace else out
+    # in place, ``_inplace`` gives the node a copy of the input to save (PyTorch clones it)
+    return input._inplace(_act.Silu) if inplace else _act.Silu.apply(input)
 
 
 def sigmoid(input):
@@ -557,8 +566,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
     if _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(input, target._data, reduction)
-    return _loss.NllLoss.apply(input, target._data, None if weight is None else weight._data, reduction, ignore_index)
+        return _loss.ClassNllLoss.apply(input, target._data, reduction, saved=(target,))
+    return _loss.NllLoss.apply(input, target._data, None if weight is None else weight._data, reduction, ignore_index,
+                               saved=(target, weight))
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -572,7 +582,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
     if label_smoothing == 0.0 and _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(logp, target._data, reduction)  # the common case, lean
+        return _loss.ClassNllLoss.apply(logp, target._data, reduction, saved=(target,))  # the common case, lean
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return nll
@@ -647,6 +657,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) "
             "is deprecated. Please ensure they have the same size."
         )
+    _check_not_differentiable("binary_cross_entropy", weight=weight)
     return _loss.BinaryCrossEntropy.apply(input, target, weight, reduction)
 
 
@@ -656,7 +667,20 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _check_not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     return _loss.BinaryCrossEntropyWithLogits.apply(input, target, weight, pos_weight, reduction)
+
+
+def _check_not_differentiable(function, **tensors):
+    """PyTorch refuses a gradient-requiring ``weight`` (or ``pos_weight``) for the BCE losses."""
+    if not is_grad_enabled():
+        return
+    for name, t in tensors.items():
+        if t is not None and t.requires_grad:
+            raise RuntimeError(
+                f"The function '{function}' is not differentiable with respect to argument '{name}'. "
+                "This input cannot have requires_grad True."
+            )
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -675,7 +699,12 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         t = target._data
         with np.errstate(divide="ignore", invalid="ignore"):
             tlogt = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype)
-        loss = Tensor._make(tlogt) - target * input
+        tlogt = Tensor._make(tlogt)
+        if target.requires_grad:  # d/dt (t log t) = log t + 1 (nan at t = 0, as PyTorch's xlogy)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                slope = np.where(t > 0, np.log(np.where(t > 0, t, 1)) + 1, np.nan).astype(t.dtype)
+            tlogt = tlogt + (target - target.detach()) * Tensor._make(slope)  # value 0, gradient slope
+        loss = tlogt - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     if reduction == "mean":

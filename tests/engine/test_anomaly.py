@@ -99,3 +99,30 @@ def test_detect_anomaly_as_decorator():
 
     assert inside() is True
     assert et.autograd.is_anomaly_enabled() is False
+
+
+def _anomaly_states(lib):
+    """What ``is_anomaly_enabled`` / ``is_anomaly_check_nan_enabled`` report as the mode changes."""
+    states = [(lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled())]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # detect_anomaly's "has been enabled" warning
+        with lib.autograd.detect_anomaly(check_nan=False):
+            states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    with lib.autograd.set_detect_anomaly(True):
+        states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    lib.set_anomaly_enabled(True, False)
+    states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    lib.set_anomaly_enabled(False)
+    states.append((lib.is_anomaly_enabled(), lib.is_anomaly_check_nan_enabled()))
+    return states
+
+
+def test_anomaly_state_functions_match_torch():
+    torch = pytest.importorskip("torch", reason=REASON)
+    ours = _anomaly_states(et)
+    assert ours == _anomaly_states(torch)
+    assert ours == [(False, True), (True, False), (False, True), (True, True), (True, False), (False, True)]
+    # edutorch also offers them in autograd (where they are defined)
+    assert et.autograd.is_anomaly_enabled is et.is_anomaly_enabled
+    assert et.autograd.is_anomaly_check_nan_enabled is et.is_anomaly_check_nan_enabled

@@ -175,12 +175,12 @@ class Where(Function):
         except ValueError:
             raise broadcast_error(x, y) from None
         _meta(ctx, out, a, b)
-        ctx.condition = condition
+        ctx.save_for_backward(condition)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        cond = ctx.condition
+        (cond,) = ctx.saved_tensors
         ma, mb = ctx.meta
         ga = grad_for(grad.masked_fill(~cond, 0), ma) if ctx.needs_input_grad[1] else None
         gb = grad_for(grad.masked_fill(cond, 0), mb) if ctx.needs_input_grad[2] else None

@@ -162,7 +162,8 @@ class Gather(Function):
         _check_same_rank(a, index, "input")
         x, idx = a._data, index._data
         axis = wrap_dim(dim, x.ndim)
-        ctx.in_shape, ctx.axis, ctx.index = x.shape, axis, index
+        ctx.in_shape, ctx.axis = x.shape, axis
+        ctx.save_for_backward(a, index)  # PyTorch saves the input, though only its shape is used
         if x.ndim == 0:
             return x.reshape(1)[idx.reshape(-1)].reshape(idx.shape)
         # take_along_axis needs index and input to agree off ``axis``: crop the input
@@ -171,8 +172,8 @@ class Gather(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        zeros = grad.new_zeros(ctx.in_shape)
-        return zeros.scatter_add(ctx.axis, ctx.index, grad), None, None
+        _, index = ctx.saved_tensors
+        return grad.new_zeros(ctx.in_shape).scatter_add(ctx.axis, index, grad), None, None
 
 
 def _take_along(x, idx, axis):
@@ -209,7 +210,8 @@ class Scatter(Function):
         _check_same_rank(a, index, "self")
         x = a._data
         axis = wrap_dim(dim, x.ndim)
-        ctx.axis, ctx.index = axis, index
+        ctx.axis = axis
+        ctx.save_for_backward(index)
         out = x.copy()
         pos = _scatter_positions(x.shape, index._data, axis)
         if isinstance(src, _utils._Tensor):
@@ -229,10 +231,11 @@ class Scatter(Function):
     @staticmethod
     def backward(ctx, grad):
         # overwritten positions get no gradient; src gets the gradient of where it went
-        ga = grad.scatter(ctx.axis, ctx.index, 0.0) if ctx.needs_input_grad[0] else None
+        (index,) = ctx.saved_tensors
+        ga = grad.scatter(ctx.axis, index, 0.0) if ctx.needs_input_grad[0] else None
         gs = None
         if ctx.src_shape is not None and ctx.needs_input_grad[3]:
-            gs = grad.gather(ctx.axis, ctx.index)
+            gs = grad.gather(ctx.axis, index)
             if tuple(gs.shape) != ctx.src_shape:  # src larger than index: pad with zeros
                 full = gs.new_zeros(ctx.src_shape)
                 full[tuple(slice(0, s) for s in gs.shape)] = gs
@@ -255,8 +258,9 @@ class ScatterAdd(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
         ga = grad if ctx.needs_input_grad[0] else None
-        gs = grad.gather(ctx.axis, ctx.index) if ctx.needs_input_grad[3] else None
+        gs = grad.gather(ctx.axis, index) if ctx.needs_input_grad[3] else None
         return ga, None, None, gs
 
 
@@ -294,16 +298,17 @@ class MaskedFill(Function):
         from ... import backend
 
         xp = backend.get_array_module(x)
-        ctx.mask = mask
+        ctx.save_for_backward(mask)
         ctx.value_is_tensor = isinstance(value, _utils._Tensor)
         return xp.where(m, xp.asarray(v, dtype=x.dtype), x)
 
     @staticmethod
     def backward(ctx, grad):
-        ga = grad.masked_fill(ctx.mask, 0) if ctx.needs_input_grad[0] else None
+        (mask,) = ctx.saved_tensors
+        ga = grad.masked_fill(mask, 0) if ctx.needs_input_grad[0] else None
         gv = None
         if ctx.value_is_tensor and ctx.needs_input_grad[2]:
-            gv = (grad * ctx.mask).sum()
+            gv = (grad * mask).sum()
         return ga, None, gv
 
 
@@ -324,14 +329,17 @@ class IndexSelect(Function):
             raise IndexError("index_select(): Index is supposed to be a vector")
         if index._data.dtype.kind not in "iu":
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-        ctx.axis, ctx.index, ctx.in_shape = axis, index._data.reshape(-1), a._data.shape
+        ctx.axis, ctx.in_shape = axis, a._data.shape
+        ctx.save_for_backward(index)
+        flat = index._data.reshape(-1)
         if a._data.ndim == 0:
-            return a._data.reshape(1).take(ctx.index).reshape(index._data.shape)
-        return a._data.take(ctx.index, axis=axis)
+            return a._data.reshape(1).take(flat).reshape(index._data.shape)
+        return a._data.take(flat, axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
-        idx = (slice(None),) * ctx.axis + (ctx.index,)
+        (index,) = ctx.saved_tensors
+        idx = (slice(None),) * ctx.axis + (index._data.reshape(-1),)
         g = grad if ctx.in_shape else grad.reshape(-1)
         out = IndexBackward.apply(g, ctx.in_shape or (1,), idx)
         return (out if ctx.in_shape else out.reshape(())), None, None
@@ -354,10 +362,11 @@ class MaskedSelect(Function):
         except ValueError:
             raise broadcast_error(x, m) from None
         ctx.in_shape, ctx.shape = x.shape, shape
-        ctx.mask = np.broadcast_to(m, shape)
-        return np.broadcast_to(x, shape)[ctx.mask]
+        ctx.save_for_backward(a, mask)  # PyTorch saves both, though only the mask is read
+        return np.broadcast_to(x, shape)[np.broadcast_to(m, shape)]
 
     @staticmethod
     def backward(ctx, grad):
-        full = IndexBackward.apply(grad, ctx.shape, ctx.mask)
+        _, mask = ctx.saved_tensors
+        full = IndexBackward.apply(grad, ctx.shape, np.broadcast_to(mask._data, ctx.shape))
         return full.sum_to_size(ctx.in_shape), None

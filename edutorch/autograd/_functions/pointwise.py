@@ -292,19 +292,20 @@ class PowTensor(Function):
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
-        ctx.save_for_backward(a, b)
+        out = _utils._Tensor._make(out)
+        ctx.save_for_backward(a, b, out)  # PyTorch saves the result too (d/db = result * log a)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b, out = ctx.saved_tensors
         ma, mb = ctx.meta
         ga = grad_for(grad * b * a ** (b - 1), ma) if ctx.needs_input_grad[0] else None
         gb = None
         if ctx.needs_input_grad[1]:
             # a^b log(a); at a == 0 PyTorch takes the limit 0
             log_a = a.log().masked_fill(a == 0, 0)
-            gb = grad_for(grad * a ** b * log_a, mb)
+            gb = grad_for(grad * out * log_a, mb)
         return ga, gb
 
 
@@ -321,12 +322,12 @@ class RPow(Function):
         ctx.base = base
 
         out = _utils._Tensor._make(out)
-        ctx.save_for_backward(out)
+        ctx.save_for_backward(b, out)  # PyTorch saves the exponent too
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
+        _, out = ctx.saved_tensors
         if ctx.base == 0:
             return grad * 0, None
         with quiet_fp():  # log of a negative base is nan, silently

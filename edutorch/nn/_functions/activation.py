@@ -38,6 +38,33 @@ class LeakyRelu(Function):
         return grad * _const(np.where(x > 0, 1, ctx.slope).astype(x.dtype)), None
 
 
+class LeakyReluInplace(Function):
+    """``leaky_relu_`` (``inplace=True``): the input is overwritten, so backward reads the
+    *result* (PyTorch's ``LeakyReluBackward1``): with a slope >= 0 it is positive where x is."""
+
+    _backward_name = "LeakyReluBackward1"
+
+    @staticmethod
+    def forward(ctx, input, negative_slope):
+        out = Tensor._make(LeakyRelu.forward(ctx, input, negative_slope))
+        ctx.save_for_backward(out)  # the result, in place of the input saved above
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.slope < 0:
+            raise RuntimeError(
+                "In-place leakyReLu backward calculation is triggered with a negative slope which is not "
+                "supported. This is caused by calling in-place forward function with a negative slope, "
+                "please call out-of-place version instead. File an issue at "
+                "https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+                "backward calculation with negative slope"
+            )
+        (result,) = ctx.saved_tensors
+        r = result._data
+        return grad * _const(np.where(r > 0, 1, ctx.slope).astype(r.dtype)), None
+
+
 class Elu(Function):
     """``x if x > 0 else alpha * (exp(x) - 1)``."""
 
@@ -58,6 +85,25 @@ class Elu(Function):
         pos = 1 - negative.to(input.dtype)
         neg_part = input.masked_fill(~negative, 0).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
         return grad * (pos + (1 - pos) * neg_part), None
+
+
+class EluInplace(Function):
+    """``elu_`` (``inplace=True``): backward reads the *result* (PyTorch's ``EluBackward1``):
+    f'(x) = 1 where the result is positive, result + alpha elsewhere."""
+
+    _backward_name = "EluBackward1"
+
+    @staticmethod
+    def forward(ctx, input, alpha):
+        out = Tensor._make(Elu.forward(ctx, input, alpha))
+        ctx.save_for_backward(out)  # the result, in place of the input saved above
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (result,) = ctx.saved_tensors
+        positive = _const(result._data > 0).to(result.dtype)
+        return grad * (positive + (1 - positive) * (result + ctx.alpha)), None
 
 
 def _erf(x):

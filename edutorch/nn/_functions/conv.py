@@ -207,7 +207,9 @@ class Convolution(Function):
             out = np.add(out[..., :wo], bias._data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:
             out = backend.get_array_module(out).ascontiguousarray(out[..., :wo])
-        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
+        # what PyTorch saves (not the bias: its gradient is a sum of grad); version-checked,
+        # so ``cols`` and ``w_g``, which may be views of them, stay valid
+        ctx.save_for_backward(input, weight)
         ctx.cols = cols_g if ctx.needs_input_grad[1] else None
         ctx.w_g = w_g if ctx.needs_input_grad[0] else None
         ctx.meta = (x.shape, pad_shape, w.shape, stride, padding, dilation, groups, one_d, rows, width)
@@ -216,11 +218,12 @@ class Convolution(Function):
     @staticmethod
     def backward(ctx, grad):
         if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            _, _, _, stride, padding, dilation, groups, *_ = ctx.meta
-            grads = differentiable_backward(
-                lambda x, w, b: conv_ops(x, w, b, stride, padding, dilation, groups),
-                ctx.saved_tensors, ctx.needs_input_grad[:3], grad)
-            return grads + (None,) * 4
+            _, _, _, stride, padding, dilation, groups, one_d, *_ = ctx.meta
+            gx, gw = differentiable_backward(
+                lambda x, w: conv_ops(x, w, None, stride, padding, dilation, groups),
+                ctx.saved_tensors, ctx.needs_input_grad[:2], grad)
+            gb = grad.sum((0, 2) if one_d else (0, 2, 3)) if ctx.needs_input_grad[2] else None
+            return gx, gw, gb, None, None, None, None
         x_shape, pad_shape, w_shape, stride, padding, dilation, groups, one_d, rows, width = ctx.meta
         g = grad._data[:, :, None, :] if one_d else grad._data
         n, o, ho, wo = g.shape

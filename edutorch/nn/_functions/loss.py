@@ -130,9 +130,12 @@ class NllLoss(Function):
     _backward_name = "NllLossBackward0"
 
     @staticmethod
-    def forward(ctx, input, target, weight, reduction, ignore_index):
+    def forward(ctx, input, target, weight, reduction, ignore_index, *, saved=()):
         # target and weight come as arrays: like PyTorch's node, this one has an
-        # edge for ``input`` only (class indices have no gradient)
+        # edge for ``input`` only (class indices have no gradient); their tensors
+        # come in ``saved``, kept (as PyTorch does) so that changing them in place
+        # before backward raises PyTorch's error
+        ctx.save_for_backward(input, *saved)
         x, t = input._data, target
         n_classes = x.shape[1]
         keep = t != ignore_index
@@ -180,11 +183,13 @@ class ClassNllLoss(Function):
     _backward_name = "NllLossBackward0"
 
     @staticmethod
-    def forward(ctx, input, target, reduction):
+    def forward(ctx, input, target, reduction, *, saved=()):
         x = input._data
         rows = np.arange(x.shape[0])
         picked = x[rows, target]  # input[n, t[n]] for every n at once
-        ctx.save_for_backward(target)  # an array: no version check, but freed after backward
+        # ``target`` is an array (no edge, as in PyTorch); ``saved`` holds its tensor, kept with
+        # the input as PyTorch does, so that an in-place change before backward raises
+        ctx.save_for_backward(input, *saved)
         ctx.meta = (x.shape, x.dtype, reduction, rows)
         if reduction == "none":
             return np.negative(picked, out=picked)
@@ -193,7 +198,8 @@ class ClassNllLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (target,) = ctx.saved_tensors
+        _, target = ctx.saved_tensors
+        target = target._data
         shape, dtype, reduction, rows = ctx.meta
         local = np.zeros(shape, dtype=dtype)
         scale = -1.0 / shape[0] if reduction == "mean" else -1.0
@@ -219,18 +225,23 @@ class BinaryCrossEntropy(Function):
             loss = -(t * np.maximum(np.log(x), -100) + (1 - t) * np.maximum(np.log1p(-x), -100))
         if weight is not None:
             loss = loss * weight._data
-        ctx.save_for_backward(input, target)
-        ctx.weight, ctx.reduction = (None if weight is None else weight._data), reduction
+        ctx.save_for_backward(input, target, weight)
+        ctx.reduction = reduction
         return reduce_array(loss, reduction)
 
     @staticmethod
     def backward(ctx, grad):
-        x, t = ctx.saved_tensors
-        eps = 1e-12  # PyTorch's guard against dividing by zero at x = 0 or 1
-        local = (x - t) / ((1 - x) * x).clamp_min(eps)
-        if ctx.weight is not None:
-            local = local * _const(ctx.weight)
-        return reduction_scale(grad, ctx.reduction, x.numel()) * local, None, None, None
+        x, t, weight = ctx.saved_tensors
+        scale = reduction_scale(grad, ctx.reduction, x.numel())
+        if weight is not None:
+            scale = scale * weight
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            eps = 1e-12  # PyTorch's guard against dividing by zero at x = 0 or 1
+            gx = scale * (x - t) / ((1 - x) * x).clamp_min(eps)
+        if ctx.needs_input_grad[1]:  # d/dt = log(1 - x) - log(x) = -logit(x)
+            gt = scale * ((1 - x).log() - x.log())
+        return gx, gt, None, None
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -252,21 +263,21 @@ class BinaryCrossEntropyWithLogits(Function):
             loss = (1 - t) * x + (1 + (pos_weight._data - 1) * t) * softplus_neg
         if weight is not None:
             loss = loss * weight._data
-        ctx.save_for_backward(input, target)
-        ctx.weight = None if weight is None else weight._data
-        ctx.pos_weight = None if pos_weight is None else pos_weight._data
+        ctx.save_for_backward(input, target, weight, pos_weight)
         ctx.reduction = reduction
         return reduce_array(loss.astype(x.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, grad):
-        x, t = ctx.saved_tensors
-        s = x.sigmoid()
-        if ctx.pos_weight is None:
-            local = s - t
-        else:  # d/dx of the pos_weight form: (1 + (p-1) t) s - p t
-            p = _const(ctx.pos_weight)
-            local = (1 + (p - 1) * t) * s - p * t
-        if ctx.weight is not None:
-            local = local * _const(ctx.weight)
-        return reduction_scale(grad, ctx.reduction, local.numel()) * local, None, None, None, None
+        x, t, weight, p = ctx.saved_tensors
+        scale = reduction_scale(grad, ctx.reduction, x.numel())
+        if weight is not None:
+            scale = scale * weight
+        gx = gt = None
+        if ctx.needs_input_grad[0]:
+            s = x.sigmoid()
+            # d/dx: s - t, or with pos_weight (1 + (p-1) t) s - p t
+            gx = scale * (s - t if p is None else (1 + (p - 1) * t) * s - p * t)
+        if ctx.needs_input_grad[1]:  # d/dt: -x, or with pos_weight -x + (p-1) log(1 + exp(-x))
+            gt = scale * (-x if p is None else (p - 1) * (-x).exp().log1p() - x)
+        return gx, gt, None, None, None

@@ -14,6 +14,14 @@ that only shift or scale the group, which normalisation cancels anyway.
 Double backward (``create_graph=True``): that formula is NumPy code, so the
 layers then recompute ``y`` with Tensor ops (``mean``, ``var``, ``rsqrt``)
 and let autograd differentiate it (``utils.differentiable_backward``).
+
+What backward reads: the tensors PyTorch saves (input, weight, running
+statistics; LayerNorm also bias) go through ``save_for_backward``, so an
+in-place change of any of them before backward raises PyTorch's error.
+``ctx`` keeps only arrays private to the node: the statistics, and ``x_hat``
+when it is not itself the output (without weight and bias the output *is*
+``x_hat``, which the user may change in place: backward then recomputes it
+from the saved input).
 """
 import numpy as np
 
@@ -32,6 +40,11 @@ def _normalize_backward(g, x_hat, inv_std, axes):
 
 def _wrap(a):
     return None if a is None else Tensor._make(a)
+
+
+def _private_x_hat(x_hat, out):
+    """``x_hat`` for backward, unless it is the output itself (then backward recomputes it)."""
+    return None if out is x_hat else x_hat
 
 
 def _normalize_ops(x, axes, eps):
@@ -72,8 +85,7 @@ class BatchNorm(Function):
                 running_mean._data += momentum * mean
                 running_var._data *= 1 - momentum
                 running_var._data += momentum * unbiased
-                running_mean._bump_version()
-                running_var._bump_version()
+                # no version bump: PyTorch's kernel updates the running statistics silently
         else:
             mean, var = running_mean._data, running_var._data
         inv_std = (1.0 / np.sqrt(var + eps)).astype(x.dtype).reshape(shape)
@@ -84,9 +96,9 @@ class BatchNorm(Function):
             out = out * weight._data.reshape(shape)
         if bias is not None:
             out = out + bias._data.reshape(shape)
-        ctx.x_hat, ctx.inv_std, ctx.axes, ctx.shape, ctx.training = x_hat, inv_std, axes, shape, training
-        ctx.weight = None if weight is None else weight._data
-        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
+        ctx.x_hat, ctx.inv_std, ctx.axes, ctx.shape, ctx.training = \
+            _private_x_hat(x_hat, out), inv_std, axes, shape, training
+        ctx.save_for_backward(input, weight, running_mean, running_var)  # what PyTorch saves
         ctx.mean, ctx.eps = mean, eps
         return out
 
@@ -101,13 +113,15 @@ class BatchNorm(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        input, weight, _, _ = ctx.saved_tensors
+        needs, axes = ctx.needs_input_grad, ctx.axes
         if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            grads = differentiable_backward(lambda *args: BatchNorm.forward_ops(ctx, *args),
-                                            ctx.saved_tensors, ctx.needs_input_grad[:3], grad)
-            return grads + (None,) * 5
+            gx, gw = differentiable_backward(lambda x, w: BatchNorm.forward_ops(ctx, x, w, None),
+                                             (input, weight), needs[:2], grad)
+            return gx, gw, grad.sum(axes) if needs[2] else None, None, None, None, None, None
         g_out = grad._data
-        x_hat, axes = ctx.x_hat, ctx.axes
-        g = g_out if ctx.weight is None else g_out * ctx.weight.reshape(ctx.shape)
+        x_hat = ctx.x_hat if ctx.x_hat is not None else (input._data - ctx.mean) * ctx.inv_std
+        g = g_out if weight is None else g_out * weight._data.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             if ctx.training:
@@ -138,10 +152,9 @@ class LayerNorm(Function):
             out = out * weight._data
         if bias is not None:
             out = out + bias._data
-        ctx.x_hat, ctx.inv_std, ctx.axes = x_hat, inv_std, axes
-        ctx.weight = None if weight is None else weight._data
-        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
-        ctx.eps = eps
+        ctx.x_hat, ctx.inv_std, ctx.axes = _private_x_hat(x_hat, out), inv_std, axes
+        ctx.save_for_backward(input, weight, bias)  # what PyTorch saves (bias too, for layer norm)
+        ctx.mean, ctx.eps = mean, eps
         return out
 
     @staticmethod
@@ -151,14 +164,17 @@ class LayerNorm(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        saved = ctx.saved_tensors
         if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
             needs = ctx.needs_input_grad
             gx, gw, gb = differentiable_backward(lambda *args: LayerNorm.forward_ops(ctx, *args),
-                                                 ctx.saved_tensors, (needs[0], needs[2], needs[3]), grad)
+                                                 saved, (needs[0], needs[2], needs[3]), grad)
             return gx, None, gw, gb, None
+        input, weight, _ = saved
         g_out = grad._data
-        x_hat, axes = ctx.x_hat, ctx.axes
-        g = g_out if ctx.weight is None else g_out * ctx.weight
+        axes = ctx.axes
+        x_hat = ctx.x_hat if ctx.x_hat is not None else (input._data - ctx.mean) * ctx.inv_std
+        g = g_out if weight is None else g_out * weight._data
         lead = tuple(range(g_out.ndim - len(axes)))  # the batch dims: summed for weight/bias
         gx = _normalize_backward(g, x_hat, ctx.inv_std, axes) if ctx.needs_input_grad[0] else None
         gw = (g_out * x_hat).sum(axis=lead) if ctx.needs_input_grad[2] else None
@@ -185,10 +201,9 @@ class GroupNorm(Function):
             out = out * weight._data.reshape(shape)
         if bias is not None:
             out = out + bias._data.reshape(shape)
-        ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = x_hat, inv_std, num_groups, shape
-        ctx.weight = None if weight is None else weight._data
-        ctx.save_for_backward(input, weight, bias)  # read only by a create_graph backward
-        ctx.eps = eps
+        ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = _private_x_hat(x_hat, out), inv_std, num_groups, shape
+        ctx.save_for_backward(input, weight)  # what PyTorch saves
+        ctx.mean, ctx.eps = mean, eps
         return out
 
     @staticmethod
@@ -199,22 +214,26 @@ class GroupNorm(Function):
 
     @staticmethod
     def backward(ctx, grad):
+        input, weight = ctx.saved_tensors
+        needs = ctx.needs_input_grad
+        axes = (0,) + tuple(range(2, grad.ndim))
         if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            needs = ctx.needs_input_grad
-            gx, gw, gb = differentiable_backward(lambda *args: GroupNorm.forward_ops(ctx, *args),
-                                                 ctx.saved_tensors, (needs[0], needs[2], needs[3]), grad)
-            return gx, None, gw, gb, None
+            gx, gw = differentiable_backward(lambda x, w: GroupNorm.forward_ops(ctx, x, w, None),
+                                             (input, weight), (needs[0], needs[2]), grad)
+            return gx, None, gw, grad.sum(axes) if needs[3] else None, None
         g_out = grad._data
         n = g_out.shape[0]
-        axes = (0,) + tuple(range(2, g_out.ndim))
-        g = g_out if ctx.weight is None else g_out * ctx.weight.reshape(ctx.shape)
+        x_hat = ctx.x_hat
+        if x_hat is None:  # recomputed per (sample, group) row, as in forward
+            x_hat = ((input._data.reshape(n, ctx.groups, -1) - ctx.mean) * ctx.inv_std).reshape(g_out.shape)
+        g = g_out if weight is None else g_out * weight._data.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             grouped = _normalize_backward(g.reshape(n, ctx.groups, -1),
-                                          ctx.x_hat.reshape(n, ctx.groups, -1), ctx.inv_std, 2)
+                                          x_hat.reshape(n, ctx.groups, -1), ctx.inv_std, 2)
             gx = grouped.reshape(g_out.shape)
         if ctx.needs_input_grad[2]:
-            gw = (g_out * ctx.x_hat).sum(axis=axes)
+            gw = (g_out * x_hat).sum(axis=axes)
         if ctx.needs_input_grad[3]:
             gb = g_out.sum(axis=axes)
         return _wrap(gx), None, _wrap(gw), _wrap(gb), None

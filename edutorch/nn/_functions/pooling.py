@@ -52,7 +52,7 @@ class MaxPool2d(Function):
         hw = (out_size(x.shape[2], kh, sh, ph, dh, ceil_mode), out_size(x.shape[3], kw, sw, pw, dw, ceil_mode))
         xp, pads = _padded(x, kernel, stride, padding, dilation, hw, -np.inf)  # -inf is never the max
         ctx.meta = (x.shape, pads, kernel, stride, padding, dilation, hw)
-        ctx.save_for_backward(input)  # read only by a create_graph backward
+        ctx.save_for_backward(input)  # version-checked: ``xp`` may be the input's own array
         ctx.xp = xp
         offsets = [_offset_slices(p // kw, p % kw, hw, stride, dilation) for p in range(kh * kw)]
         if len(offsets) == 1:  # 1x1 windows: every element is its own max
@@ -61,7 +61,10 @@ class MaxPool2d(Function):
             out = np.maximum(xp[offsets[0]], xp[offsets[1]])
             for sl in offsets[2:]:
                 np.maximum(out, xp[sl], out=out)
-        ctx.out = out
+        # backward finds each window's max by comparing with these values: a graph node keeps
+        # a private copy, as the user may change the output in place (PyTorch saves the argmax
+        # indices instead); a throwaway ctx (no graph, or ``indices``) may read ``out`` itself
+        ctx.out = out.copy() if ctx.needs_input_grad[0] else out
         return out
 
     @staticmethod

@@ -18,13 +18,15 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
-        idx = indices._data
-        ctx.meta = (weight._data.shape, idx, padding_idx, scale_grad_by_freq)
-        return weight._data[idx]
+        ctx.meta = (weight._data.shape, padding_idx, scale_grad_by_freq)
+        ctx.save_for_backward(indices)  # changing the indices before backward is PyTorch's error
+        return weight._data[indices._data]
 
     @staticmethod
     def backward(ctx, grad):
-        return EmbeddingBackward.apply(grad, *ctx.meta), None, None, None
+        (indices,) = ctx.saved_tensors
+        shape, padding_idx, scale_grad_by_freq = ctx.meta
+        return EmbeddingBackward.apply(grad, shape, indices._data, padding_idx, scale_grad_by_freq), None, None, None
 
 
 def _row_factors(flat, num, padding_idx, scale_grad_by_freq, dtype):
@@ -79,6 +81,8 @@ class Pad(Function):
     def forward(ctx, input, widths, mode, value):
         x = input._data
         ctx.meta = (x.shape, widths, mode)
+        if mode in ("reflect", "replicate"):  # PyTorch's reflection/replication pads save the input
+            ctx.save_for_backward(input)
         if mode == "constant":
             return np.pad(x, widths, constant_values=value)
         np_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]

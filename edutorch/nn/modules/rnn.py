@@ -325,7 +325,7 @@ class RNN(RNNBase):
         else:
             self._check_hidden(hx, x.shape[1], batched)
             h = hx if batched else hx.unsqueeze(1)
-            states = [h[k] for k in range(layers)]
+            states = list(h.unbind(0))  # one state per layer and direction, as PyTorch splits hx
         output, finals = self._run(x, states)
         h_n = stack(finals)
         return self._finish(output, batched), (h_n if batched else h_n.squeeze(1))
@@ -354,7 +354,7 @@ class LSTM(RNNBase):
             self._check_hidden(c0, x.shape[1], batched)
             if not batched:
                 h0, c0 = h0.unsqueeze(1), c0.unsqueeze(1)
-            states = [(h0[k], c0[k]) for k in range(layers)]
+            states = list(zip(h0.unbind(0), c0.unbind(0)))
         output, finals = self._run(x, states)
         h_n = stack([h for h, _ in finals])
         c_n = stack([c for _, c in finals])
