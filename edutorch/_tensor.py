@@ -18,6 +18,7 @@ import weakref
 import numpy as np
 
 from . import _dtype, backend
+from ._tensor_api import TensorApiOps
 from ._tensor_ops import TensorOps
 from . import autograd as _autograd
 from .autograd import function as _function
@@ -79,7 +80,7 @@ _CPU = device("cpu")
 _CUDA = device("cuda", 0)
 
 
-class Tensor(TensorOps):
+class Tensor(TensorOps, TensorApiOps):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (

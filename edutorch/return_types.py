@@ -72,3 +72,7 @@ class sort(_ValuesIndices):
 
 class topk(_ValuesIndices):
     __slots__ = ()
+
+
+class median(_ValuesIndices):
+    __slots__ = ()
