@@ -76,3 +76,12 @@ class topk(_ValuesIndices):
 
 class median(_ValuesIndices):
     __slots__ = ()
+
+
+class linalg_eigh(_Named):
+    """``L, Q = torch.linalg.eigh(A)``."""
+
+    __slots__ = ()
+    _fields = ("eigenvalues", "eigenvectors")
+    eigenvalues = property(lambda self: self[0])
+    eigenvectors = property(lambda self: self[1])
