@@ -227,9 +227,10 @@ def _fail_zero():
 def _scaled_sum(input, product, beta, alpha):
     """``beta * input + alpha * product``, as ``addmm``/``baddbmm`` compute it."""
     product = product if alpha == 1 else product * alpha
-    if beta == 0:  # PyTorch ignores ``input`` then: a NaN in it does not propagate
-        shape = np.broadcast_shapes(tuple(product.shape), tuple(input.shape))
-        return product.expand(*shape).clone()
+    if beta == 0:  # PyTorch ignores ``input`` then (a NaN in it does not propagate); its gradient is 0
+        from ._functional import where
+
+        return where(input.new_zeros((), dtype=_dtype.bool), input, product)
     return (input if beta == 1 else input * beta) + product
 
 

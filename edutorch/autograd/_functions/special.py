@@ -2,10 +2,11 @@
 
 d erf(x) = 2/sqrt(pi) exp(-x²),   d erfinv(y) = sqrt(pi)/2 exp(erfinv(y)²).
 
-NumPy has no ``erf``; Python's ``math.erf`` is correctly rounded in float64, so
-it is applied element-wise.  ``erfinv`` starts from Giles' single-precision
+NumPy has no ``erf``; Python's ``math.erf`` is accurate to float64, so it is
+applied element-wise.  ``erfinv`` starts from Giles' single-precision
 approximation and is polished by Newton steps on ``erf(x) - y`` until float64
-precision.
+precision.  Near ``|y| = 1`` (where ``erf(x) - y`` cancels) the steps solve
+``log erfc(x) = log(1 - |y|)`` instead, which is almost quadratic in ``x``.
 """
 import math
 
@@ -16,6 +17,7 @@ from .unary import _float_input, _output
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _erf = np.vectorize(math.erf, otypes=[np.float64])
+_erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def erf_array(x):
@@ -45,10 +47,15 @@ def erfinv_array(y):
     y64 = y.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         inside = np.abs(y64) < 1
-        x = _erfinv_guess(np.where(inside, y64, 0.0))
-        for _ in range(3):  # Newton: x -= (erf(x) - y) / erf'(x)
-            x = x - (_erf(x) - np.where(inside, y64, 0.0)) / (_TWO_OVER_SQRT_PI * np.exp(-x * x))
-        x = np.where(inside, x, np.where(np.abs(y64) == 1, np.sign(y64) * np.inf, np.nan))
+        a = np.where(inside, np.abs(y64), 0.0)  # solve erf(x) = a >= 0, then restore the sign
+        x = _erfinv_guess(a)
+        tail = a > 0.5
+        for _ in range(6):  # Newton: x -= f(x) / f'(x)
+            slope = _TWO_OVER_SQRT_PI * np.exp(-x * x)  # erf'(x)
+            erfc = _erfc(x)
+            step = np.where(tail, (np.log(erfc) - np.log1p(-a)) / (-slope / erfc), (_erf(x) - a) / slope)
+            x = x - step
+        x = np.where(inside, np.copysign(x, y64), np.where(np.abs(y64) == 1, np.sign(y64) * np.inf, np.nan))
     return x.astype(y.dtype)
 
 
