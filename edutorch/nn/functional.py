@@ -702,14 +702,15 @@ def elu_(input, alpha=1.0):
 def prelu(input, weight):
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1)."""
     if weight.numel() != 1:
-        if input.ndim == 0 or (input.shape[1] if input.ndim > 1 else input.shape[0]) != weight.numel():
-            channels = input.shape[1] if input.ndim > 1 else (input.shape[0] if input.ndim else 1)
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != weight.numel():
             raise RuntimeError(
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
                 f"{weight.numel()} and channel size = {channels}.")
-        if input.ndim > 1:
-            weight = weight.reshape([1, -1] + [1] * (input.ndim - 2))
-    elif input.ndim:
+        weight = weight.reshape([1, -1] + [1] * (input.ndim - 2))
+    else:
         weight = weight.reshape(())
     return _functional.where(input > 0, input, weight * input)
 

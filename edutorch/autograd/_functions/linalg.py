@@ -625,6 +625,8 @@ class Eigh(Function):
 
     @staticmethod
     def forward(ctx, A, UPLO="L"):
+        if A._data.dtype.kind != "f":  # PyTorch has no integer kernel (its error, before the shape checks)
+            raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_dtype.scalar_type_name(A.dtype)}'")
         check_square(A, "linalg.eigh")
         if UPLO not in ("L", "U"):
             raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
