@@ -39,3 +39,8 @@ from . import nn
 from . import optim, utils  # torch.optim, torch.utils.data
 
 __version__ = "0.1.0"
+
+
+from ._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch", "edutorch")  # out-of-scope names say why

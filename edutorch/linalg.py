@@ -196,3 +196,8 @@ def det(A):
 def matrix_exp(A):
     """``exp(A) = I + A + A^2/2! + ...`` of a square matrix."""
     return _F.MatrixExp.apply(A)
+
+
+from ._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.linalg", "edutorch.linalg")  # out-of-scope names say why

@@ -3,3 +3,8 @@ from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedPara
 from .modules import *  # noqa: F401,F403
 from . import modules, parameter
 from . import functional, init, utils
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.nn", "edutorch.nn")  # out-of-scope names say why

@@ -756,3 +756,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                .reshape(groups * cout_g, cin // groups, kh, kw).flip(2, 3))
     out = conv2d(x, flipped, bias, 1, 0, dilation, groups)
     return out.squeeze(0) if unbatched else out
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.nn.functional", "edutorch.nn.functional")  # out-of-scope names say why
