@@ -13,9 +13,11 @@ from ._creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
     ones_like, tensor, zeros, zeros_like,
 )
+from ._creation import get_default_device, set_default_device
+from ._tensor_str import set_printoptions
 from .random import (
-    Generator, default_generator, get_rng_state, initial_seed, manual_seed, normal, rand, randint,
-    randn, randperm, seed, set_rng_state,
+    Generator, bernoulli, default_generator, get_rng_state, initial_seed, manual_seed, multinomial,
+    normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
 from . import autograd
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
@@ -26,6 +28,11 @@ from .autograd.grad_mode import (
 from ._functional import *  # noqa: F401,F403  (torch.add, torch.exp, torch.cat, ...)
 from . import return_types
 from ._linalg_functional import *  # noqa: F401,F403  (torch.triu, torch.dist, ...)
+from ._functional_api import *  # noqa: F401,F403  (torch.erf, torch.roll, torch.vstack, ...)
+from .functional import (  # torch.functional: ops written on top of other ops
+    broadcast_shapes, broadcast_tensors, cdist, einsum, meshgrid, tensordot, unique,
+)
+from . import functional
 from . import linalg  # torch.linalg
 
 from .serialization import load, save
@@ -33,3 +40,8 @@ from . import nn
 from . import optim, utils  # torch.optim, torch.utils.data
 
 __version__ = "0.1.0"
+
+
+from ._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch", "edutorch")  # out-of-scope names say why

@@ -6,16 +6,31 @@ ints ``int64`` and lists of bools ``bool``, unlike NumPy's float64 default.
 import numpy as np
 
 from . import _dtype, backend
-from ._tensor import Tensor
+from ._tensor import Tensor, device as _device
 
 
 def _np_dtype(dtype):
     return None if dtype is None else _dtype.to_numpy_dtype(dtype)
 
 
+_default_device = None  # ``torch.set_default_device``: where factory functions put tensors
+
+
+def set_default_device(device):
+    """``torch.set_default_device``: the device of new tensors made without ``device=`` (None: CPU)."""
+    global _default_device
+    _default_device = None if device is None else _device(device)
+
+
+def get_default_device():
+    """``torch.get_default_device``: ``device(type='cpu')`` unless ``set_default_device`` changed it."""
+    d = _default_device or _device("cpu")
+    return _device(d.type, 0) if d.type == "cuda" and d.index is None else d
+
+
 def _device_type(device):
     if device is None:
-        return "cpu"
+        return "cpu" if _default_device is None else _default_device.type
     return str(device).split(":")[0]
 
 

@@ -17,7 +17,8 @@ import weakref
 
 import numpy as np
 
-from . import _dtype, backend
+from . import _dtype, _scope, backend
+from ._tensor_api import TensorApiOps
 from ._tensor_ops import TensorOps
 from . import autograd as _autograd
 from .autograd import function as _function
@@ -79,7 +80,7 @@ _CPU = device("cpu")
 _CUDA = device("cuda", 0)
 
 
-class Tensor(TensorOps):
+class Tensor(TensorOps, TensorApiOps):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
@@ -346,6 +347,10 @@ class Tensor(TensorOps):
 
     def __hash__(self):
         return id(self)
+
+    def __getattr__(self, name):
+        """Only reached for a missing attribute: out-of-scope PyTorch names say why."""
+        raise _scope.missing("torch.Tensor", name, f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __bool__(self):
         if self._data.size != 1:

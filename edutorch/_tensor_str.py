@@ -16,6 +16,36 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE = None  # None: chosen per tensor; True/False: always/never scientific
+
+_PROFILES = {
+    "default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+    "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+    "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80),
+}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None):
+    """``torch.set_printoptions``: digits, summarisation threshold, edge items, line width.
+
+    ``profile`` ('default', 'short', 'full') sets the first four at once; the
+    other arguments then override it.  ``sci_mode=None`` restores the automatic choice.
+    """
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        p = _PROFILES[profile]
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = (p["precision"], p["threshold"], p["edgeitems"],
+                                                      p["linewidth"])
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = edgeitems
+    if linewidth is not None:
+        LINEWIDTH = linewidth
+    SCI_MODE = sci_mode
 
 
 class _Formatter:
@@ -36,6 +66,8 @@ class _Formatter:
         self.int_mode = bool(np.all(shown == np.ceil(shown)))
         big, small = np.abs(shown).max(), np.abs(shown).min()
         self.sci_mode = bool(big / small > 1000.0 or big > 1e8 or small < 1e-4)
+        if SCI_MODE is not None:
+            self.sci_mode = SCI_MODE
         self.width = max(len(self._plain(v)) for v in shown.tolist())
 
     def _plain(self, v):

@@ -131,6 +131,21 @@ def svdvals(A, *, driver=None):
     return _F.Svd.apply(A, False)[1]
 
 
+def eigh(A, UPLO="L"):
+    """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix: ``A = V diag(L) V^T``.
+
+    Only the lower (``UPLO='L'``) or upper triangle is read.  Eigenvectors are
+    defined up to sign (and, for repeated eigenvalues, up to a rotation): the
+    gradient through them needs distinct eigenvalues (see ``Eigh``).
+    """
+    return return_types.linalg_eigh(_F.Eigh.apply(A, UPLO))
+
+
+def eigvalsh(A, UPLO="L"):
+    """The eigenvalues of a symmetric matrix, ascending (gradient ``V diag(g) V^T``)."""
+    return _F.Eigh.apply(A, UPLO)[0]
+
+
 def qr(A, mode="reduced"):
     """``Q, R`` with ``A = Q @ R``; ``mode`` is ``'reduced'``, ``'complete'`` or ``'r'``."""
     return return_types.linalg_qr(_F.Qr.apply(A, mode))
@@ -181,3 +196,8 @@ def det(A):
 def matrix_exp(A):
     """``exp(A) = I + A + A^2/2! + ...`` of a square matrix."""
     return _F.MatrixExp.apply(A)
+
+
+from ._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.linalg", "edutorch.linalg")  # out-of-scope names say why

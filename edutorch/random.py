@@ -143,3 +143,35 @@ def random_(t, low=0, high=None, *, generator=None):
     if high is None:
         low, high = 0, low if low else 2**24
     return _fill_inplace(t, _rng(generator).integers(low, high, t._data.shape))
+
+
+# -- samples shaped like a tensor, and from a tensor of probabilities ---------------
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``rand`` with ``input``'s shape (and dtype and device unless given)."""
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``randn`` with ``input``'s shape (and dtype and device unless given)."""
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False,
+                 memory_format=None):
+    """``randint(low, high)`` with ``input``'s shape; ``randint_like(x, high)`` means ``low=0``."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """0/1 samples, 1 with probability ``input`` (element-wise)."""
+    return input.bernoulli(p, generator=generator)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Indices sampled from the rows of ``input`` (non-negative weights, not necessarily summing to 1)."""
+    return input.multinomial(num_samples, replacement, generator=generator)

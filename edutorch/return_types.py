@@ -72,3 +72,16 @@ class sort(_ValuesIndices):
 
 class topk(_ValuesIndices):
     __slots__ = ()
+
+
+class median(_ValuesIndices):
+    __slots__ = ()
+
+
+class linalg_eigh(_Named):
+    """``L, Q = torch.linalg.eigh(A)``."""
+
+    __slots__ = ()
+    _fields = ("eigenvalues", "eigenvectors")
+    eigenvalues = property(lambda self: self[0])
+    eigenvectors = property(lambda self: self[1])

@@ -165,3 +165,8 @@ __all__ = [
     "gradcheck", "gradgradcheck", "GradcheckError", "detect_anomaly", "set_detect_anomaly",
     "is_anomaly_enabled", "is_anomaly_check_nan_enabled", "graph", "Variable",
 ]
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.autograd", "edutorch.autograd")  # out-of-scope names say why

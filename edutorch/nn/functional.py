@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .. import backend
+from .. import _functional, backend
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd._functions import pointwise
@@ -710,3 +710,83 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if reduction == "mean":
         return loss.mean()
     return loss.sum() if reduction == "sum" else loss
+
+
+# ------------------------------------------- in-place activations, PReLU ----
+def relu_(input):
+    """``relu`` written into ``input`` (PyTorch's ``F.relu_``)."""
+    return relu(input, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """``leaky_relu`` written into ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    """``elu`` written into ``input``."""
+    return elu(input, alpha, inplace=True)
+
+
+def prelu(input, weight):
+    """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1)."""
+    if weight.numel() != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                f"{weight.numel()} and channel size = {channels}.")
+        weight = weight.reshape([1, -1] + [1] * (input.ndim - 2))
+    else:
+        weight = weight.reshape(())
+    return _functional.where(input > 0, input, weight * input)
+
+
+# ---------------------------------------------------- transposed convolution ----
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """The transposed ("fractionally strided") convolution: the gradient of ``conv2d`` w.r.t. its input.
+
+    ``weight`` is (C_in, C_out / groups, kh, kw).  It runs as an ordinary
+    convolution: spread the input with ``stride - 1`` zeros between pixels,
+    pad it by ``dilation * (k - 1) - padding`` (``output_padding`` more at the
+    end), and convolve with the kernel flipped and its in/out channels swapped.
+    Output size: ``(H - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1``.
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D (unbatched) or 4D (batched) input to conv_transpose2d, but got "
+                           f"input of size: {_shape_list(input)}")
+    unbatched = input.ndim == 3
+    x = input.unsqueeze(0) if unbatched else input
+    if x.shape[1] != weight.shape[0]:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {_shape_list(weight)}, expected input{_shape_list(x)} to have "
+            f"{weight.shape[0]} channels, but got {x.shape[1]} channels instead")
+    stride, padding, dilation = _ntuple(stride, 2), _ntuple(padding, 2), _ntuple(dilation, 2)
+    output_padding = _ntuple(output_padding, 2)
+    for op, s, d in zip(output_padding, stride, dilation):
+        if op >= s and op >= d:
+            raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
+                               f"output_padding_height: {output_padding[0]} output_padding_width: "
+                               f"{output_padding[1]} stride_height: {stride[0]} stride_width: {stride[1]} "
+                               f"dilation_height: {dilation[0]} dilation_width: {dilation[1]}")
+    n, c, h, w = x.shape
+    (sh, sw), (kh, kw) = stride, weight.shape[2:]
+    if (sh, sw) != (1, 1):  # stride - 1 zeros after every pixel, then drop the trailing ones
+        x = pad(x.reshape(n, c, h, 1, w, 1), (0, sw - 1, 0, 0, 0, sh - 1))
+        x = x.reshape(n, c, h * sh, w * sw)[:, :, :(h - 1) * sh + 1, :(w - 1) * sw + 1]
+    before = [d * (k - 1) - p for d, k, p in zip(dilation, (kh, kw), padding)]
+    after = [b + op for b, op in zip(before, output_padding)]
+    x = pad(x, (max(before[1], 0), max(after[1], 0), max(before[0], 0), max(after[0], 0)))
+    x = x[:, :, max(-before[0], 0): x.shape[2] - max(-after[0], 0), max(-before[1], 0): x.shape[3] - max(-after[1], 0)]
+    cin, cout_g = weight.shape[:2]
+    flipped = (weight.reshape(groups, cin // groups, cout_g, kh, kw).transpose(1, 2)
+               .reshape(groups * cout_g, cin // groups, kh, kw).flip(2, 3))
+    out = conv2d(x, flipped, bias, 1, 0, dilation, groups)
+    return out.squeeze(0) if unbatched else out
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.nn.functional", "edutorch.nn.functional")  # out-of-scope names say why

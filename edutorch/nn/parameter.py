@@ -74,3 +74,81 @@ class Buffer(metaclass=_BufferMeta):
         t.persistent = persistent
         t._is_buffer = True
         return t
+
+
+# -- lazy modules: parameters whose shape is known only at the first forward --------
+_SHAPE_ERROR = (
+    "Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+    "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+    "`forward` to initialize the parameters before accessing their attributes."
+)
+
+
+class UninitializedTensorMixin:
+    """What ``UninitializedParameter`` and ``UninitializedBuffer`` share: no shape yet, ``materialize``."""
+
+    __slots__ = ()
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Give the tensor its shape (uninitialised values) and turn it into ``cls_to_become``."""
+        from .._creation import empty
+
+        device = self.device if device is None else device
+        dtype = self.dtype if dtype is None else dtype
+        self._data = empty(shape, device=device, dtype=dtype)._data
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_SHAPE_ERROR)
+
+    def size(self, dim=None):
+        raise RuntimeError(_SHAPE_ERROR)
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+
+def is_lazy(param):
+    """``torch.nn.parameter.is_lazy``: is ``param`` an uninitialized parameter or buffer?"""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter whose shape is not known yet (``LazyLinear``'s weight before the first forward)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        from .._creation import empty
+
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (self.requires_grad,))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self.dtype)
+        return memo[id(self)]
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer whose shape is not known yet (``LazyBatchNorm1d``'s running statistics)."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        from .._creation import empty
+
+        data = empty(0, device=device, dtype=dtype)
+        t = cls._make(data._data, requires_grad)
+        t.persistent = persistent
+        return t
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass

@@ -447,3 +447,8 @@ class OneCycleLR(LRScheduler):
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "ReduceLROnPlateau", "OneCycleLR"]
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.optim.lr_scheduler", "edutorch.optim.lr_scheduler")  # out-of-scope names say why

@@ -248,3 +248,23 @@ def matmul_function(x_ndim, y_ndim):
     if x_ndim == 2 and y_ndim > 2:
         return MatBatch
     return Matmul
+
+
+class Trace(Function):
+    """Sum of the main diagonal of a matrix; its gradient is ``grad`` times the identity."""
+
+    _backward_name = "TraceBackward0"
+
+    @staticmethod
+    def forward(ctx, a):
+        x = a._data
+        if x.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+        ctx.shape, ctx.dtype = x.shape, x.dtype
+        dtype = np.int64 if x.dtype.kind in "biu" else x.dtype
+        return np.asarray(np.trace(x, dtype=dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        eye = _utils._Tensor._make(np.eye(*ctx.shape, dtype=ctx.dtype))
+        return grad * eye

@@ -605,3 +605,48 @@ class Qr(Function):
         Y, gR1, gR2 = A[..., m:], gR[..., :m], gR[..., m:]
         gX = _qr_backward_tall(gQ + Y @ _t(gR2), gR1, Q, R[..., :m])
         return cat([gX, Q @ gR2], -1), None
+
+
+# -- symmetric eigendecomposition ---------------------------------------------------------------
+class Eigh(Function):
+    """``torch.linalg.eigh(A, UPLO)``: ``A = V diag(L) V^T`` for symmetric ``A``, ``L`` ascending.
+
+    Only the ``UPLO`` triangle of ``A`` is read.  Backward (PyTorch's
+    ``linalg_eig_backward`` for Hermitian input), with ``E[i, j] = L[j] - L[i]``::
+
+        S  = skew(V^T gV) / 2,   skew(X) = X - X^T
+        gA = V (S / E + diag(gL)) V^T          (the diagonal of S / E replaced by gL)
+
+    ``1 / E`` blows up for repeated eigenvalues: the gradient of the
+    eigenvectors is defined only when the eigenvalues are distinct.
+    """
+
+    _backward_name = "LinalgEighBackward0"
+
+    @staticmethod
+    def forward(ctx, A, UPLO="L"):
+        if A._data.dtype.kind != "f":  # PyTorch has no integer kernel (its error, before the shape checks)
+            raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_dtype.scalar_type_name(A.dtype)}'")
+        check_square(A, "linalg.eigh")
+        if UPLO not in ("L", "U"):
+            raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+        xp = backend.get_array_module(A._data)
+        L, V = (utils._Tensor._make(x) for x in xp.linalg.eigh(A._data, UPLO=UPLO))
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(L, V)
+        return L, V
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        L, V = ctx.saved_tensors
+        if gV is None:  # eigenvalues only: gA = V diag(gL) V^T
+            return V @ (gL.unsqueeze(-1) * _t(V)), None
+        VtgV = _t(V) @ gV
+        S = (VtgV - _t(VtgV)) * 0.5
+        E = L.unsqueeze(-2) - L.unsqueeze(-1)
+        n = L.shape[-1]
+        eye = _constant(np.eye(n, dtype=L._data.dtype))
+        inner = S / (E + eye) * (1 - eye)  # the diagonal of E set to 1, then of S / E to 0
+        if gL is not None:
+            inner = inner + gL.unsqueeze(-1) * eye
+        return V @ inner @ _t(V), None

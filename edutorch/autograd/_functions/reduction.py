@@ -587,3 +587,50 @@ class Cumsum(Function):
             return grad, None, None
         # d out_j / d x_i = 1 for j >= i: sum the gradient over j >= i (a reversed cumsum)
         return grad.flip(ctx.axis).cumsum(ctx.axis).flip(ctx.axis), None, None
+
+
+class Cumprod(Function):
+    """Running product along ``dim``.
+
+    Backward: ``d out_j / d x_i = out_j / x_i`` for ``j >= i``, so
+    ``grad_x = reversed_cumsum(grad * out) / x``.  That quotient fails where
+    ``x`` has zeros; there the product of the other factors is formed instead
+    (``_cumprod_grad_with_zeros``), without dividing.
+    """
+
+    _backward_name = "CumprodBackward0"
+
+    @staticmethod
+    def forward(ctx, a, axis, dtype=None):
+        x = a._data
+        if dtype is None and x.dtype.kind in "biu":
+            dtype = np.int64
+        ctx.axis = axis
+        ctx.save_for_backward(a)
+        return np.cumprod(x if x.ndim else x.reshape(1), axis=axis,
+                          dtype=getattr(dtype, "np", dtype)).reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        if a.ndim == 0:
+            return grad, None, None
+        axis = ctx.axis
+        if not bool((a._data == 0).any()):
+            summed = (grad * a.cumprod(axis)).flip(axis).cumsum(axis).flip(axis)
+            return summed / a, None, None
+        return _cumprod_grad_with_zeros(a, grad, axis), None, None
+
+
+def _cumprod_grad_with_zeros(a, grad, axis):
+    """``grad_i = prod(x_0..x_{i-1}) * sum_{j>=i} grad_j * prod(x_{i+1}..x_j)``, one i at a time."""
+    from ..._functional import cat
+
+    n = a.shape[axis]
+    parts = []
+    for i in range(n):
+        one = a.narrow(axis, i, 1).detach() * 0 + 1
+        chain = cat([one, a.narrow(axis, i + 1, n - i - 1)], axis).cumprod(axis)
+        g = (grad.narrow(axis, i, n - i) * chain).sum(axis, keepdim=True)
+        parts.append(g * a.narrow(axis, 0, i).prod(axis, keepdim=True) if i else g)
+    return cat(parts, axis)

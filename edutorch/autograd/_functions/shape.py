@@ -411,3 +411,25 @@ class Flip(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.flip(ctx.dims), None
+
+
+class Roll(Function):
+    """Shift elements along ``dims`` (wrapping around); rolling the gradient back undoes it.
+
+    With ``dims=None`` the tensor is rolled as if flattened.
+    """
+
+    _backward_name = "RollBackward0"
+
+    @staticmethod
+    def forward(ctx, a, shifts, dims):
+        ctx.shifts, ctx.dims = shifts, dims
+        x = a._data
+        if dims is None:
+            return _np(x).roll(x.reshape(-1), shifts).reshape(x.shape)
+        return _np(x).roll(x, shifts, dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        back = tuple(-s for s in ctx.shifts)
+        return Roll.apply(grad, back, ctx.dims), None, None

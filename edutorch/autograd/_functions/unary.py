@@ -186,3 +186,25 @@ class Trunc(_Rounding):
     @staticmethod
     def forward(ctx, a):
         return np.trunc(a._data)
+
+
+class NanToNum(Function):
+    """``nan_to_num``: NaN -> ``nan``, +-inf -> ``posinf``/``neginf`` (the dtype's extremes by default).
+
+    The gradient passes where the input was finite and is 0 where it was replaced.
+    """
+
+    _backward_name = "NanToNumBackward0"
+
+    @staticmethod
+    def forward(ctx, a, nan=0.0, posinf=None, neginf=None):
+        x = a._data
+        ctx.save_for_backward(a)
+        if x.dtype.kind != "f":
+            return x.copy()
+        return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * a.isfinite(), None, None, None

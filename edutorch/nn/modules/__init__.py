@@ -1,13 +1,16 @@
 """``torch.nn.modules``: the Module base class, containers and layers."""
 from .module import Module
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .linear import Bilinear, Identity, Linear
-from .conv import Conv1d, Conv2d
+from .lazy import LazyModuleMixin
+from .linear import Bilinear, Identity, LazyLinear, Linear
+from .conv import Conv1d, Conv2d, ConvTranspose2d, LazyConv2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool1d, MaxPool2d
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2d
 from .normalization import GroupNorm, LayerNorm
 from .dropout import Dropout, Dropout2d
-from .activation import ELU, GELU, LeakyReLU, LogSoftmax, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh
+from .activation import (
+    ELU, GELU, LeakyReLU, LogSoftmax, PReLU, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh,
+)
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
 from .loss import (

@@ -11,7 +11,8 @@ sample's output no longer depends on the rest of the batch.
 from ... import _dtype, ones, tensor, zeros
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -115,3 +116,55 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """Batch norm whose ``num_features`` is read from the first input's channel dim."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if self.affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if self.track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = tensor(0, dtype=_dtype.long, device=device)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        from ... import no_grad
+
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            with no_grad():
+                if self.affine:
+                    self.weight.materialize((self.num_features,))
+                    self.bias.materialize((self.num_features,))
+                if self.track_running_stats:
+                    self.running_mean.materialize((self.num_features,))
+                    self.running_var.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """``BatchNorm1d`` with ``num_features`` inferred from ``input.shape[1]``."""
+
+    cls_to_become = BatchNorm1d
+
+    def _check_input_dim(self, input):
+        BatchNorm1d._check_input_dim(self, input)
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """``BatchNorm2d`` with ``num_features`` inferred from ``input.shape[1]``."""
+
+    cls_to_become = BatchNorm2d
+
+    def _check_input_dim(self, input):
+        BatchNorm2d._check_input_dim(self, input)

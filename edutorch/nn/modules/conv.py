@@ -1,15 +1,17 @@
-"""``nn.Conv1d`` and ``nn.Conv2d``: learned filters slid over the input.
+"""``nn.Conv1d``, ``nn.Conv2d`` and ``nn.ConvTranspose2d``: learned filters slid over the input.
 
 The work happens in ``F.conv2d`` (im2col + one matmul, see
 ``nn/_functions/conv.py``); the module holds ``weight`` of shape
-(out_channels, in_channels // groups, *kernel_size) and ``bias``.
+(out_channels, in_channels // groups, *kernel_size) and ``bias``; a transposed
+convolution's ``weight`` is (in_channels, out_channels // groups, *kernel_size).
 """
 import math
 
-from ... import empty
+from ... import Size, empty
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -20,7 +22,7 @@ class _ConvNd(Module):
                      "in_channels", "out_channels", "kernel_size"]
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                 padding_mode, dims, device=None, dtype=None):
+                 padding_mode, dims, device=None, dtype=None, transposed=False, output_padding=0):
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -44,12 +46,12 @@ class _ConvNd(Module):
         self.stride = F._ntuple(stride, dims)
         self.padding = padding if isinstance(padding, str) else F._ntuple(padding, dims)
         self.dilation = F._ntuple(dilation, dims)
-        self.transposed = False
-        self.output_padding = (0,) * dims
+        self.transposed = transposed
+        self.output_padding = F._ntuple(output_padding, dims)
         self.groups = groups
         self.padding_mode = padding_mode
-        self.weight = Parameter(empty((out_channels, in_channels // groups) + self.kernel_size,
-                                      device=device, dtype=dtype))
+        channels = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
+        self.weight = Parameter(empty(channels + self.kernel_size, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(empty(out_channels, device=device, dtype=dtype))
         else:
@@ -71,6 +73,8 @@ class _ConvNd(Module):
             s += ", padding={padding}"
         if self.dilation != (1,) * len(self.dilation):
             s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
         if self.groups != 1:
             s += ", groups={groups}"
         if self.bias is None:
@@ -112,3 +116,67 @@ class Conv2d(_ConvNd):
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias, F.conv2d)
+
+
+class ConvTranspose2d(_ConvNd):
+    """2-D transposed convolution (N, C_in, H, W) -> (N, C_out, H_out, W_out): ``conv2d``'s adjoint,
+    the usual learned upsampling of decoders and GANs."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, 2, device, dtype, transposed=True, output_padding=output_padding)
+
+    def _output_padding(self, input, output_size):
+        """The ``output_padding`` that makes the result ``output_size`` (stride > 1 leaves a choice)."""
+        if output_size is None:
+            return self.output_padding
+        wanted = list(output_size)[-2:]
+        spatial = input.shape[-2:]
+        smallest = [(spatial[d] - 1) * self.stride[d] - 2 * self.padding[d]
+                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
+        largest = [lo + s - 1 for lo, s in zip(smallest, self.stride)]
+        if any(not lo <= n <= hi for lo, n, hi in zip(smallest, wanted, largest)):
+            raise ValueError(f"requested an output size of {wanted}, but valid sizes range from {smallest} "
+                             f"to {largest} (for an input of {Size(spatial)})")
+        return tuple(n - lo for n, lo in zip(wanted, smallest))
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                                  self.groups, self.dilation)
+
+
+class LazyConv2d(LazyModuleMixin, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` is read from the first input (then it becomes a ``Conv2d``)."""
+
+    cls_to_become = Conv2d
+
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                         device=device, dtype=dtype)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        """``in_channels`` from the input's channel dim (dim 1, or 0 when unbatched)."""
+        from ... import no_grad
+
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_channels = input.shape[1] if input.ndim == 4 else input.shape[0]
+                if self.in_channels % self.groups != 0:
+                    raise ValueError("in_channels must be divisible by groups")
+                self.weight.materialize((self.out_channels, self.in_channels // self.groups) + self.kernel_size)
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()

@@ -33,6 +33,8 @@ __all__ = [
 # OrderedDicts, as in PyTorch (a RemovableHandle keeps a weak reference to them).
 _global_backward_pre_hooks = OrderedDict()
 _global_backward_hooks = OrderedDict()
+_MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                         "Please use only one of them.")
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
@@ -143,6 +145,7 @@ class Module:
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_backward_pre_hooks", OrderedDict())
         setattr_("_backward_hooks", OrderedDict())
+        setattr_("_is_full_backward_hook", None)  # True: full hooks, False: the deprecated kind
         setattr_("_forward_hooks", OrderedDict())
         setattr_("_forward_hooks_with_kwargs", OrderedDict())
         setattr_("_forward_hooks_always_called", OrderedDict())
@@ -554,6 +557,7 @@ class Module:
         full_backward_hooks = []
         if self._backward_hooks or _global_backward_hooks:
             full_backward_hooks = self._get_backward_hooks()
+        old_style_hooks = list(self._backward_hooks.values()) if self._is_full_backward_hook is False else []
 
         # 1. forward pre-hooks (global first): may replace the inputs
         for hook_id, hook in (*_global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()):
@@ -603,6 +607,8 @@ class Module:
                     f"tuple of Tensors but received {type(result)}"
                 )
             result = bw_hook.setup_output_hook(result)
+        if old_style_hooks:
+            _register_old_style_backward_hooks(self, old_style_hooks, args, result)
         return result
 
     def _run_always_called_hooks(self, state, already_called):
@@ -636,6 +642,8 @@ class Module:
 
     def _get_backward_hooks(self):
         """Full backward hooks to run: global ones, then the module's."""
+        if self._is_full_backward_hook is False:
+            return [*_global_backward_hooks.values()]
         return [*_global_backward_hooks.values(), *self._backward_hooks.values()]
 
     def _get_backward_pre_hooks(self):
@@ -683,12 +691,31 @@ class Module:
 
         ``grad_input`` has one entry per positional input (``None`` for
         non-tensors and tensors that do not require grad); returning a tuple
-        replaces it.  (PyTorch's older ``register_backward_hook`` is not provided.)
+        replaces it.
         """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = True
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """The deprecated backward hook: ``hook(module, grad_input, grad_output)`` on the last op only.
+
+        It is attached to the ``grad_fn`` of the module's output, so ``grad_input``
+        holds the gradients w.r.t. the inputs of the module's *last operation*
+        (for ``Linear`` that may include the weight), not w.r.t. the module's
+        inputs.  PyTorch warns (``FutureWarning``) at each forward where that
+        differs; use ``register_full_backward_hook``.
+        """
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
         return handle
 
     # -- state_dict ---------------------------------------------------------------
@@ -974,3 +1001,36 @@ def _parse_to(*args, **kwargs):
         elif a is not None:
             device = a
     return device, dtype
+
+
+def _register_old_style_backward_hooks(module, hooks, inputs, result):
+    """``register_backward_hook``: hook the ``grad_fn`` of the (first) output, and warn as PyTorch does."""
+    var = result
+    while not isinstance(var, Tensor):
+        var = next(v for v in var.values() if isinstance(v, Tensor)) if isinstance(var, dict) else var[0]
+    grad_fn = var.grad_fn
+    if grad_fn is None:
+        return
+    for hook in hooks:
+        grad_fn.register_hook(lambda grad_inputs, grad_outputs, hook=hook: hook(module, grad_inputs, grad_outputs))
+    outputs = result if isinstance(result, tuple) else (result,)
+    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    if not all(isinstance(t, Tensor) for t in outputs) or not all(isinstance(t, Tensor) for t in inputs):
+        what = "return a single Tensor or a tuple of Tensors" if not all(isinstance(t, Tensor) for t in outputs) \
+            else "take as input a single Tensor or a tuple of Tensors"
+        missing = "grad_output" if what.startswith("return") else "grad_input"
+        warnings.warn(f"Using non-full backward hooks on a Module that does not {what} is deprecated and will be "
+                      f"removed in future versions. This hook will be missing some of the {missing}. Please use "
+                      "register_full_backward_hook to get the documented behavior.", FutureWarning, stacklevel=3)
+        return
+    output_nodes = {t.grad_fn for t in outputs if t.grad_fn is not None}
+    if len(output_nodes) > 1:
+        warnings.warn("Using a non-full backward hook when outputs are generated by different autograd Nodes is "
+                      "deprecated and will be removed in future versions. This hook will be missing some "
+                      "grad_output. Please use register_full_backward_hook to get the documented behavior.",
+                      FutureWarning, stacklevel=3)
+    elif {t.grad_fn for t in inputs if t.grad_fn is not None} != {n[0] for n in grad_fn.next_functions}:
+        warnings.warn("Using a non-full backward hook when the forward contains multiple autograd Nodes is "
+                      "deprecated and will be removed in future versions. This hook will be missing some "
+                      "grad_input. Please use register_full_backward_hook to get the documented behavior.",
+                      FutureWarning, stacklevel=3)

@@ -5,3 +5,8 @@ from . import parametrizations, parametrize, prune
 from .init import skip_init
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
+
+
+from ..._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.nn.utils", "edutorch.nn.utils")  # out-of-scope names say why

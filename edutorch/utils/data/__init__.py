@@ -9,3 +9,8 @@ __all__ = [
     "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset", "default_collate",
     "default_convert", "random_split",
 ]
+
+
+from ..._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.utils.data", "edutorch.utils.data")  # out-of-scope names say why

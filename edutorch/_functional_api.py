@@ -1,0 +1,176 @@
+"""More ``torch.<op>`` functions: the top-level forms of the methods in ``_tensor_api.py``,
+stacking helpers, searching sorted sequences.
+
+As in ``_functional.py``, each calls the Tensor method of the same name, so every
+op has one definition.
+"""
+import numpy as np
+
+from ._tensor import Tensor
+from ._functional import cat, stack  # noqa: F401  (the stacking helpers below build on them)
+
+__all__ = [
+    "addmm", "arctan2", "atan2", "baddbmm", "bincount", "bucketize", "column_stack", "count_nonzero",
+    "cumprod", "dstack", "erf", "erfinv", "fmod", "histc", "hstack", "hypot", "kron", "median",
+    "moveaxis", "movedim", "nan_to_num", "nonzero", "repeat_interleave", "roll", "row_stack",
+    "searchsorted", "take_along_dim", "tile", "trace", "vstack",
+]
+
+
+def erf(input):
+    return input.erf()
+
+
+def erfinv(input):
+    return input.erfinv()
+
+
+def atan2(input, other):
+    return input.atan2(other)
+
+
+arctan2 = atan2
+
+
+def hypot(input, other):
+    return input.hypot(other)
+
+
+def fmod(input, other):
+    return input.fmod(other)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    return input.nan_to_num(nan, posinf, neginf)
+
+
+def cumprod(input, dim, *, dtype=None):
+    return input.cumprod(dim, dtype=dtype)
+
+
+def roll(input, shifts, dims=None):
+    return input.roll(shifts, dims)
+
+
+def trace(input):
+    return input.trace()
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    return input.addmm(mat1, mat2, beta=beta, alpha=alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return input.baddbmm(batch1, batch2, beta=beta, alpha=alpha)
+
+
+def kron(input, other):
+    return input.kron(other)
+
+
+def movedim(input, source, destination):
+    return input.movedim(source, destination)
+
+
+moveaxis = movedim
+
+
+def tile(input, dims):
+    return input.tile(dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    return input.repeat_interleave(repeats, dim, output_size=output_size)
+
+
+def take_along_dim(input, indices, dim=None):
+    return input.take_along_dim(indices, dim)
+
+
+def median(input, dim=None, keepdim=False):
+    return input.median(dim, keepdim)
+
+
+def count_nonzero(input, dim=None):
+    return input.count_nonzero(dim)
+
+
+def nonzero(input, *, as_tuple=False):
+    return input.nonzero(as_tuple=as_tuple)
+
+
+def bincount(input, weights=None, minlength=0):
+    return input.bincount(weights, minlength)
+
+
+def histc(input, bins=100, min=0, max=0):
+    return input.histc(bins, min, max)
+
+
+# -- stacking --------------------------------------------------------------------------
+def vstack(tensors):
+    """Stack rows: 1-D tensors become rows, then ``cat`` along dim 0."""
+    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+
+
+row_stack = vstack
+
+
+def hstack(tensors):
+    """Stack columns: ``cat`` along dim 1 (dim 0 for 1-D tensors)."""
+    tensors = [t.reshape(1) if t.ndim == 0 else t for t in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def dstack(tensors):
+    """Stack along a third dim (1-D ``(N,)`` become ``(1, N, 1)``, 2-D ``(M, N)`` become ``(M, N, 1)``)."""
+    shaped = []
+    for t in tensors:
+        if t.ndim < 2:
+            t = t.reshape(1, -1, 1)
+        elif t.ndim == 2:
+            t = t.unsqueeze(-1)
+        shaped.append(t)
+    return cat(shaped, 2)
+
+
+def column_stack(tensors):
+    """1-D (and 0-d) tensors become columns; then ``hstack``."""
+    return cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
+
+
+# -- searching a sorted sequence ----------------------------------------------------------
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
+    """Where each value of ``input`` would be inserted to keep ``sorted_sequence`` sorted (innermost dim)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of "
+                               "left while right was True")
+        right = side == "right"
+    seq = sorted_sequence._data
+    values = input._data if isinstance(input, Tensor) else np.asarray(input)
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter._data, -1)
+    how = "right" if right else "left"
+    if seq.ndim == 1:
+        result = np.searchsorted(seq, values, side=how)
+    else:
+        if seq.shape[:-1] != values.shape[:-1]:
+            raise RuntimeError(
+                "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions of "
+                "boundaries tensor and input value tensor must match, but we got boundaries tensor "
+                f"{list(seq.shape)} and input value tensor {list(values.shape)}")
+        rows = [np.searchsorted(s, v, side=how) for s, v in zip(seq.reshape(-1, seq.shape[-1]),
+                                                                values.reshape(-1, values.shape[-1]))]
+        result = np.stack(rows).reshape(values.shape)
+    result = np.asarray(result, dtype=np.int32 if out_int32 else np.int64)
+    return Tensor._make(result)
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+    """The bucket index of each value of ``input`` given 1-D ``boundaries``."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)

@@ -1,0 +1,97 @@
+"""Binary element-wise math: atan2, hypot, fmod.
+
+    d atan2(a, b) = (b, -a) / (a² + b²)
+    d hypot(a, b) = (a, b) / hypot(a, b)
+    d fmod(a, b)  = (1, -trunc(a / b))
+"""
+import numpy as np
+
+from ..function import Function
+from .pointwise import _binary_meta
+from .utils import binary_arrays, broadcast_error, check_integer_divisor, grad_for, quiet_fp
+
+
+def _float_pair(a, b):
+    """Both operands as arrays of the result dtype, integers promoted to the default float."""
+    x, y = binary_arrays(a, b)
+    if getattr(x, "dtype", np.dtype("f")).kind != "f":
+        from ... import _dtype
+
+        dt = _dtype.get_default_dtype().np
+        x, y = np.asarray(x).astype(dt), np.asarray(y).astype(dt)
+    return x, y
+
+
+def _apply(ufunc, x, y):
+    try:
+        with quiet_fp():
+            return ufunc(x, y)
+    except ValueError:
+        raise broadcast_error(x, y) from None
+
+
+class Atan2(Function):
+    _backward_name = "Atan2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b)
+        out = _apply(np.arctan2, x, y)
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        scale = grad / (a * a + b * b)
+        ga = grad_for(scale * b, ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(scale * -a, mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Hypot(Function):
+    _backward_name = "HypotBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        out = _apply(np.hypot, x, y)
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        out = (a * a + b * b).sqrt()
+        ga = grad_for(grad * a / out, ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad * b / out, mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Fmod(Function):
+    """C's ``fmod``: the remainder has the sign of the dividend (``remainder``'s has the divisor's)."""
+
+    _backward_name = "FmodBackward0"
+    _number_operands = 2
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        check_integer_divisor(np.asarray(x), np.asarray(y), "fmod_cpu")
+        out = _apply(np.fmod, x, y)
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[1] else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        ga = grad_for(grad, ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad * -(a / b).trunc(), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
