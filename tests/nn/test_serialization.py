@@ -284,7 +284,7 @@ def test_malformed_manifests_are_refused():
         json.dumps({**manifest, "root": {"type": "function", "value": "os.system"}}): "unknown node type",
         json.dumps({**manifest, "root": {"type": "int", "value": "3"}}): "is not of type int",
         json.dumps({**manifest, "root": {**manifest["root"], "items": [[{"type": "str", "value": "w"},
-                    {"type": "tensor", "array": 5, "dtype": "float32", "shape": [2]}]]}}): "member 'arrays/5' is missing",
+                    {"type": "tensor", "array": 5, "dtype": "float32", "shape": [2]}]]}}): "member 'arrays/5.npy' is missing",
         json.dumps({**manifest, "root": {**manifest["root"], "items": [[{"type": "str", "value": "w"},
                     {"type": "tensor", "array": 0, "dtype": "int64", "shape": [2]}]]}}): "the manifest says 'int64'",
     }
