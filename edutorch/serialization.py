@@ -107,17 +107,17 @@ class _Encoder:
 
 
 def _unsupported(obj):
-    """The error for an object ``save`` cannot store: modules and optimizers point to ``state_dict()``."""
+    """The error for an object ``save`` cannot store; modules and optimizers point to ``state_dict()``."""
     from .nn.modules.module import Module
 
     kind = type(obj).__name__
     if isinstance(obj, Module) or callable(getattr(obj, "state_dict", None)):
-        what = "nn.Module" if isinstance(obj, Module) else "object"
+        what = f"a whole nn.Module ({kind})" if isinstance(obj, Module) else f"an object of type {kind}"
         return TypeError(
-            f"edutorch.save cannot store a whole {what} ({kind}): edutorch checkpoints never hold "
-            "pickled Python objects or modules (unpickling can run arbitrary code). Save its "
-            "state_dict() instead: edutorch.save(model.state_dict(), path), and later "
-            "model.load_state_dict(edutorch.load(path)) on a freshly built model"
+            f"edutorch.save cannot store {what}: edutorch checkpoints never hold pickled Python "
+            "objects or modules (unpickling can run arbitrary code). Save its state_dict() instead: "
+            "edutorch.save(model.state_dict(), path), then model.load_state_dict(edutorch.load(path)) "
+            "on a freshly built model"
         )
     return TypeError(
         f"edutorch.save cannot store an object of type {kind}: only tensors, "
