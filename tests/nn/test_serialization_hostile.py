@@ -324,6 +324,21 @@ def test_a_bad_crc_is_refused(compression):
     refused(data, "is damaged", "Bad CRC-32 for file 'arrays/0.npy'")
 
 
+@pytest.mark.parametrize("background", [False, True])
+def test_the_crc_is_checked_inline_and_on_the_helper_thread(monkeypatch, background):
+    """Large members have their CRC computed on a helper thread; both ways catch a flipped byte."""
+    from edutorch import _checkpoint_reader
+
+    monkeypatch.setattr(_checkpoint_reader, "_READ_CHUNK", 1000)  # many chunks, as for a big array
+    monkeypatch.setattr(_checkpoint_reader, "_BACKGROUND_CRC_BYTES", 0 if background else 1 << 60)
+    values = np.arange(5000, dtype=np.float64)
+    data = saved_bytes({"w": et.tensor(values)})
+    assert np.array_equal(load(io.BytesIO(data))["w"].numpy(), values)
+    damaged = bytearray(data)
+    damaged[data.find(values.tobytes()) + 20_000] ^= 0x01
+    refused(bytes(damaged), "is damaged", "Bad CRC-32 for file 'arrays/0.npy'")
+
+
 def test_a_corrupt_deflate_stream_is_refused():
     data = bytearray(checkpoint(npy_of(np.arange(1000.0)), tensor_manifest("float64", (1000,)),
                                 zipfile.ZIP_DEFLATED))
