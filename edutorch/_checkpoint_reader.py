@@ -77,7 +77,7 @@ def describe_dtype(dtype):
         return "pickled Python objects"
     if dtype.fields is not None or dtype.subdtype is not None or dtype.kind == "V":
         return "a structured (record) dtype"
-    if dtype.byteorder == ">" or (dtype.byteorder == "=" and not dtype.isnative):
+    if not dtype.isnative:
         return f"big-endian {dtype.newbyteorder('=').name}"
     kinds = {"c": "complex", "U": "str", "S": "bytes", "M": "datetime", "m": "timedelta"}
     return kinds.get(dtype.kind, dtype.name)
@@ -87,8 +87,9 @@ def open_source(f):
     """A seekable binary stream for ``f`` (a path or a file object), and a name for messages."""
     if isinstance(f, (str, os.PathLike)):
         return open(f, "rb"), repr(os.fspath(f)), True
-    if not (hasattr(f, "seekable") and f.seekable()):
-        return io.BytesIO(f.read()), "the file", True  # a pipe or socket: read it whole, as torch.load does
+    if not (hasattr(f, "seekable") and f.seekable()) or f.tell() != 0:
+        # a pipe, or a checkpoint that starts mid-file: read the rest, as torch.load does
+        return io.BytesIO(f.read()), "the file", True
     return f, "the file", False
 
 
@@ -227,16 +228,9 @@ class Archive:
         return array.reshape(shape[::-1]).T if fortran_order else array.reshape(shape)
 
     def _read_npy_header(self, member, key):
-        """The ``.npy`` header: format version, then dtype and shape, checked against the member's size."""
+        """The ``.npy`` header: dtype and shape, checked against the member's size."""
         try:
-            version = np.lib.format.read_magic(member)
-            if version not in ((1, 0), (2, 0)):  # 3.0 only adds UTF-8 field names (structured dtypes)
-                self.fail(f"is refused: {key!r} uses .npy format version {version}")
-            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                           (2, 0): np.lib.format.read_array_header_2_0}[version]
-            shape, fortran_order, dtype = read_header(member)
-        except CheckpointError:
-            raise
+            shape, fortran_order, dtype = _parse_npy_header(member)
         except (*_ZIP_ERRORS, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
             self.fail(f"is damaged: {key!r} has no readable .npy header ({str(exc)[:200]})")
         if dtype.str not in NPY_DTYPES:
@@ -265,6 +259,15 @@ class Archive:
             member.read(1)  # reach the end: a deflate member checks its CRC there
         except _ZIP_ERRORS as exc:
             self.fail(f"is damaged: {exc}")
+
+
+def _parse_npy_header(member):
+    """``(shape, fortran_order, dtype)`` by NumPy's own parser (a literal, at most 10,000 characters)."""
+    version = np.lib.format.read_magic(member)
+    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+    if version not in readers:  # 3.0 only adds UTF-8 field names, i.e. structured dtypes
+        raise ValueError(f"unsupported .npy format version {version}")
+    return readers[version](member)
 
 
 class _StoredMember(io.RawIOBase):

@@ -380,3 +380,11 @@ def test_load_peaks_at_the_size_of_the_arrays(tmp_path):
 def test_errors_are_checkpoint_errors_and_runtime_errors():
     assert issubclass(CheckpointError, RuntimeError)
     assert et.serialization.CheckpointError is CheckpointError
+
+
+def test_a_checkpoint_after_other_data_in_a_file_object_loads():
+    buf = io.BytesIO()
+    buf.write(b"header of another format\n")
+    save({"w": et.arange(3)}, buf)
+    buf.seek(25)
+    assert load(buf)["w"].tolist() == [0, 1, 2]
