@@ -26,7 +26,6 @@ import struct
 import sys
 import zipfile
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -34,8 +33,7 @@ from . import _dtype
 
 MANIFEST = "manifest.json"
 MAX_EXPANSION = 100  # a deflate member may hold at most 100x its compressed size
-_READ_CHUNK = 1 << 22  # 4 MiB per read: the CRC then runs on data still in the CPU cache
-_BACKGROUND_CRC_BYTES = 1 << 24  # members from 16 MiB have their CRC computed on a helper thread
+_READ_CHUNK = 1 << 22  # 4 MiB per read: its CRC then runs on data still in the CPU cache
 _ZIP_MAGIC = zipfile.stringFileHeader  # b"PK\x03\x04": every zip archive starts with it
 _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
             zipfile.ZIP_LZMA: "lzma", 9: "deflate64", 93: "zstandard"}
@@ -274,16 +272,16 @@ class _StoredMember(io.RawIOBase):
     """A stored (uncompressed) member, read straight from the archive's file.
 
     ``ZipFile.open`` would copy every chunk through a ``bytes`` object;
-    ``readinto`` here fills the caller's array directly, so loading costs
-    one read of the file and one CRC-32 pass (on a helper thread for large
-    members, see :class:`_Crc32`).  The CRC is checked when the last byte has
-    been read, as ``ZipFile.open`` does.
+    ``readinto`` here fills the caller's array directly, and the CRC-32 of
+    each chunk is computed right after reading it, while it is still in the
+    CPU's cache: loading costs one read of the file.  The CRC is checked when
+    the last byte has been read, as ``ZipFile.open`` does (``torch.load``
+    checks none).
     """
 
     def __init__(self, stream, offset, info):
         self.stream, self.offset, self.info = stream, offset, info
-        self.position = 0
-        self.crc = _Crc32(background=info.file_size >= _BACKGROUND_CRC_BYTES)
+        self.position, self.crc = 0, 0
 
     def readable(self):
         return True
@@ -298,49 +296,11 @@ class _StoredMember(io.RawIOBase):
             return 0
         self.stream.seek(self.offset + self.position)
         n = _readinto(self.stream, view[:want])
-        self.crc.update(view[:n])
+        self.crc = zlib.crc32(view[:n], self.crc)
         self.position += n
-        if self.position == self.info.file_size and self.crc.value() != self.info.CRC:
+        if self.position == self.info.file_size and self.crc != self.info.CRC:
             raise zipfile.BadZipFile(f"Bad CRC-32 for file {self.info.filename!r}")
         return n
-
-    def close(self):
-        self.crc.close()
-        super().close()
-
-
-class _Crc32:
-    """A running CRC-32 (``zlib.crc32``), optionally computed on a helper thread.
-
-    ``zlib.crc32`` releases the GIL, so for a large member the checksum of
-    one chunk is computed while the next chunk is read from the file: with
-    a second CPU core, checking the data costs (almost) no wall time, and
-    loading is as fast as PyTorch's, which checks no CRC at all.  One worker
-    thread per member keeps the updates in order.
-    """
-
-    def __init__(self, background):
-        self.value_so_far = 0
-        self.pending = None
-        self.worker = ThreadPoolExecutor(1, thread_name_prefix="edutorch-crc32") if background else None
-
-    def _update(self, chunk):
-        self.value_so_far = zlib.crc32(chunk, self.value_so_far)
-
-    def update(self, chunk):
-        if self.worker is None:
-            self._update(chunk)
-        else:
-            self.pending = self.worker.submit(self._update, chunk)
-
-    def value(self):
-        if self.pending is not None:
-            self.pending.result()
-        return self.value_so_far
-
-    def close(self):
-        if self.worker is not None:
-            self.worker.shutdown(wait=True)
 
 
 def _readinto(stream, view):

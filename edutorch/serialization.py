@@ -234,7 +234,10 @@ class _Decoder:
             self.fail("a tensor node without an array index")
         if index not in self.tensors:
             self.tensors[index] = self._build_tensor(node, index)
-        return self.tensors[index]
+        shared = self.tensors[index]
+        if list(shared.shape) != node.get("shape") or shared._data.dtype.name != node.get("dtype"):
+            self.fail(f"two tensor nodes share arrays/{index} but disagree on its dtype or shape")
+        return shared
 
     def _check_tensor_node(self, node):
         """A tensor node's fields have the types ``save`` writes."""
