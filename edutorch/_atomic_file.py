@@ -6,7 +6,8 @@ sees the old checkpoint or the new one, never half of one.  Seen from outside
 it behaves like ``torch.save``'s plain ``open(path, "wb")``:
 
 * a new file gets the mode the umask allows (0644 under umask 022), an
-  existing file keeps its mode (and, where permitted, its owner and group);
+  existing file keeps its mode (and, where permitted, its owner and group),
+  and a file we may not write is refused with ``PermissionError``;
 * a symlink stays a symlink: the file it points to is replaced;
 * a directory, FIFO, socket or device node is refused with a clear error
   (renaming over it would silently replace the node itself);
@@ -23,6 +24,7 @@ A hard link to the old file keeps the old contents: that is the price of an
 atomic replace.
 """
 import contextlib
+import errno
 import os
 import secrets
 import stat
@@ -63,6 +65,8 @@ def resolve_target(path):
             "edutorch.save replaces a checkpoint file as a whole. To write into this "
             "node, pass an open file object: with open(path, 'wb') as f: edutorch.save(obj, f)"
         )
+    if not os.access(target, os.W_OK):  # what open(path, "wb") would say about a read-only file
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), os.fspath(path))
     return target, st
 
 

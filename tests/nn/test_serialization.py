@@ -336,6 +336,16 @@ def test_an_existing_file_keeps_its_mode(tmp_path, umask):
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o640 and et.load(path) == {"v": 2}
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write any file")
+def test_a_read_only_file_is_not_replaced(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    et.save({"v": 1}, path)
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError):
+        et.save({"v": 2}, path)
+    assert et.load(path) == {"v": 1} and os.listdir(tmp_path) == ["ckpt.pt"]
+
+
 def test_saving_through_a_symlink_replaces_its_target(tmp_path):
     target = tmp_path / "real.pt"
     link = tmp_path / "latest.pt"
