@@ -127,7 +127,7 @@ def _unsupported(obj):
 
 
 def _build_manifest(obj):
-    """The manifest dict and the tensors it refers to; unsupported objects fail here, before any write."""
+    """The manifest as JSON text, and the tensors it refers to; bad objects fail here, before any write."""
     encoder = _Encoder()
     try:
         root = encoder.encode(obj)
