@@ -447,6 +447,8 @@ def test_stale_temporaries_are_removed_only_when_unlocked_old_and_of_this_path(t
     names = {"stale": ".ckpt.pt.edutorch-tmp-00000001", "fresh": ".ckpt.pt.edutorch-tmp-00000002",
              "locked": ".ckpt.pt.edutorch-tmp-00000003", "other": ".other.pt.edutorch-tmp-00000004",
              "mine": ".ckpt.pt.backup"}
+    os.mkfifo(tmp_path / ".ckpt.pt.edutorch-tmp-fifo")  # not a file of ours: left alone, and no hang
+    os.symlink("ckpt.pt", tmp_path / ".ckpt.pt.edutorch-tmp-link")
     for key, name in names.items():
         (tmp_path / name).write_bytes(b"partial")
         if key != "fresh":
@@ -456,7 +458,8 @@ def test_stale_temporaries_are_removed_only_when_unlocked_old_and_of_this_path(t
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)
         et.save({"v": 1}, path)
     left = set(os.listdir(tmp_path))
-    assert left == {"ckpt.pt"} | {names[k] for k in ("fresh", "locked", "other", "mine")}
+    kept = {names[k] for k in ("fresh", "locked", "other", "mine")}
+    assert left == {"ckpt.pt", ".ckpt.pt.edutorch-tmp-fifo", ".ckpt.pt.edutorch-tmp-link"} | kept
 
 
 def test_a_cyclic_structure_is_a_clear_error(tmp_path):
