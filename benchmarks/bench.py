@@ -10,6 +10,10 @@ returns a list of dicts::
      "limits": {"torch": 1.0, "numpy": None, "ms": None},
      "setup_note": "..."}
 
+Optional: ``"measured_limits": {"mem": {"value": 1.01, "limit": 1.2, "pass": True}}``,
+verdicts the scenario measured itself while it was built (e.g. peak memory in a
+subprocess); they are shown and counted like the timing limits.
+
 Each ``fn()`` runs ONE repetition (setup happened when the dict was built).
 This script runs the contenders interleaved (A B C A B C ...) so that the
 machine's load drifts onto all of them alike, prints a table of medians and the
@@ -157,6 +161,7 @@ def run(args):
         ratio = {k: paired_ratio(times["edutorch"], times[k]) for k in ("numpy", "torch")
                  if k in times and "edutorch" in times}
         verdicts = check_limits(medians, ratio, sc.get("limits"))
+        verdicts.update(sc.get("measured_limits", {}))  # verdicts measured while building it (e.g. memory)
         marks = " ".join(
             f"{k}<={v['limit']}:{'PASS' if v['pass'] else 'FAIL'}" for k, v in verdicts.items()
         )

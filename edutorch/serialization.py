@@ -7,33 +7,35 @@ in NumPy's own safe format instead.  A checkpoint is a zip archive, like
 ``np.savez`` writes, holding
 
 * ``manifest.json``: the nested structure as JSON (types, key order, dtypes);
-* ``arrays/<i>.npy``: one ``.npy`` file per tensor, written with
-  ``allow_pickle=False``.
+* ``arrays/<i>.npy``: one ``.npy`` file per tensor (little-endian, never pickled).
 
-``load`` reads it back with ``np.load(..., allow_pickle=False)``, so loading
-never executes code from the file; anything unexpected (not a zip, a PyTorch
-pickle, a bad checksum, an object array, a malformed manifest) is a clear
-``RuntimeError``.  ``save`` writes to a temporary file next to the target and
-renames it into place, so a crash never leaves a half-written checkpoint.
+``load`` treats every file as untrusted: ``_checkpoint_reader`` checks the
+zip and each ``.npy`` header against the file before anything is allocated,
+and ``_Decoder`` checks every node of the manifest; anything unexpected (not
+a zip, a PyTorch pickle, a bad checksum, an unsupported dtype, a decompression
+bomb, a malformed manifest) is a :class:`CheckpointError` (a ``RuntimeError``)
+that says what is wrong.  ``save`` to a path replaces the file atomically
+(``_atomic_file``), so a crash never leaves a half-written checkpoint.
+
+Known difference from PyTorch: a whole ``nn.Module`` (or any other Python
+object) cannot be saved, because that needs pickle; save its ``state_dict()``.
 """
-import io
 import json
 import os
-import tempfile
 import zipfile
 from collections import OrderedDict
 
 import numpy as np
 
 from . import backend
+from ._atomic_file import atomic_replace
+from ._checkpoint_reader import MANIFEST, Archive, CheckpointError, open_source
 from ._tensor import Tensor
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "CheckpointError"]
 
 FORMAT = "edutorch-checkpoint"
 FORMAT_VERSION = 1
-MANIFEST = "manifest.json"
-_ZIP_MAGIC = b"PK\x03\x04"
 _PLAIN_TYPES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "none"}
 
 
@@ -44,27 +46,38 @@ class _Encoder:
     Every node is a small dict with a ``"type"`` key.  A tensor node points at
     its array by index; the same tensor object stored twice is written once
     and loads back as one object (as PyTorch keeps shared tensors shared).
+    A container that contains itself is refused (JSON has no references).
     """
 
     def __init__(self):
         self.arrays = []
         self.tensor_index = {}  # id(tensor) -> index into self.arrays
+        self.open_containers = set()  # ids of the lists/dicts being encoded (to catch cycles)
 
     def encode(self, obj):
         if isinstance(obj, Tensor):
             return self._encode_tensor(obj)
         if type(obj) in _PLAIN_TYPES:
             return {"type": _PLAIN_TYPES[type(obj)], "value": obj}
-        if isinstance(obj, (dict, OrderedDict)):
-            return self._encode_dict(obj)
-        if isinstance(obj, (list, tuple)):
+        if isinstance(obj, (dict, list, tuple)):
+            return self._encode_container(obj)
+        raise _unsupported(obj)
+
+    def _encode_container(self, obj):
+        """A dict / OrderedDict / list / tuple node, refusing one that contains itself."""
+        if id(obj) in self.open_containers:
+            raise ValueError(
+                f"edutorch.save cannot store a {type(obj).__name__} that contains itself "
+                "(a cyclic reference); checkpoints hold trees of tensors and plain values"
+            )
+        self.open_containers.add(id(obj))
+        try:
+            if isinstance(obj, dict):
+                return self._encode_dict(obj)
             kind = "list" if isinstance(obj, list) else "tuple"
             return {"type": kind, "items": [self.encode(v) for v in obj]}
-        raise TypeError(
-            f"edutorch.save cannot store an object of type {type(obj).__name__}: only tensors, "
-            "Parameters, dict/OrderedDict/list/tuple and int/float/bool/str/None are supported "
-            "(edutorch checkpoints never contain pickled Python objects)"
-        )
+        finally:
+            self.open_containers.discard(id(obj))
 
     def _encode_tensor(self, t):
         from .nn.parameter import Parameter
@@ -93,12 +106,48 @@ class _Encoder:
         return node
 
 
-def _write_archive(stream, manifest, tensors):
-    """Write the zip: the manifest, then one ``.npy`` per tensor (never pickled)."""
+def _unsupported(obj):
+    """The error for an object ``save`` cannot store; modules and optimizers point to ``state_dict()``."""
+    from .nn.modules.module import Module
+
+    kind = type(obj).__name__
+    if isinstance(obj, Module) or callable(getattr(obj, "state_dict", None)):
+        what = f"a whole nn.Module ({kind})" if isinstance(obj, Module) else f"an object of type {kind}"
+        return TypeError(
+            f"edutorch.save cannot store {what}: edutorch checkpoints never hold pickled Python "
+            "objects or modules (unpickling can run arbitrary code). Save its state_dict() instead: "
+            "edutorch.save(model.state_dict(), path), then model.load_state_dict(edutorch.load(path)) "
+            "on a freshly built model"
+        )
+    return TypeError(
+        f"edutorch.save cannot store an object of type {kind}: only tensors, "
+        "Parameters, dict/OrderedDict/list/tuple and int/float/bool/str/None are supported "
+        "(edutorch checkpoints never contain pickled Python objects)"
+    )
+
+
+def _build_manifest(obj):
+    """The manifest as JSON text, and the tensors it refers to; bad objects fail here, before any write."""
+    encoder = _Encoder()
+    try:
+        root = encoder.encode(obj)
+    except RecursionError:
+        raise ValueError("edutorch.save: the object is nested too deeply to store") from None
+    manifest = {"format": FORMAT, "version": FORMAT_VERSION, "root": root}
+    try:
+        text = json.dumps(manifest)
+    except ValueError as exc:  # an int past Python's str() digit limit
+        raise ValueError(f"edutorch.save cannot store a value of the object: {exc}") from None
+    return text, encoder.arrays
+
+
+def _write_archive(stream, manifest_text, tensors):
+    """Write the zip: the manifest, then one little-endian ``.npy`` per tensor (never pickled)."""
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as archive:
-        archive.writestr(MANIFEST, json.dumps(manifest))
+        archive.writestr(MANIFEST, manifest_text)
         for i, t in enumerate(tensors):
             array = backend.to_device(t._data, "cpu")
+            array = array.astype(array.dtype.newbyteorder("<"), copy=False)
             with archive.open(f"arrays/{i}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
@@ -106,101 +155,31 @@ def _write_archive(stream, manifest, tensors):
 def save(obj, f):
     """Save ``obj`` (tensors, nested dicts/lists of tensors and plain values) to ``f``.
 
-    ``f`` is a path (written atomically: temp file + ``os.replace``) or a
-    binary file-like object opened for writing.
+    ``f`` is a path (replaced atomically, see ``_atomic_file``) or a binary
+    file-like object opened for writing.  A whole ``nn.Module`` cannot be
+    saved (that needs pickle): save ``module.state_dict()``.
     """
-    encoder = _Encoder()
-    manifest = {"format": FORMAT, "version": FORMAT_VERSION, "root": encoder.encode(obj)}
+    manifest_text, tensors = _build_manifest(obj)
     if not isinstance(f, (str, os.PathLike)):
-        _write_archive(f, manifest, encoder.arrays)
+        _write_archive(f, manifest_text, tensors)
         return
-    path = os.fspath(f)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".edutorch", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as stream:
-            _write_archive(stream, manifest, encoder.arrays)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(tmp, path)  # atomic: readers see the old file or the new one
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with atomic_replace(f) as stream:
+        _write_archive(stream, manifest_text, tensors)
 
 
 # -- loading ------------------------------------------------------------------
-class CheckpointError(RuntimeError):
-    """A file that is not a readable edutorch checkpoint (damaged, foreign or hostile)."""
-
-
-def _describe_foreign(head, names):
-    """Why a file is not ours, in words a student can act on."""
-    if head[:1] == b"\x80" or head[:2] in (b"(d", b"(l", b"}q", b"]q"):
-        return (
-            "it is a Python pickle (e.g. a legacy torch.save file or pickle.dump output); "
-            "edutorch never unpickles files, because unpickling can run arbitrary code"
-        )
-    if any(name.endswith("data.pkl") for name in names):
-        return (
-            "it is a PyTorch checkpoint (torch.save's zip with a pickled data.pkl), which cannot "
-            "be read without unpickling; load it with real PyTorch "
-            "(torch.load(f, weights_only=True)), convert the tensors with .numpy(), and save "
-            "them with edutorch.save"
-        )
-    if head[:6] == b"\x93NUMPY":
-        return "it is a single .npy array, not a checkpoint; read it with numpy.load"
-    if head[:4] == _ZIP_MAGIC:
-        return f"it is a zip archive without {MANIFEST!r}"
-    return "it is not a zip archive (is the file truncated, or of another format?)"
-
-
-def _open_archive(f):
-    """Open ``f`` with ``np.load(allow_pickle=False)``; foreign or damaged files raise."""
-    name = repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "the file"
-    if isinstance(f, (str, os.PathLike)):
-        with open(f, "rb") as stream:
-            data = stream.read()
-    else:
-        data = f.read()
-    names = []
-    if data[:4] == _ZIP_MAGIC:
-        try:
-            names = zipfile.ZipFile(io.BytesIO(data)).namelist()
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
-            raise CheckpointError(f"edutorch.load: {name} is damaged or truncated: {exc}") from None
-    if MANIFEST not in names:
-        raise CheckpointError(
-            f"edutorch.load: {name} is not an edutorch checkpoint: {_describe_foreign(data[:16], names)}"
-        )
-    return np.load(io.BytesIO(data), allow_pickle=False), name
-
-
-def _read_member(archive, key, name):
-    """One member of the archive; bad CRCs and pickled (object) arrays are refused."""
-    try:
-        return archive[key]
-    except KeyError:
-        raise CheckpointError(f"edutorch.load: {name} is damaged: member {key!r} is missing") from None
-    except ValueError as exc:  # np.load refusing an object array (it would need pickle)
-        raise CheckpointError(
-            f"edutorch.load: {name} is refused: {key!r} holds pickled Python objects ({exc})"
-        ) from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise CheckpointError(f"edutorch.load: {name} is damaged: {exc}") from None
-
-
 class _Decoder:
     """Rebuild the object from the manifest tree, checking every node it reads."""
 
-    def __init__(self, archive, name, map_location):
-        self.archive, self.name, self.map_location = archive, name, map_location
+    def __init__(self, archive, map_location):
+        self.archive, self.map_location = archive, map_location
         self.tensors = {}  # array index -> Tensor already rebuilt
 
     def fail(self, why):
-        raise CheckpointError(f"edutorch.load: {self.name} has a malformed manifest: {why}")
+        self.archive.fail(f"has a malformed manifest: {why}")
 
     def decode(self, node):
-        if not isinstance(node, dict) or "type" not in node:
+        if not isinstance(node, dict) or not isinstance(node.get("type"), str):
             self.fail(f"expected an object with a 'type', got {node!r:.80}")
         kind = node["type"]
         if kind in ("bool", "int", "float", "str", "none"):
@@ -222,45 +201,67 @@ class _Decoder:
 
     def _decode_plain(self, kind, value):
         expected = {"bool": bool, "int": int, "float": (int, float), "str": str, "none": type(None)}[kind]
-        if not isinstance(value, expected) or (kind == "int" and isinstance(value, bool)):
+        if not isinstance(value, expected) or (kind in ("int", "float") and isinstance(value, bool)):
             self.fail(f"value {value!r:.40} is not of type {kind}")
-        return float(value) if kind == "float" else value
+        if kind == "float":
+            try:
+                return float(value)
+            except OverflowError:
+                self.fail(f"the float value {value!r:.40}... is out of range")
+        return value
 
     def _decode_dict(self, node):
+        """A dict / OrderedDict node: hashable keys; only an OrderedDict carries ``_metadata``."""
         out = OrderedDict() if node["type"] == "ordereddict" else {}
         for pair in self._items(node):
             if not isinstance(pair, list) or len(pair) != 2:
                 self.fail("a dict item that is not a [key, value] pair")
             key = self.decode(pair[0])
-            if isinstance(key, (list, dict)):
-                self.fail("an unhashable dict key")
+            try:
+                hash(key)
+            except TypeError:
+                self.fail(f"an unhashable dict key of type {type(key).__name__} ({key!r:.40})")
             out[key] = self.decode(pair[1])
         if "metadata" in node:
+            if node["type"] != "ordereddict":
+                self.fail("a plain dict node with 'metadata' (only a state_dict's OrderedDict has it)")
             out._metadata = self.decode(node["metadata"])
         return out
 
     def _decode_tensor(self, node):
         index = node.get("array")
-        if not isinstance(index, int) or isinstance(index, bool):
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             self.fail("a tensor node without an array index")
         if index not in self.tensors:
             self.tensors[index] = self._build_tensor(node, index)
-        return self.tensors[index]
+        shared = self.tensors[index]
+        if list(shared.shape) != node.get("shape") or shared._data.dtype.name != node.get("dtype"):
+            self.fail(f"two tensor nodes share arrays/{index} but disagree on its dtype or shape")
+        return shared
+
+    def _check_tensor_node(self, node):
+        """A tensor node's fields have the types ``save`` writes."""
+        shape = node.get("shape")
+        if not isinstance(shape, list) or not all(type(n) is int for n in shape):
+            self.fail(f"a tensor node whose shape is not a list of ints: {shape!r:.60}")
+        for field, kind in (("dtype", str), ("device", str), ("requires_grad", bool)):
+            if field in node and not isinstance(node[field], kind):
+                self.fail(f"a tensor node whose {field} is not a {kind.__name__}: {node[field]!r:.40}")
 
     def _build_tensor(self, node, index):
+        """Read ``arrays/<index>.npy`` (checked by the archive) and compare it with the node."""
         from .nn.parameter import Parameter
 
-        array = _read_member(self.archive, f"arrays/{index}", self.name)
-        if not isinstance(array, np.ndarray):
-            self.fail(f"arrays/{index} is not a .npy array")
-        if array.dtype.name != node.get("dtype") or list(array.shape) != node.get("shape"):
+        self._check_tensor_node(node)
+        array = self.archive.read_array(f"arrays/{index}.npy")
+        if array.dtype.name != node.get("dtype") or list(array.shape) != node["shape"]:
             self.fail(
                 f"arrays/{index} has dtype {array.dtype.name} and shape {list(array.shape)}, the "
-                f"manifest says {node.get('dtype')!r:.20} and {node.get('shape')!r:.40}"
+                f"manifest says {node.get('dtype')!r:.20} and {node['shape']!r:.40}"
             )
         device = _target_device(node.get("device", "cpu"), self.map_location)
         tensor = Tensor._make(backend.to_device(array, device))
-        requires_grad = bool(node.get("requires_grad", False)) and array.dtype.kind == "f"
+        requires_grad = node.get("requires_grad", False) and array.dtype.kind == "f"
         if node["type"] == "parameter":
             return Parameter(tensor, requires_grad=requires_grad)
         return tensor.requires_grad_(requires_grad)
@@ -292,24 +293,32 @@ def load(f, map_location=None, weights_only=True):
     ``map_location``: ``"cpu"``, ``"cuda"``, a ``device``, or a dict such as
     ``{"cuda:0": "cpu"}``; ``None`` puts each tensor back where it was saved.
     ``weights_only`` is accepted so PyTorch code runs unchanged: edutorch
-    loading is always "weights only" (it never unpickles).
+    loading is always "weights only" (it never unpickles).  A damaged, foreign
+    or hostile file raises :class:`CheckpointError`.
     """
-    archive, name = _open_archive(f)
-    with archive:
-        raw = _read_member(archive, MANIFEST, name)
+    stream, name, owned = open_source(f)
+    try:
+        archive = Archive(stream, name)
         try:
-            manifest = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            raise CheckpointError(f"edutorch.load: {name} has an unreadable manifest: {exc}") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise CheckpointError(f"edutorch.load: {name} is not an edutorch checkpoint (no format marker)")
-        if manifest.get("version") != FORMAT_VERSION:
-            raise CheckpointError(
-                f"edutorch.load: {name} uses checkpoint format version {manifest.get('version')!r:.20}; "
-                f"this edutorch reads version {FORMAT_VERSION}"
-            )
-        decoder = _Decoder(archive, name, map_location)
-        try:
-            return decoder.decode(manifest.get("root"))
-        except RecursionError:
-            raise CheckpointError(f"edutorch.load: {name} is nested too deeply to load") from None
+            return _decode_manifest(archive, map_location)
+        finally:
+            archive.close()
+    finally:
+        if owned:
+            stream.close()
+
+
+def _decode_manifest(archive, map_location):
+    """Check the manifest's format marker and version, then rebuild its tree."""
+    manifest = archive.read_manifest()
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        archive.fail("is not an edutorch checkpoint (no format marker)")
+    if manifest.get("version") != FORMAT_VERSION:
+        archive.fail(
+            f"uses checkpoint format version {manifest.get('version')!r:.20}; "
+            f"this edutorch reads version {FORMAT_VERSION}"
+        )
+    try:
+        return _Decoder(archive, map_location).decode(manifest.get("root"))
+    except RecursionError:
+        archive.fail("is nested too deeply to load")

@@ -3,6 +3,10 @@ import io
 import json
 import os
 import pickle
+import stat
+import subprocess
+import sys
+import time
 import zipfile
 from collections import OrderedDict
 
@@ -11,6 +15,7 @@ import pytest
 
 import edutorch as et
 from edutorch import nn
+from edutorch import _atomic_file as serialization_atomic
 from edutorch import serialization
 
 
@@ -284,7 +289,7 @@ def test_malformed_manifests_are_refused():
         json.dumps({**manifest, "root": {"type": "function", "value": "os.system"}}): "unknown node type",
         json.dumps({**manifest, "root": {"type": "int", "value": "3"}}): "is not of type int",
         json.dumps({**manifest, "root": {**manifest["root"], "items": [[{"type": "str", "value": "w"},
-                    {"type": "tensor", "array": 5, "dtype": "float32", "shape": [2]}]]}}): "member 'arrays/5' is missing",
+                    {"type": "tensor", "array": 5, "dtype": "float32", "shape": [2]}]]}}): "member 'arrays/5.npy' is missing",
         json.dumps({**manifest, "root": {**manifest["root"], "items": [[{"type": "str", "value": "w"},
                     {"type": "tensor", "array": 0, "dtype": "int64", "shape": [2]}]]}}): "the manifest says 'int64'",
     }
@@ -297,3 +302,204 @@ def test_malformed_manifests_are_refused():
 
 def test_errors_are_runtime_errors_of_one_class():
     assert issubclass(serialization.CheckpointError, RuntimeError)
+
+
+# -- saving to a path: atomic, but like writing the file in place ----------------------------
+@pytest.fixture
+def umask():
+    """Set the process umask for one test (restored afterwards)."""
+    old = os.umask(0o022)
+    yield os.umask
+    os.umask(old)
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_a_new_file_gets_the_mode_the_umask_allows(tmp_path, umask, mask, mode):
+    umask(mask)
+    et.save({"w": et.ones(1)}, tmp_path / "new.pt")
+    assert stat.S_IMODE(os.stat(tmp_path / "new.pt").st_mode) == mode
+
+
+def test_a_new_file_gets_torchs_mode(tmp_path, umask):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    torch.save({"w": torch.ones(1)}, tmp_path / "torch.pt")
+    et.save({"w": et.ones(1)}, tmp_path / "edutorch.pt")
+    modes = [stat.S_IMODE(os.stat(tmp_path / n).st_mode) for n in ("torch.pt", "edutorch.pt")]
+    assert modes[0] == modes[1] == 0o644
+
+
+def test_an_existing_file_keeps_its_mode(tmp_path, umask):
+    path = tmp_path / "ckpt.pt"
+    et.save({"v": 1}, path)
+    os.chmod(path, 0o640)
+    et.save({"v": 2}, path)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640 and et.load(path) == {"v": 2}
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root may write any file")
+def test_a_read_only_file_is_not_replaced(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    et.save({"v": 1}, path)
+    os.chmod(path, 0o444)
+    with pytest.raises(PermissionError):
+        et.save({"v": 2}, path)
+    assert et.load(path) == {"v": 1} and os.listdir(tmp_path) == ["ckpt.pt"]
+
+
+def test_saving_through_a_symlink_replaces_its_target(tmp_path):
+    target = tmp_path / "real.pt"
+    link = tmp_path / "latest.pt"
+    et.save({"v": 1}, target)
+    link.symlink_to(target.name)
+    et.save({"v": 2}, link)
+    assert link.is_symlink() and os.readlink(link) == "real.pt"
+    assert et.load(target) == {"v": 2} and et.load(link) == {"v": 2}
+    dangling = tmp_path / "dangling.pt"
+    dangling.symlink_to("made-by-save.pt")
+    et.save({"v": 3}, dangling)
+    assert dangling.is_symlink() and et.load(tmp_path / "made-by-save.pt") == {"v": 3}
+
+
+def test_non_regular_targets_are_refused(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(RuntimeError, match=r"'.*pipe' is a FIFO \(named pipe\), not a regular file"):
+        et.save({"v": 1}, fifo)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    with pytest.raises(RuntimeError, match="is a directory, not a regular file"):
+        et.save({"v": 1}, tmp_path)
+    assert sorted(os.listdir(tmp_path)) == ["pipe"]  # no temporary file left anywhere
+
+
+def test_a_device_node_is_refused(tmp_path):
+    node = tmp_path / "null"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("creating a device node needs CAP_MKNOD")
+    with pytest.raises(RuntimeError, match="is a character device, not a regular file"):
+        et.save({"v": 1}, node)
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+
+
+def test_a_missing_parent_directory_is_torchs_error(tmp_path):
+    missing = tmp_path / "no" / "such"
+    with pytest.raises(RuntimeError, match=f"^Parent directory {missing} does not exist.$"):
+        et.save({"v": 1}, missing / "x.pt")
+
+
+def test_a_missing_parent_directory_matches_torch(tmp_path):
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    path = tmp_path / "no" / "x.pt"
+    with pytest.raises(RuntimeError) as theirs:
+        torch.save({}, path)
+    with pytest.raises(RuntimeError) as ours:
+        et.save({}, path)
+    assert str(ours.value) == str(theirs.value)
+
+
+def test_an_error_while_writing_leaves_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.pt"
+    et.save({"version": 1}, path)
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np.lib.format, "write_array", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        et.save({"w": et.ones(3)}, path)
+    assert os.listdir(tmp_path) == ["ckpt.pt"] and et.load(path) == {"version": 1}
+
+
+def test_a_save_killed_with_sigkill_leaves_a_temporary_that_the_next_save_removes(tmp_path):
+    """kill -9 cannot be cleaned up after; the temporary's lock dies with the process, so the next save can."""
+    path = tmp_path / "ckpt.pt"
+    et.save({"version": 1}, path)
+    script = (
+        "import sys, time, numpy as np, edutorch as et\n"
+        "def hang(*a, **k):\n"
+        "    print('writing', flush=True); time.sleep(60)\n"
+        "np.lib.format.write_array = hang\n"
+        f"et.save({{'w': et.ones(3)}}, {str(path)!r})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(os.path.dirname(et.__file__)),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, env=env)
+    try:
+        assert child.stdout.readline() == b"writing\n"
+        leftovers = [n for n in os.listdir(tmp_path) if n != "ckpt.pt"]
+        assert len(leftovers) == 1 and leftovers[0].startswith(".ckpt.pt.edutorch-tmp-")
+        et.save({"version": 2}, path)  # the writer is alive and holds its lock: its file is kept
+        assert (tmp_path / leftovers[0]).exists()
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+    aged = time.time() - 2 * serialization_atomic.STALE_AFTER_S
+    os.utime(tmp_path / leftovers[0], (aged, aged))
+    et.save({"version": 3}, path)
+    assert os.listdir(tmp_path) == ["ckpt.pt"] and et.load(path) == {"version": 3}
+
+
+def test_stale_temporaries_are_removed_only_when_unlocked_old_and_of_this_path(tmp_path):
+    path = tmp_path / "ckpt.pt"
+    aged = time.time() - 2 * serialization_atomic.STALE_AFTER_S
+    names = {"stale": ".ckpt.pt.edutorch-tmp-00000001", "fresh": ".ckpt.pt.edutorch-tmp-00000002",
+             "locked": ".ckpt.pt.edutorch-tmp-00000003", "other": ".other.pt.edutorch-tmp-00000004",
+             "mine": ".ckpt.pt.backup"}
+    os.mkfifo(tmp_path / ".ckpt.pt.edutorch-tmp-fifo")  # not a file of ours: left alone, and no hang
+    os.symlink("ckpt.pt", tmp_path / ".ckpt.pt.edutorch-tmp-link")
+    for key, name in names.items():
+        (tmp_path / name).write_bytes(b"partial")
+        if key != "fresh":
+            os.utime(tmp_path / name, (aged, aged))
+    with open(tmp_path / names["locked"], "rb") as held:
+        fcntl = pytest.importorskip("fcntl", reason="advisory locks need fcntl (not on Windows)")
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        et.save({"v": 1}, path)
+    left = set(os.listdir(tmp_path))
+    kept = {names[k] for k in ("fresh", "locked", "other", "mine")}
+    assert left == {"ckpt.pt", ".ckpt.pt.edutorch-tmp-fifo", ".ckpt.pt.edutorch-tmp-link"} | kept
+
+
+def test_a_cyclic_structure_is_a_clear_error(tmp_path):
+    cyclic = [1]
+    cyclic.append(cyclic)
+    with pytest.raises(ValueError, match="cannot store a list that contains itself"):
+        et.save(cyclic, tmp_path / "c.pt")
+    d = {"a": {}}
+    d["a"]["back"] = d
+    with pytest.raises(ValueError, match="cannot store a dict that contains itself"):
+        et.save(d, io.BytesIO())
+    assert os.listdir(tmp_path) == []
+    shared = [et.ones(1)]
+    back = round_trip({"x": shared, "y": shared})  # shared but not cyclic: fine
+    assert back["x"][0] is back["y"][0]
+
+
+def test_a_deeply_nested_structure_is_a_clear_error():
+    deep = []
+    for _ in range(100_000):
+        deep = [deep]
+    with pytest.raises(ValueError, match="nested too deeply"):
+        et.save(deep, io.BytesIO())
+
+
+def test_an_int_too_long_for_json_is_a_clear_error():
+    with pytest.raises(ValueError, match="cannot store a value of the object.*4300"):
+        et.save({"n": 10**5000}, io.BytesIO())
+    assert round_trip({"n": 10**300})["n"] == 10**300
+
+
+def test_saving_a_whole_module_points_to_state_dict(tmp_path):
+    """torch.save(model) pickles the module; an edutorch checkpoint never holds one (README, known differences)."""
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    with pytest.raises(TypeError, match=r"cannot store a whole nn.Module \(Sequential\).*never hold pickled "
+                                        r"Python objects or modules.*edutorch.save\(model.state_dict\(\), path\)"):
+        et.save(model, tmp_path / "m.pt")
+    assert os.listdir(tmp_path) == []
+    with pytest.raises(TypeError, match=r"whole nn.Module \(Linear\).*state_dict\(\)"):
+        et.save({"model": model[0]}, io.BytesIO())
+    optim = pytest.importorskip("edutorch.optim", reason="edutorch.optim not available")
+    with pytest.raises(TypeError, match=r"cannot store an object of type SGD.*Save its state_dict\(\) instead"):
+        et.save(optim.SGD(model.parameters(), lr=0.1), io.BytesIO())
