@@ -65,7 +65,6 @@ def _qualified_name(func):
     if public is not None:
         return public
     module = getattr(func, "__module__", None) or ""
-    module = "operator" if module == "_operator" else module
     return f"{module}.{func.__qualname__}"
 
 
@@ -173,9 +172,9 @@ class Node:
         self._next.prepend(x)
 
     def _remove_from_list(self):
+        # the node keeps its own links, so an iterator standing on it can still move on
         p, n = self._prev, self._next
         p._next, n._prev = n, p
-        self._prev = self._next = self
 
     # -- what it is ---------------------------------------------------------------------
     def is_impure(self, impure_random=True):
