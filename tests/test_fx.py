@@ -473,3 +473,11 @@ def test_parity_graph_mutation():
     mine, ref = _mutations(et), _mutations(torch)
     assert mine[:-1] == ref[:-1]
     assert _normalise(mine[-1]) == _normalise(ref[-1])
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_parity_print_readable(name):
+    torch = pytest.importorskip("torch", reason=REASON)
+    texts = [_normalise(lib.fx.symbolic_trace(MODELS[name](lib)).print_readable(print_output=False))
+             for lib in (et, torch)]
+    assert texts[0] == texts[1]

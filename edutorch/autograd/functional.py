@@ -26,7 +26,8 @@ from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 
-def _Tensor():
+def _tensor_class():
+    """``edutorch.Tensor`` (set on ``function`` once ``_tensor.py`` has run)."""
     from .function import _Tensor
 
     return _Tensor
@@ -38,7 +39,7 @@ def _as_tuple(inp, arg_name, fn_name):
     is_tuple = isinstance(inp, tuple)
     items = inp if is_tuple else (inp,)
     for i, el in enumerate(items):
-        if not isinstance(el, _Tensor()):
+        if not isinstance(el, _tensor_class()):
             where = f"value at index {i}" if is_tuple else f"given {arg_name}"
             raise TypeError(
                 f"The {arg_name} given to {fn_name} must be either a Tensor or a tuple of Tensors "
@@ -75,7 +76,7 @@ def _grad_preprocess(inputs, create_graph, need_graph):
 
 def _grad_postprocess(inputs, create_graph):
     """Detach the results unless the user asked for a differentiable answer."""
-    if isinstance(inputs[0], _Tensor()):
+    if isinstance(inputs[0], _tensor_class()):
         return inputs if create_graph else tuple(inp.detach() for inp in inputs)
     return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
 

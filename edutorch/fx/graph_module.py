@@ -161,8 +161,12 @@ class GraphModule(Module):
         return "\n".join([super().__str__(), self._code, reminder])
 
     def print_readable(self, print_output=True):
-        """The generated code as a class definition (PyTorch's shape, without type annotations)."""
-        body = "\n".join("    " + line for line in self._code.strip("\n").split("\n"))
+        """The generated code as a class definition, as PyTorch prints it (no source stack
+        traces are recorded, so PyTorch's comment says so)."""
+        definition, *lines = self._code.strip().split("\n")
+        if any(n.op not in ("placeholder", "output") for n in self.graph.nodes):
+            lines.insert(0, "    # No stacktrace found for following nodes")
+        body = "\n".join("    " + line for line in [definition] + lines)
         text = f"class {type(self).__name__}(torch.nn.Module):\n{body}\n"
         if print_output:
             print(text)

@@ -182,6 +182,8 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_module":
+            if self.graph.owning_module is None:
+                raise AssertionError("self.graph.owning_module not set for purity check")
             return getattr(self.graph.owning_module.get_submodule(self.target), "_is_impure", False)
         if self.op == "call_method":
             return self.target.endswith("_") and not self.target.endswith("__")  # in-place
