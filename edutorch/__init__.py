@@ -38,6 +38,9 @@ from . import linalg  # torch.linalg
 from .serialization import load, save
 from . import nn
 from . import optim, utils  # torch.optim, torch.utils.data
+from . import fx, multiprocessing  # torch.fx, torch.multiprocessing
+from .autograd import functional as _autograd_functional  # makes torch.autograd.functional
+del _autograd_functional
 
 __version__ = "0.1.0"
 

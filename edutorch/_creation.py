@@ -59,8 +59,16 @@ def _finish(array, dtype, device, requires_grad):
     return t
 
 
+_NO_PINNED_ALLOCATOR = ("pin_memory=True requires a CUDA or other accelerator backend; no pinned "
+                        "memory allocator is available on this system.")
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """``torch.tensor``: always copies ``data`` into a new leaf tensor."""
+    if pin_memory:
+        if not backend.cuda_is_available():
+            raise RuntimeError(_NO_PINNED_ALLOCATOR)
+        raise NotImplementedError("edutorch does not model pinned (page-locked) host memory")
     if isinstance(data, Tensor):
         import warnings
 

@@ -416,6 +416,51 @@ def _tp_name(cls):
         return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"
 
+    # -- shared and pinned memory (torch.multiprocessing, DataLoader) ---------------
+    def share_memory_(self):
+        """Move the array into shared memory (once), so processes see one copy; returns self.
+
+        Unlike PyTorch, a view taken *before* the move keeps the old memory."""
+        if not self.is_cuda and not self.is_shared():
+            from .multiprocessing.reductions import shared_array
+
+            self._data = shared_array(self._data)
+        return self
+
+    def is_shared(self):
+        """True if the array lives in shared memory (always for CUDA, as in PyTorch)."""
+        from .multiprocessing.reductions import shared_block
+
+        return self.is_cuda or shared_block(self._data) is not None
+
+    def pin_memory(self, device=None):
+        """Page-locked host memory needs an accelerator: PyTorch's error on a CPU-only machine."""
+        if device is not None:
+            _warn_device_argument("pin_memory")
+        self.is_pinned(device)
+        if device is not None and _device_type(device) == "cpu":
+            raise RuntimeError("CPU device type not an accelerator.")
+        if not backend.cuda_is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        raise NotImplementedError("edutorch does not model pinned (page-locked) host memory")
+
+    def is_pinned(self, device=None):
+        """False: edutorch never pins memory (what CPU-only PyTorch answers too)."""
+        if device is not None:
+            _warn_device_argument("is_pinned")
+        return False
+
+
+def _device_type(dev):
+    return device(dev).type
+
+
+def _warn_device_argument(method):
+    import warnings
+
+    warnings.warn(f"The argument 'device' of Tensor.{method}() is deprecated. Please do not pass "
+                  "this argument.", DeprecationWarning, stacklevel=3)
+
 
 _NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
 

@@ -522,6 +522,17 @@ class Module:
     def float(self):
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
+    def share_memory(self):
+        """Move every parameter, gradient and buffer into shared memory (``Tensor.share_memory_``),
+        so processes started afterwards update one model: Hogwild training."""
+        for p in self.parameters():
+            p.share_memory_()
+            if p._grad is not None:
+                p._grad.share_memory_()
+        for b in self.buffers():
+            b.share_memory_()
+        return self
+
     def double(self):
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 

@@ -10,6 +10,9 @@ One epoch::
 drawn from ``generator`` or the global RNG). Everything runs in the main
 process: ``num_workers`` is accepted for compatibility only.
 """
+import warnings
+
+from ... import backend
 from ..._tensor import Tensor
 from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset, _is_tensor_dataset
@@ -77,6 +80,12 @@ class DataLoader:
         return self.batch_sampler is not None
 
     def __iter__(self):
+        if self.pin_memory and not backend.cuda_is_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then "
+                          "device pinned memory won't be used.", UserWarning, stacklevel=2)
+        return self._batches()
+
+    def _batches(self):
         if isinstance(self.dataset, IterableDataset):
             yield from self._iter_stream()
             return
