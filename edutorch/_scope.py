@@ -20,23 +20,23 @@ RULES = [
     (r"complex|^c(float|double|half)$|^chalf$|view_as_real|^conj|^real$|^imag$|^angle$|^polar$|resolve_conj"
      r"|resolve_neg|^is_neg$|^is_conj$|^mH$|^adjoint$|^H$",
      "complex numbers and complex autograd are out of scope"),
-    (r"^jit$|^compile|^export$|^fx$|Script|^sym_|^Sym|^vmap$|^cond$|^fork$|^wait$|^cpp$|^(AliasDb|Argument"
+    (r"^jit$|^compile|^export$|Script|^sym_|^Sym|^vmap$|^cond$|^fork$|^wait$|^cpp$|^(AliasDb|Argument"
      r"|ArgumentSpec|Block|CallStack|Code|CompilationUnit|CompleteArgumentSpec|ConcreteModuleType\w*"
      r"|DeepCopyMemoTable|ErrorReport|ExecutionPlan|FileCheck|FunctionSchema|Future|Gradient|Graph"
      r"|GraphExecutorState|IODescriptor|InferredType|JITException|LockingLogger|Node|NoopLogger|OperatorInfo"
      r"|StaticModule|TracingState|Use|Value|AVG|SUM|AggregationType|Await\w*|Capsule)$|Type$|^import_ir_module"
      r"|^parse_(ir|schema|type_comment)$|^merge_type_from_type_comment$|^unify_type_list$",
-     "TorchScript, torch.compile, torch.fx and torch.export (graph capture and compilation) are out of scope"),
+     "TorchScript, torch.compile and torch.export (graph capture and compilation) are out of scope"),
     (r"autocast|GradScaler",
      "automatic mixed precision (autocast, GradScaler) is out of scope"),
-    (r"distributed|DataParallel|SyncBatchNorm|^parallel$|record_stream|share_memory_|^is_shared$|num_threads"
+    (r"distributed|DataParallel|SyncBatchNorm|^parallel$|record_stream|num_threads"
      r"|num_interop_threads",
-     "distributed and multi-process training, and thread control, are out of scope"),
+     "distributed training and thread control are out of scope"),
     (r"cudnn|miopen|mkldnn|vulkan|xla|ipu|xpu|mps|mtia|maia|^is_meta$|^Stream|^Event$|AcceleratorError"
      r"|OutOfMemoryError|^get_device_module$|nested|^to_padded_tensor$|^conv_tbc$|^native_",
      "backend-specific kernels and devices other than the CPU (NumPy) and CUDA (CuPy) are out of scope"),
-    (r"Storage$|storage|^as_strided|stride|data_ptr|^set_$|^is_set_to$|^from_file$|^frombuffer$|pin_memory"
-     r"|^is_pinned$|^memory_format$|^layout$|^dim_order$|^empty_permuted$|^unsafe_",
+    (r"Storage$|storage|^as_strided|stride|data_ptr|^set_$|^is_set_to$|^from_file$|^frombuffer$"
+     r"|^memory_format$|^layout$|^dim_order$|^empty_permuted$|^unsafe_",
      "storages, strides and memory formats are out of scope: a tensor's storage is its NumPy array"),
     (r"^(Bool|Byte|Char|Double|Float|Int|Long|Short)Tensor$|^set_default_tensor_type$|^volatile$|^reinforce$"
      r"|^new$|^Container$|^NLLLoss2d$",

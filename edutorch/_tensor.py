@@ -408,14 +408,6 @@ class Tensor(TensorOps, TensorApiOps):
             return self._data.get()
         return self._data
 
-
-def _tp_name(cls):
-    """A type's name as CPython's C code prints it (``list``, ``numpy.ndarray``, ``Linear``)."""
-    is_heap_type = cls.__flags__ & (1 << 9)  # classes made by ``class`` statements
-    if is_heap_type or cls.__module__ == "builtins":
-        return cls.__name__
-    return f"{cls.__module__}.{cls.__qualname__}"
-
     # -- shared and pinned memory (torch.multiprocessing, DataLoader) ---------------
     def share_memory_(self):
         """Move the array into shared memory (once), so processes see one copy; returns self.
@@ -450,6 +442,13 @@ def _tp_name(cls):
             _warn_device_argument("is_pinned")
         return False
 
+
+def _tp_name(cls):
+    """A type's name as CPython's C code prints it (``list``, ``numpy.ndarray``, ``Linear``)."""
+    is_heap_type = cls.__flags__ & (1 << 9)  # classes made by ``class`` statements
+    if is_heap_type or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 def _device_type(dev):
     return device(dev).type
