@@ -338,7 +338,7 @@ class TimelinePanel:
         self.ax.set_yscale("log")
         self.ax.yaxis.set_minor_locator(NullLocator())
         box = canvas.slots[0]  # room below for the x label
-        self.ax.set_position([box.x0, 0.2, box.width, 0.68])
+        self.ax.set_position([box.x0, 0.2, box.width, box.y1 - 0.2])
         self.ax.set_title("gradient norms across training steps (log scale; first layer "
                           "darkest)", fontsize=9)
         small_fonts(self.ax, "optimizer steps taken", "‖grad‖")
