@@ -213,3 +213,14 @@ def test_view_steps_and_timeline(small_mlp, eval_batch):
     view.steps_button.click()
     assert view.model.steps == 11 and len(view.model.history) == 12
     assert {r.clip for r in view.model.history[1:11]} == {"norm"}
+
+
+def test_view_on_a_real_torch_module(real_torch):
+    model = deep_mlp(real_torch.nn, "Sigmoid", depth=4)
+    view = GradientInspector(model, batch(real_torch), optimizer=real_torch.optim.Adam(
+        model.parameters(), lr=1e-3))
+    view.max_norm.value = 1e-3
+    view.clip_mode.value = "value"
+    view.step_button.click()
+    assert view.model.steps == 1 and is_png(png_bytes(view.image))
+    assert "every .grad × " in view.caption.value and "0.weight" in view.table.value
