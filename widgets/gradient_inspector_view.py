@@ -30,6 +30,7 @@ STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
 GREY, NORM_COLOUR, VALUE_COLOUR = "#b8b8b8", "#219ebc", "#f77f00"
 HIST_CMAP = "Greys"  # counts are never negative: a one-sided scale from 0 to the row's peak
 WIDTH_PX = 760
+LEGEND_PX = 30  # below the bar chart: its legend, outside the bars
 
 
 class GradientInspector(W.VBox):
@@ -45,7 +46,9 @@ class GradientInspector(W.VBox):
                                             lr=lr)
         names = [r.name for r in self.model.rows]
         height = 1.2 + 0.17 * (len(names) + 1)
-        self.canvas = Canvas(ncols=2, width=WIDTH_PX / 72, height=max(height, 2.6))
+        self.canvas = Canvas(ncols=2, width=WIDTH_PX / 72, height=max(height, 2.6) + 0.4)
+        for i, slot in enumerate(self.canvas.slots):  # room below for a legend
+            self.canvas.slots[i] = _raised(slot, self.canvas.figure, LEGEND_PX)
         self.norms_panel = NormsPanel(self.canvas, 0, names)
         self.hist_panel = HistogramPanel(self.canvas, 1, names)
         self.timeline_canvas = Canvas(ncols=1, width=WIDTH_PX / 72, height=2.4)
@@ -169,6 +172,14 @@ def _overall_clamped(result):
     return float(np.mean(list(result.clamped.values()))) if result.clamped else 0.0
 
 
+def _raised(box, figure, pixels):
+    """``box`` (figure coordinates) with its bottom raised by ``pixels``."""
+    from matplotlib.transforms import Bbox
+
+    lift = pixels / figure.bbox.height
+    return Bbox.from_extents(box.x0, box.y0 + lift, box.x1, box.y1)
+
+
 def _decades(values, pad=0.3):
     """An x-range in log10 units that holds every positive value, padded."""
     logs = np.log10([v for v in values if v > 0 and np.isfinite(v)] or [1.0])
@@ -206,10 +217,11 @@ class NormsPanel:
         self.limit, = ax.plot([], [], color="#c0392b", linestyle="--", linewidth=1.2,
                               label="max_norm")
         ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks: slow to draw, little use
-        legend = ax.legend(handles=[self.before, self.after_norm, self.after_value, self.limit],
-                           fontsize=6.5, loc="lower right", framealpha=0.95)
-        # everything that depends on the gradients is dynamic; the legend goes on top of it
-        canvas.animate(self.before, self.after_norm, self.after_value, self.limit, legend)
+        box = canvas.slots[index]
+        canvas.figure.legend(handles=[self.before, self.after_norm, self.after_value, self.limit],
+                             fontsize=7, loc="lower center", ncols=2, frameon=False,
+                             bbox_to_anchor=(box.x0 + box.width / 2, 0.0))
+        canvas.animate(self.before, self.after_norm, self.after_value, self.limit)
         canvas.panels.append(self)
         self.range = Range()
 

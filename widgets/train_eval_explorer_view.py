@@ -17,6 +17,7 @@ import html
 
 import ipywidgets as W
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from ._render import MASK_CMAP, Canvas, TensorPanel, as_matrix, small_fonts, subsample
 from .train_eval_explorer import TrainEvalExplorerModel
@@ -238,7 +239,7 @@ class BatchNormDetails:
 
     def __init__(self):
         self.canvas = Canvas(ncols=3, width=WIDTH_PX / 72, height=2.8)
-        titles = ("mean per channel", "variance per channel", "running_mean over steps")
+        titles = ("mean per channel", "variance per channel (log)", "running_mean over steps")
         self.axes = [_axes(self.canvas, i) for i in range(3)]
         for ax, title in zip(self.axes, titles):
             ax.set_title(title, fontsize=9)
@@ -246,9 +247,12 @@ class BatchNormDetails:
         small_fonts(self.axes[1], "channel")
         small_fonts(self.axes[2], "batches fed (step)")
         self.running, self.batch = [], []
-        for ax in self.axes[:2]:
-            bars = ax.stairs(np.zeros(1), np.arange(2) - 0.5, fill=True, color=EVAL_COLOUR,
-                             alpha=0.6, label="running (eval)")
+        self.axes[1].set_yscale("log")  # variances are positive and span decades
+        self.axes[1].yaxis.set_minor_locator(NullLocator())
+        for ax, fill in zip(self.axes[:2], (True, False)):
+            bars = ax.stairs(np.ones(1), np.arange(2) - 0.5, fill=fill, color=EVAL_COLOUR,
+                             alpha=0.6 if fill else 1.0, linewidth=1.5,
+                             baseline=0.0 if fill else None, label="running (eval)")
             dots, = ax.plot([], [], "o", color=BATCH_COLOUR, markersize=3,
                             label="batch (train)")
             self.running.append(bars)
@@ -294,11 +298,15 @@ class BatchNormDetails:
         fed = [s for s in history if s.batch_mean is not None]
         means = np.abs([s.running_mean[:channels] for s in history]
                        + [s.batch_mean[:channels] for s in fed]).max()
-        variances = np.max([s.running_var[:channels] for s in history]
-                           + [s.batch_var[:channels] for s in fed])
+        variances = np.array([s.running_var[:channels] for s in history]
+                             + [s.batch_var[:channels] for s in fed])
+        positive = variances[variances > 0]
+        var_low = np.floor(np.log10(positive.min()) - 0.3) if positive.size else -1.0
+        var_high = np.ceil(np.log10(positive.max()) + 0.3) if positive.size else 1.0
         timeline = np.abs([s.running_mean[:shown] for s in history]
                           + [s.batch_mean[:shown] for s in fed]).max()
-        wanted = {"mean": _nice(means), "var": _nice(variances), "timeline": _nice(timeline),
+        wanted = {"mean": _nice(means), "var_high": var_high, "var_low": -var_low,
+                  "timeline": _nice(timeline),
                   "steps": max(10, 2 ** int(np.ceil(np.log2(max(history[-1].step, 1))))),
                   "channels": channels}
         grown = {k: max(v, self.limits.get(k, 0)) for k, v in wanted.items()}
@@ -306,7 +314,7 @@ class BatchNormDetails:
             return
         self.limits = grown
         self.axes[0].set_ylim(-grown["mean"], grown["mean"])  # means: symmetric around zero
-        self.axes[1].set_ylim(0, grown["var"])
+        self.axes[1].set_ylim(10.0 ** -grown["var_low"], 10.0 ** grown["var_high"])
         for ax in self.axes[:2]:
             ax.set_xlim(-0.5, channels - 0.5)
         self.axes[2].set_ylim(-grown["timeline"], grown["timeline"])
