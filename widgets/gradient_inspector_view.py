@@ -134,16 +134,16 @@ class GradientInspector(W.VBox):
             self.timeline.value = self.timeline_canvas.png()
 
     def _table_html(self, by_norm, by_value):
-        cells = "padding: 0 8px; text-align: right"
+        cells = "padding: 0 6px; text-align: right; white-space: nowrap"
         head = ["parameter", "shape", "norm", "mean", "std", "|max|", "zeros",
-                "after norm-clip", "after value-clip"]
+                "norm after<br>clip_grad_norm_", "norm after<br>clip_grad_value_", "clamped"]
         rows = ["<tr>" + "".join(f"<th style='{cells}'>{h}</th>" for h in head) + "</tr>"]
         for r in self.model.rows:
             s = r.stats
             values = [html.escape(r.name), str(r.shape), f"{s.norm:.3g}", f"{s.mean:.2g}",
                       f"{s.std:.3g}", f"{r.abs_max:.3g}", f"{s.zeros:.0%}",
-                      f"{by_norm.after[r.name]:.3g}",
-                      f"{by_value.after[r.name]:.3g} ({by_value.clamped[r.name]:.0%} clamped)"]
+                      f"{by_norm.after[r.name]:.3g}", f"{by_value.after[r.name]:.3g}",
+                      f"{by_value.clamped[r.name]:.0%}"]
             rows.append("<tr>" + "".join(f"<td style='{cells}'>{v}</td>" for v in values)
                         + "</tr>")
         return f"<table style='{STYLE}'>{''.join(rows)}</table>"

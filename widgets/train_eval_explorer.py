@@ -10,7 +10,8 @@ public ``nn.Module`` API only:
   draws its random numbers from the explorer's own generator: every call drops
   other units, while the user's random stream is untouched. Each call is
   compared with the previous one: the eval output never changes, the train
-  output does (where dropout is involved).
+  output does (where dropout is involved). After ``next_batch()`` the running
+  statistics have moved, so the next call is not compared with the one before.
 - *which modules are modal?* A module is modal when the same input gives a
   different output in ``train()`` than in ``eval()``: Dropout, BatchNorm with
   running statistics, or a user's module that checks ``self.training``.
@@ -50,12 +51,13 @@ class Comparison:
     """One ``compare()``: the model's output in both modes and every module's call."""
 
     index: int  # 0 for the first compare()
+    steps: int  # batches fed by next_batch() before this call (the buffers it saw)
     train_output: np.ndarray
     eval_output: np.ndarray
     train_calls: dict  # module name -> Call (train mode)
     eval_calls: dict  # module name -> Call (eval mode)
     train_change: float | None  # max |Δ| against the previous compare(); None the first time
-    eval_change: float | None
+    eval_change: float | None   # and after next_batch() (the running statistics moved)
 
     @property
     def difference(self):
@@ -196,8 +198,10 @@ class TrainEvalExplorerModel:
         train_out, train_calls = self._run(self.module, (self.x,), True, record=record)
         eval_out, eval_calls = self._run(self.module, (self.x,), False, record=record)
         previous = self.comparisons[-1] if self.comparisons else None
+        if previous is not None and previous.steps != self.steps:
+            previous = None  # the buffers changed in between: nothing to compare with
         comparison = Comparison(
-            len(self.comparisons), train_out, eval_out, train_calls, eval_calls,
+            len(self.comparisons), self.steps, train_out, eval_out, train_calls, eval_calls,
             None if previous is None else _max_change(train_out, previous.train_output),
             None if previous is None else _max_change(eval_out, previous.eval_output))
         self.comparisons.append(comparison)

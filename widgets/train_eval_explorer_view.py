@@ -135,7 +135,8 @@ def _label(modal):
 
 def _change_html(c):
     if c.train_change is None:
-        return (f"call {c.index + 1}: max |train − eval| = {c.difference:.4g} "
+        why = " with the running statistics of the last batch" if c.steps else ""
+        return (f"call {c.index + 1}{why}: max |train − eval| = {c.difference:.4g} "
                 f"(run again: does either output change?)")
     train = ("<b>changed</b> by max |Δ| = " + f"{c.train_change:.4g}" if c.train_change
              else "identical")

@@ -198,7 +198,7 @@ def test_view_sliders_preview_clipping(small_mlp, eval_batch):
     before = png_bytes(view.image)
     view.clip_value.value = 1e-4
     assert "clip_value=0.0001" in view.caption.value and png_bytes(view.image) != before
-    assert "after value-clip" in view.table.value and "0.weight" in view.table.value
+    assert "norm after<br>clip_grad_value_" in view.table.value and "0.weight" in view.table.value
     assert view.model.steps == 0  # the sliders never train
 
 

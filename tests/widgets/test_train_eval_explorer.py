@@ -223,6 +223,11 @@ def test_view_next_batch_and_step_slider():
     assert int(model[1].num_batches_tracked) == 3
     assert "num_batches_tracked = 3" in view.text.value and "(1 − 0.3333)" in view.text.value
     assert png_bytes(view.detail_image) != picture
+    # the running statistics moved: the eval output is new, then stable again
+    assert "call 4 with the running statistics of the last batch" in view.change.value
+    view.again_button.click()
+    assert "eval output identical" in view.change.value
+    assert view.model.comparisons[-1].steps == 3
     latest = png_bytes(view.detail_image)
     view.step.value = 1
     assert "step 1 of 3: num_batches_tracked = 1" in view.text.value
