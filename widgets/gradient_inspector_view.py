@@ -155,14 +155,14 @@ def _caption_html(by_norm, by_value):
     else:
         effect = "≥ 1: nothing clipped"
     lines = [
-        f"<span style='color:{NORM_COLOUR}'>■</span> <b>clip_grad_norm_</b>(parameters, "
-        f"max_norm={by_norm.threshold:.3g}) returned total_norm = <b>{by_norm.total_norm:.6g}</b>;"
-        f" clip_coef = max_norm / (total_norm + 1e-6) = {by_norm.clip_coef:.4g} → {effect};"
-        f" norm after = {by_norm.total_after:.4g}",
-        f"<span style='color:{VALUE_COLOUR}'>■</span> <b>clip_grad_value_</b>(parameters, "
-        f"clip_value={by_value.threshold:.3g}) clamps every entry into ±{by_value.threshold:.3g}:"
-        f" {_overall_clamped(by_value):.1%} of the entries change; norm after = "
-        f"{by_value.total_after:.4g}",
+        (f"<span style='color:{NORM_COLOUR}'>■</span> <b>clip_grad_norm_</b>(parameters, "
+         f"max_norm={by_norm.threshold:.3g}) returned total_norm = <b>{by_norm.total_norm:.6g}</b>;"
+         f" clip_coef = max_norm / (total_norm + 1e-6) = {by_norm.clip_coef:.4g} → {effect};"
+         f" norm after = {by_norm.total_after:.4g}"),
+        (f"<span style='color:{VALUE_COLOUR}'>■</span> <b>clip_grad_value_</b>(parameters, "
+         f"clip_value={by_value.threshold:.3g}) clamps every entry into ±{by_value.threshold:.3g}:"
+         f" {_overall_clamped(by_value):.1%} of the entries change; norm after = "
+         f"{by_value.total_after:.4g}"),
     ]
     return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
 

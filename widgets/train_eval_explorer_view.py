@@ -345,14 +345,14 @@ class BatchNormDetails:
         momentum = ("None (cumulative average: factor = 1 / num_batches_tracked)"
                     if state.momentum is None else f"{state.momentum:g}")
         lines = [
-            f"<b>{html.escape(modal.name)}</b>: {html.escape(type(module).__name__)}, "
-            f"momentum = {momentum}. train() normalises with the batch's own mean and "
-            f"(biased) variance; eval() with running_mean and running_var.",
-            f"for x, channel 0: batch mean {now.batch_mean[0]:.4g} vs running_mean "
-            f"{now.running_mean[0]:.4g}; batch var {now.batch_var[0]:.4g} vs running_var "
-            f"{now.running_var[0]:.4g}",
-            f"step {state.step} of {len(history) - 1}: num_batches_tracked = "
-            f"{state.num_batches_tracked}",
+            (f"<b>{html.escape(modal.name)}</b>: {html.escape(type(module).__name__)}, "
+             f"momentum = {momentum}. train() normalises with the batch's own mean and "
+             f"(biased) variance; eval() with running_mean and running_var."),
+            (f"for x, channel 0: batch mean {now.batch_mean[0]:.4g} vs running_mean "
+             f"{now.running_mean[0]:.4g}; batch var {now.batch_var[0]:.4g} vs running_var "
+             f"{now.running_var[0]:.4g}"),
+            (f"step {state.step} of {len(history) - 1}: num_batches_tracked = "
+             f"{state.num_batches_tracked}"),
         ]
         if state.batch_mean is not None:
             previous = history[state.step - 1]

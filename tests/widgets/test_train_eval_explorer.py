@@ -203,7 +203,8 @@ def test_view_run_again_and_module_details():
     assert "eval output identical" in view.change.value
     assert png_bytes(view.image) != first
     view.module.value = "3"
-    assert "Dropout(p=0.5) in train() zeroed" in view.text.value and "1/(1 − p) = 2" in view.text.value
+    assert "Dropout(p=0.5) in train() zeroed" in view.text.value
+    assert "1/(1 − p) = 2" in view.text.value
     view.module.value = "4"
     assert "Noisy fed the same input (8, 12)" in view.text.value
     assert "checks self.training itself" in view.text.value
