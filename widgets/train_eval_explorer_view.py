@@ -223,7 +223,8 @@ class DropoutDetails:
         self.kept.set_offsets(np.column_stack([x[~zeroed], y[~zeroed]]))
         self.dropped.set_offsets(np.column_stack([x[zeroed], y[zeroed]]))
         seen = int(call.visible.sum())
-        text = (f"<b>{html.escape(modal.name)}</b>: Dropout(p={call.p:g}) in train() zeroed "
+        text = (f"<b>{html.escape(modal.name)}</b>: {html.escape(modal.class_name)}(p={call.p:g})"
+                f" in train() zeroed "
                 f"{int(call.zeroed.sum())} of {seen} units ({call.fraction:.1%}; each unit is "
                 f"dropped with probability p) and multiplied the others by 1/(1 − p) = "
                 f"{call.scale:.4g} (measured: {call.observed_scale:.4g}), so the expected output "

@@ -34,6 +34,9 @@ def grads_of(model):
 def test_the_model_file_imports_no_gui_library():
     names = imported_top_level_names(WIDGETS / "gradient_inspector.py")
     assert not names & {"ipywidgets", "matplotlib", "IPython", "PIL", "edutorch", "torch"}
+    # the view too takes the framework from the module it is given
+    assert not imported_top_level_names(WIDGETS / "gradient_inspector_view.py") & {
+        "edutorch", "torch"}
 
 
 def test_rows_summarise_each_parameters_grad(small_mlp, eval_batch):

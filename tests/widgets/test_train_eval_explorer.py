@@ -40,6 +40,9 @@ def buffers(model):
 def test_the_model_file_imports_no_gui_library():
     names = imported_top_level_names(WIDGETS / "train_eval_explorer.py")
     assert not names & {"ipywidgets", "matplotlib", "IPython", "PIL", "edutorch", "torch"}
+    # the view too takes the framework from the module it is given
+    assert not imported_top_level_names(WIDGETS / "train_eval_explorer_view.py") & {
+        "edutorch", "torch"}
 
 
 def test_finds_the_modal_modules_including_the_users_own():
@@ -256,3 +259,23 @@ def test_view_on_a_real_torch_module(real_torch):
     assert int(model[1].num_batches_tracked) == 1 and "num_batches_tracked = 1" in view.text.value
     view.module.value = "3"
     assert "zeroed" in view.text.value and is_png(png_bytes(view.detail_image))
+
+
+def test_batch_norm_2d_and_dropout_2d_work_per_channel():
+    nn = et.nn
+    et.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.Dropout2d(0.5))
+    x, fed = et.randn(6, 1, 8, 8), [et.randn(16, 1, 8, 8) * 3 + 1]
+    explorer = TrainEvalExplorerModel(model, x, batches=fed)
+    assert [(m.name, m.kind) for m in explorer.modal_modules()] == [
+        ("1", "batchnorm"), ("2", "dropout")]
+    explorer.next_batch()
+    state = explorer.history["1"][1]
+    seen = model[0](fed[0]).detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(state.batch_mean, seen.mean(axis=(0, 2, 3)), rtol=1e-5)
+    np.testing.assert_allclose(state.running_mean, 0.1 * seen.mean(axis=(0, 2, 3)),
+                               rtol=1e-5, atol=1e-6)
+    explorer.compare()
+    zeroed = explorer.dropout_call("2").zeroed  # whole channels: all of a map or none of it
+    per_map = zeroed.reshape(6, 4, -1).mean(axis=2)
+    assert set(np.unique(per_map)) <= {0.0, 1.0} and 0 < per_map.mean() < 1
