@@ -17,6 +17,14 @@ view                  model                   shows
                                               and the ``grad_fn`` graph
 ====================  ======================  =====================================
 
+- ``GradientInspector`` (model ``GradientInspectorModel``): every parameter's
+  gradient norm and log10|g| histogram, what ``clip_grad_norm_`` /
+  ``clip_grad_value_`` do to them, and their norms across training steps;
+- ``TrainEvalExplorer`` (model ``TrainEvalExplorerModel``): one input in
+  ``train()`` and ``eval()`` side by side, what Dropout zeroed, BatchNorm's
+  batch vs running statistics as batches are fed, any module that checks
+  ``self.training``.
+
 The models import neither ipywidgets nor matplotlib; the views render every
 figure to PNG bytes shown in a ``widgets.Image`` (works in the browser, under
 nbval and in headless tests). All of them also accept real ``torch`` modules.
@@ -25,14 +33,20 @@ from .autograd_graph import GraphEdge, GraphNode, backward_graph
 from .hook_monitor import HookEvent, HookRecorder, TensorRecord
 from .parameter_tree import ModuleRow, ParameterTreeModel, TensorRow
 from .prune_explorer import GLOBAL, PruneExplorerModel
+from .gradient_inspector import GradientInspectorModel
+from .train_eval_explorer import TrainEvalExplorerModel
 from .autograd_explorer_view import AutogradExplorer
 from .hook_monitor_view import HookMonitor
 from .parameter_tree_view import ParameterTree
 from .prune_explorer_view import PruneExplorer
+from .gradient_inspector_view import GradientInspector
+from .train_eval_explorer_view import TrainEvalExplorer
 
 __all__ = [
     "ParameterTree", "ParameterTreeModel", "ModuleRow", "TensorRow",
     "HookMonitor", "HookRecorder", "HookEvent", "TensorRecord",
     "PruneExplorer", "PruneExplorerModel", "GLOBAL",
     "AutogradExplorer", "backward_graph", "GraphNode", "GraphEdge",
+    "GradientInspector", "GradientInspectorModel",
+    "TrainEvalExplorer", "TrainEvalExplorerModel",
 ]

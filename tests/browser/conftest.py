@@ -1,7 +1,8 @@
 """A JupyterLab server on a free localhost port and a headless Chromium, for the browser test.
 
-The server runs in a temporary copy of ``lessons/`` (so autosave never touches
-the committed notebooks) with every Jupyter directory, and JupyterLab's user
+The server runs in a temporary copy of ``lessons/``, with the example notebooks
+of ``examples/`` next to the lessons (so autosave never touches the committed
+notebooks) with every Jupyter directory, and JupyterLab's user
 settings, in a temporary folder. Both fixtures skip with a reason when
 Chromium, playwright or JupyterLab is missing (see FACTS.md, "A real browser").
 """
@@ -21,6 +22,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
+EXAMPLES = ROOT / "examples"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -77,11 +79,13 @@ def _lab_environment(tmp):
 
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
-    """``(base_url, root)``: a running JupyterLab serving a copy of lessons/."""
+    """``(base_url, root)``: a running JupyterLab serving a copy of lessons/ (+ examples)."""
     pytest.importorskip("jupyterlab", reason="JupyterLab not installed: browser test skipped")
     tmp = tmp_path_factory.mktemp("jupyterlab")
     root = tmp / "lessons"
     shutil.copytree(LESSONS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+    for notebook in EXAMPLES.glob("*.ipynb"):  # the widgets' example notebooks, by name
+        shutil.copy(notebook, root / notebook.name)
     port = _free_port()
     command = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",

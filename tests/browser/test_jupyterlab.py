@@ -26,12 +26,15 @@ DOCS_IMG = pathlib.Path(__file__).resolve().parents[2] / "docs" / "img"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 RUN_TIMEOUT_S = 120
 
-# lesson -> (CSS selector of the widget's main control, screenshot file name)
+# lesson (or example notebook of examples/) -> (CSS selector of the widget's main
+# control, screenshot file name)
 WIDGETS = {
     "01-tensors-and-autograd": (".widget-slider", "autograd-explorer.png"),
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
+    "gradient_inspector": (".widget-slider", "gradient-inspector.png"),
+    "train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
 }
 # One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
 # busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
@@ -81,8 +84,9 @@ def wait_until_all_ran(page):
     raise AssertionError(f"the notebook did not finish in {RUN_TIMEOUT_S} s: prompts {prompts(page)}")
 
 
-def image_source(page):
-    return page.eval_on_selector(f"{PANEL} img.widget-image", "img => img.src")
+def image_sources(page):
+    """The ``src`` of every widget image (a widget may draw its slider's effect in any)."""
+    return page.eval_on_selector_all(f"{PANEL} img.widget-image", "imgs => imgs.map(i => i.src)")
 
 
 def save_screenshot(page, tmp_path, filename):
@@ -145,10 +149,10 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
         assert path.stat().st_size > 10_000
 
         if control == ".widget-slider":  # the kernel answers: move the slider, the figure changes
-            before = image_source(page)
+            before = image_sources(page)
             page.locator(f"{PANEL} .widget-slider .noUi-handle").first.press("ArrowRight")
             page.wait_for_function(
-                "([sel, old]) => document.querySelector(sel).src !== old",
+                "([sel, old]) => [...document.querySelectorAll(sel)].some((img, i) => img.src !== old[i])",
                 arg=[f"{PANEL} img.widget-image", before], timeout=30_000)
     finally:
         page.close()

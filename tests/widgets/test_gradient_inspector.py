@@ -1,0 +1,229 @@
+"""GradientInspectorModel (pure Python) and the GradientInspector view, driven headlessly."""
+import copy
+
+import numpy as np
+import pytest
+
+import edutorch as et
+import edutorch.nn as nn
+from test_layering import WIDGETS, imported_top_level_names
+from widgets import GradientInspector, GradientInspectorModel
+from widgets.gradient_inspector import LOG_EDGES
+from widget_helpers import copy_weights, is_png, mlp, png_bytes
+
+
+def deep_mlp(nn_module, activation, depth=8, width=32):
+    """``depth`` hidden Linear+activation layers: where gradients vanish (or not)."""
+    layers, size = [], 16
+    for _ in range(depth):
+        layers += [nn_module.Linear(size, width), getattr(nn_module, activation)()]
+        size = width
+    return nn_module.Sequential(*layers, nn_module.Linear(size, 4))
+
+
+def batch(framework, n=64, features=16, classes=4, seed=0):
+    rng = np.random.default_rng(seed)
+    return (framework.tensor(rng.standard_normal((n, features)).astype(np.float32)),
+            framework.tensor(rng.integers(0, classes, size=n)))
+
+
+def grads_of(model):
+    return {n: p.grad.detach().numpy().copy() for n, p in model.named_parameters()}
+
+
+def test_the_model_file_imports_no_gui_library():
+    names = imported_top_level_names(WIDGETS / "gradient_inspector.py")
+    assert not names & {"ipywidgets", "matplotlib", "IPython", "PIL", "edutorch", "torch"}
+    # the view too takes the framework from the module it is given
+    assert not imported_top_level_names(WIDGETS / "gradient_inspector_view.py") & {
+        "edutorch", "torch"}
+
+
+def test_rows_summarise_each_parameters_grad(small_mlp, eval_batch):
+    model = GradientInspectorModel(small_mlp, eval_batch)
+    assert [r.name for r in model.rows] == [n for n, _ in small_mlp.named_parameters()]
+    expected = nn.functional.cross_entropy(small_mlp(eval_batch[0]), eval_batch[1])
+    assert model.loss == pytest.approx(float(expected))
+    for row in model.rows:
+        grad = dict(small_mlp.named_parameters())[row.name].grad.detach().numpy()
+        assert row.shape == grad.shape
+        assert row.stats.norm == pytest.approx(np.linalg.norm(grad.astype(np.float64)))
+        assert row.stats.mean == pytest.approx(grad.mean(dtype=np.float64))
+        assert row.stats.std == pytest.approx(grad.std(ddof=1, dtype=np.float64))
+        assert row.abs_max == pytest.approx(np.abs(grad).max())
+        assert row.log_counts.sum() == np.count_nonzero(grad)  # exact zeros are not binned
+        biggest = int(np.digitize(np.log10(np.abs(grad).max()), LOG_EDGES)) - 1
+        assert row.log_counts[biggest] > 0 and row.log_counts[biggest + 1:].sum() == 0
+        np.testing.assert_array_equal(model.grad(row.name), grad)
+    with pytest.raises(KeyError, match="no gradient for 'nope'"):
+        model.row("nope")
+
+
+@pytest.mark.parametrize("framework_name", ["edutorch", "torch"])
+def test_deep_sigmoid_tanh_and_relu_nets_look_different(framework_name):
+    """Sigmoid's gradient vanishes towards the input (σ' ≤ 1/4 per layer); tanh and ReLU keep
+    it within a few decades; only ReLU gives exact zeros (units that were off)."""
+    framework = et if framework_name == "edutorch" else pytest.importorskip(
+        "torch", reason="PyTorch not installed: torch half skipped")
+    data = batch(framework)
+    first_over_last, zeros = {}, {}
+    for activation in ("Sigmoid", "Tanh", "ReLU"):
+        framework.manual_seed(0)
+        model = GradientInspectorModel(deep_mlp(framework.nn, activation), data)
+        weights = [r for r in model.rows if r.name.endswith("weight")]
+        first_over_last[activation] = weights[0].stats.norm / weights[-1].stats.norm
+        zeros[activation] = max(r.stats.zeros for r in weights[:-1])
+    assert first_over_last["Sigmoid"] < 1e-5
+    assert first_over_last["Tanh"] > 1e-3 and first_over_last["ReLU"] > 1e-3
+    assert first_over_last["Sigmoid"] < 1e-3 * min(first_over_last["Tanh"],
+                                                   first_over_last["ReLU"])
+    assert zeros["Sigmoid"] == zeros["Tanh"] == 0.0 and zeros["ReLU"] > 0.0
+
+
+@pytest.mark.parametrize("max_norm", [1e-3, 0.05, 1e3])
+def test_clip_norm_shows_exactly_what_clip_grad_norm_does(small_mlp, eval_batch, max_norm):
+    model = GradientInspectorModel(small_mlp, eval_batch)
+    before = grads_of(small_mlp)
+    twin = copy.deepcopy(small_mlp)
+    for p, q in zip(small_mlp.parameters(), twin.parameters()):
+        q.grad = p.grad.clone()
+    result = model.clip_norm(max_norm)
+    returned = nn.utils.clip_grad_norm_(twin.parameters(), max_norm)
+    assert result.kind == "norm" and result.threshold == max_norm
+    assert result.total_norm == float(returned)  # bit for bit, not approximately
+    coef = max_norm / (returned + 1e-6)
+    assert result.clip_coef == float(coef)
+    assert result.clip_coef_clamped == float(coef.clamp(max=1.0)) == min(float(coef), 1.0)
+    for name, q in twin.named_parameters():
+        assert result.after[name] == float(q.grad.norm())
+        assert result.before[name] == float(dict(small_mlp.named_parameters())[name].grad.norm())
+    assert result.total_after == float(nn.utils.get_total_norm([q.grad for q in twin.parameters()]))
+    if max_norm >= float(returned):
+        assert result.after == result.before and result.clip_coef_clamped == 1.0
+    else:
+        assert result.total_after == pytest.approx(max_norm, rel=1e-4)
+    for name, grad in grads_of(small_mlp).items():  # the real gradients are untouched
+        np.testing.assert_array_equal(grad, before[name])
+
+
+def test_clip_value_shows_exactly_what_clip_grad_value_does(small_mlp, eval_batch):
+    model = GradientInspectorModel(small_mlp, eval_batch)
+    before = grads_of(small_mlp)
+    clip = 0.3 * min(r.abs_max for r in model.rows)
+    result = model.clip_value(clip)
+    nn.utils.clip_grad_value_(small_mlp.parameters(), clip)
+    for name, p in small_mlp.named_parameters():
+        assert result.after[name] == float(p.grad.norm())
+        assert result.clamped[name] == pytest.approx(np.mean(np.abs(before[name]) > clip))
+        assert result.clamped[name] > 0
+    assert result.total_norm == pytest.approx(
+        np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in before.values())), rel=1e-6)
+
+
+def test_steps_train_and_build_the_timeline(small_mlp, eval_batch):
+    model = GradientInspectorModel(small_mlp, eval_batch, lr=0.5)
+    weight = small_mlp[0].weight
+    start, grad = weight.detach().numpy().copy(), weight.grad.detach().numpy().copy()
+    model.step()
+    np.testing.assert_allclose(weight.detach().numpy(), start - 0.5 * grad, rtol=1e-6, atol=1e-7)
+    model.step(3)
+    assert model.steps == 4 and [r.step for r in model.history] == [0, 1, 2, 3, 4]
+    losses = [r.loss for r in model.history]
+    assert losses[-1] < losses[0]  # full-batch descent on one batch
+    steps, total = model.timeline()
+    np.testing.assert_array_equal(steps, [0, 1, 2, 3, 4])
+    assert total[-1] == pytest.approx(np.sqrt(sum(r.stats.norm ** 2 for r in model.rows)))
+    assert model.timeline("0.weight")[1][-1] == model.row("0.weight").stats.norm
+    with pytest.raises(ValueError, match="clip_mode must be one of"):
+        model.step(clip_mode="clip")
+
+
+def test_clipping_while_training_clips_the_real_gradients(small_mlp, eval_batch):
+    model = GradientInspectorModel(small_mlp, eval_batch, lr=1.0)
+    start = [p.detach().numpy().copy() for p in small_mlp.parameters()]
+    total = model.history[-1].total_norm
+    model.step(clip_mode="norm", max_norm=total / 10)
+    moved = np.sqrt(sum(((p.detach().numpy() - s).astype(np.float64) ** 2).sum()
+                        for p, s in zip(small_mlp.parameters(), start)))
+    assert moved == pytest.approx(total / 10, rel=1e-4)  # lr 1: the update is the clipped grad
+    assert model.history[0].clip == "norm" and model.history[1].clip == "none"
+    start = [p.detach().numpy().copy() for p in small_mlp.parameters()]
+    model.step(clip_mode="value", clip_value=1e-4)
+    for p, s in zip(small_mlp.parameters(), start):  # every entry moved by at most lr * 1e-4
+        assert np.abs(p.detach().numpy() - s).max() == pytest.approx(1e-4, abs=1e-6)
+
+
+def test_data_can_be_a_loader_of_batches(small_mlp):
+    x, y = batch(et, n=8, features=20)
+    loader = [(x[:4], y[:4]), (x[4:], y[4:])]
+    model = GradientInspectorModel(small_mlp, loader, optimizer=et.optim.SGD(
+        small_mlp.parameters(), lr=0.0))
+    model.step(2)  # lr 0: only the batch changes, and the third batch is the first again
+    first, second, third = (r.loss for r in model.history)
+    assert first != second and first == pytest.approx(third)
+    with pytest.raises(ValueError, match="no batches"):
+        GradientInspectorModel(small_mlp, [])
+
+
+def test_same_numbers_as_real_torch(small_mlp, eval_batch, real_torch):
+    twin = copy_weights(real_torch, small_mlp, mlp(real_torch.nn))
+    x, y = eval_batch
+    ours = GradientInspectorModel(small_mlp, eval_batch)
+    theirs = GradientInspectorModel(twin, (real_torch.tensor(x.numpy()),
+                                           real_torch.tensor(y.numpy())))
+    assert ours.loss == pytest.approx(theirs.loss, rel=1e-5)
+    for a, b in zip(ours.rows, theirs.rows):
+        assert a.name == b.name and a.shape == b.shape
+        assert a.stats.norm == pytest.approx(b.stats.norm, rel=1e-4)
+    a, b = ours.clip_norm(0.01), theirs.clip_norm(0.01)
+    assert a.total_norm == pytest.approx(b.total_norm, rel=1e-5)
+    assert a.clip_coef_clamped == pytest.approx(b.clip_coef_clamped, rel=1e-5)
+    # on torch, the numbers are torch's own clip_grad_norm_'s
+    clone = copy.deepcopy(twin)
+    for p, q in zip(twin.parameters(), clone.parameters()):
+        q.grad = p.grad.clone()
+    assert b.total_norm == float(real_torch.nn.utils.clip_grad_norm_(clone.parameters(), 0.01))
+    assert [b.after[n] for n, _ in clone.named_parameters()] == [
+        float(p.grad.norm()) for p in clone.parameters()]
+
+
+# -- the view ----------------------------------------------------------------------------
+def test_view_sliders_preview_clipping(small_mlp, eval_batch):
+    view = GradientInspector(small_mlp, eval_batch)
+    assert repr(view) == "GradientInspector(Sequential, 6 parameters)"
+    first = png_bytes(view.image)
+    assert is_png(first) and is_png(png_bytes(view.timeline))
+    total = view.model.clip_norm(1.0).total_norm
+    assert f"returned total_norm = <b>{total:.6g}</b>" in view.caption.value
+    view.max_norm.value = 10 ** round(np.log10(total / 4), 2)
+    assert "every .grad × " in view.caption.value
+    assert png_bytes(view.image) != first
+    before = png_bytes(view.image)
+    view.clip_value.value = 1e-4
+    assert "clip_value=0.0001" in view.caption.value and png_bytes(view.image) != before
+    assert "norm after<br>clip_grad_value_" in view.table.value and "0.weight" in view.table.value
+    assert view.model.steps == 0  # the sliders never train
+
+
+def test_view_steps_and_timeline(small_mlp, eval_batch):
+    view = GradientInspector(small_mlp, eval_batch)
+    timeline = png_bytes(view.timeline)
+    view.step_button.click()
+    assert view.model.steps == 1 and "after 1 optimizer steps" in view.title.value
+    assert png_bytes(view.timeline) != timeline
+    view.clip_mode.value = "norm"
+    view.max_norm.value = 1e-3
+    view.steps_button.click()
+    assert view.model.steps == 11 and len(view.model.history) == 12
+    assert {r.clip for r in view.model.history[1:11]} == {"norm"}
+
+
+def test_view_on_a_real_torch_module(real_torch):
+    model = deep_mlp(real_torch.nn, "Sigmoid", depth=4)
+    view = GradientInspector(model, batch(real_torch), optimizer=real_torch.optim.Adam(
+        model.parameters(), lr=1e-3))
+    view.max_norm.value = 1e-3
+    view.clip_mode.value = "value"
+    view.step_button.click()
+    assert view.model.steps == 1 and is_png(png_bytes(view.image))
+    assert "every .grad × " in view.caption.value and "0.weight" in view.table.value

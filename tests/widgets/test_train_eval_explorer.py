@@ -1,0 +1,281 @@
+"""TrainEvalExplorerModel (pure Python) and the TrainEvalExplorer view, driven headlessly."""
+import numpy as np
+import pytest
+
+import edutorch as et
+from test_layering import WIDGETS, imported_top_level_names
+from widgets import TrainEvalExplorer, TrainEvalExplorerModel
+from widget_helpers import is_png, png_bytes
+
+
+def noisy_class(framework):
+    """A user's own modal module: adds noise in training only (it checks self.training)."""
+
+    class Noisy(framework.nn.Module):
+        def forward(self, x):
+            return x + 0.5 * framework.randn(x.shape) if self.training else x
+    return Noisy
+
+
+def net(framework, momentum=0.1, p=0.5):
+    """Sequential(0 Linear, 1 BatchNorm1d, 2 ReLU, 3 Dropout, 4 Noisy, 5 Linear)."""
+    nn = framework.nn
+    framework.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 12), nn.BatchNorm1d(12, momentum=momentum), nn.ReLU(),
+                         nn.Dropout(p), noisy_class(framework)(), nn.Linear(12, 3))
+
+
+def inputs(framework, n=8, batches=4, seed=0):
+    rng = np.random.default_rng(seed)
+    x = framework.tensor(rng.standard_normal((n, 6)).astype(np.float32))
+    fed = [framework.tensor((2 * rng.standard_normal((32, 6)) + 1).astype(np.float32))
+           for _ in range(batches)]
+    return x, fed
+
+
+def buffers(model):
+    return {n: b.detach().numpy().copy() for n, b in model.named_buffers()}
+
+
+def test_the_model_file_imports_no_gui_library():
+    names = imported_top_level_names(WIDGETS / "train_eval_explorer.py")
+    assert not names & {"ipywidgets", "matplotlib", "IPython", "PIL", "edutorch", "torch"}
+    # the view too takes the framework from the module it is given
+    assert not imported_top_level_names(WIDGETS / "train_eval_explorer_view.py") & {
+        "edutorch", "torch"}
+
+
+def test_finds_the_modal_modules_including_the_users_own():
+    x, _ = inputs(et)
+    model = TrainEvalExplorerModel(net(et), x)
+    found = [(m.name, m.class_name, m.kind) for m in model.modal_modules()]
+    assert found == [("1", "BatchNorm1d", "batchnorm"), ("3", "Dropout", "dropout"),
+                     ("4", "Noisy", "module")]
+    # not modal: dropout with p=0, batch norm without running statistics
+    nn = et.nn
+    quiet = nn.Sequential(nn.Linear(6, 4), nn.Dropout(0.0),
+                          nn.BatchNorm1d(4, track_running_stats=False))
+    assert TrainEvalExplorerModel(quiet, x).modal_modules() == []
+
+
+def test_a_parent_of_a_modal_module_says_what_it_contains():
+    nn = et.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc, self.drop = nn.Linear(6, 6), nn.Dropout(0.3)
+
+        def forward(self, x):
+            return self.drop(self.fc(x))
+    x, _ = inputs(et)
+    modal = TrainEvalExplorerModel(nn.Sequential(Block(), nn.Linear(6, 2)), x).modal_modules()
+    assert [(m.name, m.inside) for m in modal] == [("0", ("0.drop",)), ("0.drop", ())]
+
+
+def test_eval_output_is_the_same_every_call_and_train_output_is_not():
+    x, _ = inputs(et)
+    model = net(et)
+    explorer = TrainEvalExplorerModel(model, x)
+    before, state = buffers(model), et.get_rng_state()
+    first, second = explorer.compare(), explorer.compare()
+    assert first.train_change is None and first.eval_change is None
+    assert second.eval_change == 0.0 and second.train_change > 0.1
+    np.testing.assert_array_equal(first.eval_output, second.eval_output)
+    with et.no_grad():
+        np.testing.assert_array_equal(second.eval_output, model.eval()(x).numpy())
+    model.train()
+    # looking changes nothing: buffers, the user's random stream, the modes
+    for name, value in buffers(model).items():
+        np.testing.assert_array_equal(value, before[name])
+    assert et.equal(et.get_rng_state(), state)
+    assert all(m.training for m in model.modules())
+    model[3].eval()  # mixed modes are restored one by one
+    explorer.compare()
+    assert [m.training for m in model] == [True, True, True, False, True, True]
+
+
+def test_dropout_zeroes_about_p_and_scales_the_rest_by_one_over_one_minus_p():
+    nn = et.nn
+    et.manual_seed(0)
+    x = et.randn(64, 100)
+    explorer = TrainEvalExplorerModel(nn.Sequential(nn.Dropout(0.3)), x)
+    explorer.compare()
+    call = explorer.dropout_call("0")
+    recorded = explorer.comparisons[-1].train_calls["0"]
+    assert call.p == 0.3 and call.scale == pytest.approx(1 / 0.7)
+    assert call.fraction == pytest.approx(0.3, abs=0.02)
+    kept = ~call.zeroed
+    np.testing.assert_allclose(recorded.output[kept], recorded.input[kept] / 0.7, rtol=1e-6)
+    assert np.all(recorded.output[call.zeroed] == 0)
+    assert call.observed_scale == pytest.approx(1 / 0.7, rel=1e-6)
+    explorer.compare()
+    assert not np.array_equal(explorer.dropout_call("0").zeroed, call.zeroed)
+
+
+def test_batch_norm_uses_batch_statistics_in_train_and_running_ones_in_eval():
+    x, fed = inputs(et)
+    model = net(et)
+    explorer = TrainEvalExplorerModel(model, x, batches=fed)
+    explorer.next_batch(2)
+    comparison = explorer.compare()
+    stats = explorer.batch_norm_call("1")
+    seen = comparison.train_calls["1"].input.astype(np.float64)
+    np.testing.assert_allclose(stats.batch_mean, seen.mean(axis=0))
+    np.testing.assert_allclose(stats.batch_var, seen.var(axis=0))
+    np.testing.assert_array_equal(stats.running_mean, model[1].running_mean.numpy())
+    bn, given = model[1], comparison.eval_calls["1"].input
+    expected = ((given - stats.running_mean) / np.sqrt(stats.running_var + bn.eps)
+                * bn.weight.detach().numpy() + bn.bias.detach().numpy())
+    np.testing.assert_allclose(comparison.eval_calls["1"].output, expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("momentum", [0.1, 0.5, None])
+def test_running_statistics_move_with_momentum(momentum):
+    x, fed = inputs(et, batches=5)
+    model = net(et, momentum=momentum)
+    explorer = TrainEvalExplorerModel(model, x, batches=fed)
+    assert explorer.next_batch(5) == 5
+    history = explorer.history["1"]
+    assert [s.num_batches_tracked for s in history] == [0, 1, 2, 3, 4, 5]
+    np.testing.assert_array_equal(history[-1].running_mean, model[1].running_mean.numpy())
+    np.testing.assert_array_equal(history[-1].running_var, model[1].running_var.numpy())
+    for previous, state in zip(history, history[1:]):
+        factor = momentum if momentum is not None else 1 / state.num_batches_tracked
+        assert state.factor == pytest.approx(factor)
+        np.testing.assert_allclose(
+            state.running_mean, (1 - factor) * previous.running_mean + factor * state.batch_mean,
+            rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            state.running_var, (1 - factor) * previous.running_var + factor * state.batch_var,
+            rtol=1e-5, atol=1e-6)
+    if momentum is None:  # the cumulative average of the batch means, equally weighted
+        np.testing.assert_allclose(history[-1].running_mean,
+                                   np.mean([s.batch_mean for s in history[1:]], axis=0),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_batches_cycle_and_default_to_x():
+    x, fed = inputs(et, batches=2)
+    explorer = TrainEvalExplorerModel(net(et, momentum=None), x, batches=[(b, 0) for b in fed])
+    explorer.next_batch(3)
+    means = [s.batch_mean for s in explorer.history["1"][1:]]
+    np.testing.assert_array_equal(means[0], means[2])
+    assert not np.array_equal(means[0], means[1])
+    alone = TrainEvalExplorerModel(net(et, momentum=None), x)
+    alone.next_batch()
+    alone.compare()
+    np.testing.assert_allclose(alone.history["1"][1].running_mean,
+                               alone.batch_norm_call("1").batch_mean, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_same_running_statistics_as_real_torch(real_torch, momentum):
+    """Real torch's BatchNorm is the oracle: feeding the same batches gives the same buffers."""
+    x, fed = inputs(et)
+    ours = TrainEvalExplorerModel(net(et, momentum=momentum), x, batches=fed)
+    twin = net(real_torch, momentum=momentum)
+    twin.load_state_dict({k: real_torch.tensor(v.detach().numpy())
+                          for k, v in ours.module.state_dict().items()})
+    theirs = TrainEvalExplorerModel(twin, real_torch.tensor(x.numpy()),
+                                    batches=[real_torch.tensor(b.numpy()) for b in fed])
+    ours.next_batch(4)
+    theirs.next_batch(4)
+    for a, b in zip(ours.history["1"], theirs.history["1"]):
+        assert a.num_batches_tracked == b.num_batches_tracked and a.factor == b.factor
+        np.testing.assert_allclose(a.running_mean, b.running_mean, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(a.running_var, b.running_var, rtol=1e-5, atol=1e-6)
+    assert [m.name for m in theirs.modal_modules()] == ["1", "3", "4"]
+    a, b = ours.compare(), theirs.compare()
+    np.testing.assert_allclose(a.eval_output, b.eval_output, rtol=1e-4, atol=1e-5)
+    c = theirs.compare()
+    assert c.eval_change == 0.0 and c.train_change > 0
+
+
+# -- the view ----------------------------------------------------------------------------
+def test_view_run_again_and_module_details():
+    x, fed = inputs(et)
+    view = TrainEvalExplorer(net(et), x, batches=fed)
+    assert repr(view) == "TrainEvalExplorer(Sequential, 3 modal modules)"
+    assert [value for _, value in view.module.options] == ["1", "3", "4"]
+    assert is_png(png_bytes(view.image)) and is_png(png_bytes(view.detail_image))
+    assert "call 1:" in view.change.value
+    first = png_bytes(view.image)
+    view.again_button.click()
+    assert "train output <b>changed</b>" in view.change.value
+    assert "eval output identical" in view.change.value
+    assert png_bytes(view.image) != first
+    view.module.value = "3"
+    assert "Dropout(p=0.5) in train() zeroed" in view.text.value
+    assert "1/(1 − p) = 2" in view.text.value
+    view.module.value = "4"
+    assert "Noisy fed the same input (8, 12)" in view.text.value
+    assert "checks self.training itself" in view.text.value
+
+
+def test_view_next_batch_and_step_slider():
+    x, fed = inputs(et)
+    model = net(et, momentum=None)
+    view = TrainEvalExplorer(model, x, batches=fed)
+    view.module.value = "1"
+    assert "momentum = None (cumulative average" in view.text.value
+    assert "press “next batch”" in view.text.value
+    picture = png_bytes(view.detail_image)
+    for _ in range(3):
+        view.next_button.click()
+    assert view.step.max == 3 and view.step.value == 3
+    assert int(model[1].num_batches_tracked) == 3
+    assert "num_batches_tracked = 3" in view.text.value and "(1 − 0.3333)" in view.text.value
+    assert png_bytes(view.detail_image) != picture
+    # the running statistics moved: the eval output is new, then stable again
+    assert "call 4 with the running statistics of the last batch" in view.change.value
+    view.again_button.click()
+    assert "eval output identical" in view.change.value
+    assert view.model.comparisons[-1].steps == 3
+    latest = png_bytes(view.detail_image)
+    view.step.value = 1
+    assert "step 1 of 3: num_batches_tracked = 1" in view.text.value
+    assert png_bytes(view.detail_image) != latest
+
+
+def test_view_of_a_model_without_modal_modules():
+    nn = et.nn
+    x, _ = inputs(et)
+    view = TrainEvalExplorer(nn.Sequential(nn.Linear(6, 2), nn.ReLU()), x)
+    assert view.module.value is None
+    assert "no module of this model behaves differently" in view.text.value
+    view.next_button.click()  # nothing to track, nothing breaks
+    assert is_png(png_bytes(view.detail_image))
+
+
+def test_view_on_a_real_torch_module(real_torch):
+    x, fed = inputs(real_torch)
+    model = net(real_torch)
+    view = TrainEvalExplorer(model, x, batches=fed)
+    view.again_button.click()
+    assert "eval output identical" in view.change.value
+    view.module.value = "1"
+    view.next_button.click()
+    assert int(model[1].num_batches_tracked) == 1 and "num_batches_tracked = 1" in view.text.value
+    view.module.value = "3"
+    assert "zeroed" in view.text.value and is_png(png_bytes(view.detail_image))
+
+
+def test_batch_norm_2d_and_dropout_2d_work_per_channel():
+    nn = et.nn
+    et.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.Dropout2d(0.5))
+    x, fed = et.randn(6, 1, 8, 8), [et.randn(16, 1, 8, 8) * 3 + 1]
+    explorer = TrainEvalExplorerModel(model, x, batches=fed)
+    assert [(m.name, m.kind) for m in explorer.modal_modules()] == [
+        ("1", "batchnorm"), ("2", "dropout")]
+    explorer.next_batch()
+    state = explorer.history["1"][1]
+    seen = model[0](fed[0]).detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(state.batch_mean, seen.mean(axis=(0, 2, 3)), rtol=1e-5)
+    np.testing.assert_allclose(state.running_mean, 0.1 * seen.mean(axis=(0, 2, 3)),
+                               rtol=1e-5, atol=1e-6)
+    explorer.compare()
+    zeroed = explorer.dropout_call("2").zeroed  # whole channels: all of a map or none of it
+    per_map = zeroed.reshape(6, 4, -1).mean(axis=2)
+    assert set(np.unique(per_map)) <= {0.0, 1.0} and 0 < per_map.mean() < 1

@@ -1,0 +1,392 @@
+"""The ipywidgets view of ``GradientInspectorModel``.
+
+Layout::
+
+    title: model, loss, step
+    [max_norm ──●──] [clip_value ──●──]
+    [when training ▾] [step ▶] [10 steps ▶▶]
+    what clip_grad_norm_ returned, the clip coefficient; what clip_grad_value_ clamped
+    [ gradient norm per parameter, log scale | histogram of log10|g| per parameter ]
+    [ timeline: gradient norms across training steps, log scale                   ]
+    [ table: norm, mean, std, |max|, zeros, norm after each clipping, per parameter ]
+
+The sliders only *preview* clipping (on copies of the gradients); the step
+buttons train, clipping the real gradients as "when training" says.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import matplotlib as mpl
+import numpy as np
+from matplotlib.collections import PolyCollection
+from matplotlib.ticker import NullLocator
+
+from ._render import Canvas, small_fonts
+from .gradient_inspector import LOG_EDGES, GradientInspectorModel
+
+STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
+GREY, NORM_COLOUR, VALUE_COLOUR = "#b8b8b8", "#219ebc", "#f77f00"
+HIST_CMAP = "Greys"  # counts are never negative: a one-sided scale from 0 to the row's peak
+WIDTH_PX = 760
+LEGEND_PX = 30  # below the bar chart: its legend, outside the bars
+
+
+class GradientInspector(W.VBox):
+    """Per-parameter gradients, a ``clip_grad_norm_`` / ``clip_grad_value_`` preview, a timeline.
+
+    >>> inspector = GradientInspector(model, data=(x, y))   # one forward + backward
+    >>> inspector.max_norm.value = 0.5                       # preview clip_grad_norm_
+    >>> inspector.step_button.click()                        # optimizer.step(), next gradients
+    """
+
+    def __init__(self, module, data, loss_fn=None, optimizer=None, lr=0.1):
+        self.model = GradientInspectorModel(module, data, loss_fn=loss_fn, optimizer=optimizer,
+                                            lr=lr)
+        names = [r.name for r in self.model.rows]
+        height = 1.2 + 0.17 * (len(names) + 1)
+        self.canvas = Canvas(ncols=2, width=WIDTH_PX / 72, height=max(height, 2.6) + 0.4)
+        for i, slot in enumerate(self.canvas.slots):  # room below for a legend
+            self.canvas.slots[i] = _raised(slot, self.canvas.figure, LEGEND_PX)
+        self.norms_panel = NormsPanel(self.canvas, 0, names)
+        self.hist_panel = HistogramPanel(self.canvas, 1, names)
+        self.timeline_canvas = Canvas(ncols=1, width=WIDTH_PX / 72, height=2.4)
+        self.timeline_panel = TimelinePanel(self.timeline_canvas, names)
+
+        self.title = W.HTML()
+        self.max_norm = W.FloatLogSlider(value=1.0, base=10, min=-4, max=3, step=0.05,
+                                         description="max_norm", readout_format=".3g",
+                                         continuous_update=True, layout=W.Layout(width="370px"))
+        self.clip_value = W.FloatLogSlider(value=0.01, base=10, min=-6, max=1, step=0.05,
+                                           description="clip_value", readout_format=".3g",
+                                           continuous_update=True, layout=W.Layout(width="370px"))
+        self.clip_mode = W.Dropdown(options=[("no clipping", "none"),
+                                             ("clip_grad_norm_(max_norm)", "norm"),
+                                             ("clip_grad_value_(clip_value)", "value")],
+                                    value="none", description="when training",
+                                    style={"description_width": "initial"},
+                                    layout=W.Layout(width="330px"))
+        self.step_button = W.Button(description="step ▶", tooltip="optimizer.step(), then the "
+                                    "gradients of the next batch", layout=W.Layout(width="90px"))
+        self.steps_button = W.Button(description="10 steps ▶▶", layout=W.Layout(width="110px"))
+        self.caption = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.timeline = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.table = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px"))
+
+        for slider in (self.max_norm, self.clip_value):
+            slider.observe(lambda change: self._draw_clipping(), names="value")
+        self.clip_mode.observe(lambda change: self._draw_timeline(), names="value")
+        self.step_button.on_click(lambda _: self.train(1))
+        self.steps_button.on_click(lambda _: self.train(10))
+        super().__init__([
+            self.title,
+            W.HBox([self.max_norm, self.clip_value]),
+            W.HBox([self.clip_mode, self.step_button, self.steps_button]),
+            self.caption, self.image, self.timeline, self.table,
+        ])
+        self._draw_gradients()
+
+    def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
+        return (f"GradientInspector({type(self.model.module).__name__}, "
+                f"{len(self.model.rows)} parameters)")
+
+    # -- reactions ------------------------------------------------------------------
+    def train(self, count=1):
+        """``count`` optimizer steps (clipping as "when training" says), then redraw."""
+        self.model.step(count, clip_mode=self.clip_mode.value, max_norm=self.max_norm.value,
+                        clip_value=self.clip_value.value)
+        self._draw_gradients()
+
+    def refresh(self):
+        """Recompute the gradients on the next batch (after changing the model yourself)."""
+        self.model.compute()
+        self._draw_gradients()
+
+    # -- drawing ------------------------------------------------------------------------
+    def _draw_gradients(self):
+        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping."""
+        self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
+        self.hist_panel.set_rows(self.model.rows)
+        self.title.value = (
+            f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
+            f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
+            f"{len(self.model.rows)} parameters with .grad")
+        self._draw_timeline()
+        self._draw_clipping()
+
+    def _draw_timeline(self):
+        self.timeline_panel.set_history(self.model)
+        self.timeline_panel.show_limit(self.clip_mode.value, self.max_norm.value)
+        self.timeline.value = self.timeline_canvas.png()
+
+    def _draw_clipping(self):
+        by_norm = self.model.clip_norm(self.max_norm.value)
+        by_value = self.model.clip_value(self.clip_value.value)
+        self.norms_panel.show_clipping(by_norm, by_value)
+        self.hist_panel.show_clip_value(by_value.threshold)
+        self.caption.value = _caption_html(by_norm, by_value)
+        self.table.value = self._table_html(by_norm, by_value)
+        self.image.value = self.canvas.png()
+        if self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
+            self.timeline_panel.show_limit("norm", self.max_norm.value)
+            self.timeline.value = self.timeline_canvas.png()
+
+    def _table_html(self, by_norm, by_value):
+        cells = "padding: 0 6px; text-align: right; white-space: nowrap"
+        head = ["parameter", "shape", "norm", "mean", "std", "|max|", "zeros",
+                "norm after<br>clip_grad_norm_", "norm after<br>clip_grad_value_", "clamped"]
+        rows = ["<tr>" + "".join(f"<th style='{cells}'>{h}</th>" for h in head) + "</tr>"]
+        for r in self.model.rows:
+            s = r.stats
+            values = [html.escape(r.name), str(r.shape), f"{s.norm:.3g}", f"{s.mean:.2g}",
+                      f"{s.std:.3g}", f"{r.abs_max:.3g}", f"{s.zeros:.0%}",
+                      f"{by_norm.after[r.name]:.3g}", f"{by_value.after[r.name]:.3g}",
+                      f"{by_value.clamped[r.name]:.0%}"]
+            rows.append("<tr>" + "".join(f"<td style='{cells}'>{v}</td>" for v in values)
+                        + "</tr>")
+        return f"<table style='{STYLE}'>{''.join(rows)}</table>"
+
+
+def _caption_html(by_norm, by_value):
+    if by_norm.clip_coef_clamped < 1.0:
+        effect = f"every .grad × {by_norm.clip_coef_clamped:.4g}"
+    else:
+        effect = "≥ 1: nothing clipped"
+    lines = [
+        (f"<span style='color:{NORM_COLOUR}'>■</span> <b>clip_grad_norm_</b>(parameters, "
+         f"max_norm={by_norm.threshold:.3g}) returned total_norm = <b>{by_norm.total_norm:.6g}</b>;"
+         f" clip_coef = max_norm / (total_norm + 1e-6) = {by_norm.clip_coef:.4g} → {effect};"
+         f" norm after = {by_norm.total_after:.4g}"),
+        (f"<span style='color:{VALUE_COLOUR}'>■</span> <b>clip_grad_value_</b>(parameters, "
+         f"clip_value={by_value.threshold:.3g}) clamps every entry into ±{by_value.threshold:.3g}:"
+         f" {_overall_clamped(by_value):.1%} of the entries change; norm after = "
+         f"{by_value.total_after:.4g}"),
+    ]
+    return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
+
+
+def _overall_clamped(result):
+    """The fraction of all entries clipping changed (each parameter weighed by its size)."""
+    return float(np.mean(list(result.clamped.values()))) if result.clamped else 0.0
+
+
+def _raised(box, figure, pixels):
+    """``box`` (figure coordinates) with its bottom raised by ``pixels``."""
+    from matplotlib.transforms import Bbox
+
+    lift = pixels / figure.bbox.height
+    return Bbox.from_extents(box.x0, box.y0 + lift, box.x1, box.y1)
+
+
+def _decades(values, pad=0.3):
+    """An x-range in log10 units that holds every positive value, padded."""
+    logs = np.log10([v for v in values if v > 0 and np.isfinite(v)] or [1.0])
+    return np.floor(logs.min() - pad), np.ceil(logs.max() + pad)
+
+
+def _bars(rows, left, right, low, high):
+    """Rectangles ``[left, right] x [row+low, row+high]`` for a PolyCollection."""
+    return [[(a, y + low), (b, y + low), (b, y + high), (a, y + high)]
+            for y, a, b in zip(rows, left, right)]
+
+
+class NormsPanel:
+    """Horizontal bars, log x: each gradient's norm before (grey) and after each clipping.
+
+    Row 0 is the total norm, with ``max_norm`` marked; the grey bars change only
+    with new gradients (background), the coloured ones with the sliders.
+    """
+
+    def __init__(self, canvas, index, names):
+        self.canvas = canvas
+        self.ax = ax = canvas.figure.add_axes(canvas.slots[index])
+        labels = ["total"] + list(names)
+        self.y = np.arange(len(labels))
+        ax.set_xscale("log")
+        ax.set_yticks(self.y, labels=labels)
+        ax.set_ylim(len(labels) - 0.5, -0.5)
+        ax.set_title("gradient norm per parameter (log scale)", fontsize=9)
+        small_fonts(ax, "‖grad‖ (2-norm)")
+        self.before = ax.add_collection(PolyCollection([], facecolor=GREY, label="before"))
+        self.after_norm = ax.add_collection(
+            PolyCollection([], facecolor=NORM_COLOUR, label="after clip_grad_norm_"))
+        self.after_value = ax.add_collection(
+            PolyCollection([], facecolor=VALUE_COLOUR, label="after clip_grad_value_"))
+        self.limit, = ax.plot([], [], color="#c0392b", linestyle="--", linewidth=1.2,
+                              label="max_norm")
+        ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks: slow to draw, little use
+        box = canvas.slots[index]
+        canvas.figure.legend(handles=[self.before, self.after_norm, self.after_value, self.limit],
+                             fontsize=7, loc="lower center", ncols=2, frameon=False,
+                             bbox_to_anchor=(box.x0 + box.width / 2, 0.0))
+        canvas.animate(self.before, self.after_norm, self.after_value, self.limit)
+        canvas.panels.append(self)
+        self.range = Range()
+
+    def layout(self):
+        return "norms"
+
+    def set_rows(self, rows, total):
+        norms = [total] + [r.stats.norm for r in rows]
+        if self.range.cover(*_decades(norms)):
+            self.ax.set_xlim(10.0 ** self.range.low, 10.0 ** self.range.high)
+            self.canvas.invalidate()
+        self.left = 10.0 ** self.range.low
+        self.before.set_verts(_bars(self.y, [self.left] * len(norms), _floor(norms, self.left),
+                                    -0.4, 0.4))
+
+    def show_clipping(self, by_norm, by_value):
+        names = list(by_norm.after)
+        after_norm = [by_norm.total_after] + [by_norm.after[n] for n in names]
+        after_value = [by_value.total_after] + [by_value.after[n] for n in names]
+        lefts = [self.left] * len(after_norm)
+        self.after_norm.set_verts(_bars(self.y, lefts, _floor(after_norm, self.left), -0.3, 0.0))
+        self.after_value.set_verts(_bars(self.y, lefts, _floor(after_value, self.left), 0.0, 0.3))
+        x = min(max(by_norm.threshold, self.left), self.ax.get_xlim()[1])
+        self.limit.set_data([x, x], [-0.48, 0.48])
+
+
+class Range:
+    """An axis range in whole decades that only grows (so the frame is rarely redrawn).
+
+    ``cover(low, high)`` widens it to hold ``[low, high]`` plus a margin and says
+    whether it changed; it also shrinks when the data now spans far less.
+    """
+
+    def __init__(self, margin=1.0, slack=4.0):
+        self.low = self.high = None
+        self.margin, self.slack = margin, slack
+
+    def cover(self, low, high):
+        inside = self.low is not None and self.low <= low and high <= self.high
+        if inside and (self.high - self.low) - (high - low) <= self.slack:
+            return False
+        self.low, self.high = low - self.margin, high + self.margin
+        return True
+
+
+def _floor(values, left):
+    """Bar ends on a log axis: a zero norm gets a bar of zero length at the left edge."""
+    return [max(v, left) for v in values]
+
+
+class HistogramPanel:
+    """One row per parameter: how its gradient's entries spread over decades of |g|.
+
+    Colour = entries in the bin relative to the row's fullest bin (a one-sided
+    scale, with its legend); the orange line is ``clip_value`` (entries right of
+    it are clamped by ``clip_grad_value_``).
+    """
+
+    def __init__(self, canvas, index, names):
+        self.canvas = canvas
+        self.figure = canvas.figure
+        self.ax = ax = self.figure.add_axes(canvas.slots[index])
+        n = max(len(names), 1)
+        self.image = ax.imshow(np.zeros((n, len(LOG_EDGES) - 1)), aspect="auto",
+                               interpolation="nearest", cmap=HIST_CMAP, vmin=0.0, vmax=1.0,
+                               extent=(LOG_EDGES[0], LOG_EDGES[-1], n - 0.5, -0.5))
+        ax.set_yticks(np.arange(len(names)), labels=names)
+        ax.set_title("histogram of log10|grad| per parameter", fontsize=9)
+        small_fonts(ax, "|grad| (log scale; exact zeros not shown)")
+        box = ax.get_position()
+        cax = self.figure.add_axes([box.x1 + 0.01, box.y0, 0.012, box.height])
+        bar = self.figure.colorbar(self.image, cax=cax)
+        bar.set_ticks([0, 1], labels=["0", "peak"])
+        cax.tick_params(labelsize=7)
+        self.line, = ax.plot([], [], color=VALUE_COLOUR, linewidth=1.5)
+        canvas.animate(self.image, self.line)
+        canvas.panels.append(self)
+        self.range = Range(margin=0.5)
+
+    def layout(self):
+        return "histogram"
+
+    def set_rows(self, rows):
+        counts = np.array([r.log_counts for r in rows], dtype=np.float64).reshape(
+            len(rows), len(LOG_EDGES) - 1)
+        peaks = counts.max(axis=1, keepdims=True)
+        self.image.set_data(np.divide(counts, peaks, out=np.zeros_like(counts), where=peaks > 0))
+        filled = np.nonzero(counts.sum(axis=0))[0]
+        if filled.size:
+            low, high = np.floor(LOG_EDGES[filled[0]]), np.ceil(LOG_EDGES[filled[-1] + 1])
+        else:
+            low, high = -8.0, 0.0
+        if self.range.cover(low, high):
+            low, high = self.range.low, self.range.high
+            self.ax.set_xlim(low, high)
+            ticks = np.arange(low, high + 1, _tick_step(high - low))
+            self.ax.set_xticks(ticks, labels=[f"1e{int(t)}" for t in ticks])
+            self.canvas.invalidate()
+
+    def show_clip_value(self, clip_value):
+        low, high = self.ax.get_xlim()
+        x = min(max(np.log10(clip_value), low), high)
+        self.line.set_data([x, x], list(self.ax.get_ylim()))
+
+
+def _tick_step(span):
+    """One tick per decade, or every 2nd/4th decade when the range is wide."""
+    return 1 if span <= 8 else (2 if span <= 16 else 4)
+
+
+class TimelinePanel:
+    """The gradient norm of every weight (and the total) across the training steps."""
+
+    def __init__(self, canvas, names):
+        self.canvas = canvas
+        self.names = [n for n in names if n.endswith("weight")] or list(names)
+        self.ax = canvas.figure.add_axes(canvas.slots[0])
+        colours = mpl.colormaps["viridis"](np.linspace(0.0, 0.9, max(len(self.names), 1)))
+        self.lines = [self.ax.plot([], [], "-", color=c, linewidth=1.2, markersize=3,
+                                   label=n)[0] for n, c in zip(self.names, colours)]
+        self.total, = self.ax.plot([], [], "-", color="black", linewidth=1.8, markersize=3,
+                                   label="total")
+        self.limit = self.ax.axhline(1.0, color="#c0392b", linestyle="--", linewidth=1,
+                                     label="max_norm (clipping)")
+        canvas.animate(self.limit)  # moves with the slider, over a cached background
+        self.ax.set_yscale("log")
+        self.ax.yaxis.set_minor_locator(NullLocator())
+        box = canvas.slots[0]  # room below for the x label
+        self.ax.set_position([box.x0, 0.2, box.width, box.y1 - 0.2])
+        self.ax.set_title("gradient norms across training steps (log scale; first layer "
+                          "darkest)", fontsize=9)
+        small_fonts(self.ax, "optimizer steps taken", "‖grad‖")
+        self.ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                       ncols=1 + len(self.names) // 12, borderaxespad=0)
+        canvas.animate(*self.lines, self.total, self.limit)
+        canvas.panels.append(self)
+        self.range = Range(margin=0.5)
+        self.last_step = 0  # the x axis shows steps 0 .. last_step
+
+    def layout(self):
+        return "timeline"
+
+    def set_history(self, model):
+        steps, total = model.timeline()
+        marker = "o" if len(steps) < 30 else ""
+        values = [total]
+        for line, name in zip(self.lines, self.names):
+            norms = model.timeline(name)[1]
+            line.set_data(steps, norms)
+            line.set_marker(marker)
+            values.append(norms)
+        self.total.set_data(steps, total)
+        self.total.set_marker(marker)
+        changed = self.range.cover(*_decades(np.concatenate(values), pad=0.1))
+        self.ax.set_ylim(10.0 ** self.range.low, 10.0 ** self.range.high)
+        if steps[-1] > self.last_step or self.last_step == 0:  # room for twice as many steps
+            self.last_step = max(10, 2 * steps[-1])
+            changed = True
+        self.ax.set_xlim(-0.5, self.last_step + 0.5)
+        if changed:
+            self.canvas.invalidate()
+
+    def show_limit(self, clip_mode, max_norm):
+        """The ``max_norm`` line, shown when training clips by norm (kept inside the axes)."""
+        low, high = self.ax.get_ylim()
+        y = min(max(max_norm, low), high)
+        self.limit.set_visible(clip_mode == "norm")
+        self.limit.set_ydata([y, y])
