@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import logging
+import os
 import re
 import shutil
 import sys
@@ -73,6 +74,11 @@ def _nbgrader():
         import nbgrader  # noqa: F401
     except ImportError:
         sys.exit("nbgrader is not installed: pip install -e \".[class]\" (or ./dev install class)")
+    # nbgrader runs the `alembic` command of its environment to set up the gradebook:
+    # make this interpreter's scripts folder (the venv's bin/) findable
+    scripts = os.path.dirname(sys.executable)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join(filter(None, [scripts, os.environ.get("PATH")]))
 
 
 def _clear_exercise_outputs_class():
