@@ -45,7 +45,11 @@ def test_the_first_four_lessons_exist():
         assert f"{prefix}.ipynb" in names
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+# the template of new lessons (./dev new-lesson) keeps the same contract
+TEMPLATE = LESSONS / "_template.ipynb"
+
+
+@pytest.fixture(params=NOTEBOOKS + [TEMPLATE], ids=lambda p: p.stem)
 def nb(request):
     return load(request.param)
 
