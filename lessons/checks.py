@@ -133,6 +133,9 @@ def _node_name(node):
 @exercise
 def exercise_1_1(x):
     """``x`` is a leaf with ``x.grad`` = d/dx (x**3 - 3*x), computed by ``backward()``."""
+    if x is None:
+        return _hint("x is None: create the leaf x = 2.0 with requires_grad=True, build f from it "
+                     "and call f.backward()")
     if not _is_tensor(x):
         return _hint("pass the tensor x itself, e.g. checks.exercise_1_1(x)")
     if not x.requires_grad:
