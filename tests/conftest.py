@@ -20,6 +20,7 @@ gpu          skipped automatically when CuPy or a CUDA device is absent
 
 from __future__ import annotations
 
+import glob
 import importlib.util
 import os
 import random
@@ -34,6 +35,11 @@ TORCH_SKIP_REASON = (
     f"real PyTorch not installed: parity test skipped (pip install torch=={TORCH_VERSION})"
 )
 CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_SKIP_REASON = (
+    "Chromium not found (/usr/bin/chromium, chromium on PATH, $EDUTORCH_CHROMIUM or "
+    "playwright's download): browser test skipped (Debian: apt-get install -y chromium; "
+    "elsewhere: python -m playwright install --with-deps chromium)"
+)
 SEED = 0
 
 # --- Hypothesis: no wall-clock deadlines on slow/shared 2-core machines ----------
@@ -85,15 +91,42 @@ def _cuda_available() -> bool:
         return False
 
 
+def find_chromium():
+    """A real Chromium to drive with playwright, or None.
+
+    In order: ``$EDUTORCH_CHROMIUM``; Debian's ``/usr/bin/chromium``; ``chromium``
+    on the PATH; the Chromium that ``python -m playwright install chromium``
+    downloads (``~/.cache/ms-playwright``, or ``$PLAYWRIGHT_BROWSERS_PATH``: how
+    the GitHub Actions workflow gets one, since Ubuntu's apt ``chromium`` is only
+    a stub that installs a snap). Snap wrappers are skipped: they do not start
+    in a headless CI container.
+    """
+    candidates = [os.environ.get("EDUTORCH_CHROMIUM"), CHROMIUM, shutil.which("chromium")]
+    base = os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or os.path.expanduser("~/.cache/ms-playwright")
+    candidates += sorted(glob.glob(os.path.join(base, "chromium-*", "chrome-linux*", "chrome")),
+                         reverse=True)
+    for path in candidates:
+        if path and os.path.isfile(path) and os.access(path, os.X_OK) \
+                and "/snap/" not in os.path.realpath(path):
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium_path():
+    """The Chromium executable for the browser test (skips with a reason when there is none)."""
+    path = find_chromium()
+    if path is None:
+        pytest.skip(CHROMIUM_SKIP_REASON)
+    return path
+
+
 def pytest_runtest_setup(item):
     if item.get_closest_marker("parity") and not _has_module("torch"):
         pytest.skip(TORCH_SKIP_REASON)
     if item.get_closest_marker("browser"):
-        if not (os.path.exists(CHROMIUM) or shutil.which("chromium")):
-            pytest.skip(
-                "Chromium not found at /usr/bin/chromium: browser test skipped "
-                "(apt-get install -y chromium)"
-            )
+        if find_chromium() is None:
+            pytest.skip(CHROMIUM_SKIP_REASON)
         if not _has_module("playwright"):
             pytest.skip("playwright not installed: browser test skipped (pip install -e .[test])")
     if item.get_closest_marker("gpu") and not _cuda_available():
@@ -119,6 +152,33 @@ def rng():
     return np.random.default_rng(SEED)
 
 
+# --- skips: one line per reason ---------------------------------------------------------
+def skip_summary(reports):
+    """``[(count, reason)]`` for skipped test reports, most frequent reason first."""
+    counts = {}
+    for report in reports:
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        counts[reason] = counts.get(reason, 0) + 1
+    return sorted(((n, reason) for reason, n in counts.items()), key=lambda item: (-item[0], item[1]))
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Summarise skipped tests as one line per reason (with how to enable them).
+
+    ``-ra`` would print one SKIPPED line per test: ~110 lines when PyTorch is
+    absent. pyproject's addopts use ``-rfEX`` instead (failures, errors, xpasses),
+    and this prints the skips grouped; ``-rs`` still lists them one by one.
+    """
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if r.when in ("setup", "call")]
+    if not skipped or "s" in (terminalreporter.config.option.reportchars or "").replace("a", "s"):
+        return
+    terminalreporter.section("skipped tests, by reason", sep="-")
+    for count, reason in skip_summary(skipped):
+        terminalreporter.line(f"{count:4d} skipped: {reason}")
+
+
 # --- header -----------------------------------------------------------------------------
 def pytest_report_header(config):
     def version(name):
@@ -131,7 +191,7 @@ def pytest_report_header(config):
         except Exception:
             return "installed"
 
-    chromium = "yes" if os.path.exists(CHROMIUM) else "no (browser test skips)"
+    chromium = find_chromium() or "no (browser test skips)"
     return [
         f"edutorch: numpy {np.__version__}, torch {version('torch')}, "
         f"cupy {version('cupy')}, chromium {chromium}",

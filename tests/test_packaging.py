@@ -27,7 +27,7 @@ from packaging.requirements import Requirement  # noqa: E402  (pytest depends on
 from packaging.utils import canonicalize_name  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV_GROUPS = ("widgets", "lab", "test")  # extras that environment.yml must contain
+ENV_GROUPS = ("widgets", "lab", "test", "class")  # extras that environment.yml must contain
 TORCH_PIN = "torch==2.13.0"
 
 
@@ -132,7 +132,7 @@ def test_project_metadata():
     # the engine needs NumPy only
     assert [normalise(r)[0] for r in project["dependencies"]] == ["numpy"]
     extras = project["optional-dependencies"]
-    assert set(extras) >= {"widgets", "lab", "test", "gpu", "parity"}
+    assert set(extras) >= {"widgets", "lab", "test", "gpu", "parity", "class"}
 
 
 def test_torch_is_pinned_exactly():

@@ -23,7 +23,6 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
 EXAMPLES = ROOT / "examples"
-CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -110,13 +109,12 @@ def jupyterlab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser():
-    """A headless Debian Chromium driven by playwright (never ``playwright install``)."""
+def browser(chromium_path):
+    """A headless Chromium driven by playwright: Debian's, or playwright's download (see
+    ``find_chromium`` in tests/conftest.py)."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="playwright not installed: browser test skipped")
-    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Chromium not found at /usr/bin/chromium: browser test skipped")
+    executable = chromium_path
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
         try:

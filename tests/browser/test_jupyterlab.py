@@ -134,7 +134,7 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
         exercises = page.locator(f"{PANEL} .jp-OutputArea-output", has_text="✓ correct")
         notebook = json.loads((root / f"{lesson}.ipynb").read_text(encoding="utf-8"))
         expected = sum(1 for cell in notebook["cells"] if cell["cell_type"] == "code"
-                       and re.search(r"checks\.exercise_\d_\d\(", "".join(cell["source"])))
+                       and re.search(r"checks\.exercise_\d+_\d+\(", "".join(cell["source"])))
         assert exercises.count() == expected
 
         # the widget: its container, its main control and its figure, decoded by the browser

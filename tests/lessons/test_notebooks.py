@@ -45,7 +45,11 @@ def test_the_first_four_lessons_exist():
         assert f"{prefix}.ipynb" in names
 
 
-@pytest.fixture(params=NOTEBOOKS, ids=lambda p: p.stem)
+# the template of new lessons (./dev new-lesson) keeps the same contract
+TEMPLATE = LESSONS / "_template.ipynb"
+
+
+@pytest.fixture(params=NOTEBOOKS + [TEMPLATE], ids=lambda p: p.stem)
 def nb(request):
     return load(request.param)
 
@@ -64,15 +68,15 @@ def test_kernel_is_python3(nb):
 
 def test_has_two_to_four_checked_exercises(nb):
     headings = [c for c in nb["cells"] if c["cell_type"] == "markdown"
-                and re.search(r"^### Exercise \d\.\d", source(c), flags=re.M)]
-    calls = [c for c in code_cells(nb) if re.search(r"checks\.exercise_\d_\d\(", source(c))]
+                and re.search(r"^### Exercise \d+\.\d+", source(c), flags=re.M)]
+    calls = [c for c in code_cells(nb) if re.search(r"checks\.exercise_\d+_\d+\(", source(c))]
     assert 2 <= len(headings) <= 4
     assert len(calls) == len(headings), "each exercise ends with a call to its check"
 
 
 def test_every_stored_check_reports_success(nb):
     for cell in code_cells(nb):
-        if re.search(r"checks\.exercise_\d_\d\(", source(cell)):
+        if re.search(r"checks\.exercise_\d+_\d+\(", source(cell)):
             texts = [text_of(o) for o in cell["outputs"]]
             assert any(t.startswith("✓ correct") for t in texts), source(cell)
 
@@ -160,3 +164,32 @@ def test_lesson_01_autograd_explorer_reacts_to_its_controls():
     slope = 3 * 1.5**2 - 3  # d/dx (x³ − 3x)
     assert f"x.grad = dy/dx = {slope:.4f}" in explorer.summary.value
     assert repr(explorer) == "AutogradExplorer(f='x³ − 3x', x=1.5)"
+
+
+def nbgrader_meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def test_exercises_are_nbgrader_answer_and_check_cells(nb):
+    """Each exercise: an answer cell (nbgrader solution, worked answer between the markers)
+    right before a locked check cell (nbgrader grade cell with points) calling its check."""
+    cells = nb["cells"]
+    ids = [nbgrader_meta(c)["grade_id"] for c in cells if nbgrader_meta(c)]
+    assert len(ids) == len(set(ids)), "grade_id values must be unique"
+    checks_ = [i for i, c in enumerate(cells) if re.search(r"checks\.exercise_\d+_\d+\(", source(c))]
+    assert checks_
+    for i in checks_:
+        check, answer = cells[i], cells[i - 1]
+        meta = nbgrader_meta(check)
+        assert meta.get("grade") is True and meta.get("solution") is False and meta.get("locked") is True, \
+            source(check)
+        assert meta.get("points", 0) > 0 and meta.get("schema_version") == 3
+        assert source(check).strip().count("\n") == 0, "the check cell is the single check call"
+        ameta = nbgrader_meta(answer)
+        assert ameta.get("solution") is True and ameta.get("grade") is False, source(answer)[:80]
+        text = source(answer)
+        assert text.count("### BEGIN SOLUTION") == text.count("### END SOLUTION") >= 1
+    for cell in cells:
+        if not nbgrader_meta(cell).get("solution"):
+            # nbgrader treats these words anywhere as a solution region
+            assert "BEGIN SOLUTION" not in source(cell) and "END SOLUTION" not in source(cell)
