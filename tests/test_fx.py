@@ -494,3 +494,28 @@ def test_parity_transformations():
         results.append((_normalise(gelu.code), _normalise(str(gelu.graph)), _normalise(fused.code),
                         repr(fused)))
     assert results[0] == results[1]
+
+
+def scaled_softplus(x, beta=2.0):
+    return (1 + (x * beta).exp()).log() / beta + et.ones(1)
+
+
+def test_a_plain_function_can_be_traced(rng):
+    gm = fx.symbolic_trace(scaled_softplus)
+    assert type(gm).__name__ == "scaled_softplus"
+    assert [n.op for n in gm.graph.nodes][:2] == ["placeholder", "placeholder"]
+    x = et.tensor(rng.standard_normal(4))
+    np.testing.assert_allclose(gm(x).numpy(), scaled_softplus(x).numpy(), rtol=1e-12)
+
+
+def test_parity_tracing_a_function():
+    torch = pytest.importorskip("torch", reason=REASON)
+
+    def f(lib):
+        def scaled(x, beta=2.0):
+            return (1 + (x * beta).exp()).log() / beta + lib.relu(x)
+        return scaled
+
+    texts = [(_normalise(lib.fx.symbolic_trace(f(lib)).code), _normalise(str(lib.fx.symbolic_trace(f(lib)).graph)))
+             for lib in (et, torch)]
+    assert texts[0] == texts[1]
