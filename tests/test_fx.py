@@ -519,3 +519,24 @@ def test_parity_tracing_a_function():
     texts = [(_normalise(lib.fx.symbolic_trace(f(lib)).code), _normalise(str(lib.fx.symbolic_trace(f(lib)).graph)))
              for lib in (et, torch)]
     assert texts[0] == texts[1]
+
+
+def times_length(x):
+    """Untraceable (``len`` of a Proxy): ``fx.wrap`` keeps it one call_function node."""
+    return x * len(x)
+
+
+fx.wrap("times_length")
+
+
+def test_wrap_keeps_a_function_as_one_node():
+    class UsesWrapped(et.nn.Module):
+        def forward(self, x):
+            return times_length(x) + 1
+
+    gm = fx.symbolic_trace(UsesWrapped())
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert calls[0].target is times_length and calls[0].name == "times_length"
+    assert gm(et.ones(3)).tolist() == [4.0, 4.0, 4.0]
+    with pytest.raises(RuntimeError, match="'len' is not supported"):
+        fx.symbolic_trace(Length())  # unwrapped, len still fails
