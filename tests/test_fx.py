@@ -223,13 +223,13 @@ def test_static_control_flow_is_unrolled():
 
 
 # -- changing the graph ----------------------------------------------------------------------------
-def relu_to_gelu(gm):
+def relu_to_gelu(gm, lib=et):
     """PyTorch's tutorial transformation: every relu (function or module) becomes gelu."""
-    F = et.nn.functional
+    F = lib.nn.functional
     modules = dict(gm.named_modules())
     for node in gm.graph.nodes:
-        is_relu_fn = node.op == "call_function" and node.target in (et.relu, F.relu)
-        is_relu_mod = node.op == "call_module" and isinstance(modules[node.target], et.nn.ReLU)
+        is_relu_fn = node.op == "call_function" and node.target in (lib.relu, F.relu)
+        is_relu_mod = node.op == "call_module" and isinstance(modules[node.target], lib.nn.ReLU)
         if is_relu_fn or is_relu_mod:
             with gm.graph.inserting_after(node):
                 new_node = gm.graph.call_function(F.gelu, node.args, node.kwargs)
@@ -265,17 +265,17 @@ def _parent_name(target):
     return parent[0] if parent else "", name
 
 
-def fuse(model):
-    """PyTorch's conv/bn fusion tutorial, unchanged but for the import."""
-    from edutorch.nn.utils.fusion import fuse_conv_bn_eval
-
+def fuse(model, lib=et):
+    """PyTorch's conv/bn fusion tutorial, unchanged but for the library."""
+    fuse_conv_bn_eval = lib.nn.utils.fusion.fuse_conv_bn_eval
     model = copy.deepcopy(model)
-    fx_model = fx.symbolic_trace(model)
+    fx_model = lib.fx.symbolic_trace(model)
     modules = dict(fx_model.named_modules())
     for node in fx_model.graph.nodes:
         if node.op != "call_module":
             continue
-        if type(modules[node.target]) is et.nn.BatchNorm2d and type(modules[node.args[0].target]) is et.nn.Conv2d:
+        if (type(modules[node.target]) is lib.nn.BatchNorm2d
+                and type(modules[node.args[0].target]) is lib.nn.Conv2d):
             if len(node.args[0].users) > 1:
                 continue
             conv, bn = modules[node.args[0].target], modules[node.target]
@@ -481,3 +481,62 @@ def test_parity_print_readable(name):
     texts = [_normalise(lib.fx.symbolic_trace(MODELS[name](lib)).print_readable(print_output=False))
              for lib in (et, torch)]
     assert texts[0] == texts[1]
+
+
+def test_parity_transformations():
+    torch = pytest.importorskip("torch", reason=REASON)
+    import torch.nn.utils.fusion  # noqa: F401  (a submodule torch does not import by itself)
+
+    results = []
+    for lib in (et, torch):
+        gelu = relu_to_gelu(lib.fx.symbolic_trace(MODELS["everything"](lib)), lib)
+        fused = fuse(MODELS["conv_bn"](lib).eval(), lib)
+        results.append((_normalise(gelu.code), _normalise(str(gelu.graph)), _normalise(fused.code),
+                        repr(fused)))
+    assert results[0] == results[1]
+
+
+def scaled_softplus(x, beta=2.0):
+    return (1 + (x * beta).exp()).log() / beta + et.ones(1)
+
+
+def test_a_plain_function_can_be_traced(rng):
+    gm = fx.symbolic_trace(scaled_softplus)
+    assert type(gm).__name__ == "scaled_softplus"
+    assert [n.op for n in gm.graph.nodes][:2] == ["placeholder", "placeholder"]
+    x = et.tensor(rng.standard_normal(4))
+    np.testing.assert_allclose(gm(x).numpy(), scaled_softplus(x).numpy(), rtol=1e-12)
+
+
+def test_parity_tracing_a_function():
+    torch = pytest.importorskip("torch", reason=REASON)
+
+    def f(lib):
+        def scaled(x, beta=2.0):
+            return (1 + (x * beta).exp()).log() / beta + lib.relu(x)
+        return scaled
+
+    texts = [(_normalise(lib.fx.symbolic_trace(f(lib)).code), _normalise(str(lib.fx.symbolic_trace(f(lib)).graph)))
+             for lib in (et, torch)]
+    assert texts[0] == texts[1]
+
+
+def times_length(x):
+    """Untraceable (``len`` of a Proxy): ``fx.wrap`` keeps it one call_function node."""
+    return x * len(x)
+
+
+fx.wrap("times_length")
+
+
+def test_wrap_keeps_a_function_as_one_node():
+    class UsesWrapped(et.nn.Module):
+        def forward(self, x):
+            return times_length(x) + 1
+
+    gm = fx.symbolic_trace(UsesWrapped())
+    calls = [n for n in gm.graph.nodes if n.op == "call_function"]
+    assert calls[0].target is times_length and calls[0].name == "times_length"
+    assert gm(et.ones(3)).tolist() == [4.0, 4.0, 4.0]
+    with pytest.raises(RuntimeError, match="'len' is not supported"):
+        fx.symbolic_trace(Length())  # unwrapped, len still fails

@@ -155,9 +155,9 @@ class Tracer:
         return self.create_proxy("call_module", name, args, kwargs)
 
     # -- the trace -------------------------------------------------------------------------
-    def _placeholders(self, fn):
-        """One placeholder Proxy per parameter of ``forward`` (defaults kept as the node's arg)."""
-        params = list(inspect.signature(fn).parameters.values())[1:]  # skip self
+    def _placeholders(self, fn, skip_self):
+        """One placeholder Proxy per parameter of ``fn`` (defaults kept as the node's arg)."""
+        params = list(inspect.signature(fn).parameters.values())[1 if skip_self else 0:]
         args, kwargs = [], {}
         for p in params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -207,15 +207,16 @@ class Tracer:
                 patcher.patch(fn_globals, name, self._wrappers[id(value)])
 
     def trace(self, root, concrete_args=None):
-        """The graph of ``root.forward`` (``root`` an ``nn.Module``)."""
+        """The graph of ``root.forward``, or of ``root`` itself for a plain function."""
         from .._tensor import Tensor
         from ..nn import Module
 
         if concrete_args is not None:
             raise NotImplementedError("edutorch.fx does not specialise on concrete_args")
-        if not isinstance(root, Module):
-            raise NotImplementedError("edutorch.fx traces nn.Module instances")
-        self.root = root
+        is_module = isinstance(root, Module)
+        fn = type(root).forward if is_module else root
+        self.root = root if is_module else Module()
+        root = self.root
         self.graph = Graph()
         self._module_paths = {id(m): name for name, m in root.named_modules()}
         self._tensor_attrs = {  # plain tensors kept as attributes (not parameters or buffers)
@@ -223,8 +224,7 @@ class Tracer:
             for prefix, m in root.named_modules() for k, v in vars(m).items()
             if isinstance(v, Tensor)
         }
-        fn = type(root).forward
-        args, kwargs = self._placeholders(fn)
+        args, kwargs = self._placeholders(fn, skip_self=is_module)
         parameter_proxy_cache = {}
         tracer = self
         orig_call, orig_getattr = Module.__call__, Module.__getattr__
@@ -242,7 +242,7 @@ class Tracer:
             patcher.patch(Module, "__call__", module_call_wrapper)
             patcher.patch(Module, "__getattr__", module_getattr_wrapper)
             self._patch_functions(patcher, fn.__globals__)
-            result = fn(root, *args, **kwargs)
+            result = fn(root, *args, **kwargs) if is_module else fn(*args, **kwargs)
             self.create_node("output", "output", (self.create_arg(result),), {})
         finally:
             patcher.restore()
@@ -250,7 +250,11 @@ class Tracer:
 
 
 def symbolic_trace(root, concrete_args=None):
-    """``torch.fx.symbolic_trace``: a ``GraphModule`` that computes what ``root`` does."""
+    """``torch.fx.symbolic_trace``: a ``GraphModule`` that computes what ``root`` (a module
+    or a function) does."""
+    from ..nn import Module
+
     tracer = Tracer()
     graph = tracer.trace(root, concrete_args)
-    return GraphModule(tracer.root, graph, root.__class__.__name__)
+    name = root.__class__.__name__ if isinstance(root, Module) else root.__name__
+    return GraphModule(tracer.root, graph, name)
