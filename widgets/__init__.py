@@ -15,6 +15,8 @@ view                  model                   shows
                                               accuracy vs sparsity, apply/undo
 ``AutogradExplorer``  ``backward_graph``      ``y = f(x)``, its tangent ``x.grad``
                                               and the ``grad_fn`` graph
+``BackwardStepper``   ``BackwardTrace``       ``backward`` node by node, in the
+                                              engine's order, grouped by module
 ====================  ======================  =====================================
 
 The models import neither ipywidgets nor matplotlib; the views render every
@@ -22,10 +24,12 @@ figure to PNG bytes shown in a ``widgets.Image`` (works in the browser, under
 nbval and in headless tests). All of them also accept real ``torch`` modules.
 """
 from .autograd_graph import GraphEdge, GraphNode, backward_graph
+from .backward_stepper import BackwardEvent, BackwardTrace, ModuleScopes
 from .hook_monitor import HookEvent, HookRecorder, TensorRecord
 from .parameter_tree import ModuleRow, ParameterTreeModel, TensorRow
 from .prune_explorer import GLOBAL, PruneExplorerModel
 from .autograd_explorer_view import AutogradExplorer
+from .backward_stepper_view import BackwardStepper
 from .hook_monitor_view import HookMonitor
 from .parameter_tree_view import ParameterTree
 from .prune_explorer_view import PruneExplorer
@@ -35,4 +39,5 @@ __all__ = [
     "HookMonitor", "HookRecorder", "HookEvent", "TensorRecord",
     "PruneExplorer", "PruneExplorerModel", "GLOBAL",
     "AutogradExplorer", "backward_graph", "GraphNode", "GraphEdge",
+    "BackwardStepper", "BackwardTrace", "BackwardEvent", "ModuleScopes",
 ]
