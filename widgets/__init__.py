@@ -15,6 +15,9 @@ view                  model                   shows
                                               accuracy vs sparsity, apply/undo
 ``AutogradExplorer``  ``backward_graph``      ``y = f(x)``, its tangent ``x.grad``
                                               and the ``grad_fn`` graph
+``TrainingStepper``   ``TrainingStepperModel``  the training loop one line at a time:
+                                              ``.grad``, updates Δ, optimizer state,
+                                              loss/accuracy curves
 ``BackwardStepper``   ``BackwardTrace``       ``backward`` node by node, in the
                                               engine's order, grouped by module
 ====================  ======================  =====================================
@@ -28,11 +31,13 @@ from .backward_stepper import BackwardEvent, BackwardTrace, ModuleScopes
 from .hook_monitor import HookEvent, HookRecorder, TensorRecord
 from .parameter_tree import ModuleRow, ParameterTreeModel, TensorRow
 from .prune_explorer import GLOBAL, PruneExplorerModel
+from .training_stepper import StageResult, TrainingStepperModel
 from .autograd_explorer_view import AutogradExplorer
 from .backward_stepper_view import BackwardStepper
 from .hook_monitor_view import HookMonitor
 from .parameter_tree_view import ParameterTree
 from .prune_explorer_view import PruneExplorer
+from .training_stepper_view import TrainingStepper
 
 __all__ = [
     "ParameterTree", "ParameterTreeModel", "ModuleRow", "TensorRow",
@@ -40,4 +45,5 @@ __all__ = [
     "PruneExplorer", "PruneExplorerModel", "GLOBAL",
     "AutogradExplorer", "backward_graph", "GraphNode", "GraphEdge",
     "BackwardStepper", "BackwardTrace", "BackwardEvent", "ModuleScopes",
+    "TrainingStepper", "TrainingStepperModel", "StageResult",
 ]
