@@ -15,7 +15,7 @@ view                  model                   shows
                                               accuracy vs sparsity, apply/undo
 ``AutogradExplorer``  ``backward_graph``      ``y = f(x)``, its tangent ``x.grad``
                                               and the ``grad_fn`` graph
-``TrainingStepper``   ``TrainingStepperModel``  the training loop one line at a time:
+``TrainingStepper``   TrainingStepperModel    the training loop one line at a time:
                                               ``.grad``, updates Δ, optimizer state,
                                               loss/accuracy curves
 ``BackwardStepper``   ``BackwardTrace``       ``backward`` node by node, in the
