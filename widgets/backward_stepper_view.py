@@ -8,9 +8,11 @@ Layout::
                                                [ what happened at this step (text)   ]
 
 The graph's boxes, arrows and labels are drawn once per choice of expanded
-group (the *background*); a step only paints the state of each box and the
-arrows the current node sends gradients along (see ``_render.py``). A tall
-graph is cropped to a window that follows the current node.
+group (the *background*, with Pillow: see ``GraphPicture``); a step only
+tints each box by its state and draws the arrows the current node sends
+gradients along. A tall graph is cropped to a window that follows the
+current node. The gradient pictures use ``_render``'s panels (colours
+symmetric around zero, with a colour bar).
 """
 from __future__ import annotations
 
@@ -19,11 +21,8 @@ import io
 
 import ipywidgets as W
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.collections import LineCollection, PolyCollection
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
-from PIL import Image
+from matplotlib import font_manager
+from PIL import Image, ImageDraw, ImageFont
 
 from ._render import Canvas, TensorPanel
 from .backward_stepper import BackwardTrace, ModuleScopes, box_states, layout
@@ -35,9 +34,12 @@ FILL = {"node": "#caf0f8", "leaf": "#ffd6a5", "group": "#e9ecef"}
 SENT = "#d62828"
 ALL = "(all)"
 COLLAPSED = "(none)"
-DPI = 80
+EDGE = "#8a8a8a"
+FONT_PX = 11
 WIDTH_PX = 470
-LEVEL_PX = 42
+LEVEL_PX = 40  # one level of the graph
+BOX_PX = 24  # a box's height
+MARGIN_PX = 8
 WINDOW_PX = 520  # a taller graph is cropped to this many pixels around the current node
 
 
@@ -60,90 +62,121 @@ def legend_html():
 
 
 class GraphPicture:
-    """The graph figure: a static background per layout, the step's state painted on top."""
+    """The graph picture: a static image per layout, the step's state painted on a copy.
+
+    Drawn with Pillow rather than matplotlib: a graph of a few hundred nodes
+    has a label per box, and matplotlib lays out and renders each text in
+    milliseconds (seconds for the whole graph) where Pillow takes microseconds.
+    Labels are written the first time their box comes into the window shown.
+    Every step copies that window, tints the boxes by state and draws the
+    arrows of the gradients sent: a few milliseconds.
+    """
 
     def __init__(self):
-        self.figure = Figure(figsize=(WIDTH_PX / DPI, 3), dpi=DPI)
-        FigureCanvasAgg(self.figure)
-        self.key = None
+        self.font = ImageFont.truetype(font_manager.findfont("DejaVu Sans"), FONT_PX)
 
     def draw_layout(self, lay):
         """Boxes, labels and arrows of ``lay`` (a ``backward_stepper.Layout``)."""
-        levels = lay.levels
-        height_px = max(160, LEVEL_PX * levels + 20)
-        self.figure.clear()
-        self.figure.set_size_inches(WIDTH_PX / DPI, height_px / DPI)
-        ax = self.figure.add_axes([0, 0, 1, 1])
-        ax.set_xlim(0, 1)
-        ax.set_ylim(-levels + 0.45, 0.55)
-        ax.set_axis_off()
+        height = max(160, LEVEL_PX * lay.levels + 2 * MARGIN_PX)
+        image = Image.new("RGB", (WIDTH_PX, height), "white")
+        draw = ImageDraw.Draw(image)
         self.rects = []
         for box in lay.boxes:
-            half = min(0.45 / box.width, 0.3)
-            x = (box.column + 0.5) / box.width
-            self.rects.append((x - half, -box.level - 0.28, 2 * half, 0.56))
-        for a, b, count in lay.edges:
-            (x0, y0, w0, _), (x1, y1, w1, h1) = self.rects[a], self.rects[b]
-            start, end = (x0 + w0 / 2, y0), (x1 + w1 / 2, y1 + h1)
-            bend = 0.25 if lay.boxes[b].level - lay.boxes[a].level > 1 else 0.0
-            ax.annotate("", xy=end, xytext=start, arrowprops=dict(
-                arrowstyle="->", color="gray", lw=0.8, connectionstyle=f"arc3,rad={bend}"))
+            half = min(0.45 / box.width, 0.3) * WIDTH_PX
+            centre = (box.column + 0.5) / box.width * WIDTH_PX
+            top = MARGIN_PX + box.level * LEVEL_PX
+            self.rects.append((int(centre - half), top, int(centre + half), top + BOX_PX))
+        for a, b, count in lay.edges:  # lines first: the boxes hide what passes under them
+            start, end = self._bottom(a), self._top(b)
+            draw.line([start, end], fill=EDGE, width=1)
+            _arrowhead(draw, start, end, EDGE)
             if count > 1:
-                ax.text((start[0] + end[0]) / 2, (start[1] + end[1]) / 2, f"×{count}",
-                        fontsize=7, color="gray", ha="left", va="center")
-        for box, (x, y, w, h) in zip(lay.boxes, self.rects):
+                draw.text(((start[0] + end[0]) / 2 + 4, (start[1] + end[1]) / 2), f"×{count}",
+                          fill=EDGE, font=self.font, anchor="lm")
+        for box, rect in zip(lay.boxes, self.rects):
             kind = "group" if box.key[0] == "group" else ("leaf" if box.is_leaf else "node")
-            ax.add_patch(Rectangle((x, y), w, h, facecolor=FILL[kind], edgecolor="#555",
-                                   linewidth=2.2 if box.shared else 0.8,
-                                   linestyle="--" if box.retained else "-"))
-            ax.text(x + w / 2, y + h / 2, _fit(box.label, w * WIDTH_PX), ha="center",
-                    va="center", fontsize=7.5)
-        polygons = [[(x, y), (x + w, y), (x + w, y + h), (x, y + h)] for x, y, w, h in self.rects]
-        self.states = PolyCollection(polygons, facecolors=[(0, 0, 0, 0)] * len(polygons),
-                                     edgecolors="none", animated=True)
-        ax.add_collection(self.states)
-        self.sent = LineCollection([], colors=SENT, linewidths=2.5, animated=True)
-        ax.add_collection(self.sent)
-        self.ax = ax
-        self.figure.canvas.draw()
-        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+            draw.rectangle(rect, fill=FILL[kind], outline="#555555", width=3 if box.shared else 1)
+            if box.retained:
+                _dashed_outline(draw, rect)
+        self.image, self.draw = image, draw
+        self.labels = [box.label for box in lay.boxes]
+        self.labelled = set()  # boxes whose label is drawn: each the first time it is seen
+
+    def _label(self, top, bottom):
+        """Write the labels of the boxes between rows ``top`` and ``bottom`` (once each)."""
+        for b, rect in enumerate(self.rects):
+            if b not in self.labelled and rect[3] >= top and rect[1] <= bottom:
+                self.labelled.add(b)
+                label = self._fit(self.labels[b], rect[2] - rect[0] - 6)
+                self.draw.text(((rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2), label,
+                               fill="black", font=self.font, anchor="mm")
+
+    def _top(self, b):
+        x0, y0, x1, _ = self.rects[b]
+        return ((x0 + x1) // 2, y0)
+
+    def _bottom(self, b):
+        x0, _, x1, y1 = self.rects[b]
+        return ((x0 + x1) // 2, y1)
+
+    def _fit(self, label, width):
+        """``label``, cut with "…" to fit ``width`` pixels."""
+        if self.font.getlength(label) <= width:
+            return label
+        while len(label) > 2 and self.font.getlength(label + "…") > width:
+            label = label[:-1]
+        return label + "…"
 
     def png(self, states, sent_to, current_box):
-        """Paint each box's state and the arrows ``current_box → sent_to``; return PNG bytes
-        (a window around the current box when the graph is tall)."""
-        self.states.set_facecolors([STATE_COLOURS[s] for s in states])
-        segments = []
+        """Tint each box by its state, draw the arrows ``current_box → sent_to``; return
+        PNG bytes of a window around the current box when the graph is tall."""
+        width, height = self.image.size
+        top = 0
+        if height > WINDOW_PX:
+            centre = 0 if current_box is None else self.rects[current_box][1]
+            top = min(max(centre - WINDOW_PX // 2, 0), height - WINDOW_PX)
+        bottom = min(top + WINDOW_PX, height)
+        self._label(top, bottom)
+        pixels = np.asarray(self.image.crop((0, top, width, bottom)), dtype=np.float32)
+        for (x0, y0, x1, y1), state in zip(self.rects, states):
+            r, g, b, alpha = STATE_COLOURS[state]
+            y0, y1 = max(y0 - top, 0), min(y1 - top, pixels.shape[0] - 1)
+            if alpha and y0 < y1:
+                region = pixels[y0:y1 + 1, x0:x1 + 1]
+                region *= 1 - alpha
+                region += alpha * 255 * np.array([r, g, b], dtype=np.float32)
+        image = Image.fromarray(pixels.astype(np.uint8))
         if current_box is not None:
-            x, y, w, _ = self.rects[current_box]
+            draw = ImageDraw.Draw(image)
             for b in sent_to:
-                cx, cy, cw, ch = self.rects[b]
-                segments.append([(x + w / 2, y), (cx + cw / 2, cy + ch)])
-        self.sent.set_segments(segments)
-        canvas = self.figure.canvas
-        canvas.restore_region(self.background)
-        self.figure.draw_artist(self.states)
-        self.figure.draw_artist(self.sent)
-        pixels = np.asarray(canvas.buffer_rgba())
-        if pixels.shape[0] > WINDOW_PX:
-            centre = 0 if current_box is None else int(self.ax.transData.transform(
-                (0, self.rects[current_box][1]))[1])
-            centre = pixels.shape[0] - centre  # display y grows upwards, rows downwards
-            top = min(max(centre - WINDOW_PX // 2, 0), pixels.shape[0] - WINDOW_PX)
-            pixels = pixels[top:top + WINDOW_PX]
-        return _png(pixels)
+                start, end = self._bottom(current_box), self._top(b)
+                start, end = (start[0], start[1] - top), (end[0], end[1] - top)
+                draw.line([start, end], fill=SENT, width=3)
+                _arrowhead(draw, start, end, SENT, size=8)
+        buffer = io.BytesIO()
+        image.save(buffer, format="png", compress_level=1)
+        return buffer.getvalue()
 
 
-def _png(pixels):
-    """RGBA rows as PNG bytes (``_render.png_bytes`` for a cropped buffer)."""
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, format="png", compress_level=1)
-    return buffer.getvalue()
+def _arrowhead(draw, start, end, colour, size=5):
+    """A filled triangle at ``end`` pointing along ``start → end``."""
+    dx, dy = end[0] - start[0], end[1] - start[1]
+    length = max(float(np.hypot(dx, dy)), 1e-9)
+    ux, uy = dx / length, dy / length
+    bx, by = end[0] - size * ux, end[1] - size * uy
+    draw.polygon([end, (bx - size * 0.5 * uy, by + size * 0.5 * ux),
+                  (bx + size * 0.5 * uy, by - size * 0.5 * ux)], fill=colour)
 
 
-def _fit(label, width_px):
-    """Shorten a label to what fits in a box ``width_px`` wide (about 5 px per character)."""
-    limit = max(4, int(width_px / 5.2))
-    return label if len(label) <= limit else label[:limit - 1] + "…"
+def _dashed_outline(draw, rect, dash=4):
+    """White gaps every ``dash`` pixels along a box's outline: a dashed border."""
+    x0, y0, x1, y1 = rect
+    for x in range(x0 + dash, x1, 2 * dash):
+        draw.line([(x, y0), (min(x + dash - 1, x1), y0)], fill="white")
+        draw.line([(x, y1), (min(x + dash - 1, x1), y1)], fill="white")
+    for y in range(y0 + dash, y1, 2 * dash):
+        draw.line([(x0, y), (x0, min(y + dash - 1, y1))], fill="white")
+        draw.line([(x1, y), (x1, min(y + dash - 1, y1))], fill="white")
 
 
 class BackwardStepper(W.VBox):
