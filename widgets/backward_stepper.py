@@ -344,6 +344,12 @@ class BackwardTrace:
         """The nodes in execution order: ``["MulBackward0", "AccumulateGrad(x)", ...]``."""
         return [self._name(self.nodes[e.node]) for e in self.node_events()]
 
+    def order_text(self):
+        """The order as one line, AccumulateGrad nodes that were ready together in braces:
+        PyTorch runs them first but leaves their order among themselves undefined."""
+        return " → ".join(item if isinstance(item, str) else "{" + ", ".join(item) + "}"
+                          for item in _canonical(self.order()))
+
     @staticmethod
     def _name(node):
         return f"AccumulateGrad({node.tensor})" if node.is_leaf else node.name

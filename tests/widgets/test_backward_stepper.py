@@ -151,6 +151,13 @@ def test_execution_order_is_pytorchs(graph, real_torch):
         np.testing.assert_allclose(values, leaves(theirs)[name], rtol=1e-5, atol=1e-6)
 
 
+def test_order_text_puts_ties_in_braces():
+    trace = BackwardTrace(*shared_subexpression(et))
+    assert trace.order_text() == ("SumBackward0 → AddBackward0 → AddBackward0 → ExpBackward0 → "
+                                  "MulBackward0 → MulBackward0 → "
+                                  "{AccumulateGrad(w), AccumulateGrad(x)}")
+
+
 def test_compare_orders_lets_only_accumulate_grad_ties_differ():
     assert compare_orders(["A", "AccumulateGrad(x)", "AccumulateGrad(w)", "B"],
                           ["A", "AccumulateGrad(w)", "AccumulateGrad(x)", "B"])
