@@ -5,7 +5,7 @@ Layout::
     title, colour legend
     [◀ prev] [slider: step] [next ▶] [expand group ▾]   "step 3 / 11"
     [ the grad_fn graph, this step coloured ]  [ gradient arriving | sent on / .grad ]
-                                               [ what happened at this step (text)   ]
+    [ what happened at this step (text)                                            ]
 
 The graph's boxes, arrows and labels are drawn once per choice of expanded
 group (the *background*, with Pillow: see ``GraphPicture``); a step only
@@ -214,16 +214,17 @@ class BackwardStepper(W.VBox):
         self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
         self.caption = W.HTML(layout=W.Layout(width="340px"))
         self.detail = W.Image(format="png", layout=W.Layout(width="340px"))
-        self.description = W.HTML(layout=W.Layout(width="340px", max_height="300px",
-                                                  overflow="auto"))
+        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + 350}px",
+                                                  max_height="300px", overflow="auto"))
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(+1))
         self.slider.observe(lambda change: self._draw(), names="value")
         self.expand.observe(lambda change: self._draw(), names="value")
         controls = W.HBox([self.prev_button, self.slider, self.next_button, self.expand,
                            self.position])
-        right = W.VBox([self.caption, self.detail, self.description])
-        super().__init__([self.title, self.legend, controls, W.HBox([self.image, right])])
+        right = W.VBox([self.caption, self.detail])
+        super().__init__([self.title, self.legend, controls, W.HBox([self.image, right]),
+                          self.description])
         self._draw()
 
     @classmethod

@@ -69,9 +69,9 @@ def build_scheduler(lr_scheduler, name, optimizer):
     return getattr(lr_scheduler, cls)(optimizer, **kwargs)
 
 
-def call_text(cls, first, kwargs):
-    """``"SGD(model.parameters(), lr=0.1, momentum=0.9)"``: the call as Python source."""
-    return f"{cls}({', '.join([first] + [f'{k}={v!r}' for k, v in kwargs.items()])})"
+def call_arguments(first, kwargs):
+    """``"model.parameters(), lr=0.1, momentum=0.9"``: a call's arguments as Python source."""
+    return ", ".join([first] + [f"{k}={v!r}" for k, v in kwargs.items()])
 
 
 @dataclass(frozen=True)
@@ -365,13 +365,14 @@ class TrainingStepperModel:
         return lines
 
     def setup_code(self):
-        """How the optimizer and scheduler in use are built, as Python."""
+        """How the optimizer and scheduler in use are built, as Python lines."""
         cls, kwargs = OPTIMIZERS[self.optimizer_name]
-        lines = ["optimizer = torch.optim." + call_text(cls, "model.parameters()",
-                                                        {"lr": self.lr, **kwargs})]
+        lines = [f"optimizer = torch.optim.{cls}(",
+                 "    " + call_arguments("model.parameters()", {"lr": self.lr, **kwargs}) + ")"]
         if self.scheduler is not None:
             cls, kwargs = SCHEDULERS[self.scheduler_name]
-            lines.append("scheduler = torch.optim.lr_scheduler." + call_text(cls, "optimizer", kwargs))
+            lines += [f"scheduler = torch.optim.lr_scheduler.{cls}(",
+                      "    " + call_arguments("optimizer", kwargs) + ")"]
         return lines
 
     def table(self, result=None):

@@ -115,7 +115,7 @@ class TrainingStepper(W.VBox):
         self.run_button = W.Button(description="run N steps", icon="play",
                                    tooltip="train N whole iterations", layout=W.Layout(width="120px"))
         self.steps = W.BoundedIntText(value=100, min=1, max=100_000, description="N",
-                                      layout=W.Layout(width="130px"))
+                                      layout=W.Layout(width="170px"))
         self.stop_button = W.Button(description="stop", icon="stop", disabled=True,
                                     tooltip="stop the run after the current chunk",
                                     layout=W.Layout(width="80px"))
@@ -133,7 +133,7 @@ class TrainingStepper(W.VBox):
                                     description="parameter", layout=W.Layout(width="230px"))
         self.state_key = W.Dropdown(options=["(none yet)"], description="state",
                                     layout=W.Layout(width="230px"))
-        self.code = W.HTML(layout=W.Layout(width="300px"))
+        self.code = W.HTML(layout=W.Layout(width="370px"))
         self.caption = W.HTML(layout=W.Layout(width="450px"))
         self.left_title = W.HTML(layout=W.Layout(width="225px"))
         self.right_title = W.HTML(layout=W.Layout(width="225px"))

@@ -26,12 +26,15 @@ DOCS_IMG = pathlib.Path(__file__).resolve().parents[2] / "docs" / "img"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 RUN_TIMEOUT_S = 120
 
+NEXT_STAGE = ".widget-button:has-text('next stage')"  # TrainingStepper's main control
 # lesson -> (CSS selector of the widget's main control, screenshot file name)
 WIDGETS = {
     "01-tensors-and-autograd": (".widget-slider", "autograd-explorer.png"),
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
+    "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),
+    "examples/backward_stepper": (".widget-slider", "backward-stepper.png"),
 }
 # One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
 # busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
@@ -144,9 +147,13 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
         path = save_screenshot(page, tmp_path, screenshot)
         assert path.stat().st_size > 10_000
 
-        if control == ".widget-slider":  # the kernel answers: move the slider, the figure changes
-            before = image_source(page)
+        # the kernel answers a key press on the main control: the figure changes
+        before = image_source(page)
+        if control == ".widget-slider":  # move the slider with the arrow key
             page.locator(f"{PANEL} .widget-slider .noUi-handle").first.press("ArrowRight")
+        elif control == NEXT_STAGE:  # focus the button and press Enter
+            page.locator(f"{PANEL} {control}").first.press("Enter")
+        if control in (".widget-slider", NEXT_STAGE):
             page.wait_for_function(
                 "([sel, old]) => document.querySelector(sel).src !== old",
                 arg=[f"{PANEL} img.widget-image", before], timeout=30_000)

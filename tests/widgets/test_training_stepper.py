@@ -119,8 +119,8 @@ def test_lr_and_scheduler_change_between_steps():
     assert "scheduler: lr → 0.0099" in step.summary()
     assert [text.strip() for _, text in m.code_lines()][-1] == "scheduler.step()"
     assert m.setup_code() == [
-        "optimizer = torch.optim.SGD(model.parameters(), lr=0.01)",
-        "scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=0.99)"]
+        "optimizer = torch.optim.SGD(", "    model.parameters(), lr=0.01)",
+        "scheduler = torch.optim.lr_scheduler.ExponentialLR(", "    optimizer, gamma=0.99)"]
     m.set_scheduler("none")
     assert m.current_lr() == 0.01 and len(m.code_lines()) == 1 + len(STAGES)
     with pytest.raises(ValueError, match="unknown optimizer 'LBFGS'"):
@@ -209,7 +209,7 @@ def test_view_controls_change_the_optimizer_between_steps():
     view.lr.value = 0.01
     view.scheduler.value = "StepLR"
     assert view.model.optimizer_name == "Adam" and view.model.current_lr() == 0.01
-    assert "StepLR(optimizer, step_size=50, gamma=0.5)" in view.code.value
+    assert "StepLR(\n    optimizer, step_size=50, gamma=0.5)" in view.code.value
     for _ in range(4):
         view.next_button.click()
     assert list(view.state_key.options) == ["step", "exp_avg", "exp_avg_sq"]
