@@ -187,11 +187,10 @@ class ModuleScopes:
         return self._owner
 
     def group_of(self, node, depth=1):
-        """The module at most ``depth`` levels deep that holds ``node`` (None: outside)."""
+        """The module at most ``depth`` levels deep that holds ``node``: ``"2"`` for a node
+        made in ``"2.0"`` at depth 1, ``""`` for the root module, None outside the model."""
         name = self.owners().get(node)
-        if name is None or (name == "" and depth > 0):
-            return None if name is None else ""
-        return ".".join(name.split(".")[:depth])
+        return None if name is None else ".".join(name.split(".")[:depth])
 
     def parameter_names(self):
         """``{id(parameter): qualified name}`` for naming leaves."""

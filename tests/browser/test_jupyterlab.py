@@ -118,6 +118,24 @@ def save_compact_png(source, target):
         palette.save(target, optimize=True)
 
 
+def run_then_stop(page):
+    """TrainingStepper: "run N steps" with a large N, then "stop": the kernel handles the
+    click between two chunks, so the run ends early and the controls come back."""
+    page.locator(f"{PANEL} .widget-text input").first.fill("5000")
+    page.locator(f"{PANEL} .widget-text input").first.press("Enter")
+    page.locator(f"{PANEL} .widget-button:has-text('run N steps')").first.click()
+    stop = f"{PANEL} .widget-button:has-text('stop')"
+    page.wait_for_function("sel => !document.querySelector(sel).disabled", arg=stop,
+                           timeout=30_000)
+    page.wait_for_timeout(500)
+    page.locator(stop).first.click()
+    page.wait_for_function("sel => document.querySelector(sel).disabled", arg=stop,
+                           timeout=30_000)
+    status = page.locator(f"{PANEL} .widget-label", has_text="/ 5000 steps").first.inner_text()
+    done = int(status.split("/")[0])
+    assert 0 < done < 5000, status
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesson):
     base_url, root = jupyterlab
@@ -157,5 +175,7 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
             page.wait_for_function(
                 "([sel, old]) => document.querySelector(sel).src !== old",
                 arg=[f"{PANEL} img.widget-image", before], timeout=30_000)
+        if control == NEXT_STAGE:
+            run_then_stop(page)
     finally:
         page.close()
