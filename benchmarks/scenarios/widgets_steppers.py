@@ -12,7 +12,9 @@ Limit: 100 ms median; no NumPy or torch contender.
   cross-entropy loss (grouped by module, 14 nodes);
 - BackwardStepper, the step slider on a 60-layer MLP + loss (~300 nodes), all
   groups expanded: the tall graph is cropped around the current node;
-- BackwardStepper, expanding a module group (re-lays out and redraws the graph).
+- BackwardStepper, expanding a module group, or all of them, and collapsing
+  again (each change re-lays out and redraws the whole graph: no cache), on
+  the small MLP and on the 60-layer one.
 """
 import itertools
 
@@ -72,8 +74,8 @@ def _step_slider(hidden, expand="(none)"):
     return move
 
 
-def _expand_group():
-    view, _ = _backward_stepper((32,) * 4, "(none)")
+def _expand_group(hidden):
+    view, _ = _backward_stepper(hidden, "(none)")
     choices = itertools.cycle(["0", "2", "(all)", "(none)"])
     return lambda: setattr(view.expand, "value", next(choices))
 
@@ -86,7 +88,9 @@ def scenarios():
         ("widget BackwardStepper step slider (MLP 64-32-10 + loss, 14 nodes)", _step_slider((32,))),
         ("widget BackwardStepper step slider (60-layer MLP + loss, ~300 nodes, expanded)",
          _step_slider((32,) * 59, "(all)")),
-        ("widget BackwardStepper expand a module group (MLP 64-4x32-10)", _expand_group()),
+        ("widget BackwardStepper expand a module group (MLP 64-4x32-10)", _expand_group((32,) * 4)),
+        ("widget BackwardStepper expand a module group (60-layer MLP, ~300 nodes)",
+         _expand_group((32,) * 59)),
     ]
     return [{"name": name, "contenders": {"edutorch": fn, "numpy": None, "torch": None},
              "limits": dict(LIMITS), "setup_note": note} for name, fn in cases]
