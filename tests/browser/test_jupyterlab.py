@@ -124,13 +124,12 @@ def run_then_stop(page):
     page.locator(f"{PANEL} .widget-text input").first.fill("5000")
     page.locator(f"{PANEL} .widget-text input").first.press("Enter")
     page.locator(f"{PANEL} .widget-button:has-text('run N steps')").first.click()
-    stop = f"{PANEL} .widget-button:has-text('stop')"
-    page.wait_for_function("sel => !document.querySelector(sel).disabled", arg=stop,
-                           timeout=30_000)
+    stop_is_disabled = ("([panel, want]) => [...document.querySelectorAll(panel + ' .widget-button')]"
+                        ".some(b => b.textContent.includes('stop') && b.disabled === want)")
+    page.wait_for_function(stop_is_disabled, arg=[PANEL, False], timeout=30_000)
     page.wait_for_timeout(500)
-    page.locator(stop).first.click()
-    page.wait_for_function("sel => document.querySelector(sel).disabled", arg=stop,
-                           timeout=30_000)
+    page.locator(f"{PANEL} .widget-button:has-text('stop')").first.click()
+    page.wait_for_function(stop_is_disabled, arg=[PANEL, True], timeout=30_000)
     status = page.locator(f"{PANEL} .widget-label", has_text="/ 5000 steps").first.inner_text()
     done = int(status.split("/")[0])
     assert 0 < done < 5000, status
