@@ -293,7 +293,8 @@ class BackwardTrace:
 
     def _pre_hook(self, i):
         def hook(grad_outputs):
-            event = dict(kind="node", node=i, arriving=tuple(GradRecord.of(g) for g in grad_outputs))
+            event = {"kind": "node", "node": i,
+                     "arriving": tuple(GradRecord.of(g) for g in grad_outputs)}
             if self.nodes[i].is_leaf:
                 event["grad_before"] = GradRecord.of(self._objects[i].variable.grad)
             self.events.append(event)
@@ -314,8 +315,8 @@ class BackwardTrace:
         node = tensor.grad_fn
         def hook(grad):
             index = self._index[node] if node is not None else self._leaf_index(tensor)
-            self.events.append(dict(kind="tensor_hook", node=index, tensor=name,
-                                    arriving=(GradRecord.of(grad),)))
+            self.events.append({"kind": "tensor_hook", "node": index, "tensor": name,
+                                "arriving": (GradRecord.of(grad),)})
         return hook
 
     def _leaf_index(self, tensor):
@@ -381,8 +382,8 @@ class BackwardTrace:
                     f"output.backward() seeds {self.nodes[0].name} with d output/d output = 1."]
         node = self.nodes[event.node]
         if event.kind == "tensor_hook":
-            return [f"step {event.index + 1}: tensor hook on '{event.tensor}' fires "
-                    f"(registered with {event.tensor}.register_hook)",
+            return [(f"step {event.index + 1}: tensor hook on '{event.tensor}' fires "
+                     f"(registered with {event.tensor}.register_hook)"),
                     f"  it receives {event.tensor}'s gradient: {event.arriving[0]}"]
         where = f"  (module '{node.group}')" if node.group else ""
         lines = [f"step {event.index + 1}: run node [{node.index}] {node.name}{where}"]

@@ -347,7 +347,7 @@ class TrainingStepperModel:
         """The optimizer's per-parameter state names now (``[]`` before the first step)."""
         keys = []
         for p in self.model.parameters():
-            for key in self.optimizer.state[p] if p in self.optimizer.state else ():
+            for key in self.optimizer.state.get(p, ()):
                 if key not in keys:
                     keys.append(key)
         return keys

@@ -1,12 +1,15 @@
 """BackwardTrace (pure Python) and the BackwardStepper view, driven headlessly."""
+import io
+
 import numpy as np
 import pytest
+from PIL import Image
+from widget_helpers import copy_weights, is_png, mlp, png_bytes
 
 import edutorch as et
 import edutorch.nn as nn
 from widgets import BackwardStepper, BackwardTrace, ModuleScopes
 from widgets.backward_stepper import box_states, compare_orders, layout
-from widget_helpers import copy_weights, is_png, mlp, png_bytes
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 3)).astype(np.float32)
@@ -269,8 +272,6 @@ def test_view_crops_a_tall_graph_around_the_current_node():
     model = mlp(nn, sizes=(20,) + (16,) * 20 + (4,))
     view = BackwardStepper.for_model(model, et.randn(4, 20))
     view.expand.value = "(all)"
-    from PIL import Image
-    import io
     view.slider.value = view.slider.max
     image = Image.open(io.BytesIO(png_bytes(view.image)))
     assert image.size[1] == 520

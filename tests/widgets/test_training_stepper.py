@@ -3,13 +3,13 @@ import asyncio
 
 import numpy as np
 import pytest
+from widget_helpers import copy_weights, is_png, png_bytes
 
 import edutorch as et
 import edutorch.nn as nn
 from edutorch.datasets import load_digits
 from widgets import StageResult, TrainingStepper, TrainingStepperModel
 from widgets.training_stepper import OPTIMIZERS, SCHEDULERS, STAGES
-from widget_helpers import copy_weights, is_png, png_bytes
 
 
 def digits(lib=et, n_train=256, n_test=128):
