@@ -58,7 +58,8 @@ class GradRecord:
         shape = "scalar" if self.shape == () else "×".join(map(str, self.shape))
         if self.values.size == 1:
             return f"{shape} = {self.values.reshape(-1)[0]:.4g}"
-        return f"{shape}, norm {self.stats.norm:.4g}, max |g| {max(abs(self.stats.min), abs(self.stats.max)):.3g}"
+        largest = max(abs(self.stats.min), abs(self.stats.max))
+        return f"{shape}, norm {self.stats.norm:.4g}, max |g| {largest:.3g}"
 
 
 @dataclass(frozen=True)
@@ -378,7 +379,8 @@ class BackwardTrace:
         """What happened at ``step``, as text lines (what the view prints)."""
         _, event = self.state(step)
         if event is None:
-            return [f"before backward: {len(self.nodes)} nodes, {len(self.node_events())} will run.",
+            return [(f"before backward: {len(self.nodes)} nodes, "
+                    f"{len(self.node_events())} will run."),
                     f"output.backward() seeds {self.nodes[0].name} with d output/d output = 1."]
         node = self.nodes[event.node]
         if event.kind == "tensor_hook":
@@ -397,7 +399,8 @@ class BackwardTrace:
             lines.append(f"  grad_output[{k}] arriving: {record}")
         if node.is_leaf:
             before = "None" if event.grad_before is None else str(event.grad_before)
-            lines.append(f"  AccumulateGrad: {node.tensor}.grad = {before}  →  {event.grad_after}")
+            lines.append(f"  AccumulateGrad: {node.tensor}.grad = {before}  →  "
+                         f"{event.grad_after}")
         for k, (child, record) in enumerate(event.sent):
             target = "nothing (input needs no grad)" if child is None else \
                 f"[{child}] {self.nodes[child].label}"

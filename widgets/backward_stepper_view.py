@@ -51,7 +51,8 @@ def legend_html():
                 f"{border};background:rgba({int(255*r)},{int(255*g)},{int(255*b)},{a})'></span> "
                 f"{text}")
     boxes = [f"<span style='background:{FILL['node']};padding:0 4px'>node</span>",
-             f"<span style='background:{FILL['leaf']};padding:0 4px'>AccumulateGrad (leaf .grad)</span>",
+             (f"<span style='background:{FILL['leaf']};padding:0 4px'>"
+             "AccumulateGrad (leaf .grad)</span>"),
              f"<span style='background:{FILL['group']};padding:0 4px'>[+] module group</span>",
              "<b>bold</b> border: shared (2+ uses), dashed: retain_grad"]
     states = [chip(STATE_COLOURS["receiving"], "got a gradient, waiting"),
@@ -207,7 +208,10 @@ class BackwardStepper(W.VBox):
                                     tooltip="run the next node")
         self.slider = W.IntSlider(min=0, max=len(self.trace.events), value=0, description="step",
                                   continuous_update=True, layout=W.Layout(width="330px"))
-        self.expand = W.Dropdown(options=[COLLAPSED] + groups + ([ALL] if groups else []),
+        named = [(f"{g or '(root)'}: {self.trace.group_classes.get(g, 'module')}", g)
+                 for g in groups]
+        choices = [(COLLAPSED, COLLAPSED)] + named + ([(ALL, ALL)] if groups else [])
+        self.expand = W.Dropdown(options=choices,
                                  value=COLLAPSED, description="expand", disabled=not groups,
                                  layout=W.Layout(width="200px"))
         self.position = W.Label()
@@ -282,7 +286,8 @@ class BackwardStepper(W.VBox):
             node = self.trace.nodes[event.node]
             left = event.arriving[0]
             scale = self._show(self.left_panel, left, "no gradient")
-            text = f"left: {'hook gets' if event.kind == 'tensor_hook' else 'arriving'} |max| {scale:.3g}"
+            what = "hook gets" if event.kind == "tensor_hook" else "arriving"
+            text = f"left: {what} |max| {scale:.3g}"
             if event.kind == "tensor_hook":
                 self.right_panel.message("the hook only watches:\nthe gradient goes on unchanged")
             elif node.is_leaf:

@@ -88,7 +88,9 @@ class ParamChange:
 
     @property
     def delta_norm(self):
-        return None if self.delta is None else float(np.sqrt(np.sum(self.delta.astype(np.float64) ** 2)))
+        if self.delta is None:
+            return None
+        return float(np.sqrt(np.sum(self.delta.astype(np.float64) ** 2)))
 
 
 @dataclass(frozen=True)

@@ -63,10 +63,10 @@ class CurvesPicture:
 
     def png(self, history, evaluations):
         for key in ("loss", "accuracy"):
-            self.lines[key, "train"].set_data([h["step"] for h in history],
-                                              [np.nan if h[key] is None else h[key] for h in history])
-            self.lines[key, "test"].set_data([e["step"] for e in evaluations],
-                                             [np.nan if e[key] is None else e[key] for e in evaluations])
+            for kind, records in (("train", history), ("test", evaluations)):
+                self.lines[key, kind].set_data(
+                    [r["step"] for r in records],
+                    [np.nan if r[key] is None else r[key] for r in records])
         last = max([h["step"] for h in history] + [e["step"] for e in evaluations] + [1])
         losses = [h["loss"] for h in history] + [e["loss"] for e in evaluations] + [1.0]
         limits = (_power_of_two(max(16, last)), 0.5 * np.ceil(max(losses) * 1.05 / 0.5))
@@ -111,9 +111,11 @@ class TrainingStepper(W.VBox):
 
         self.title = W.HTML()
         self.next_button = W.Button(description="next stage ▶", button_style="primary",
-                                    tooltip="run the highlighted line", layout=W.Layout(width="120px"))
+                                    tooltip="run the highlighted line",
+                                    layout=W.Layout(width="120px"))
         self.run_button = W.Button(description="run N steps", icon="play",
-                                   tooltip="train N whole iterations", layout=W.Layout(width="120px"))
+                                   tooltip="train N whole iterations",
+                                   layout=W.Layout(width="120px"))
         self.steps = W.BoundedIntText(value=100, min=1, max=100_000, description="N",
                                       layout=W.Layout(width="170px"))
         self.stop_button = W.Button(description="stop", icon="stop", disabled=True,
@@ -265,8 +267,8 @@ class TrainingStepper(W.VBox):
             mark = ""
             if stage is not None and stage == done:
                 mark = "background:#ffe8a3;"
-            arrow = "▶ " if stage == m.next_stage_name and not text.strip().startswith("scheduler") \
-                else "  "
+            is_next = stage == m.next_stage_name and not text.strip().startswith("scheduler")
+            arrow = "▶ " if is_next else "  "
             lines.append(f"<span style='{mark}'>{arrow}{html.escape(text)}</span>")
         legend = ("<span style='background:#ffe8a3'>&nbsp;just ran&nbsp;</span> "
                   "▶ runs on the next click")
@@ -305,14 +307,15 @@ class TrainingStepper(W.VBox):
                 key = self.state_key.value
                 value = change.state.get(key)
                 if value is None:
-                    self._note(self.right_panel, f"{m.optimizer_name} keeps no\nper-parameter state")
+                    self._note(self.right_panel,
+                               f"{m.optimizer_name} keeps no\nper-parameter state")
                 elif np.ndim(value) == 0:
                     self._note(self.right_panel, f"state['{key}'] = {float(value):g}", fontsize=12,
                                              color="black")
                 else:
                     self._show(self.right_panel, value, "", f"state['{key}']")
-        self.caption.value = (f"<div style='{STYLE}'><b>{html.escape(result.code if result else '')}"
-                              f"</b> {text}</div>")
+        code = html.escape(result.code) if result else ""
+        self.caption.value = f"<div style='{STYLE}'><b>{code}</b> {text}</div>"
         self.left_title.value = f"<div style='{STYLE}'>{self._titles[self.left_panel]}</div>"
         self.right_title.value = f"<div style='{STYLE}'>{self._titles[self.right_panel]}</div>"
         self.image.value = self.canvas.png()

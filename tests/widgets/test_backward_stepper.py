@@ -156,9 +156,9 @@ def test_execution_order_is_pytorchs(graph, real_torch):
 
 def test_order_text_puts_ties_in_braces():
     trace = BackwardTrace(*shared_subexpression(et))
-    assert trace.order_text() == ("SumBackward0 → AddBackward0 → AddBackward0 → ExpBackward0 → "
-                                  "MulBackward0 → MulBackward0 → "
-                                  "{AccumulateGrad(w), AccumulateGrad(x)}")
+    assert trace.order_text() == (
+        "SumBackward0 → AddBackward0 → AddBackward0 → ExpBackward0 → MulBackward0 → "
+        "MulBackward0 → {AccumulateGrad(w), AccumulateGrad(x)}")
 
 
 def test_compare_orders_lets_only_accumulate_grad_ties_differ():
@@ -256,7 +256,9 @@ def test_view_groups_and_expands(small_mlp):
     x = et.randn(6, 20)
     view = BackwardStepper.for_model(small_mlp, x, et.tensor([0, 1, 2, 3, 0, 1]),
                                      nn.CrossEntropyLoss())
-    assert list(view.expand.options) == ["(none)", "0", "1", "2", "3", "4", "(all)"]
+    assert [value for _, value in view.expand.options] == ["(none)", "0", "1", "2", "3", "4",
+                                                           "(all)"]
+    assert view.expand.options[1] == ("0: Linear", "0")
     assert len(view.graph_layout.boxes) == 7
     collapsed = png_bytes(view.image)
     view.expand.value = "0"

@@ -209,7 +209,8 @@ def test_view_controls_change_the_optimizer_between_steps():
     view.lr.value = 0.01
     view.scheduler.value = "StepLR"
     assert view.model.optimizer_name == "Adam" and view.model.current_lr() == 0.01
-    assert "StepLR(</span>\n<span style='color:gray'>    optimizer, step_size=50, gamma=0.5)" in view.code.value
+    assert ("StepLR(</span>\n<span style='color:gray'>    optimizer, step_size=50, gamma=0.5)"
+            in view.code.value)
     for _ in range(4):
         view.next_button.click()
     assert list(view.state_key.options) == ["step", "exp_avg", "exp_avg_sq"]
