@@ -10,7 +10,7 @@ Limit: 100 ms median; no NumPy or torch contender.
 - TrainingStepper, change the learning rate slider between two steps;
 - BackwardStepper, the step slider on the lesson-sized MLP 64-32-10 with its
   cross-entropy loss (grouped by module, 14 nodes);
-- BackwardStepper, the step slider on a 60-layer MLP + loss (~300 nodes), all
+- BackwardStepper, the step slider on a 60-layer MLP + loss (241 nodes), all
   groups expanded: the tall graph is cropped around the current node;
 - BackwardStepper, expanding a module group, or all of them, and collapsing
   again (each change re-lays out and redraws the whole graph: no cache), on
@@ -86,10 +86,10 @@ def scenarios():
         ("widget TrainingStepper next stage (digits MLP 64-32-10, Adam, batch 32)", _next_stage()),
         ("widget TrainingStepper lr slider between steps (digits MLP)", _lr_slider()),
         ("widget BackwardStepper step slider (MLP 64-32-10 + loss, 14 nodes)", _step_slider((32,))),
-        ("widget BackwardStepper step slider (60-layer MLP + loss, ~300 nodes, expanded)",
+        ("widget BackwardStepper step slider (60-layer MLP + loss, 241 nodes, expanded)",
          _step_slider((32,) * 59, "(all)")),
         ("widget BackwardStepper expand a module group (MLP 64-4x32-10)", _expand_group((32,) * 4)),
-        ("widget BackwardStepper expand a module group (60-layer MLP, ~300 nodes)",
+        ("widget BackwardStepper expand a module group (60-layer MLP, 241 nodes)",
          _expand_group((32,) * 59)),
     ]
     return [{"name": name, "contenders": {"edutorch": fn, "numpy": None, "torch": None},
