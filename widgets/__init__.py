@@ -15,6 +15,11 @@ view                  model                   shows
                                               accuracy vs sparsity, apply/undo
 ``AutogradExplorer``  ``backward_graph``      ``y = f(x)``, its tangent ``x.grad``
                                               and the ``grad_fn`` graph
+``TrainingStepper``   TrainingStepperModel    the training loop one line at a time:
+                                              ``.grad``, updates Δ, optimizer state,
+                                              loss/accuracy curves
+``BackwardStepper``   ``BackwardTrace``       ``backward`` node by node, in the
+                                              engine's order, grouped by module
 ====================  ======================  =====================================
 
 - ``GradientInspector`` (model ``GradientInspectorModel``): every parameter's
@@ -30,17 +35,21 @@ figure to PNG bytes shown in a ``widgets.Image`` (works in the browser, under
 nbval and in headless tests). All of them also accept real ``torch`` modules.
 """
 from .autograd_graph import GraphEdge, GraphNode, backward_graph
+from .backward_stepper import BackwardEvent, BackwardTrace, ModuleScopes
 from .hook_monitor import HookEvent, HookRecorder, TensorRecord
 from .parameter_tree import ModuleRow, ParameterTreeModel, TensorRow
 from .prune_explorer import GLOBAL, PruneExplorerModel
 from .gradient_inspector import GradientInspectorModel
 from .train_eval_explorer import TrainEvalExplorerModel
+from .training_stepper import StageResult, TrainingStepperModel
 from .autograd_explorer_view import AutogradExplorer
+from .backward_stepper_view import BackwardStepper
 from .hook_monitor_view import HookMonitor
 from .parameter_tree_view import ParameterTree
 from .prune_explorer_view import PruneExplorer
 from .gradient_inspector_view import GradientInspector
 from .train_eval_explorer_view import TrainEvalExplorer
+from .training_stepper_view import TrainingStepper
 
 __all__ = [
     "ParameterTree", "ParameterTreeModel", "ModuleRow", "TensorRow",
@@ -49,4 +58,6 @@ __all__ = [
     "AutogradExplorer", "backward_graph", "GraphNode", "GraphEdge",
     "GradientInspector", "GradientInspectorModel",
     "TrainEvalExplorer", "TrainEvalExplorerModel",
+    "BackwardStepper", "BackwardTrace", "BackwardEvent", "ModuleScopes",
+    "TrainingStepper", "TrainingStepperModel", "StageResult",
 ]

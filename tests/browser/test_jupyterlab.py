@@ -26,15 +26,17 @@ DOCS_IMG = pathlib.Path(__file__).resolve().parents[2] / "docs" / "img"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 RUN_TIMEOUT_S = 120
 
-# lesson (or example notebook of examples/) -> (CSS selector of the widget's main
-# control, screenshot file name)
+NEXT_STAGE = ".widget-button:has-text('next stage')"  # TrainingStepper's main control
+# lesson -> (CSS selector of the widget's main control, screenshot file name)
 WIDGETS = {
     "01-tensors-and-autograd": (".widget-slider", "autograd-explorer.png"),
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
-    "gradient_inspector": (".widget-slider", "gradient-inspector.png"),
-    "train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
+    "examples/gradient_inspector": (".widget-slider", "gradient-inspector.png"),
+    "examples/train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
+    "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),
+    "examples/backward_stepper": (".widget-slider", "backward-stepper.png"),
 }
 # One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
 # busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
@@ -119,6 +121,23 @@ def save_compact_png(source, target):
         palette.save(target, optimize=True)
 
 
+def run_then_stop(page):
+    """TrainingStepper: "run N steps" with a large N, then "stop": the kernel handles the
+    click between two chunks, so the run ends early and the controls come back."""
+    page.locator(f"{PANEL} .widget-text input").first.fill("5000")
+    page.locator(f"{PANEL} .widget-text input").first.press("Enter")
+    page.locator(f"{PANEL} .widget-button:has-text('run N steps')").first.click()
+    stop_is_disabled = ("([panel, want]) => [...document.querySelectorAll(panel + ' .widget-button')]"
+                        ".some(b => b.textContent.includes('stop') && b.disabled === want)")
+    page.wait_for_function(stop_is_disabled, arg=[PANEL, False], timeout=30_000)
+    page.wait_for_timeout(500)
+    page.locator(f"{PANEL} .widget-button:has-text('stop')").first.click()
+    page.wait_for_function(stop_is_disabled, arg=[PANEL, True], timeout=30_000)
+    status = page.locator(f"{PANEL} .widget-label", has_text="/ 5000 steps").first.inner_text()
+    done = int(status.split("/")[0])
+    assert 0 < done < 5000, status
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesson):
     base_url, root = jupyterlab
@@ -148,11 +167,17 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
         path = save_screenshot(page, tmp_path, screenshot)
         assert path.stat().st_size > 10_000
 
-        if control == ".widget-slider":  # the kernel answers: move the slider, the figure changes
-            before = image_sources(page)
+        # the kernel answers a key press on the main control: the figure changes
+        before = image_sources(page)
+        if control == ".widget-slider":  # move the slider with the arrow key
             page.locator(f"{PANEL} .widget-slider .noUi-handle").first.press("ArrowRight")
+        elif control == NEXT_STAGE:  # focus the button and press Enter
+            page.locator(f"{PANEL} {control}").first.press("Enter")
+        if control in (".widget-slider", NEXT_STAGE):
             page.wait_for_function(
                 "([sel, old]) => [...document.querySelectorAll(sel)].some((img, i) => img.src !== old[i])",
                 arg=[f"{PANEL} img.widget-image", before], timeout=30_000)
+        if control == NEXT_STAGE:
+            run_then_stop(page)
     finally:
         page.close()
