@@ -118,7 +118,7 @@ class MaxPool2d(Function):
         """
         n, c, h, w = x.shape
         index = Tensor._make(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
-        return x.reshape(n, c, h * w).gather(2, index.reshape(n, c, -1)).reshape(index.shape)
+        return x.reshape(n, c, h * w).gather(2, index.reshape(n, c, index.shape[2] * index.shape[3])).reshape(index.shape)
 
     @staticmethod
     def backward(ctx, grad):
