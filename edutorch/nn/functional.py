@@ -626,8 +626,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
     if _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(input, target.data, reduction, saved=(target,))
-    return _loss.NllLoss.apply(input, target.data, None if weight is None else weight.data, reduction, ignore_index,
+        return _loss.ClassNllLoss.apply(input, target._data, reduction, saved=(target,))
+    return _loss.NllLoss.apply(input, target._data, None if weight is None else weight._data, reduction, ignore_index,
                                saved=(target, weight))
 
 
@@ -642,7 +642,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
     if label_smoothing == 0.0 and _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(logp, target.data, reduction, saved=(target,))  # the common case, lean
+        return _loss.ClassNllLoss.apply(logp, target._data, reduction, saved=(target,))  # the common case, lean
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return nll

@@ -22,6 +22,16 @@ def to_index(idx):
     return idx
 
 
+def index_tensors(idx):
+    """The Tensors inside an index expression: an ``Index`` node saves them (as PyTorch
+    does), so changing them in place before backward raises instead of misrouting grads."""
+    if isinstance(idx, _utils._Tensor):
+        return (idx,)
+    if isinstance(idx, (tuple, list)):
+        return tuple(t for i in idx for t in index_tensors(i))
+    return ()
+
+
 def integers_first(idx, ndim):
     """``x[0, :, [1, 2]]`` in two steps, ``(ints, rest)``, as PyTorch indexes it; or None.
 
@@ -68,8 +78,9 @@ class Index(Function):
     _backward_name = "IndexBackward0"
 
     @staticmethod
-    def forward(ctx, a, idx):
-
+    def forward(ctx, a, idx, *, saved=()):
+        # ``idx`` holds the arrays of the index tensors in ``saved``: version-checked
+        ctx.save_for_backward(*saved)
         ctx.in_shape, ctx.idx = a.data.shape, idx
         out = a.data[idx]
         if is_basic(idx):  # a view: shares memory and version counter with ``a``
@@ -329,17 +340,17 @@ class IndexSelect(Function):
             raise IndexError("index_select(): Index is supposed to be a vector")
         if index.data.dtype.kind not in "iu":
             raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-        ctx.axis, ctx.in_shape = axis, a.data.shape
+        ctx.axis, ctx.in_shape = axis, a._data.shape
         ctx.save_for_backward(index)
-        flat = index.data.reshape(-1)
+        flat = index._data.reshape(-1)
         if a.data.ndim == 0:
-            return a.data.reshape(1).take(flat).reshape(index.data.shape)
-        return a.data.take(flat, axis=axis)
+            return a._data.reshape(1).take(flat).reshape(index._data.shape)
+        return a._data.take(flat, axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
-        idx = (slice(None),) * ctx.axis + (index.data.reshape(-1),)
+        idx = (slice(None),) * ctx.axis + (index._data.reshape(-1),)
         g = grad if ctx.in_shape else grad.reshape(-1)
         out = IndexBackward.apply(g, ctx.in_shape or (1,), idx)
         return (out if ctx.in_shape else out.reshape(())), None, None
@@ -368,5 +379,5 @@ class MaskedSelect(Function):
     @staticmethod
     def backward(ctx, grad):
         _, mask = ctx.saved_tensors
-        full = IndexBackward.apply(grad, ctx.shape, np.broadcast_to(mask.data, ctx.shape))
+        full = IndexBackward.apply(grad, ctx.shape, np.broadcast_to(mask._data, ctx.shape))
         return full.sum_to_size(ctx.in_shape), None

@@ -13,10 +13,10 @@ from .utils import wrap_dim
 def check_floating(a, axis, kernel):
     """PyTorch's softmax kernels take floating point only: its error names the kernel
     (the ``lastdim`` one along the last dimension)."""
-    if a.data.dtype.kind != "f":
+    if a._data.dtype.kind != "f":
         from ... import _dtype
 
-        last = "lastdim_" if axis is None or axis == a.data.ndim - 1 else ""
+        last = "lastdim_" if axis is None or axis == a._data.ndim - 1 else ""
         raise NotImplementedError(
             f'"{kernel}_{last}kernel_impl" not implemented for \'{_dtype.scalar_type_name(a.dtype)}\''
         )
@@ -24,7 +24,7 @@ def check_floating(a, axis, kernel):
 
 def _shifted(a, dim, kernel):
 
-    x = a.data
+    x = a._data
     axis = wrap_dim(dim, x.ndim) if x.ndim else None
     check_floating(a, axis, kernel)
     if x.ndim == 0:

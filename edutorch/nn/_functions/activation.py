@@ -61,7 +61,7 @@ class LeakyReluInplace(Function):
                 "backward calculation with negative slope"
             )
         (result,) = ctx.saved_tensors
-        r = result.data
+        r = result._data
         return grad * _const(np.where(r > 0, 1, ctx.slope).astype(r.dtype)), None
 
 
@@ -102,7 +102,7 @@ class EluInplace(Function):
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        positive = _const(result.data > 0).to(result.dtype)
+        positive = _const(result._data > 0).to(result.dtype)
         return grad * (positive + (1 - positive) * (result + ctx.alpha)), None
 
 

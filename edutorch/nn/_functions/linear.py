@@ -49,7 +49,7 @@ class Addmm(Function):
     @staticmethod
     def forward(ctx, bias, input, weight):
         x, w = input.data, weight.data
-        if x.shape[1] != w.shape[1] or x.dtype != w.dtype or bias.data.dtype != w.dtype:
+        if x.shape[1] != w.shape[1] or x.dtype != w.dtype or bias._data.dtype != w.dtype:
             _check(x, w, input, weight, bias)
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,

@@ -214,7 +214,7 @@ class ClassNllLoss(Function):
     @staticmethod
     def backward(ctx, grad):
         _, target = ctx.saved_tensors
-        target = target.data
+        target = target._data
         shape, dtype, reduction, rows = ctx.meta
         local = np.zeros(shape, dtype=dtype)
         scale = -1.0 / shape[0] if reduction == "mean" else -1.0

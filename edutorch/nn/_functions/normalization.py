@@ -120,8 +120,8 @@ class BatchNorm(Function):
                                              (input, weight), needs[:2], grad)
             return gx, gw, grad.sum(axes) if needs[2] else None, None, None, None, None, None
         g_out = grad.data
-        x_hat = ctx.x_hat if ctx.x_hat is not None else (input.data - ctx.mean) * ctx.inv_std
-        g = g_out if weight is None else g_out * weight.data.reshape(ctx.shape)
+        x_hat = ctx.x_hat if ctx.x_hat is not None else (input._data - ctx.mean) * ctx.inv_std
+        g = g_out if weight is None else g_out * weight._data.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             if ctx.training:
@@ -173,8 +173,8 @@ class LayerNorm(Function):
         input, weight, _ = saved
         g_out = grad.data
         axes = ctx.axes
-        x_hat = ctx.x_hat if ctx.x_hat is not None else (input.data - ctx.mean) * ctx.inv_std
-        g = g_out if weight is None else g_out * weight.data
+        x_hat = ctx.x_hat if ctx.x_hat is not None else (input._data - ctx.mean) * ctx.inv_std
+        g = g_out if weight is None else g_out * weight._data
         lead = tuple(range(g_out.ndim - len(axes)))  # the batch dims: summed for weight/bias
         gx = _normalize_backward(g, x_hat, ctx.inv_std, axes) if ctx.needs_input_grad[0] else None
         gw = (g_out * x_hat).sum(axis=lead) if ctx.needs_input_grad[2] else None
@@ -225,8 +225,8 @@ class GroupNorm(Function):
         n = g_out.shape[0]
         x_hat = ctx.x_hat
         if x_hat is None:  # recomputed per (sample, group) row, as in forward
-            x_hat = ((input.data.reshape(n, ctx.groups, -1) - ctx.mean) * ctx.inv_std).reshape(g_out.shape)
-        g = g_out if weight is None else g_out * weight.data.reshape(ctx.shape)
+            x_hat = ((input._data.reshape(n, ctx.groups, -1) - ctx.mean) * ctx.inv_std).reshape(g_out.shape)
+        g = g_out if weight is None else g_out * weight._data.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             grouped = _normalize_backward(g.reshape(n, ctx.groups, -1),

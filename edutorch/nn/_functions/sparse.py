@@ -16,15 +16,15 @@ class Embedding(Function):
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
-        ctx.meta = (weight.data.shape, padding_idx, scale_grad_by_freq)
+        ctx.meta = (weight._data.shape, padding_idx, scale_grad_by_freq)
         ctx.save_for_backward(indices)  # changing the indices before backward is PyTorch's error
-        return weight.data[indices.data]
+        return weight._data[indices._data]
 
     @staticmethod
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
         shape, padding_idx, scale_grad_by_freq = ctx.meta
-        return EmbeddingBackward.apply(grad, shape, indices.data, padding_idx, scale_grad_by_freq), None, None, None
+        return EmbeddingBackward.apply(grad, shape, indices._data, padding_idx, scale_grad_by_freq), None, None, None
 
 
 def _row_factors(flat, num, padding_idx, scale_grad_by_freq, dtype):
