@@ -145,3 +145,22 @@ def test_index_tensor_changed_before_backward_is_torch_error(name):
     make, change = INDEX_CHANGES[name]
     ours, theirs = _index_modified(et, make, change), _index_modified(torch, make, change)
     assert isinstance(theirs, str) and ours == theirs
+
+
+def _index_put_modified(lib):
+    x = lib.ones(3, 4, requires_grad=True)
+    v = lib.full((2, 4), 2.0, requires_grad=True)
+    index = lib.tensor([0, 2])
+    y = x * 1
+    y[index] = v
+    index.add_(1)
+    try:
+        (y * lib.arange(12.0).reshape(3, 4)).sum().backward()
+    except RuntimeError as e:
+        return str(e)
+    return x.grad.tolist(), v.grad.tolist()
+
+
+def test_index_put_tensor_changed_before_backward_is_torch_error():
+    ours, theirs = _index_put_modified(et), _index_put_modified(torch)
+    assert isinstance(theirs, str) and ours == theirs
