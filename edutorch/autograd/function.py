@@ -126,8 +126,8 @@ class Node(FunctionCtx):
             raise RuntimeError(FREED_GRAPH_ERROR)
         tensors = []
         for entry in self._saved:
-            value, counter = entry[0], entry[1]
-            if counter is not None and counter[0] != entry[2]:
+            value, counter, version = entry[0], entry[1], entry[2]
+            if counter is not None and counter[0] != version:
                 raise RuntimeError(self._inplace_error(entry))
             if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
                 value = _Tensor._make(value, True, self, entry[3], counter)

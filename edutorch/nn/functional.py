@@ -65,7 +65,8 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(
             f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {weight.shape[2]}"
         )
-    dtypes = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
+    dtypes = [("input1", input1), ("input2", input2), ("weight", weight)]
+    dtypes += [("bias", bias)] if bias is not None else []
     if any(t.dtype != input1.dtype for _, t in dtypes):
         got = ", ".join(f"{name}: {_dtype.cpp_type_name(t.dtype)}" for name, t in dtypes)
         raise RuntimeError(f"All tensors must have the same dtype, got {got}")
@@ -105,13 +106,13 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
                 f"Calculated padded input size per channel: ({padded}). Kernel size: ({ks}). "
                 "Kernel size can't be greater than actual input size"
             )
+    _check_conv_dtypes(input, weight, bias)
     if any(lo != hi for lo, hi in pads):
         # padding='same' with an even span: as PyTorch, first a zero-padded copy with the
         # extra pixel at the end (which the convolution then saves), then even padding
         extra = tuple((0, hi - lo) for lo, hi in pads)
         input = _sparse.Pad.apply(input, ((0, 0), (0, 0)) + extra, "constant", 0.0)
         pads = tuple((lo, lo) for lo, _ in pads)
-    _check_conv_dtypes(input, weight, bias)
     if dims == 1:  # Convolution works on 2-D planes; a 1-D signal is a plane of height 1
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
     out = _convolution.Convolution.apply(input, weight, bias, stride, pads, dilation, groups)
