@@ -314,7 +314,7 @@ class TrainingStepperModel:
     def run_all(self, steps, chunk=10):
         """``run`` without pausing: the number of iterations done."""
         done = 0
-        for done, _ in self.run(steps, chunk):
+        for done, _ in self.run(steps, chunk):  # noqa: B007 (the last value is the answer)
             pass
         return done
 
