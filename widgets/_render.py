@@ -35,6 +35,7 @@ afterwards 1.5 times larger, figures and HTML captions alike.
 """
 from __future__ import annotations
 
+import base64
 import io
 
 import numpy as np
@@ -48,7 +49,11 @@ MASK_CMAP = ListedColormap(["#2b2d42", "#8ecae6"])
 VALUE_CMAP = "RdBu_r"  # diverging: negative blue, zero white, positive red
 MAX_PIXELS = 240  # a heatmap never shows more rows/columns than this
 BLUE = "#219ebc"
-MARGINS = dict(left=0.1, right=0.9, bottom=0.15, top=0.88, wspace=0.5)  # room for colorbars
+#: room around the slots, in inches (so it fits the text whatever the figure's size):
+#: left of each slot for the y label and ticks, right of the last one, below for the
+#: x label, above for the title; a heatmap keeps COLORBAR_ROOM of its slot for its colorbar
+MARGIN_INCHES = dict(left=0.8, right=0.12, bottom=0.55, top=0.42)
+COLORBAR_ROOM = 0.75
 CSS_DPI = 96  # CSS pixels per inch: a figure of w inches is shown w * 96 px wide
 PIXEL_RATIO = 2  # PNG pixels per CSS pixel (sharp on HiDPI screens and projectors)
 #: text sizes in points at text scale 1 (10 pt is 13 CSS px: readable from a classroom's back row)
@@ -100,7 +105,7 @@ class Canvas:
         self.figure = Figure(figsize=(width, height), dpi=dpi or CSS_DPI * PIXEL_RATIO)
         self.css_width = css_width(self.figure)
         FigureCanvasAgg(self.figure)  # attaches itself as figure.canvas
-        self.figure.subplots_adjust(**MARGINS)
+        self.figure.subplots_adjust(**margins(width, height, ncols))
         grid = self.figure.add_gridspec(1, ncols)
         self.slots = [grid[0, i].get_position(self.figure) for i in range(ncols)]
         self.panels = []  # objects with a .layout() method, for the background key
@@ -132,6 +137,16 @@ class Canvas:
         return png_bytes(canvas)
 
 
+def margins(width, height, ncols):
+    """``subplots_adjust`` arguments for ``ncols`` slots in a ``width`` x ``height`` inch
+    figure, leaving ``MARGIN_INCHES`` around and between them."""
+    m = MARGIN_INCHES
+    slot = (width - m["right"] - m["left"] * ncols) / ncols
+    return dict(left=m["left"] / width, right=1 - m["right"] / width,
+                bottom=m["bottom"] / height, top=1 - m["top"] / height,
+                wspace=m["left"] / max(slot, 0.1))
+
+
 def css_width(figure):
     """The width (``"730px"``) at which to show ``figure``: its inches times ``CSS_DPI``."""
     return f"{round(figure.get_figwidth() * CSS_DPI)}px"
@@ -142,6 +157,47 @@ def png_bytes(canvas):
     buffer = io.BytesIO()
     Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
     return buffer.getvalue()
+
+
+def compact_png(png):
+    """The same picture in 256 colours, compressed hard: about a third of the bytes
+    (for what is stored in a notebook file, not for live updates)."""
+    with Image.open(io.BytesIO(png)) as image:
+        palette = image.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE,
+                                                dither=Image.Dither.NONE)
+    buffer = io.BytesIO()
+    palette.save(buffer, format="png", compress_level=9)
+    return buffer.getvalue()
+
+
+class PictureFallback:
+    """Mixin for a view (an ipywidgets box): its notebook output also carries its picture.
+
+    A cell's output holds the widget's *view* (drawn by the kernel's live
+    widget, or by the widget state saved in the notebook) and its text form.
+    JupyterLab draws the view only for trusted output: a notebook a student
+    has just downloaded or opened is not trusted, and JupyterLab falls back to
+    the safe formats of the output. With ``image/png`` among them the student
+    sees the picture (rather than ``PruneExplorer(Sequential, 3 weights)``)
+    before running anything. The picture is ``fallback_png()``: by default the
+    view's ``image`` widget.
+    """
+
+    def fallback_png(self):
+        """``(png_bytes, css_width)`` of the picture to store: the ``image`` widget's."""
+        return bytes(self.image.value), self.image.layout.width
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget's own bundle plus ``image/png`` (shown at its CSS width, like the view)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        picture, width = self.fallback_png()
+        if bundle is None or not picture:
+            return bundle
+        bundle["image/png"] = base64.b64encode(compact_png(picture)).decode("ascii")
+        metadata = {}
+        if width and str(width).endswith("px"):
+            metadata["image/png"] = {"width": int(float(str(width)[:-2]))}
+        return bundle, metadata
 
 
 def as_matrix(array):
@@ -262,8 +318,11 @@ class TensorPanel:
         ax.set_xticks([])
         ax.set_yticks([])
         small_fonts(ax, "columns (dims 1.. flattened)", "rows (dim 0)")
-        box = ax.get_position()  # colorbar: a thin axes just right of the heatmap
-        cax = self.figure.add_axes([box.x1 + 0.01, box.y0, 0.012, box.height])
+        inch = 1 / self.figure.get_figwidth()  # one inch in figure coordinates
+        box = ax.get_position()  # the colorbar and its labels take the slot's right end
+        ax.set_position([box.x0, box.y0, box.width - COLORBAR_ROOM * inch, box.height])
+        cax = self.figure.add_axes([box.x1 - (COLORBAR_ROOM - 0.06) * inch, box.y0,
+                                    0.12 * inch, box.height])
         bar = self.figure.colorbar(image, cax=cax)
         bar.set_ticks(ticks, labels=labels)
         cax.tick_params(labelsize=font_size("tick"))

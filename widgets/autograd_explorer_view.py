@@ -18,7 +18,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ._render import CSS_DPI, PIXEL_RATIO, css_width, font_size, png_bytes
+from ._render import CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes
 from .autograd_graph import backward_graph
 from .graph_groups import GroupedGraph
 
@@ -123,7 +123,7 @@ def _fitting_font(label, width_pt, height_pt):
     return max(5.0, min(font_size("label"), by_width, by_height))
 
 
-class AutogradExplorer(widgets.VBox):
+class AutogradExplorer(PictureFallback, widgets.VBox):
     """A dropdown of functions and a slider for ``x``, bound to one figure.
 
     ``torch`` is the library to run: ``edutorch``, or real PyTorch (the widget

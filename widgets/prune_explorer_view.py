@@ -18,7 +18,8 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from ._render import MAX_PIXELS, Canvas, TensorPanel, as_matrix, font_size, html_style, small_fonts
+from ._render import (MAX_PIXELS, Canvas, PictureFallback, TensorPanel, as_matrix, font_size,
+                      html_style, small_fonts)
 from .prune_explorer import GLOBAL, METHOD_LABELS, PruneExplorerModel
 
 #: short descriptions take only their own width (the default reserves ~90 px and clips the value)
@@ -26,7 +27,7 @@ TIGHT = {"description_width": "initial"}
 ROWS_PER_LAYER = 60  # height of each layer's strip in the global mask overview
 
 
-class PruneExplorer(W.VBox):
+class PruneExplorer(PictureFallback, W.VBox):
     """Pick weights, a pruning method and an amount; preview, apply, undo, make permanent.
 
     >>> explorer = PruneExplorer(model, data=(x_val, y_val))
