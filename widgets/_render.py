@@ -317,7 +317,7 @@ class TensorPanel:
                           extent=(0, 1, 1, 0), cmap=cmap, vmin=vmin, vmax=1.0)
         ax.set_xticks([])
         ax.set_yticks([])
-        small_fonts(ax, "columns (dims 1.. flattened)", "rows (dim 0)")
+        small_fonts(ax, "columns\n(dims 1.. flattened)", "rows (dim 0)")
         inch = 1 / self.figure.get_figwidth()  # one inch in figure coordinates
         box = ax.get_position()  # the colorbar and its labels take the slot's right end
         ax.set_position([box.x0, box.y0, box.width - COLORBAR_ROOM * inch, box.height])

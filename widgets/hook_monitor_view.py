@@ -106,8 +106,13 @@ class HookMonitor(PictureFallback, W.VBox):
         self.refresh(0)
 
     def detach(self):
-        """Remove every hook (the view keeps showing what was recorded)."""
+        """Remove every hook (the view keeps showing what was recorded; ``attach()`` undoes it)."""
         self.recorder.detach()
+        self._draw()
+
+    def attach(self):
+        """Register the hooks again after ``detach()`` (recording resumes)."""
+        self.recorder.attach()
         self._draw()
 
     def __enter__(self):
@@ -133,8 +138,13 @@ class HookMonitor(PictureFallback, W.VBox):
             f"<b>HookMonitor</b> — hooks {state} on {len(self.recorder.module_names)} modules "
             f"of {html.escape(type(self.recorder.module).__name__)}: "
             f"{html.escape(', '.join(self.recorder.module_names) or '(root)')}")
+        attached = bool(self.recorder.handles)
+        self.clear_button.disabled = not attached  # clearing a detached monitor leaves nothing
+        self.clear_button.tooltip = ("forget the recorded events" if attached else
+                                     "hooks detached: monitor.attach() to record again")
         if event is None:
-            self.position.value = "no events yet: run the model (or monitor.run(x))"
+            self.position.value = ("no events yet: run the model (or monitor.run(x))" if attached
+                                   else "hooks detached: monitor.attach() to record again")
             self.panel.message("no events recorded yet")
             self.caption.value = self.timeline.value = self.description.value = ""
         else:

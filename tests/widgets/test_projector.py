@@ -124,3 +124,18 @@ def test_make_permanent_with_nothing_pruned_adds_no_undo_step(small_mlp):
     assert len(view.model.undo_stack) == 2
     view.permanent_button.click()  # nothing pruned any more
     assert len(view.model.undo_stack) == 2
+
+
+def test_a_detached_monitor_cannot_be_cleared_into_a_dead_widget_and_can_attach_again(small_mlp,
+                                                                                       eval_batch):
+    monitor = HookMonitor(small_mlp)
+    monitor.run(eval_batch[0])
+    recorded = len(monitor.events)
+    monitor.detach()
+    assert monitor.clear_button.disabled and "attach()" in monitor.clear_button.tooltip
+    assert len(monitor.events) == recorded  # what was recorded stays visible
+    monitor.attach()
+    assert not monitor.clear_button.disabled
+    monitor.clear_button.click()
+    monitor.run(eval_batch[0])
+    assert len(monitor.events) == recorded
