@@ -152,11 +152,11 @@ class GroupedGraph:
         return result
 
     def _fits(self, groups, members):
+        """At most ``max_groups`` boxes, ``max_rows`` rows and ``max_width`` boxes a row?"""
         if len(groups) > self.max_groups:
-            return False
+            return False  # (without computing the rows: the common case for a big graph)
         rows = Counter(self._ranks(groups, members))
-        return (len(groups) <= self.max_groups and len(rows) <= self.max_rows
-                and max(rows.values(), default=0) <= self.max_width)
+        return len(rows) <= self.max_rows and max(rows.values(), default=0) <= self.max_width
 
     def _collapse(self, members):
         """Groups for ``members`` (node indices): singles if they fit, else subtrees,
@@ -263,6 +263,8 @@ class GroupedGraph:
         cut its layers (see ``_subtrees``), in order, into ``max_width`` pieces."""
         inside = set(members)
         units = self._subtrees([self._group("node", [m]) for m in sorted(members)], inside)
+        if len(units) == 1:  # one small subtree: cut its nodes instead
+            units = [self._group("node", [m]) for m in sorted(members)]
         size = math.ceil(len(units) / self.max_width)
         pieces = [[m for u in units[i:i + size] for m in u.members]
                   for i in range(0, len(units), size)]

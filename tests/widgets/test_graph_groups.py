@@ -138,3 +138,18 @@ def test_explorer_expands_groups_from_its_menu():
     view.function.value = "x²"
     assert view.group_controls.layout.display == "none"  # nothing to expand
     assert view.slope == pytest.approx(1.0)
+
+
+def test_tight_limits_still_open_down_to_single_nodes():
+    """Whatever the limits, every open step shows smaller boxes (never the same one again)."""
+    x = et.tensor(0.5, requires_grad=True)
+    nodes, edges = backward_graph(((x * 2).tanh() * 3 + (x * 5).sin() * x).exp().grad_fn)
+    grouped = GroupedGraph(nodes, edges, max_groups=2, max_rows=2, max_width=2)
+    assert len(grouped.groups()) <= 2
+    for _ in range(len(nodes)):
+        if not grouped.collapsed_groups():
+            break
+        biggest = max(grouped.collapsed_groups(), key=lambda g: len(g.members))
+        grouped.expand(biggest.key)
+        check_partition(grouped, nodes)
+    assert len(grouped.groups()) == len(nodes)
