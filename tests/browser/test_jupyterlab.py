@@ -181,3 +181,24 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
             run_then_stop(page)
     finally:
         page.close()
+
+
+def test_a_widget_shows_its_picture_before_its_cell_runs(jupyterlab, browser):
+    """A student opens lesson 01 and runs nothing: the notebook is not trusted, so
+    JupyterLab draws no widget; it shows the PNG stored next to the widget view (at the
+    widget's CSS width, twice as many pixels), not the widget's text form."""
+    base_url, _ = jupyterlab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_notebook(page, base_url, "01-tensors-and-autograd")
+        picture = f'{PANEL} .jp-OutputArea-output[data-mime-type="image/png"] img'
+        page.wait_for_function(
+            "sel => { const img = document.querySelector(sel);"
+            " return img && img.complete && img.naturalWidth > 1000; }",
+            arg=picture, timeout=30_000)
+        shown = page.eval_on_selector(picture, "img => [img.naturalWidth, img.width]")
+        assert shown[1] == pytest.approx(shown[0] / 2, abs=2), shown  # 2 pixels per CSS pixel
+        texts = page.locator(f"{PANEL} .jp-OutputArea-output", has_text="AutogradExplorer(f=")
+        assert texts.count() == 0, "the widget's text form is shown instead of its picture"
+    finally:
+        page.close()

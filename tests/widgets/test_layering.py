@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 WIDGETS = Path(__file__).resolve().parents[2] / "widgets"
-MODELS = ["parameter_tree.py", "hook_monitor.py", "prune_explorer.py", "autograd_graph.py", "_common.py"]
+MODELS = ["parameter_tree.py", "hook_monitor.py", "prune_explorer.py", "autograd_graph.py",
+          "graph_groups.py", "_common.py"]
 MODELS += ["training_stepper.py", "backward_stepper.py"]
 
 
