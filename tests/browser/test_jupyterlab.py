@@ -38,10 +38,10 @@ WIDGETS = {
     "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),
     "examples/backward_stepper": (".widget-slider", "backward-stepper.png"),
 }
-# One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
-# busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
-# (or all four: the keys of WIDGETS) runs more, e.g. to refresh every screenshot.
-LESSONS = os.environ.get("EDUTORCH_BROWSER_LESSONS", "04-pruning").split(",")
+# A lesson and one of the newer widgets by default (a whole open-run-screenshot cycle
+# takes most of a minute on a busy 2-core machine); EDUTORCH_BROWSER_LESSONS=NAME,NAME
+# (any keys of WIDGETS) runs others, e.g. all of them to refresh every screenshot.
+LESSONS = os.environ.get("EDUTORCH_BROWSER_LESSONS", "04-pruning,examples/training_stepper").split(",")
 
 
 def open_notebook(page, base_url, name):
