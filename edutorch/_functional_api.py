@@ -4,17 +4,45 @@ stacking helpers, searching sorted sequences.
 As in ``_functional.py``, each calls the Tensor method of the same name, so every
 op has one definition.
 """
+import math
+
 import numpy as np
 
 from ._tensor import Tensor
 from ._functional import cat, stack  # noqa: F401  (the stacking helpers below build on them)
 
 __all__ = [
+    "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin", "asinh", "atan",
+    "atanh", "cosh", "deg2rad", "e", "erfc", "exp2", "expm1", "inf", "log10", "log2", "nan", "newaxis", "pi",
+    "rad2deg", "sinh", "tan",
     "addmm", "arctan2", "atan2", "baddbmm", "bincount", "bucketize", "column_stack", "count_nonzero",
     "cumprod", "dstack", "erf", "erfinv", "fmod", "histc", "hstack", "hypot", "kron", "median",
     "moveaxis", "movedim", "nan_to_num", "nonzero", "repeat_interleave", "roll", "row_stack",
     "searchsorted", "take_along_dim", "tile", "trace", "vstack",
 ]
+
+
+# -- constants and elementary functions ---------------------------------------------------
+pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
+newaxis = None
+
+
+def _method(name):
+    """``torch.<name>(input)`` calls ``input.<name>()``."""
+
+    def op(input):
+        return getattr(input, name)()
+
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"``torch.{name}``: element-wise; see ``Tensor.{name}``."
+    return op
+
+
+tan, asin, acos, atan = _method("tan"), _method("asin"), _method("acos"), _method("atan")
+sinh, cosh, asinh, acosh, atanh = _method("sinh"), _method("cosh"), _method("asinh"), _method("acosh"), _method("atanh")
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+log2, log10, expm1, exp2, erfc = _method("log2"), _method("log10"), _method("expm1"), _method("exp2"), _method("erfc")
+deg2rad, rad2deg = _method("deg2rad"), _method("rad2deg")
 
 
 def erf(input):

@@ -9,7 +9,7 @@ import builtins
 import numpy as np
 
 from . import _dtype, backend
-from .autograd._functions import binary, blas, reduction, shape, special, unary
+from .autograd._functions import binary, blas, elementary, reduction, shape, special, unary
 from .autograd._functions import utils
 from .autograd._functions.utils import wrap_dim as _wrap_dim
 
@@ -24,6 +24,57 @@ def _tuple(x):
 
 class TensorApiOps:
     __slots__ = ()
+
+    # -- elementary functions (table in autograd/_functions/elementary.py) ---------------
+    def tan(self):
+        return elementary.Tan.apply(self)
+
+    def asin(self):
+        return elementary.Asin.apply(self)
+
+    def acos(self):
+        return elementary.Acos.apply(self)
+
+    def atan(self):
+        return elementary.Atan.apply(self)
+
+    def sinh(self):
+        return elementary.Sinh.apply(self)
+
+    def cosh(self):
+        return elementary.Cosh.apply(self)
+
+    def asinh(self):
+        return elementary.Asinh.apply(self)
+
+    def acosh(self):
+        return elementary.Acosh.apply(self)
+
+    def atanh(self):
+        return elementary.Atanh.apply(self)
+
+    arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
+
+    def log2(self):
+        return elementary.Log2.apply(self)
+
+    def log10(self):
+        return elementary.Log10.apply(self)
+
+    def expm1(self):
+        return elementary.Expm1.apply(self)
+
+    def exp2(self):
+        return elementary.Exp2.apply(self)
+
+    def erfc(self):
+        return elementary.Erfc.apply(self)
+
+    def deg2rad(self):
+        return elementary.Deg2rad.apply(self)
+
+    def rad2deg(self):
+        return elementary.Rad2deg.apply(self)
 
     # -- special functions and binary math ------------------------------------------
     def erf(self):

@@ -331,3 +331,43 @@ def test_format_matches_torch():
         "{:.2f}".format(et.tensor([1.5]))
     assert str(mine.value) == str(theirs.value)
     assert math.isclose(float(f"{et.tensor(2.25):.2f}"), 2.25)
+
+
+# -- elementary functions: one table, inputs inside each domain ------------------------------
+_UNIT = np.tanh(_r(3, 4)) * 0.9          # (-0.9, 0.9): asin, acos, atanh
+ELEMENTARY = {
+    "tan": _r(3, 4) * 0.7, "asin": _UNIT, "acos": _UNIT, "atan": _r(3, 4) * 3, "arcsin": _UNIT,
+    "arccos": _UNIT, "arctan": _r(3, 4), "sinh": _r(3, 4), "cosh": _r(3, 4), "asinh": _r(3, 4) * 3,
+    "acosh": _pos(3, 4) + 1.0, "atanh": _UNIT, "arcsinh": _r(3, 4), "arccosh": _pos(3, 4) + 1.0,
+    "arctanh": _UNIT, "log2": _pos(3, 4), "log10": _pos(3, 4), "expm1": _r(3, 4), "exp2": _r(3, 4),
+    "erfc": _r(3, 4) * 2, "deg2rad": _r(3, 4) * 90, "rad2deg": _r(3, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTARY))
+def test_elementary_gradcheck_float64(name):
+    x = et.tensor(ELEMENTARY[name], requires_grad=True)
+    assert gradcheck(getattr(et, name), (x,))
+    assert gradcheck(lambda t: getattr(t, name)(), (x,))
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTARY))
+def test_elementary_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    results = []
+    for lib in (et, torch):
+        x = lib.tensor(ELEMENTARY[name], requires_grad=True)
+        y = getattr(lib, name)(x)
+        (y * lib.tensor(_r(3, 4, seed=5))).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__,
+                        str(getattr(lib, name)(lib.tensor([1, 2])).dtype)))
+    (y1, g1, n1, d1), (y2, g2, n2, d2) = results
+    np.testing.assert_allclose(y1, y2, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-15)
+    assert (n1, d1) == (n2, d2)
+
+
+def test_constants_match_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert (et.pi, et.e, et.inf) == (torch.pi, torch.e, torch.inf)
+    assert math.isnan(et.nan) and et.newaxis is torch.newaxis is None
