@@ -37,6 +37,7 @@ from . import linalg  # torch.linalg
 from .serialization import load, save
 from . import nn
 from . import optim, utils  # torch.optim, torch.utils.data
+from . import accelerator, backends, cuda  # is there a GPU? (CuPy)
 
 __version__ = "0.1.0"
 
