@@ -82,14 +82,16 @@ def _size(size):
     return _creation._size(size)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
-    return _sample(_rng(generator).random(_size(size)), dtype, device, requires_grad)
+    shape = _size(_creation._size_args("rand", args, size))
+    return _sample(_rng(generator).random(shape), dtype, device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    return _sample(_rng(generator).standard_normal(_size(size)), dtype, device, requires_grad)
+    shape = _size(_creation._size_args("randn", args, size))
+    return _sample(_rng(generator).standard_normal(shape), dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):

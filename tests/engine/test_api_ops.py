@@ -371,3 +371,12 @@ def test_constants_match_torch():
     torch = pytest.importorskip("torch", reason=TORCH_REASON)
     assert (et.pi, et.e, et.inf) == (torch.pi, torch.e, torch.inf)
     assert math.isnan(et.nan) and et.newaxis is torch.newaxis is None
+
+
+def test_factories_take_size_as_a_keyword_like_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    for name in ("zeros", "ones", "empty", "rand", "randn"):
+        assert tuple(getattr(et, name)(size=(2, 3)).shape) == tuple(getattr(torch, name)(size=(2, 3)).shape)
+        assert tuple(getattr(et, name)(size=[4]).shape) == (4,)
+        with pytest.raises(TypeError):
+            getattr(et, name)(2, size=(2, 3))
