@@ -182,6 +182,105 @@ class TensorApiOps:
         i[axis] = indices.shape[axis]
         return self.expand(*s).gather(axis, indices.expand(*i))
 
+    # -- shapes: broadcasting, flipping, splitting, differences ------------------------
+    def broadcast_to(self, size):
+        """``expand`` to ``size`` (a view)."""
+        return self.expand(*size)
+
+    def fliplr(self):
+        """Reverse the columns (dim 1)."""
+        if self.ndim < 2:
+            raise RuntimeError("Input must be >= 2-d.")
+        return self.flip(1)
+
+    def flipud(self):
+        """Reverse the rows (dim 0)."""
+        if self.ndim < 1:
+            raise RuntimeError("Input must be >= 1-d.")
+        return self.flip(0)
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        """Split into ``n`` nearly equal parts (the first ones one longer), or at the given indices."""
+        axis = _wrap_dim(dim, self.ndim)
+        size = self.shape[axis]
+        if isinstance(indices_or_sections, int):
+            n = indices_or_sections
+            if n <= 0:
+                raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+            bounds = [i * (size // n) + builtins.min(i, size % n) for i in range(n + 1)]
+        else:
+            cuts = [builtins.min(builtins.max(int(i), 0), size) for i in indices_or_sections]
+            bounds = [0] + cuts + [size]
+        return tuple(self.narrow(axis, lo, builtins.max(hi - lo, 0)) for lo, hi in zip(bounds, bounds[1:]))
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        """``x[i + 1] - x[i]`` along ``dim``, ``n`` times (after joining ``prepend``/``append``)."""
+        from ._functional import cat
+
+        x = self
+        axis = _wrap_dim(dim, self.ndim)
+        if prepend is not None or append is not None:
+            x = cat([t for t in (prepend, x, append) if t is not None], axis)
+        for _ in range(n):
+            length = x.shape[axis]
+            if length == 0:
+                break
+            after, before = x.narrow(axis, 1, length - 1), x.narrow(axis, 0, length - 1)
+            x = (after ^ before) if x.dtype == _dtype.bool else after - before
+        return x
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        """Put the last dim on the ``offset`` diagonal of new matrices in dims (``dim1``, ``dim2``)."""
+        out = _diag_embed(self, offset)
+        ndim = out.ndim
+        d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+        if (d1, d2) != (ndim - 2, ndim - 1):
+            out = out.movedim((ndim - 2, ndim - 1), (d1, d2))
+        return out
+
+    # -- reductions that skip NaN, moments together --------------------------------------
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        """``sum`` counting NaN as 0 (infinities stay)."""
+        from ._functional import where
+
+        x = where(self.isnan(), self.new_zeros(()), self) if self.is_floating_point() else self
+        return x.sum(dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        """``mean`` over the non-NaN values."""
+        count = (~self.isnan()).sum(dim, keepdim)
+        return self.nansum(dim, keepdim, dtype=dtype) / count
+
+    def logaddexp(self, other):
+        """``log(exp(x) + exp(y))`` without overflow: ``max + log1p(exp(-|x - y|))``."""
+        high = self.maximum(other)
+        return high + (-(self - other).abs()).exp().log1p()
+
+    def logaddexp2(self, other):
+        """``log2(2**x + 2**y)``."""
+        import math
+
+        return self.mul(math.log(2)).logaddexp(other * math.log(2)) / math.log(2)
+
+    def xlogy(self, other):
+        """``x * log(y)``, 0 where ``x == 0`` (even for ``y == 0``)."""
+        from ._functional import where
+
+        return where(self == 0, self * 0, self * other.log() if isinstance(other, utils._Tensor) else
+                     self * np.log(other))
+
+    def isin(self, test_elements, *, assume_unique=False, invert=False):
+        from ._functional_api import isin
+
+        return isin(self, test_elements, assume_unique=assume_unique, invert=invert)
+
+    def argwhere(self):
+        """Indices of the non-zero elements, one row each (``nonzero()``)."""
+        return self.nonzero()
+
+    def true_divide(self, other):
+        return self.div(other)
+
     # -- order statistics and counting -------------------------------------------------
     def median(self, dim=None, keepdim=False):
         """The lower median (of all values, or along ``dim`` with its index); NaN if a NaN is there."""
@@ -265,6 +364,16 @@ class TensorApiOps:
         out = np.stack([rng.choice(r.size, num_samples, replace=replacement, p=r / r.sum())
                         if replacement or num_samples <= np.count_nonzero(r) else _fail_zero() for r in rows])
         return _make(out.reshape(w.shape[:-1] + (num_samples,)).astype(np.int64))
+
+
+def _diag_embed(t, offset):
+    """(..., n) -> (..., m, m), m = n + |offset|: ``t`` on the ``offset`` diagonal, a sum of outer products."""
+    n = t.shape[-1]
+    m = n + abs(offset)
+    eye = _make(np.eye(m, dtype=t._data.dtype))
+    rows = eye[max(-offset, 0): max(-offset, 0) + n]  # (n, m): the one-hot row of value i
+    cols = eye[max(offset, 0): max(offset, 0) + n]    # (n, m): its one-hot column
+    return (t.unsqueeze(-1).unsqueeze(-1) * rows.unsqueeze(-1) * cols.unsqueeze(-2)).sum(-3)
 
 
 def _scalar_name(x):

@@ -380,3 +380,77 @@ def test_factories_take_size_as_a_keyword_like_torch():
         assert tuple(getattr(et, name)(size=[4]).shape) == (4,)
         with pytest.raises(TypeError):
             getattr(et, name)(2, size=(2, 3))
+
+
+# -- more shapes, moments, membership: values and gradients against torch -------------------
+_NAN_ROW = np.array([[1.0, np.nan, 2.0, 4.0], [np.nan, np.nan, 3.0, -1.0], [0.5, 1.0, 2.0, 3.0]])
+MORE = {
+    "broadcast_to": (lambda L, a: L.broadcast_to(a, (2, 3, 4)), [_r(3, 1)]),
+    "fliplr": (lambda L, a: L.fliplr(a), [_r(3, 4)]),
+    "flipud": (lambda L, a: L.flipud(a), [_r(3, 4)]),
+    "tensor_split_n": (lambda L, a: list(L.tensor_split(a, 3, dim=1)), [_r(2, 7)]),
+    "tensor_split_idx": (lambda L, a: list(L.tensor_split(a, [1, 5])), [_r(7, 2)]),
+    "hsplit": (lambda L, a: list(L.hsplit(a, 2)), [_r(3, 4)]),
+    "vsplit": (lambda L, a: list(L.vsplit(a, [1])), [_r(3, 4)]),
+    "diff": (lambda L, a: L.diff(a), [_r(3, 5)]),
+    "diff_n2_dim0_pre": (lambda L, a, p: L.diff(a, n=2, dim=0, prepend=p), [_r(3, 5), _r(1, 5, seed=1)]),
+    "diag_embed": (lambda L, a: L.diag_embed(a), [_r(2, 3)]),
+    "diag_embed_offset_dims": (lambda L, a: L.diag_embed(a, -1, 0, 2), [_r(2, 3)]),
+    "std_mean": (lambda L, a: list(L.std_mean(a, 1)), [_r(3, 4)]),
+    "var_mean": (lambda L, a: list(L.var_mean(a, 0, correction=0, keepdim=True)), [_r(3, 4)]),
+    "logaddexp": (lambda L, a, b: L.logaddexp(a, b), [_r(3, 4) * 30, _r(4, seed=1) * 30]),
+    "logaddexp2": (lambda L, a, b: L.logaddexp2(a, b), [_r(3, 4), _r(3, 4, seed=1)]),
+    "xlogy": (lambda L, a, b: L.xlogy(a, b), [_r(3, 4), _pos(3, 4, seed=1)]),
+    "atleast_3d": (lambda L, a, b: list(L.atleast_3d(a, b)), [_r(4), _r(2, 3, seed=1)]),
+    "atleast_2d": (lambda L, a: L.atleast_2d(a), [_r(4)]),
+    "block_diag": (lambda L, a, b, c: L.block_diag(a, b, c), [_r(2, 2), _r(3), _r(1, 2, seed=1)]),
+    "cartesian_prod": (lambda L, a, b: L.cartesian_prod(a, b), [_r(2), _r(3, seed=1)]),
+    "true_divide": (lambda L, a, b: L.true_divide(a, b), [_r(3, 4), _pos(3, 4, seed=1)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_ops_gradcheck_float64(name):
+    fn, arrays = MORE[name]
+    assert gradcheck(lambda *ts: fn(et, *ts), tuple(_tensors(et, arrays)))
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_ops_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    fn, arrays = MORE[name]
+    results = []
+    for lib in (et, torch):
+        ts = _tensors(lib, arrays)
+        outs = _outs(fn(lib, *ts))
+        rng = np.random.default_rng(7)
+        sum((o * lib.tensor(rng.standard_normal(tuple(o.shape)))).sum() for o in outs).backward()
+        results.append(([o.detach().numpy() for o in outs], [t.grad.numpy() for t in ts]))
+    for a, b in zip(results[0][0] + results[0][1], results[1][0] + results[1][1]):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+NON_DIFF_MORE = {
+    "nansum": lambda L: L.nansum(L.tensor(_NAN_ROW), 1),
+    "nansum_all": lambda L: L.nansum(L.tensor(_NAN_ROW)),
+    "nanmean": lambda L: L.nanmean(L.tensor(_NAN_ROW), 0),
+    "isin": lambda L: L.isin(L.tensor([[1, 2], [3, 4]]), L.tensor([2, 3, 9])),
+    "isin_invert": lambda L: L.isin(L.tensor([1, 2, 3]), L.tensor([2]), invert=True),
+    "argwhere": lambda L: L.argwhere(L.tensor([[0, 1], [2, 0]])),
+    "tril_indices": lambda L: L.tril_indices(3, 4, 1),
+    "triu_indices": lambda L: L.triu_indices(4, 3, -1),
+    "logspace": lambda L: L.logspace(-1, 2, 5),
+    "logspace_base2": lambda L: L.logspace(0, 4, 5, base=2),
+    "diff_bool": lambda L: L.diff(L.tensor([True, False, False, True])),
+    "diff_int_append": lambda L: L.diff(L.tensor([1, 4, 9]), append=L.tensor([16, 25])),
+    "atleast_1d_scalar": lambda L: L.atleast_1d(L.tensor(3.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NON_DIFF_MORE))
+def test_more_non_differentiable_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    mine, theirs = NON_DIFF_MORE[name](et), NON_DIFF_MORE[name](torch)
+    assert str(mine.dtype) == str(theirs.dtype) and tuple(mine.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
