@@ -281,6 +281,112 @@ class TensorApiOps:
     def true_divide(self, other):
         return self.div(other)
 
+    # -- in-place forms: ``x.op_()`` writes ``x.op()`` into x (see ``TensorOps._inplace``) ----------
+    def sin_(self):
+        return self._inplace(unary.Sin)
+
+    def cos_(self):
+        return self._inplace(unary.Cos)
+
+    def log1p_(self):
+        return self._inplace(unary.Log1p)
+
+    def rsqrt_(self):
+        return self._inplace(unary.Rsqrt)
+
+    def reciprocal_(self):
+        return self._inplace(unary.Reciprocal)
+
+    def sign_(self):
+        return self._inplace(unary.Sign)
+
+    def floor_(self):
+        return self._inplace(unary.Floor)
+
+    def ceil_(self):
+        return self._inplace(unary.Ceil)
+
+    def trunc_(self):
+        return self._inplace(unary.Trunc)
+
+    def square_(self):
+        return self.pow_(2)
+
+    def erf_(self):
+        return self._inplace(special.Erf)
+
+    def erfinv_(self):
+        return self._inplace(special.Erfinv)
+
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        return self._inplace(unary.NanToNum, nan, posinf, neginf)
+
+    def atan2_(self, other):
+        return self._inplace(binary.Atan2, other)
+
+    def hypot_(self, other):
+        return self._inplace(binary.Hypot, other)
+
+    def fmod_(self, other):
+        return self._inplace(binary.Fmod, other)
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self._inplace(reduction.Cumprod, _wrap_dim(dim, self._data.ndim), dtype)
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self._inplace(reduction.Cumsum, _wrap_dim(dim, self._data.ndim), dtype)
+
+    def tan_(self):
+        return self._inplace(elementary.Tan)
+
+    def asin_(self):
+        return self._inplace(elementary.Asin)
+
+    def acos_(self):
+        return self._inplace(elementary.Acos)
+
+    def atan_(self):
+        return self._inplace(elementary.Atan)
+
+    def sinh_(self):
+        return self._inplace(elementary.Sinh)
+
+    def cosh_(self):
+        return self._inplace(elementary.Cosh)
+
+    def asinh_(self):
+        return self._inplace(elementary.AsinhInplace)  # its backward raises, as PyTorch's
+
+    def acosh_(self):
+        return self._inplace(elementary.AcoshInplace)  # its backward raises, as PyTorch's
+
+    def atanh_(self):
+        return self._inplace(elementary.AtanhInplace)  # its backward raises, as PyTorch's
+
+    arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
+    arctan2_ = atan2_
+
+    def log2_(self):
+        return self._inplace(elementary.Log2)
+
+    def log10_(self):
+        return self._inplace(elementary.Log10)
+
+    def expm1_(self):
+        return self._inplace(elementary.Expm1)
+
+    def exp2_(self):
+        return self._inplace(elementary.Exp2)
+
+    def erfc_(self):
+        return self._inplace(elementary.Erfc)
+
+    def deg2rad_(self):
+        return self._inplace(elementary.Deg2rad)
+
+    def rad2deg_(self):
+        return self._inplace(elementary.Rad2deg)
+
     # -- order statistics and counting -------------------------------------------------
     def median(self, dim=None, keepdim=False):
         """The lower median (of all values, or along ``dim`` with its index); NaN if a NaN is there."""

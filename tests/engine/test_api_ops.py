@@ -454,3 +454,60 @@ def test_more_non_differentiable_match_torch(name):
     mine, theirs = NON_DIFF_MORE[name](et), NON_DIFF_MORE[name](torch)
     assert str(mine.dtype) == str(theirs.dtype) and tuple(mine.shape) == tuple(theirs.shape)
     np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+# -- in-place forms: same values as the out-of-place op, a version bump, and autograd through them ---
+INPLACE = {
+    "sin_": (), "cos_": (), "log1p_": (), "rsqrt_": (), "reciprocal_": (), "sign_": (), "floor_": (), "ceil_": (),
+    "trunc_": (), "square_": (), "erf_": (), "erfinv_": (), "tan_": (), "asin_": (), "acos_": (), "atan_": (),
+    "sinh_": (), "cosh_": (), "asinh_": (), "atanh_": (), "arcsin_": (), "arctan_": (), "log2_": (),
+    "log10_": (), "expm1_": (), "exp2_": (), "erfc_": (), "deg2rad_": (), "rad2deg_": (),
+    "nan_to_num_": (), "cumprod_": (1,), "cumsum_": (0,), "fmod_": (0.7,), "atan2_": ("other",),
+    "hypot_": ("other",), "acosh_": ("shift",),
+}
+
+
+def _inplace_input(lib, name):
+    base = np.tanh(_r(3, 4)) * 0.8 + (0.0 if name not in ("log1p_", "rsqrt_", "log2_", "log10_", "reciprocal_")
+                                      else 1.0)
+    if name == "acosh_":
+        base = np.abs(base) + 1.5
+    return lib.tensor(base, requires_grad=True)
+
+
+NO_INPLACE_DERIVATIVE = ("asinh_", "acosh_", "atanh_")  # PyTorch refuses these under autograd
+
+
+@pytest.mark.parametrize("name", NO_INPLACE_DERIVATIVE)
+def test_inplace_without_derivative_is_refused_like_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    messages = []
+    for lib in (torch, et):
+        x = _inplace_input(lib, name) * 1.0
+        getattr(x, name)()
+        with pytest.raises(NotImplementedError) as err:
+            x.sum().backward()
+        messages.append(str(err.value))
+        with lib.no_grad():
+            y = _inplace_input(lib, name) * 1.0
+            getattr(y, name)()  # fine without autograd
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("name", sorted(set(INPLACE) - set(NO_INPLACE_DERIVATIVE)))
+def test_inplace_forms_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    results = []
+    for lib in (et, torch):
+        leaf = _inplace_input(lib, name)
+        x = leaf * 1.0  # a non-leaf: in-place is allowed, and autograd goes through it
+        args = [lib.tensor(_pos(3, 4, seed=2)) if a == "other" else a for a in INPLACE[name] if a != "shift"]
+        out = getattr(x, name)(*args)
+        assert out is x and x._version == 1
+        differentiable = name not in ("sign_", "floor_", "ceil_", "trunc_")
+        if differentiable:
+            (x * lib.tensor(_r(3, 4, seed=3))).sum().backward()
+        results.append((x.detach().numpy(), leaf.grad.numpy() if differentiable else None))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-14)
+    if results[0][1] is not None:
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)

@@ -30,6 +30,9 @@ def _elementwise(name, backward_name, forward, derivative):
         return out
 
     def backward_(ctx, grad):
+        if derivative is None:  # PyTorch has none for some in-place forms (asinh_, acosh_, atanh_)
+            raise NotImplementedError(f"the derivative for 'inplace version of {name.lower()[:-7]}' is not "
+                                      "implemented.")
         a, out = ctx.saved_tensors
         return grad * derivative(a, out)
 
@@ -58,4 +61,8 @@ Expm1 = _elementwise("Expm1", "Expm1Backward0", np.expm1, lambda x, y: y + 1)
 Exp2 = _elementwise("Exp2", "Exp2Backward0", np.exp2, lambda x, y: y * math.log(2))
 Erfc = _elementwise("Erfc", "ErfcBackward0", _erfc_array, lambda x, y: (-x * x).exp() * (-2 / math.sqrt(math.pi)))
 Deg2rad = _elementwise("Deg2rad", "Deg2RadBackward0", np.deg2rad, lambda x, y: math.pi / 180)
+# the in-place forms PyTorch cannot differentiate: same values, a backward that refuses
+AsinhInplace = _elementwise("AsinhInplace", "AsinhBackward0", np.arcsinh, None)
+AcoshInplace = _elementwise("AcoshInplace", "AcoshBackward0", np.arccosh, None)
+AtanhInplace = _elementwise("AtanhInplace", "AtanhBackward0", np.arctanh, None)
 Rad2deg = _elementwise("Rad2deg", "Rad2DegBackward0", np.rad2deg, lambda x, y: 180 / math.pi)
