@@ -187,6 +187,15 @@ class TensorApiOps:
         """``expand`` to ``size`` (a view)."""
         return self.expand(*size)
 
+    def select(self, dim, index):
+        """The slice at ``index`` along ``dim``, that dim removed (``x.select(0, i)`` is ``x[i]``)."""
+        axis = _wrap_dim(dim, self.ndim)
+        size = self.shape[axis]
+        if not -size <= index < size:
+            raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
+                             f"dimension {axis}")
+        return self.narrow(axis, index % size, 1).squeeze(axis)
+
     def fliplr(self):
         """Reverse the columns (dim 1)."""
         if self.ndim < 2:
