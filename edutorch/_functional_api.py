@@ -375,3 +375,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     dtype = dtype or _dtype.get_default_dtype()
     values = np.logspace(start, end, steps, base=base).astype(dtype.np)
     return _finish(values, dtype, device, requires_grad)
+
+
+from ._numpy_compat import patch_module as _patch_module  # noqa: E402
+
+_patch_module(globals())  # torch.sum(x, axis=0): NumPy's argument names too

@@ -511,3 +511,16 @@ def test_inplace_forms_match_torch(name):
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-14)
     if results[0][1] is not None:
         np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)
+
+
+def test_numpy_argument_names_are_accepted_like_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x = _r(2, 3)
+    calls = [lambda L, t: L.sum(t, axis=0, keepdims=True), lambda L, t: t.sum(1, keepdims=True),
+             lambda L, t: t.mean(axis=1), lambda L, t: L.cat([t, t], axis=1), lambda L, t: t.max(axis=0).values,
+             lambda L, t: t.softmax(axis=1), lambda L, t: L.argmax(t, axis=1), lambda L, t: t.std(axis=0),
+             lambda L, t: L.cumsum(t, axis=1), lambda L, t: t.amax(axis=1, keepdims=True)]
+    for call in calls:
+        np.testing.assert_allclose(call(et, et.tensor(x)).numpy(), call(torch, torch.tensor(x)).numpy(), rtol=1e-12)
+    with pytest.raises(TypeError):
+        et.tensor(x).sum(dim=0, axis=0)
