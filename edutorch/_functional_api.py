@@ -14,7 +14,7 @@ from ._functional import cat, stack  # noqa: F401  (the stacking helpers below b
 __all__ = [
     "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_to", "cartesian_prod",
     "diag_embed", "diff", "dsplit", "fliplr", "flipud", "hsplit", "isin", "logaddexp", "logaddexp2", "logspace",
-    "nanmean", "nansum", "select", "std_mean", "tensor_split", "tril_indices", "triu_indices", "true_divide", "var_mean",
+    "nanmean", "nansum", "select", "kthvalue", "cummax", "cummin", "take", "std_mean", "tensor_split", "tril_indices", "triu_indices", "true_divide", "var_mean",
     "vsplit", "xlogy",
     "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin", "asinh", "atan",
     "atanh", "cosh", "deg2rad", "e", "erfc", "exp2", "expm1", "inf", "log10", "log2", "nan", "newaxis", "pi",
@@ -211,6 +211,22 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
 # -- more shapes, moments, membership ---------------------------------------------------------
 def broadcast_to(input, size):
     return input.broadcast_to(size)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    return input.kthvalue(k, dim, keepdim)
+
+
+def cummax(input, dim):
+    return input.cummax(dim)
+
+
+def cummin(input, dim):
+    return input.cummin(dim)
+
+
+def take(input, index):
+    return input.take(index)
 
 
 def select(input, dim, index):

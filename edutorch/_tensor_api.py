@@ -396,6 +396,106 @@ class TensorApiOps:
     def rad2deg_(self):
         return self._inplace(elementary.Rad2deg)
 
+    # -- in-place sampling (like ``uniform_``: no autograd history) -------------------------
+    def random_(self, from_=0, to=None, *, generator=None):
+        """Integers in [from, to) (``random_(n)``: [0, n))."""
+        from . import random
+        from ._tensor_ops import _check_leaf_inplace
+
+        return random.random_(_check_leaf_inplace(self), from_, to, generator=generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        from . import random
+        from ._tensor_ops import _check_leaf_inplace
+
+        return random.exponential_(_check_leaf_inplace(self), lambd, generator=generator)
+
+    def geometric_(self, p, *, generator=None):
+        from . import random
+        from ._tensor_ops import _check_leaf_inplace
+
+        return random.geometric_(_check_leaf_inplace(self), p, generator=generator)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        from . import random
+        from ._tensor_ops import _check_leaf_inplace
+
+        return random.log_normal_(_check_leaf_inplace(self), mean, std, generator=generator)
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        from . import random
+        from ._tensor_ops import _check_leaf_inplace
+
+        return random.cauchy_(_check_leaf_inplace(self), median, sigma, generator=generator)
+
+    # -- small facts about a tensor ---------------------------------------------------------
+    @property
+    def itemsize(self):
+        """Bytes per element."""
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        """Bytes of all elements."""
+        return self._data.nbytes
+
+    @property
+    def is_cpu(self):
+        return not self.is_cuda
+
+    @property
+    def output_nr(self):
+        """Which output of its ``grad_fn`` this tensor is."""
+        return self._output_nr
+
+    def get_device(self):
+        """-1 on the CPU, the GPU index on CUDA."""
+        return -1 if not self.is_cuda else 0
+
+    def is_signed(self):
+        return self._data.dtype.kind in "if"
+
+    def is_inference(self):
+        """False: edutorch's ``inference_mode`` makes ordinary tensors."""
+        return False
+
+    def is_same_size(self, other):
+        return tuple(self.shape) == tuple(other.shape)
+
+    def is_nonzero(self):
+        """The truth of a one-element tensor (``bool(t)``)."""
+        return bool(self)
+
+    def take(self, index):
+        """Elements of the flattened tensor at ``index`` (shaped like ``index``)."""
+        return self.reshape(-1).gather(0, index.reshape(-1)).reshape(tuple(index.shape))
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """The ``k``-th smallest value along ``dim`` and its index (a named tuple)."""
+        from . import return_types
+
+        axis = _wrap_dim(dim, self.ndim)
+        size = self.shape[axis] if self.ndim else 1
+        if not 1 <= k <= size:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+        x = self if self.ndim else self.reshape(1)
+        order = np.argsort(x._data, axis=axis, kind="stable")
+        index = _make(np.take(order, [k - 1], axis=axis).astype(np.int64))
+        values = x.gather(axis, index)
+        if not keepdim:
+            values, index = values.squeeze(axis), index.squeeze(axis)
+        if not self.ndim:
+            values, index = values.reshape(()), index.reshape(())
+        return return_types.kthvalue(values, index)
+
+    def cummax(self, dim):
+        """Running maximum along ``dim`` and where it was reached (a named tuple)."""
+        return _cumulative_extreme(self, dim, np.maximum, "cummax")
+
+    def cummin(self, dim):
+        """Running minimum along ``dim`` and where it was reached (a named tuple)."""
+        return _cumulative_extreme(self, dim, np.minimum, "cummin")
+
     # -- order statistics and counting -------------------------------------------------
     def median(self, dim=None, keepdim=False):
         """The lower median (of all values, or along ``dim`` with its index); NaN if a NaN is there."""
@@ -489,6 +589,25 @@ def _diag_embed(t, offset):
     rows = eye[max(-offset, 0): max(-offset, 0) + n]  # (n, m): the one-hot row of value i
     cols = eye[max(offset, 0): max(offset, 0) + n]    # (n, m): its one-hot column
     return (t.unsqueeze(-1).unsqueeze(-1) * rows.unsqueeze(-1) * cols.unsqueeze(-2)).sum(-3)
+
+
+def _cumulative_extreme(t, dim, ufunc, name):
+    """``cummax``/``cummin``: the index of the running extreme (the latest on ties, as PyTorch), then a gather."""
+    from . import return_types
+
+    axis = _wrap_dim(dim, t.ndim)
+    x = t._data if t.ndim else t._data.reshape(1)
+    running = ufunc.accumulate(x, axis=axis)
+    positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+    # where the element itself is the running extreme (the latest on ties); a NaN is one too, and
+    # once the running value is NaN no later element equals it
+    itself = (x == running) | (np.isnan(x) if x.dtype.kind == "f" else False)
+    hit = np.where(itself, positions, -1)
+    index = np.maximum.accumulate(hit, axis=axis).astype(np.int64)
+    values = (t if t.ndim else t.reshape(1)).gather(axis, _make(index))
+    if not t.ndim:
+        values, index = values.reshape(()), index.reshape(())
+    return getattr(return_types, name)(values, _make(index))
 
 
 def _scalar_name(x):

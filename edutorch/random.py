@@ -147,6 +147,22 @@ def random_(t, low=0, high=None, *, generator=None):
     return _fill_inplace(t, _rng(generator).integers(low, high, t._data.shape))
 
 
+def exponential_(t, lambd=1.0, *, generator=None):
+    return _fill_inplace(t, _rng(generator).exponential(1.0 / lambd, t._data.shape))
+
+
+def geometric_(t, p, *, generator=None):
+    return _fill_inplace(t, _rng(generator).geometric(p, t._data.shape))
+
+
+def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
+    return _fill_inplace(t, _rng(generator).lognormal(mean, std, t._data.shape))
+
+
+def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
+    return _fill_inplace(t, median + sigma * _rng(generator).standard_cauchy(t._data.shape))
+
+
 # -- samples shaped like a tensor, and from a tensor of probabilities ---------------
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """``rand`` with ``input``'s shape (and dtype and device unless given)."""

@@ -524,3 +524,74 @@ def test_numpy_argument_names_are_accepted_like_torch():
         np.testing.assert_allclose(call(et, et.tensor(x)).numpy(), call(torch, torch.tensor(x)).numpy(), rtol=1e-12)
     with pytest.raises(TypeError):
         et.tensor(x).sum(dim=0, axis=0)
+
+
+# -- order statistics along a dim, sampling in place, small facts ---------------------------------
+ORDER = {
+    "kthvalue": lambda L, t: t.kthvalue(2, 1),
+    "kthvalue_keepdim": lambda L, t: L.kthvalue(t, 3, 0, keepdim=True) if hasattr(L, "kthvalue") else t.kthvalue(3, 0, True),
+    "cummax": lambda L, t: L.cummax(t, 1) if hasattr(L, "cummax") else t.cummax(1),
+    "cummin": lambda L, t: t.cummin(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDER))
+def test_order_statistics_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x = _r(4, 5)
+    results = []
+    for lib in (et, torch):
+        t = lib.tensor(x, requires_grad=True)
+        values, indices = ORDER[name](lib, t)
+        (values * lib.tensor(_r(*values.shape, seed=4))).sum().backward()
+        results.append((values.detach().numpy(), indices.numpy(), t.grad.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b)
+
+
+def test_cummax_ties_and_nan_match_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    data = [[1.0, 3.0, 3.0, 2.0, float("nan"), 5.0, float("nan"), 0.0]]
+    for op in ("cummax", "cummin"):
+        (mv, mi), (tv, ti) = getattr(et.tensor(data), op)(1), getattr(torch.tensor(data), op)(1)
+        np.testing.assert_allclose(mv.numpy(), tv.numpy())
+        assert mi.tolist() == ti.tolist()
+
+
+def test_kthvalue_error_matches_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(2, 3).kthvalue(5)
+    with pytest.raises(RuntimeError) as mine:
+        et.ones(2, 3).kthvalue(5)
+    assert str(mine.value) == str(theirs.value)
+
+
+def test_in_place_samplers_have_their_distributions():
+    et.manual_seed(0)
+    n = 40000
+    assert abs(et.empty(n).exponential_(2.0).mean().item() - 0.5) < 0.02
+    g = et.empty(n).geometric_(0.25)
+    assert g.min().item() >= 1 and abs(g.mean().item() - 4.0) < 0.1
+    assert abs(et.empty(n, dtype=et.float64).log_normal_(0.0, 0.5).log().std().item() - 0.5) < 0.02
+    assert abs(et.empty(n).cauchy_(1.0, 2.0).median().item() - 1.0) < 0.1
+    r = et.empty(n, dtype=et.int64).random_(3, 7)
+    assert set(r.unique().tolist()) == {3, 4, 5, 6}
+    with pytest.raises(RuntimeError):
+        et.zeros(2, requires_grad=True).exponential_()
+
+
+def test_small_facts_match_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    for lib in (et, torch):
+        x = lib.ones(2, 3)
+        y = (lib.ones(2, requires_grad=True) * 2).unbind(0)[1]
+        assert (x.itemsize, x.nbytes, x.is_cpu, x.get_device(), y.output_nr) == (4, 24, True, -1, 1)
+        assert (x.is_signed(), lib.ones(1, dtype=lib.uint8).is_signed(), x.is_inference()) == (True, False, False)
+        assert x.is_same_size(lib.zeros(2, 3)) and lib.tensor([2]).is_nonzero()
+        assert x.take(lib.tensor([[0, 5]])).tolist() == [[1.0, 1.0]]
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(2).is_nonzero()
+    with pytest.raises(RuntimeError) as mine:
+        et.ones(2).is_nonzero()
+    assert str(mine.value) == str(theirs.value)
