@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .. import _functional
+from .. import _dtype, _functional
 from .._tensor import Tensor, _wrap_dim
 from ..autograd._functions import pointwise
 from ._functions import activation as _act
@@ -900,3 +900,58 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` over the last dim."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+# ------------------------------------------------- pixel shuffle, attention ----
+def pixel_shuffle(input, upscale_factor):
+    """(..., C r², H, W) -> (..., C, H r, W r): each group of r² channels becomes an r x r block."""
+    r = upscale_factor
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+                           f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (..., C, H, r, W, r)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(..., C, H r, W r) -> (..., C r², H, W): the inverse of ``pixel_shuffle``."""
+    r = downscale_factor
+    *batch, c, h, w = input.shape
+    if h % r or w % r:
+        which, size = ("height", h) if h % r else ("width", w)
+        raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by downscale_factor, but input.size"
+                           f"({-2 if which == 'height' else -1})={size} is not divisible by {r}")
+    n = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (..., C, r, r, H, W)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """``softmax(Q K^T * scale + mask) V``, ``scale = 1 / sqrt(E)`` by default (PyTorch's reference math).
+
+    A boolean ``attn_mask`` keeps the True positions; a float one is added to the
+    scores; ``is_causal`` hides the future (upper triangle).
+    """
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and key.shape[-3] != query.shape[-3]:  # grouped-query attention: share each key head
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    scores = query @ key.transpose(-2, -1) * scale
+    if is_causal:
+        keep = Tensor._make(np.tril(np.ones((L, S), dtype=bool)))
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == _dtype.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value

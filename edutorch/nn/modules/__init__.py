@@ -14,6 +14,12 @@ from .activation import (
     Threshold,
 )
 from .distance import CosineSimilarity, PairwiseDistance
+from .padding import (
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
 from .loss import (
