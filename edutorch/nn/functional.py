@@ -955,3 +955,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value
+
+
+from ._interpolate import interpolate  # noqa: E402  (F.interpolate: resizing, mode by mode)

@@ -20,6 +20,7 @@ from .padding import (
     ZeroPad3d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
 from .loss import (
