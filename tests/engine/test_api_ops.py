@@ -56,7 +56,8 @@ DIFFERENTIABLE = {
     "fmod": (lambda L, a, b: L.fmod(a, b), [_r(3, 4) * 3, _pos(3, 4, seed=1)]),
     "fmod_number": (lambda L, a: L.fmod(a, 0.7), [_r(3, 4) * 3]),
     "nan_to_num": (lambda L, a: L.nan_to_num(L.where(L.tensor([True, False, False, False]), a, L.tensor(
-        [0.0, float("nan"), float("inf"), -float("inf")], dtype=a.dtype)), nan=0.5, posinf=9.0), [_r(3, 4)]),
+        [0.0, float("nan"), float("inf"), -float("inf")], dtype=a.dtype)), nan=0.5, posinf=9.0, neginf=-9.0),
+                   [_r(3, 4)]),
     "cumprod": (lambda L, a: L.cumprod(a, 1), [_r(3, 4)]),
     "cumprod_zero": (lambda L, a: L.cumprod(a * L.tensor([1.0, 0.0, 1.0, 1.0], dtype=a.dtype), -1), [_r(3, 4)]),
     "roll": (lambda L, a: L.roll(a, 1), [_r(3, 4)]),
