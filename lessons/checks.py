@@ -832,6 +832,9 @@ def exercise_5_2(sgd_update):
     if not callable(sgd_update):
         return _hint("pass your function sgd_update itself")
     lib = _function_library(sgd_update)
+    result = sgd_update(lib.ones(2), lib.ones(2), None, 0.1, 0.9, 0.0, 0.0, False)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        return _hint(f"sgd_update returned {type(result).__name__}: return the pair (new_p, new_buf)")
     failed = [s for s in _SGD_SETTINGS if not _sgd_by_hand_matches(sgd_update, lib, *s)]
     if not failed:
         return _correct("plain, momentum, dampening, weight decay and Nesterov all match optim.SGD")
@@ -861,11 +864,11 @@ def exercise_5_3(optimizer, net):
     if optimizer is None or not hasattr(optimizer, "param_groups"):
         return _hint("build an optimizer: torch.optim.AdamW([...param groups...], lr=1e-3)")
     lib = _library(optimizer)
-    if isinstance(optimizer, lib.optim.Adam) and not isinstance(optimizer, lib.optim.AdamW):
+    if not isinstance(optimizer, lib.optim.Adam):  # AdamW is Adam(decoupled_weight_decay=True)
+        return _hint(f"this is {type(optimizer).__name__}: use AdamW")
+    if not all(g.get("decoupled_weight_decay") for g in optimizer.param_groups):
         return _hint("Adam's weight_decay adds weight_decay * p to the gradient (L2), which Adam "
                      "then rescales; use AdamW, whose decay is decoupled from the gradient")
-    if not isinstance(optimizer, lib.optim.AdamW):
-        return _hint(f"this is {type(optimizer).__name__}: use AdamW")
     decay = {id(p): g["weight_decay"] for g in optimizer.param_groups for p in g["params"]}
     lrs = {g["lr"] for g in optimizer.param_groups}
     params = list(net.parameters())

@@ -126,7 +126,10 @@ def test_5_2_mistakes():
     assert_hint(checks.exercise_5_2.check(decay_after_momentum), "weight decay comes first")
     assert_hint(checks.exercise_5_2.check(no_nesterov), "Nesterov")
     assert_hint(checks.exercise_5_2.check(wrong_sign), "p - lr * grad")
-    assert_hint(checks.exercise_5_2.check(lambda *args: None), "could not use your answer")
+    assert_hint(checks.exercise_5_2.check(lambda *args: None), "returned NoneType", "(new_p, new_buf)")
+    assert_hint(checks.exercise_5_2.check(lambda p, grad, *args: p - grad), "returned Tensor")
+    assert_hint(checks.exercise_5_2.check(lambda p, grad, buf, lr, *args: (p - lr * grad.sum(), buf)),
+                "p - lr * grad")
 
 
 def test_5_2_with_a_function_written_for_torch(torch):
@@ -154,6 +157,11 @@ def test_5_3(use_torch, request):
     lib = request.getfixturevalue("torch") if use_torch else et
     net = checks.exercise_5_3_model(lib)
     assert_ok(checks.exercise_5_3.check(groups(lib, net), net))
+    decoupled_adam = lib.optim.Adam([{"params": [p for p in net.parameters() if p.dim() > 1],
+                                      "weight_decay": 0.05},
+                                     {"params": [p for p in net.parameters() if p.dim() == 1]}],
+                                    lr=1e-3, decoupled_weight_decay=True)
+    assert_ok(checks.exercise_5_3.check(decoupled_adam, net))  # AdamW by another name
     assert_hint(checks.exercise_5_3.check(groups(lib, net, cls="Adam"), net), "use AdamW", "L2")
     assert_hint(checks.exercise_5_3.check(groups(lib, net, cls="SGD"), net), "SGD")
     assert_hint(checks.exercise_5_3.check(lib.optim.AdamW(net.parameters(), lr=1e-3, weight_decay=0.05),
