@@ -808,6 +808,16 @@ def _clip_step_setup(lib):
     return net, x, y
 
 
+def _fresh_grads(lib, model, x, y):
+    """The gradients of the MSE loss at ``model``'s parameters (on a copy, as arrays)."""
+    import copy
+
+    twin = copy.deepcopy(model)
+    twin.zero_grad()
+    lib.nn.functional.mse_loss(twin(x), y).backward()
+    return [_values(p.grad) for p in twin.parameters()]
+
+
 def _reference_clip_step(lib, net, x, y, lr, max_norm):
     """One correct step on a copy of ``net``: (its parameters after, clip_grad_norm_'s total norm)."""
     import copy
@@ -832,8 +842,8 @@ def exercise_7_3(clipped_step, net):
     model, x, y = _clip_step_setup(lib)
     expected, total_norm = _reference_clip_step(lib, model, x, y, lr, max_norm)
     before = [_values(p) for p in model.parameters()]
-    lib.nn.functional.mse_loss(model(x), y).backward()  # stale gradients: the step must zero them
-    unclipped = [b - lr * _values(p.grad) for b, p in zip(before, model.parameters())]
+    unclipped = [b - lr * g for b, g in zip(before, _fresh_grads(lib, model, x, y))]
+    model(x).sum().backward()  # stale gradients of another loss: the step must zero them
     optimizer = lib.optim.SGD(model.parameters(), lr=lr)
     total = clipped_step(model, optimizer, lib.nn.MSELoss(), x, y, max_norm)
     after = [_values(p) for p in model.parameters()]

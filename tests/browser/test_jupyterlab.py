@@ -33,12 +33,13 @@ WIDGETS = {
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
+    "07-gradients-up-close": (".widget-slider", "gradients-up-close.png"),
     "gradient_inspector": (".widget-slider", "gradient-inspector.png"),
     "train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
 }
 # One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
 # busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
-# (or all four: the keys of WIDGETS) runs more, e.g. to refresh every screenshot.
+# (or all of them: the keys of WIDGETS) runs more, e.g. to refresh every screenshot.
 LESSONS = os.environ.get("EDUTORCH_BROWSER_LESSONS", "04-pruning").split(",")
 
 
