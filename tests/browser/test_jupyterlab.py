@@ -33,6 +33,7 @@ WIDGETS = {
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
+    "07-gradients-up-close": (".widget-slider", "gradients-up-close.png"),
     "05-training-loop-and-optimizers": (NEXT_STAGE, "lesson-05-training-stepper.png"),
     "examples/gradient_inspector": (".widget-slider", "gradient-inspector.png"),
     "examples/train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
