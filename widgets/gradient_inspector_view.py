@@ -79,7 +79,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.image = W.Image(format="png", layout=W.Layout(width=width))
         self.timeline = W.Image(format="png",
                                 layout=W.Layout(width=self.timeline_canvas.css_width))
-        self.table = W.HTML(layout=W.Layout(width=width, overflow_x="auto"))
+        self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
         for slider in (self.max_norm, self.clip_value):
             slider.observe(lambda change: self._draw_clipping(), names="value")

@@ -135,14 +135,14 @@ class TrainingStepper(PictureFallback, W.VBox):
                                     layout=W.Layout(width="230px"))
         width = self.canvas.css_width
         half = f"{int(width.removesuffix('px')) // 2}px"
-        self.code = W.HTML(layout=W.Layout(width=f"{CODE_PX}px", overflow_x="auto"))
+        self.code = W.HTML(layout=W.Layout(width=f"{CODE_PX}px", overflow="auto"))
         self.caption = W.HTML(layout=W.Layout(width=f"{WIDTH_PX - CODE_PX - 10}px"))
         self.left_title = W.HTML(layout=W.Layout(width=half))
         self.right_title = W.HTML(layout=W.Layout(width=half))
         self.image = W.Image(format="png", layout=W.Layout(width=width))
         self.curves_image = W.Image(format="png",
                                     layout=W.Layout(width=self.curves.canvas.css_width))
-        self.table = W.HTML(layout=W.Layout(width=width, overflow_x="auto"))
+        self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
         self.next_button.on_click(lambda _: self.next_stage())
         self.run_button.on_click(lambda _: self.start_run(self.steps.value))

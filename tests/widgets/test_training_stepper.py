@@ -8,8 +8,8 @@ from widget_helpers import copy_weights, is_png, png_bytes
 import edutorch as et
 import edutorch.nn as nn
 from edutorch.datasets import load_digits
-from widgets._render import html_style
 from widgets import StageResult, TrainingStepper, TrainingStepperModel
+from widgets._render import html_style
 from widgets.training_stepper import OPTIMIZERS, SCHEDULERS, STAGES
 
 
