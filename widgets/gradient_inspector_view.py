@@ -24,7 +24,7 @@ from matplotlib.collections import PolyCollection
 from matplotlib.ticker import NullLocator
 
 from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, font_size, html_style,
-                      joined_png, small_fonts)
+                      joined_png, small_fonts, text_scale)
 from .gradient_inspector import LOG_EDGES, GradientInspectorModel
 
 GREY, NORM_COLOUR, VALUE_COLOUR = "#b8b8b8", "#219ebc", "#f77f00"
@@ -49,10 +49,10 @@ class GradientInspector(PictureFallback, W.VBox):
         self.style = html_style()  # the text scale when the widget was built
         row = 0.24 * font_size("tick") / 10  # inches per parameter row: its label's height
         height = 1.1 + row * (len(names) + 1)
-        self.canvas = Canvas(ncols=2, width=WIDTH_PX / CSS_DPI,
-                             height=max(height, 2.4) + LEGEND_INCHES)
+        legend = LEGEND_INCHES * text_scale()
+        self.canvas = Canvas(ncols=2, width=WIDTH_PX / CSS_DPI, height=max(height, 2.4) + legend)
         for i, slot in enumerate(self.canvas.slots):  # room below for a legend
-            self.canvas.slots[i] = _raised(slot, self.canvas.figure, LEGEND_INCHES)
+            self.canvas.slots[i] = _raised(slot, self.canvas.figure, legend)
         self.norms_panel = NormsPanel(self.canvas, 0, names)
         self.hist_panel = HistogramPanel(self.canvas, 1, names)
         self.timeline_canvas = Canvas(ncols=1, width=WIDTH_PX / CSS_DPI, height=2.8)
@@ -364,7 +364,7 @@ class TimelinePanel:
         self.ax.set_yscale("log")
         self.ax.yaxis.set_minor_locator(NullLocator())
         box = canvas.slots[0]  # room on the right for the legend
-        room = TIMELINE_LEGEND_INCHES / canvas.figure.get_figwidth()
+        room = TIMELINE_LEGEND_INCHES * text_scale() / canvas.figure.get_figwidth()
         self.ax.set_position([box.x0, box.y0, box.width - room, box.height])
         self.ax.set_title("gradient norms over training (log; first layer darkest)",
                           fontsize=font_size("title"))
