@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import html
 import io
+import zlib
 
 import ipywidgets as W
 import numpy as np
@@ -151,15 +152,15 @@ class GraphPicture:
             top = min(max(centre - self.window // 2, 0), height - self.window)
         bottom = min(top + self.window, height)
         self._label(top, bottom)
-        pixels = np.asarray(self.image.crop((0, top, width, bottom)), dtype=np.float32)
+        pixels = np.array(self.image.crop((0, top, width, bottom)))  # uint8, a copy
         for (x0, y0, x1, y1), state in zip(self.rects, states):
             r, g, b, alpha = STATE_COLOURS[state]
             y0, y1 = max(y0 - top, 0), min(y1 - top, pixels.shape[0] - 1)
-            if alpha and y0 < y1:
+            if alpha and y0 < y1:  # blend only the box's pixels (a window has 4x as many at 2x)
                 region = pixels[y0:y1 + 1, x0:x1 + 1]
-                region *= 1 - alpha
-                region += alpha * 255 * np.array([r, g, b], dtype=np.float32)
-        image = Image.fromarray(pixels.astype(np.uint8))
+                tint = alpha * 255 * np.array([r, g, b], dtype=np.float32)
+                region[...] = region * np.float32(1 - alpha) + tint
+        image = Image.fromarray(pixels)
         if current_box is not None:
             draw = ImageDraw.Draw(image)
             for b in sent_to:
@@ -167,8 +168,8 @@ class GraphPicture:
                 start, end = (start[0], start[1] - top), (end[0], end[1] - top)
                 draw.line([start, end], fill=SENT, width=3 * self.px)
                 _arrowhead(draw, start, end, SENT, size=8 * self.px)
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
+        buffer = io.BytesIO()  # flat colours: zlib's run-length strategy (see _render.png_bytes)
+        image.save(buffer, format="png", compress_level=1, compress_type=zlib.Z_RLE)
         return buffer.getvalue()
 
 
