@@ -38,9 +38,10 @@ nbval and in headless tests). All of them also accept real ``torch`` modules.
 Projectors: figures have two pixels per CSS pixel and 10-12 pt text;
 ``widgets.set_text_scale(1.5)`` makes the text of the widgets created
 afterwards 1.5 times larger (``set_text_scale()`` goes back). A widget's
-notebook output also stores its picture as ``image/png``, so a notebook
-opened before running it (JupyterLab does not draw widgets in untrusted
-notebooks) still shows the figure.
+notebook output also stores its picture as ``image/png`` (a widget with
+several pictures stores them joined into one), so a notebook opened before
+running it (JupyterLab does not draw widgets in untrusted notebooks) still
+shows the figure.
 """
 from ._render import set_text_scale, text_scale
 from .autograd_graph import GraphEdge, GraphNode, backward_graph

@@ -375,3 +375,30 @@ class TensorPanel:
             return
         counts, _ = np.histogram(relative[np.isfinite(relative)], bins=40, range=(-1, 1))
         self._use("hist").set_data(counts / (counts.max() or 1), np.linspace(-1, 1, 41))
+
+
+def joined_png(rows):
+    """One PNG of several pictures: ``rows`` is a list of rows, each a list of PNG bytes put
+    side by side (top-aligned), the rows stacked top to bottom on white.
+
+    For a view with more than one picture (its ``fallback_png``): every picture is rendered
+    at ``PIXEL_RATIO``, so the result is shown at its pixel width / ``PIXEL_RATIO``. Returns
+    ``(png_bytes, css_width)``.
+    """
+    images = [[Image.open(io.BytesIO(png)).convert("RGB") for png in row if png] for row in rows]
+    images = [row for row in images if row]
+    if not images:
+        return b"", None
+    width = max(sum(image.width for image in row) for row in images)
+    height = sum(max(image.height for image in row) for row in images)
+    joined = Image.new("RGB", (width, height), "white")
+    top = 0
+    for row in images:
+        left = 0
+        for image in row:
+            joined.paste(image, (left, top))
+            left += image.width
+        top += max(image.height for image in row)
+    buffer = io.BytesIO()
+    joined.save(buffer, format="png", compress_level=1)
+    return buffer.getvalue(), f"{round(width / PIXEL_RATIO)}px"

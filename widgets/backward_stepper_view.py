@@ -4,7 +4,8 @@ Layout::
 
     title, colour legend
     [◀ prev] [slider: step] [next ▶] [expand group ▾]   "step 3 / 11"
-    [ the grad_fn graph, this step coloured ]  [ gradient arriving | sent on / .grad ]
+    [ the grad_fn graph, this step coloured ]  [ gradient arriving ]
+                                               [ sent on / .grad   ]
     [ what happened at this step (text)                                            ]
 
 The graph's boxes, arrows and labels are drawn once per choice of expanded
@@ -18,16 +19,17 @@ from __future__ import annotations
 
 import html
 import io
+import zlib
 
 import ipywidgets as W
 import numpy as np
 from matplotlib import font_manager
 from PIL import Image, ImageDraw, ImageFont
 
-from ._render import Canvas, TensorPanel
+from ._render import (CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, TensorPanel, html_style,
+                      joined_png, text_scale)
 from .backward_stepper import BackwardTrace, ModuleScopes, box_states, layout
 
-STYLE = "font-family: monospace; font-size: 12px; line-height: 1.3"
 STATE_COLOURS = {"pending": (0, 0, 0, 0), "receiving": (1.0, 0.85, 0.2, 0.45),
                  "done": (0.3, 0.7, 0.35, 0.35), "current": (0.95, 0.45, 0.1, 0.6)}
 FILL = {"node": "#caf0f8", "leaf": "#ffd6a5", "group": "#e9ecef"}
@@ -35,15 +37,18 @@ SENT = "#d62828"
 ALL = "(all)"
 COLLAPSED = "(none)"
 EDGE = "#8a8a8a"
-FONT_PX = 11
-WIDTH_PX = 470
-LEVEL_PX = 40  # one level of the graph
-BOX_PX = 24  # a box's height
+#: sizes in CSS pixels at text scale 1; the picture has PIXEL_RATIO pixels per CSS pixel,
+#: and the font, boxes and levels grow with the text scale (the width does not)
+FONT_PX = 13
+WIDTH_PX = 420
+DETAIL_PX = 340  # the two gradient pictures on the right: the view is 760 px wide
+LEVEL_PX = 46  # one level of the graph
+BOX_PX = 28  # a box's height
 MARGIN_PX = 8
-WINDOW_PX = 520  # a taller graph is cropped to this many pixels around the current node
+WINDOW_PX = 560  # a taller graph is cropped to this many pixels around the current node
 
 
-def legend_html():
+def legend_html(style):
     """The colour key, as HTML under the title (cheaper than drawing it in the figure)."""
     def chip(rgba, text, border="#888"):
         r, g, b, a = rgba
@@ -59,7 +64,7 @@ def legend_html():
               chip(STATE_COLOURS["current"], "running now"),
               chip(STATE_COLOURS["done"], "done"),
               f"<span style='color:{SENT}'>━</span> gradients it sends"]
-    return f"<div style='{STYLE}'>{' · '.join(boxes)}<br>{' · '.join(states)}</div>"
+    return f"<div style='{style}'>{' · '.join(boxes)}<br>{' · '.join(states)}</div>"
 
 
 class GraphPicture:
@@ -74,31 +79,40 @@ class GraphPicture:
     """
 
     def __init__(self):
-        self.font = ImageFont.truetype(font_manager.findfont("DejaVu Sans"), FONT_PX)
+        scale = text_scale()
+        self.px = PIXEL_RATIO  # picture pixels per CSS pixel
+        self.width = WIDTH_PX * self.px
+        self.level = round(LEVEL_PX * scale * self.px)
+        self.box = round(BOX_PX * scale * self.px)
+        self.window = round(WINDOW_PX * self.px)
+        self.font = ImageFont.truetype(font_manager.findfont("DejaVu Sans"),
+                                       round(FONT_PX * scale * self.px))
 
     def draw_layout(self, lay):
         """Boxes, labels and arrows of ``lay`` (a ``backward_stepper.Layout``)."""
-        height = max(160, LEVEL_PX * lay.levels + 2 * MARGIN_PX)
-        image = Image.new("RGB", (WIDTH_PX, height), "white")
+        px, margin = self.px, MARGIN_PX * self.px
+        height = max(160 * px, self.level * lay.levels + 2 * margin)
+        image = Image.new("RGB", (self.width, height), "white")
         draw = ImageDraw.Draw(image)
         self.rects = []
         for box in lay.boxes:
-            half = min(0.45 / box.width, 0.3) * WIDTH_PX
-            centre = (box.column + 0.5) / box.width * WIDTH_PX
-            top = MARGIN_PX + box.level * LEVEL_PX
-            self.rects.append((int(centre - half), top, int(centre + half), top + BOX_PX))
+            half = min(0.45 / box.width, 0.3) * self.width
+            centre = (box.column + 0.5) / box.width * self.width
+            top = margin + box.level * self.level
+            self.rects.append((int(centre - half), top, int(centre + half), top + self.box))
         for a, b, count in lay.edges:  # lines first: the boxes hide what passes under them
             start, end = self._bottom(a), self._top(b)
-            draw.line([start, end], fill=EDGE, width=1)
-            _arrowhead(draw, start, end, EDGE)
+            draw.line([start, end], fill=EDGE, width=px)
+            _arrowhead(draw, start, end, EDGE, size=5 * px)
             if count > 1:
-                draw.text(((start[0] + end[0]) / 2 + 4, (start[1] + end[1]) / 2), f"×{count}",
-                          fill=EDGE, font=self.font, anchor="lm")
+                draw.text(((start[0] + end[0]) / 2 + 4 * px, (start[1] + end[1]) / 2),
+                          f"×{count}", fill=EDGE, font=self.font, anchor="lm")
         for box, rect in zip(lay.boxes, self.rects):
             kind = "group" if box.key[0] == "group" else ("leaf" if box.is_leaf else "node")
-            draw.rectangle(rect, fill=FILL[kind], outline="#555555", width=3 if box.shared else 1)
+            draw.rectangle(rect, fill=FILL[kind], outline="#555555",
+                           width=(3 if box.shared else 1) * px)
             if box.retained:
-                _dashed_outline(draw, rect)
+                _dashed_outline(draw, rect, dash=4 * px, width=px)
         self.image, self.draw = image, draw
         self.labels = [box.label for box in lay.boxes]
         self.labelled = set()  # boxes whose label is drawn: each the first time it is seen
@@ -108,7 +122,7 @@ class GraphPicture:
         for b, rect in enumerate(self.rects):
             if b not in self.labelled and rect[3] >= top and rect[1] <= bottom:
                 self.labelled.add(b)
-                label = self._fit(self.labels[b], rect[2] - rect[0] - 6)
+                label = self._fit(self.labels[b], rect[2] - rect[0] - 6 * self.px)
                 self.draw.text(((rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2), label,
                                fill="black", font=self.font, anchor="mm")
 
@@ -133,29 +147,29 @@ class GraphPicture:
         PNG bytes of a window around the current box when the graph is tall."""
         width, height = self.image.size
         top = 0
-        if height > WINDOW_PX:
+        if height > self.window:
             centre = 0 if current_box is None else self.rects[current_box][1]
-            top = min(max(centre - WINDOW_PX // 2, 0), height - WINDOW_PX)
-        bottom = min(top + WINDOW_PX, height)
+            top = min(max(centre - self.window // 2, 0), height - self.window)
+        bottom = min(top + self.window, height)
         self._label(top, bottom)
-        pixels = np.asarray(self.image.crop((0, top, width, bottom)), dtype=np.float32)
+        pixels = np.array(self.image.crop((0, top, width, bottom)))  # uint8, a copy
         for (x0, y0, x1, y1), state in zip(self.rects, states):
             r, g, b, alpha = STATE_COLOURS[state]
             y0, y1 = max(y0 - top, 0), min(y1 - top, pixels.shape[0] - 1)
-            if alpha and y0 < y1:
+            if alpha and y0 < y1:  # blend only the box's pixels (a window has 4x as many at 2x)
                 region = pixels[y0:y1 + 1, x0:x1 + 1]
-                region *= 1 - alpha
-                region += alpha * 255 * np.array([r, g, b], dtype=np.float32)
-        image = Image.fromarray(pixels.astype(np.uint8))
+                tint = alpha * 255 * np.array([r, g, b], dtype=np.float32)
+                region[...] = region * np.float32(1 - alpha) + tint
+        image = Image.fromarray(pixels)
         if current_box is not None:
             draw = ImageDraw.Draw(image)
             for b in sent_to:
                 start, end = self._bottom(current_box), self._top(b)
                 start, end = (start[0], start[1] - top), (end[0], end[1] - top)
-                draw.line([start, end], fill=SENT, width=3)
-                _arrowhead(draw, start, end, SENT, size=8)
-        buffer = io.BytesIO()
-        image.save(buffer, format="png", compress_level=1)
+                draw.line([start, end], fill=SENT, width=3 * self.px)
+                _arrowhead(draw, start, end, SENT, size=8 * self.px)
+        buffer = io.BytesIO()  # flat colours: zlib's run-length strategy (see _render.png_bytes)
+        image.save(buffer, format="png", compress_level=1, compress_type=zlib.Z_RLE)
         return buffer.getvalue()
 
 
@@ -169,18 +183,19 @@ def _arrowhead(draw, start, end, colour, size=5):
                   (bx + size * 0.5 * uy, by - size * 0.5 * ux)], fill=colour)
 
 
-def _dashed_outline(draw, rect, dash=4):
-    """White gaps every ``dash`` pixels along a box's outline: a dashed border."""
+def _dashed_outline(draw, rect, dash=4, width=1):
+    """White gaps every ``dash`` pixels along a box's outline (``width`` thick): dashed."""
     x0, y0, x1, y1 = rect
+    x0, y0, x1, y1 = x0 + width // 2, y0 + width // 2, x1 - width // 2, y1 - width // 2
     for x in range(x0 + dash, x1, 2 * dash):
-        draw.line([(x, y0), (min(x + dash - 1, x1), y0)], fill="white")
-        draw.line([(x, y1), (min(x + dash - 1, x1), y1)], fill="white")
+        draw.line([(x, y0), (min(x + dash - 1, x1), y0)], fill="white", width=width)
+        draw.line([(x, y1), (min(x + dash - 1, x1), y1)], fill="white", width=width)
     for y in range(y0 + dash, y1, 2 * dash):
-        draw.line([(x0, y), (x0, min(y + dash - 1, y1))], fill="white")
-        draw.line([(x1, y), (x1, min(y + dash - 1, y1))], fill="white")
+        draw.line([(x0, y), (x0, min(y + dash - 1, y1))], fill="white", width=width)
+        draw.line([(x1, y), (x1, min(y + dash - 1, y1))], fill="white", width=width)
 
 
-class BackwardStepper(W.VBox):
+class BackwardStepper(PictureFallback, W.VBox):
     """Step through one ``output.backward()``: which node runs, what it receives and sends.
 
     >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -194,14 +209,16 @@ class BackwardStepper(W.VBox):
     def __init__(self, output, tensors=None, scopes=None, depth=1):
         self.trace = BackwardTrace(output, tensors, scopes, depth)
         self.picture = GraphPicture()
-        self.canvas = Canvas(ncols=2, width=4.6, height=2.3)
+        self.style = html_style()  # the text scale when the widget was built
+        self.canvas = Canvas(ncols=1, width=DETAIL_PX / CSS_DPI, height=4.6)
+        self.canvas.slots.append(_split(self.canvas))  # two slots, one above the other
         self.left_panel = TensorPanel(self.canvas, 0, title="gradient arriving")
         self.right_panel = TensorPanel(self.canvas, 1, title="sent on / leaf .grad")
         self._layout_key = None
 
         groups = self.trace.groups
         self.title = W.HTML()
-        self.legend = W.HTML(legend_html())
+        self.legend = W.HTML(legend_html(self.style))
         self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"),
                                     tooltip="previous step")
         self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"),
@@ -216,9 +233,9 @@ class BackwardStepper(W.VBox):
                                  layout=W.Layout(width="200px"))
         self.position = W.Label()
         self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
-        self.caption = W.HTML(layout=W.Layout(width="340px"))
-        self.detail = W.Image(format="png", layout=W.Layout(width="340px"))
-        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + 350}px",
+        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
+        self.detail = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
+        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + DETAIL_PX}px",
                                                   max_height="300px", overflow="auto"))
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(+1))
@@ -243,6 +260,10 @@ class BackwardStepper(W.VBox):
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return (f"BackwardStepper({len(self.trace.nodes)} nodes, "
                 f"{len(self.trace.events)} steps)")
+
+    def fallback_png(self):
+        """The notebook file's picture: the graph beside the two gradient pictures."""
+        return joined_png([[self.image.value, self.detail.value]])
 
     def step(self, delta):
         """Move ``delta`` steps forward (or back), staying in range."""
@@ -274,14 +295,14 @@ class BackwardStepper(W.VBox):
                             f"{len(self.graph_layout.boxes)} boxes drawn")
         self.position.value = f"step {step} / {len(trace.events)}"
         self._draw_detail(event)
-        self.description.value = (f"<pre style='{STYLE}; margin:0; white-space:pre-wrap'>"
+        self.description.value = (f"<pre style='{self.style}; margin:0; white-space:pre-wrap'>"
                                   f"{html.escape(chr(10).join(trace.describe(step)))}</pre>")
 
     def _draw_detail(self, event):
         if event is None:
             self.left_panel.message("backward starts at the top:\nd output / d output = 1")
             self.right_panel.message("")
-            self.caption.value = f"<div style='{STYLE}'>step 0: nothing has run yet</div>"
+            self.caption.value = f"<div style='{self.style}'>step 0: nothing has run yet</div>"
         else:
             node = self.trace.nodes[event.node]
             left = event.arriving[0]
@@ -302,7 +323,7 @@ class BackwardStepper(W.VBox):
                     text += f"; right: grad_input[{k}] → {html.escape(target)}, |max| {scale:.3g}"
                 else:
                     self.right_panel.message("sends no gradient")
-            self.caption.value = f"<div style='{STYLE}'>{text}</div>"
+            self.caption.value = f"<div style='{self.style}'>{text}</div>"
         self.detail.value = self.canvas.png()
 
     @staticmethod
@@ -312,3 +333,15 @@ class BackwardStepper(W.VBox):
             return 0.0
         return panel.show(record.values)
 
+
+
+def _split(canvas):
+    """Cut the canvas's one slot into two, one above the other, with room between them for
+    the lower one's title and the upper one's x label; the upper one stays ``slots[0]``."""
+    from matplotlib.transforms import Bbox
+
+    box = canvas.slots[0]
+    gap = (canvas.figure.subplotpars.bottom + 1 - canvas.figure.subplotpars.top)
+    half = (box.height - gap) / 2
+    canvas.slots[0] = Bbox.from_extents(box.x0, box.y1 - half, box.x1, box.y1)
+    return Bbox.from_extents(box.x0, box.y0, box.x1, box.y0 + half)

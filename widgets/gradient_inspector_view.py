@@ -23,17 +23,18 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.ticker import NullLocator
 
-from ._render import Canvas, small_fonts
+from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, font_size, html_style,
+                      joined_png, small_fonts, text_scale)
 from .gradient_inspector import LOG_EDGES, GradientInspectorModel
 
-STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
 GREY, NORM_COLOUR, VALUE_COLOUR = "#b8b8b8", "#219ebc", "#f77f00"
 HIST_CMAP = "Greys"  # counts are never negative: a one-sided scale from 0 to the row's peak
-WIDTH_PX = 760
-LEGEND_PX = 30  # below the bar chart: its legend, outside the bars
+WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
+LEGEND_INCHES = 0.5  # below the bar chart: its legend, outside the bars
+TIMELINE_LEGEND_INCHES = 1.45  # right of the timeline: its legend
 
 
-class GradientInspector(W.VBox):
+class GradientInspector(PictureFallback, W.VBox):
     """Per-parameter gradients, a ``clip_grad_norm_`` / ``clip_grad_value_`` preview, a timeline.
 
     >>> inspector = GradientInspector(model, data=(x, y))   # one forward + backward
@@ -45,13 +46,16 @@ class GradientInspector(W.VBox):
         self.model = GradientInspectorModel(module, data, loss_fn=loss_fn, optimizer=optimizer,
                                             lr=lr)
         names = [r.name for r in self.model.rows]
-        height = 1.2 + 0.17 * (len(names) + 1)
-        self.canvas = Canvas(ncols=2, width=WIDTH_PX / 72, height=max(height, 2.6) + 0.4)
+        self.style = html_style()  # the text scale when the widget was built
+        row = 0.24 * font_size("tick") / 10  # inches per parameter row: its label's height
+        height = 1.1 + row * (len(names) + 1)
+        legend = LEGEND_INCHES * text_scale()
+        self.canvas = Canvas(ncols=2, width=WIDTH_PX / CSS_DPI, height=max(height, 2.4) + legend)
         for i, slot in enumerate(self.canvas.slots):  # room below for a legend
-            self.canvas.slots[i] = _raised(slot, self.canvas.figure, LEGEND_PX)
+            self.canvas.slots[i] = _raised(slot, self.canvas.figure, legend)
         self.norms_panel = NormsPanel(self.canvas, 0, names)
         self.hist_panel = HistogramPanel(self.canvas, 1, names)
-        self.timeline_canvas = Canvas(ncols=1, width=WIDTH_PX / 72, height=2.4)
+        self.timeline_canvas = Canvas(ncols=1, width=WIDTH_PX / CSS_DPI, height=2.8)
         self.timeline_panel = TimelinePanel(self.timeline_canvas, names)
 
         self.title = W.HTML()
@@ -70,10 +74,12 @@ class GradientInspector(W.VBox):
         self.step_button = W.Button(description="step ▶", tooltip="optimizer.step(), then the "
                                     "gradients of the next batch", layout=W.Layout(width="90px"))
         self.steps_button = W.Button(description="10 steps ▶▶", layout=W.Layout(width="110px"))
-        self.caption = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px"))
-        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
-        self.timeline = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
-        self.table = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px"))
+        width = self.canvas.css_width
+        self.caption = W.HTML(layout=W.Layout(width=width))
+        self.image = W.Image(format="png", layout=W.Layout(width=width))
+        self.timeline = W.Image(format="png",
+                                layout=W.Layout(width=self.timeline_canvas.css_width))
+        self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
         for slider in (self.max_norm, self.clip_value):
             slider.observe(lambda change: self._draw_clipping(), names="value")
@@ -91,6 +97,10 @@ class GradientInspector(W.VBox):
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return (f"GradientInspector({type(self.model.module).__name__}, "
                 f"{len(self.model.rows)} parameters)")
+
+    def fallback_png(self):
+        """The notebook file's picture: the bars and histograms above the timeline."""
+        return joined_png([[self.image.value], [self.timeline.value]])
 
     # -- reactions ------------------------------------------------------------------
     def train(self, count=1):
@@ -126,7 +136,7 @@ class GradientInspector(W.VBox):
         by_value = self.model.clip_value(self.clip_value.value)
         self.norms_panel.show_clipping(by_norm, by_value)
         self.hist_panel.show_clip_value(by_value.threshold)
-        self.caption.value = _caption_html(by_norm, by_value)
+        self.caption.value = _caption_html(by_norm, by_value, self.style)
         self.table.value = self._table_html(by_norm, by_value)
         self.image.value = self.canvas.png()
         if self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
@@ -146,10 +156,10 @@ class GradientInspector(W.VBox):
                       f"{by_value.clamped[r.name]:.0%}"]
             rows.append("<tr>" + "".join(f"<td style='{cells}'>{v}</td>" for v in values)
                         + "</tr>")
-        return f"<table style='{STYLE}'>{''.join(rows)}</table>"
+        return f"<table style='{self.style}'>{''.join(rows)}</table>"
 
 
-def _caption_html(by_norm, by_value):
+def _caption_html(by_norm, by_value, style):
     if by_norm.clip_coef_clamped < 1.0:
         effect = f"every .grad × {by_norm.clip_coef_clamped:.4g}"
     else:
@@ -164,7 +174,7 @@ def _caption_html(by_norm, by_value):
          f" {_overall_clamped(by_value):.1%} of the entries change; norm after = "
          f"{by_value.total_after:.4g}"),
     ]
-    return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
+    return f"<div style='{style}'>{'<br>'.join(lines)}</div>"
 
 
 def _overall_clamped(result):
@@ -172,11 +182,11 @@ def _overall_clamped(result):
     return float(np.mean(list(result.clamped.values()))) if result.clamped else 0.0
 
 
-def _raised(box, figure, pixels):
-    """``box`` (figure coordinates) with its bottom raised by ``pixels``."""
+def _raised(box, figure, inches):
+    """``box`` (figure coordinates) with its bottom raised by ``inches``."""
     from matplotlib.transforms import Bbox
 
-    lift = pixels / figure.bbox.height
+    lift = inches / figure.get_figheight()
     return Bbox.from_extents(box.x0, box.y0 + lift, box.x1, box.y1)
 
 
@@ -207,7 +217,7 @@ class NormsPanel:
         ax.set_xscale("log")
         ax.set_yticks(self.y, labels=labels)
         ax.set_ylim(len(labels) - 0.5, -0.5)
-        ax.set_title("gradient norm per parameter (log scale)", fontsize=9)
+        ax.set_title("gradient norm (log scale)", fontsize=font_size("title"))
         small_fonts(ax, "‖grad‖ (2-norm)")
         self.before = ax.add_collection(PolyCollection([], facecolor=GREY, label="before"))
         self.after_norm = ax.add_collection(
@@ -219,7 +229,8 @@ class NormsPanel:
         ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks: slow to draw, little use
         box = canvas.slots[index]
         canvas.figure.legend(handles=[self.before, self.after_norm, self.after_value, self.limit],
-                             fontsize=7, loc="lower center", ncols=2, frameon=False,
+                             fontsize=font_size("tick"), loc="lower center", ncols=2,
+                             frameon=False, handlelength=1.2, columnspacing=1.0,
                              bbox_to_anchor=(box.x0 + box.width / 2, 0.0))
         canvas.animate(self.before, self.after_norm, self.after_value, self.limit)
         canvas.panels.append(self)
@@ -289,13 +300,16 @@ class HistogramPanel:
                                interpolation="nearest", cmap=HIST_CMAP, vmin=0.0, vmax=1.0,
                                extent=(LOG_EDGES[0], LOG_EDGES[-1], n - 0.5, -0.5))
         ax.set_yticks(np.arange(len(names)), labels=names)
-        ax.set_title("histogram of log10|grad| per parameter", fontsize=9)
-        small_fonts(ax, "|grad| (log scale; exact zeros not shown)")
+        ax.set_title("histogram of |grad| (log)", fontsize=font_size("title"))
+        small_fonts(ax, "|grad| (exact zeros not shown)")
+        inch = 1 / self.figure.get_figwidth()  # the colorbar and its labels: the slot's right end
         box = ax.get_position()
-        cax = self.figure.add_axes([box.x1 + 0.01, box.y0, 0.012, box.height])
+        ax.set_position([box.x0, box.y0, box.width - COLORBAR_ROOM * inch, box.height])
+        cax = self.figure.add_axes([box.x1 - (COLORBAR_ROOM - 0.06) * inch, box.y0,
+                                    0.12 * inch, box.height])
         bar = self.figure.colorbar(self.image, cax=cax)
         bar.set_ticks([0, 1], labels=["0", "peak"])
-        cax.tick_params(labelsize=7)
+        cax.tick_params(labelsize=font_size("tick"))
         self.line, = ax.plot([], [], color=VALUE_COLOUR, linewidth=1.5)
         canvas.animate(self.image, self.line)
         canvas.panels.append(self)
@@ -345,17 +359,18 @@ class TimelinePanel:
         self.total, = self.ax.plot([], [], "-", color="black", linewidth=1.8, markersize=3,
                                    label="total")
         self.limit = self.ax.axhline(1.0, color="#c0392b", linestyle="--", linewidth=1,
-                                     label="max_norm (clipping)")
+                                     label="max_norm")
         canvas.animate(self.limit)  # moves with the slider, over a cached background
         self.ax.set_yscale("log")
         self.ax.yaxis.set_minor_locator(NullLocator())
-        box = canvas.slots[0]  # room below for the x label
-        self.ax.set_position([box.x0, 0.2, box.width, box.y1 - 0.2])
-        self.ax.set_title("gradient norms across training steps (log scale; first layer "
-                          "darkest)", fontsize=9)
+        box = canvas.slots[0]  # room on the right for the legend
+        room = TIMELINE_LEGEND_INCHES * text_scale() / canvas.figure.get_figwidth()
+        self.ax.set_position([box.x0, box.y0, box.width - room, box.height])
+        self.ax.set_title("gradient norms over training (log; first layer darkest)",
+                          fontsize=font_size("title"))
         small_fonts(self.ax, "optimizer steps taken", "‖grad‖")
-        self.ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                       ncols=1 + len(self.names) // 12, borderaxespad=0)
+        self.ax.legend(fontsize=font_size("tick"), loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                       ncols=1 + len(self.names) // 8, borderaxespad=0)
         canvas.animate(*self.lines, self.total, self.limit)
         canvas.panels.append(self)
         self.range = Range(margin=0.5)

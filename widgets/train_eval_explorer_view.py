@@ -19,17 +19,17 @@ import ipywidgets as W
 import numpy as np
 from matplotlib.ticker import NullLocator
 
-from ._render import MASK_CMAP, Canvas, TensorPanel, as_matrix, small_fonts, subsample
+from ._render import (CSS_DPI, MASK_CMAP, Canvas, PictureFallback, TensorPanel, as_matrix,
+                      font_size, html_style, joined_png, small_fonts, subsample, text_scale)
 from .train_eval_explorer import TrainEvalExplorerModel
 
-STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
-WIDTH_PX = 760
+WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 TRAIN_COLOUR, EVAL_COLOUR, BATCH_COLOUR = "#c0392b", "#219ebc", "#f77f00"
 MAX_CHANNELS = 32  # channels drawn in the BatchNorm pictures
 TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
 
 
-class TrainEvalExplorer(W.VBox):
+class TrainEvalExplorer(PictureFallback, W.VBox):
     """Run one input in train() and eval() side by side; feed batches to BatchNorm.
 
     >>> explorer = TrainEvalExplorer(model, x, batches=loader)
@@ -41,7 +41,8 @@ class TrainEvalExplorer(W.VBox):
     def __init__(self, module, x, batches=None):
         self.model = TrainEvalExplorerModel(module, x, batches)
         self.modal = {m.name: m for m in self.model.modal_modules()}
-        self.output_canvas = Canvas(ncols=2, width=WIDTH_PX / 72, height=2.5)
+        self.style = html_style()  # the text scale when the widget was built
+        self.output_canvas = Canvas(ncols=2, width=WIDTH_PX / CSS_DPI, height=2.7)
         self.train_panel = SharedScalePanel(self.output_canvas, 0, title="model(x) in train()")
         self.eval_panel = SharedScalePanel(self.output_canvas, 1, title="model(x) in eval()")
         self.details = {"dropout": DropoutDetails(), "batchnorm": BatchNormDetails(),
@@ -52,7 +53,8 @@ class TrainEvalExplorer(W.VBox):
                                      "the model once more, in both modes",
                                      layout=W.Layout(width="110px"))
         self.change = W.HTML()
-        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
+        width = self.output_canvas.css_width
+        self.image = W.Image(format="png", layout=W.Layout(width=width))
         names = list(self.modal)
         self.module = W.Dropdown(options=[(_label(m), m.name) for m in self.modal.values()],
                                  value=names[0] if names else None, description="module",
@@ -62,8 +64,8 @@ class TrainEvalExplorer(W.VBox):
                                     layout=W.Layout(width="120px"))
         self.step = W.IntSlider(value=0, min=0, max=0, description="step",
                                 continuous_update=True, layout=W.Layout(width="300px"))
-        self.detail_image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
-        self.text = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.detail_image = W.Image(format="png", layout=W.Layout(width=width))
+        self.text = W.HTML(layout=W.Layout(width=width))
 
         self.again_button.on_click(lambda _: self.run_again())
         self.next_button.on_click(lambda _: self.next_batch())
@@ -78,6 +80,10 @@ class TrainEvalExplorer(W.VBox):
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return (f"TrainEvalExplorer({type(self.model.module).__name__}, "
                 f"{len(self.modal)} modal modules)")
+
+    def fallback_png(self):
+        """The notebook file's picture: both outputs above the chosen module's details."""
+        return joined_png([[self.image.value], [self.detail_image.value]])
 
     # -- reactions ------------------------------------------------------------------
     def run_again(self):
@@ -111,21 +117,21 @@ class TrainEvalExplorer(W.VBox):
             f"<b>TrainEvalExplorer</b> — {html.escape(type(self.model.module).__name__)} on "
             f"x of shape {tuple(self.model.x.shape)}; modules that behave differently in "
             f"train() and eval(): {modal}")
-        self.change.value = (f"<div style='{STYLE}'>{_change_html(c)}; colours: ±{scale:.3g}"
+        self.change.value = (f"<div style='{self.style}'>{_change_html(c)}; colours: ±{scale:.3g}"
                              f" (both pictures)</div>")
 
     def _draw_details(self, new_frame):
         name = self.module.value
         if name is None:
             self.detail_image.value = self.details["module"].empty()
-            self.text.value = (f"<div style='{STYLE}'>no module of this model behaves "
+            self.text.value = (f"<div style='{self.style}'>no module of this model behaves "
                                f"differently in train() and eval()</div>")
             return
         modal = self.modal[name]
         details = self.details[modal.kind]
         self.detail_image.value, text = details.draw(self.model, self.comparison, modal,
                                                      self.step.value, new_frame)
-        self.text.value = f"<div style='{STYLE}'>{text}</div>"
+        self.text.value = f"<div style='{self.style}'>{text}</div>"
 
 
 def _label(modal):
@@ -146,10 +152,11 @@ def _change_html(c):
             f"{evaluated}. max |train − eval| = {c.difference:.4g}")
 
 
-def _axes(canvas, index, bottom=0.2):
-    """A plot axes in slot ``index`` with room below for tick labels and an x label."""
+def _axes(canvas, index, top_inches=0.0):
+    """A plot axes in slot ``index`` (``top_inches`` lower, for a title of two lines)."""
     box = canvas.slots[index]
-    return canvas.figure.add_axes([box.x0, bottom, box.width, box.y1 - bottom])
+    lower = top_inches / canvas.figure.get_figheight()
+    return canvas.figure.add_axes([box.x0, box.y0, box.width, box.height - lower])
 
 
 class SharedScalePanel(TensorPanel):
@@ -184,11 +191,11 @@ class DropoutDetails:
     """Which units were dropped, and the output against the input: slope 1/(1-p) or 0."""
 
     def __init__(self):
-        self.canvas = Canvas(ncols=2, width=WIDTH_PX / 72, height=2.8)
-        self.mask = ZeroedPanel(self.canvas, 0, title="units zeroed in train() (this call)")
+        self.canvas = Canvas(ncols=2, width=WIDTH_PX / CSS_DPI, height=3.2)
+        self.mask = ZeroedPanel(self.canvas, 0, title="units zeroed in train()")
         ax = self.ax = _axes(self.canvas, 1)
-        ax.set_title("Dropout output vs input (same x)", fontsize=9)
-        small_fonts(ax, "input (÷ |max input|)", "output (÷ |max input|)")
+        ax.set_title("output vs input (same x)", fontsize=font_size("title"))
+        small_fonts(ax, "input ÷ |max input|", "output ÷ |max input|")
         ax.axhline(0, color="black", linewidth=0.5)
         ax.axvline(0, color="black", linewidth=0.5)
         self.eval_line, = ax.plot([-1, 1], [-1, 1], color=EVAL_COLOUR, linewidth=1.5,
@@ -199,7 +206,8 @@ class DropoutDetails:
         self.dropped = ax.scatter([], [], s=9, color="#2b2d42", marker="x",
                                   label="train(), zeroed")
         ax.set_xlim(-1.05, 1.05)
-        self.legend = ax.legend(fontsize=6.5, loc="upper left", framealpha=0.9)
+        self.legend = ax.legend(fontsize=font_size("tick") * 0.9, loc="upper left", framealpha=0.9,
+                                handlelength=1.2, borderaxespad=0.2)
         self.canvas.animate(self.kept, self.dropped)
         self.canvas.panels.append(self)
         self.p = None
@@ -240,11 +248,11 @@ class BatchNormDetails:
     """Batch vs running statistics at one step, and the running mean across steps."""
 
     def __init__(self):
-        self.canvas = Canvas(ncols=3, width=WIDTH_PX / 72, height=2.8)
-        titles = ("mean per channel", "variance per channel (log)", "running_mean over steps")
-        self.axes = [_axes(self.canvas, i) for i in range(3)]
+        self.canvas = Canvas(ncols=3, width=WIDTH_PX / CSS_DPI, height=3.4)
+        titles = ("mean\nper channel", "variance\nper channel (log)", "running_mean\nover steps")
+        self.axes = [_axes(self.canvas, i, top_inches=0.25 * text_scale()) for i in range(3)]
         for ax, title in zip(self.axes, titles):
-            ax.set_title(title, fontsize=9)
+            ax.set_title(title, fontsize=font_size("title"))
         small_fonts(self.axes[0], "channel", "value")
         small_fonts(self.axes[1], "channel")
         small_fonts(self.axes[2], "batches fed (step)")
@@ -259,7 +267,8 @@ class BatchNormDetails:
                             label="batch (train)")
             self.running.append(bars)
             self.batch.append(dots)
-        self.axes[0].legend(fontsize=6, loc="upper left", framealpha=0.9)
+        self.axes[0].legend(fontsize=font_size("tick") * 0.9, loc="upper left", framealpha=0.9,
+                            handlelength=1.0, borderaxespad=0.2)
         self.axes[0].axhline(0, color="black", linewidth=0.5)
         self.lines = [self.axes[2].plot([], [], "-", linewidth=1.2)[0]
                       for _ in range(TIMELINE_CHANNELS)]
@@ -322,10 +331,12 @@ class BatchNormDetails:
         self.axes[2].set_ylim(-grown["timeline"], grown["timeline"])
         self.axes[2].set_xlim(-0.5, grown["steps"] + 0.5)
         for c, line in enumerate(self.lines):
-            line.set_label(f"channel {c}")
-        self.axes[2].legend(handles=self.lines[:shown], fontsize=6, loc="upper left",
-                            bbox_to_anchor=(1.02, 1.0), borderaxespad=0, frameon=False,
-                            title="line: running\ndots: batch", title_fontsize=6)
+            line.set_label(f"ch {c}")
+        self.axes[2].legend(handles=self.lines[:shown], fontsize=font_size("tick") * 0.9,
+                            loc="lower right", borderaxespad=0.2, framealpha=0.9,
+                            handlelength=1.0, labelspacing=0.2, ncols=2, columnspacing=0.8,
+                            title="line: running · dots: batch",
+                            title_fontsize=font_size("tick") * 0.9)
         self.canvas.invalidate()
 
     def _draw_timeline(self, history):
@@ -380,7 +391,7 @@ class ModuleDetails:
     """Any other modal module: its output for the same input in train() and in eval()."""
 
     def __init__(self):
-        self.canvas = Canvas(ncols=2, width=WIDTH_PX / 72, height=2.5)
+        self.canvas = Canvas(ncols=2, width=WIDTH_PX / CSS_DPI, height=2.7)
         self.train_panel = SharedScalePanel(self.canvas, 0, title="its output in train()")
         self.eval_panel = SharedScalePanel(self.canvas, 1, title="its output in eval()")
 

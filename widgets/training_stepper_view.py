@@ -5,7 +5,8 @@ Layout::
     title
     [next stage ▶] [run N steps] [N] [■ stop] [progress ████░░] "step 40 / 100 ..."
     [optimizer ▾] [lr ──●──] [scheduler ▾] [parameter ▾] [state ▾]
-    [ the loop's code, the line just run highlighted ]  [ what it changed (2 pictures) ]
+    [ the loop's code, the line just run highlighted ]  [ what that line did (text) ]
+    [ what it changed (2 pictures, each with its colour scale)                        ]
     [ loss and accuracy curves: train (per batch) and held-out                         ]
     [ table: each parameter's .grad, update Δ and optimizer state                      ]
 
@@ -21,13 +22,13 @@ import html
 
 import ipywidgets as W
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from ._render import BLUE, Canvas, TensorPanel, png_bytes
+from ._render import (BLUE, CSS_DPI, Canvas, PictureFallback, TensorPanel, font_size,
+                      html_style, joined_png, small_fonts)
 from .training_stepper import OPTIMIZERS, SCHEDULERS, TrainingStepperModel
 
-STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
+WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
+CODE_PX = 380  # the loop's code; its caption takes the rest of the width
 ORANGE = "#e85d04"
 CHUNK = 5  # iterations between two redraws (and two chances to stop) during a run
 
@@ -41,25 +42,28 @@ class CurvesPicture:
     the background is re-rendered only a handful of times in a long run.
     """
 
-    def __init__(self, width_px=760, height_px=210, dpi=80):
-        self.figure = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
-        FigureCanvasAgg(self.figure)
-        self.loss_ax, self.acc_ax = self.figure.subplots(1, 2)
-        self.figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.88, wspace=0.25)
+    def __init__(self, width_px=WIDTH_PX, height=2.6):
+        self.canvas = Canvas(ncols=2, width=width_px / CSS_DPI, height=height)
+        self.figure = self.canvas.figure
+        self.loss_ax, self.acc_ax = (self.figure.add_axes(slot) for slot in self.canvas.slots)
         self.lines = {}
         for ax, key in ((self.loss_ax, "loss"), (self.acc_ax, "accuracy")):
-            self.lines[key, "train"] = ax.plot([], [], color=BLUE, lw=0.8, label="train (batch)",
-                                               animated=True)[0]
-            self.lines[key, "test"] = ax.plot([], [], "o-", color=ORANGE, ms=3, label="held-out",
-                                              animated=True)[0]
-            ax.set_title(key, fontsize=9)
-            ax.set_xlabel("optimizer steps", fontsize=8)
-            ax.tick_params(labelsize=7)
+            self.lines[key, "train"] = ax.plot([], [], color=BLUE, lw=1.2,
+                                               label="train (batch)")[0]
+            self.lines[key, "test"] = ax.plot([], [], "o-", color=ORANGE, ms=4, lw=1.8,
+                                              label="held-out")[0]
+            ax.set_title(key, fontsize=font_size("title"))
+            small_fonts(ax, "optimizer steps")
             ax.grid(alpha=0.3)
         self.acc_ax.set_ylim(0, 1.02)
-        self.loss_ax.legend(fontsize=7, loc="upper right")
+        self.loss_ax.legend(fontsize=font_size("tick"), loc="upper right")
+        self.canvas.animate(*self.lines.values())
+        self.canvas.panels.append(self)
         self.limits = None
-        self.background = None
+
+    def layout(self):
+        """The axis limits: the background is cached per limits (see ``_render.Canvas``)."""
+        return self.limits
 
     def png(self, history, evaluations):
         for key in ("loss", "accuracy"):
@@ -70,19 +74,12 @@ class CurvesPicture:
         last = max([h["step"] for h in history] + [e["step"] for e in evaluations] + [1])
         losses = [h["loss"] for h in history] + [e["loss"] for e in evaluations] + [1.0]
         limits = (_power_of_two(max(16, last)), 0.5 * np.ceil(max(losses) * 1.05 / 0.5))
-        canvas = self.figure.canvas
         if limits != self.limits:
             for ax in (self.loss_ax, self.acc_ax):
                 ax.set_xlim(0, limits[0])
             self.loss_ax.set_ylim(0, limits[1])
-            canvas.draw()
-            self.background = canvas.copy_from_bbox(self.figure.bbox)
             self.limits = limits
-        else:
-            canvas.restore_region(self.background)
-        for line in self.lines.values():
-            self.figure.draw_artist(line)
-        return png_bytes(canvas)
+        return self.canvas.png()
 
 
 def _power_of_two(value):
@@ -90,7 +87,7 @@ def _power_of_two(value):
     return 2.0 ** np.ceil(np.log2(value))
 
 
-class TrainingStepper(W.VBox):
+class TrainingStepper(PictureFallback, W.VBox):
     """Run the training loop one stage (line) at a time, or N steps with live curves.
 
     >>> stepper = TrainingStepper(model, train=(x, y), test=(x_test, y_test))
@@ -103,7 +100,8 @@ class TrainingStepper(W.VBox):
                  scheduler="none", batch_size=32, seed=0):
         self.model = TrainingStepperModel(model, train, test, loss_fn, optimizer, lr, scheduler,
                                           batch_size, seed)
-        self.canvas = Canvas(ncols=2, width=6.2, height=2.6)
+        self.style = html_style()  # the text scale when the widget was built
+        self.canvas = Canvas(ncols=2, width=WIDTH_PX / CSS_DPI, height=2.7)
         self.left_panel = TensorPanel(self.canvas, 0)
         self.right_panel = TensorPanel(self.canvas, 1)
         self.curves = CurvesPicture()
@@ -135,13 +133,16 @@ class TrainingStepper(W.VBox):
                                     description="parameter", layout=W.Layout(width="230px"))
         self.state_key = W.Dropdown(options=["(none yet)"], description="state",
                                     layout=W.Layout(width="230px"))
-        self.code = W.HTML(layout=W.Layout(width="370px"))
-        self.caption = W.HTML(layout=W.Layout(width="450px"))
-        self.left_title = W.HTML(layout=W.Layout(width="225px"))
-        self.right_title = W.HTML(layout=W.Layout(width="225px"))
-        self.image = W.Image(format="png", layout=W.Layout(width="450px"))
-        self.curves_image = W.Image(format="png", layout=W.Layout(width="760px"))
-        self.table = W.HTML(layout=W.Layout(width="760px"))
+        width = self.canvas.css_width
+        half = f"{int(width.removesuffix('px')) // 2}px"
+        self.code = W.HTML(layout=W.Layout(width=f"{CODE_PX}px", overflow="auto"))
+        self.caption = W.HTML(layout=W.Layout(width=f"{WIDTH_PX - CODE_PX - 10}px"))
+        self.left_title = W.HTML(layout=W.Layout(width=half))
+        self.right_title = W.HTML(layout=W.Layout(width=half))
+        self.image = W.Image(format="png", layout=W.Layout(width=width))
+        self.curves_image = W.Image(format="png",
+                                    layout=W.Layout(width=self.curves.canvas.css_width))
+        self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
         self.next_button.on_click(lambda _: self.next_stage())
         self.run_button.on_click(lambda _: self.start_run(self.steps.value))
@@ -157,8 +158,8 @@ class TrainingStepper(W.VBox):
                     self.progress, self.status]),
             W.HBox([self.optimizer, self.lr, self.scheduler]),
             W.HBox([self.parameter, self.state_key]),
-            W.HBox([self.code, W.VBox([self.caption, W.HBox([self.left_title, self.right_title]),
-                                               self.image])]),
+            W.HBox([self.code, self.caption], layout=W.Layout(grid_gap="10px")),
+            W.HBox([self.left_title, self.right_title]), self.image,
             self.curves_image, self.table,
         ])
         self.model.evaluate()
@@ -168,6 +169,10 @@ class TrainingStepper(W.VBox):
         m = self.model
         return (f"TrainingStepper({type(m.model).__name__}, {m.optimizer_name}, "
                 f"{m.steps} steps, next: {m.next_stage_name})")
+
+    def fallback_png(self):
+        """The notebook file's picture: what the last line changed, above the curves."""
+        return joined_png([[self.image.value], [self.curves_image.value]])
 
     # -- actions --------------------------------------------------------------------------------
     def next_stage(self):
@@ -272,8 +277,8 @@ class TrainingStepper(W.VBox):
             lines.append(f"<span style='{mark}'>{arrow}{html.escape(text)}</span>")
         legend = ("<span style='background:#ffe8a3'>&nbsp;just ran&nbsp;</span> "
                   "▶ runs on the next click")
-        self.code.value = (f"<pre style='{STYLE}; margin:0'>{chr(10).join(lines)}</pre>"
-                           f"<div style='{STYLE}'>{legend}</div>")
+        self.code.value = (f"<pre style='{self.style}; margin:0'>{chr(10).join(lines)}</pre>"
+                           f"<div style='{self.style}'>{legend}</div>")
 
     def _draw_stage(self):
         m, result = self.model, self.model.last
@@ -294,7 +299,7 @@ class TrainingStepper(W.VBox):
             elif stage in ("forward", "loss"):
                 self._show(self.left_panel, result.output, "", "output (rows: samples)")
                 if stage == "loss":
-                    self._note(self.right_panel, f"loss = {result.loss:.4f}", fontsize=14,
+                    self._note(self.right_panel, f"loss = {result.loss:.4f}", fontsize=font_size("big"),
                                              color="black")
                 else:
                     self._note(self.right_panel, "no parameter changed")
@@ -310,14 +315,15 @@ class TrainingStepper(W.VBox):
                     self._note(self.right_panel,
                                f"{m.optimizer_name} keeps no\nper-parameter state")
                 elif np.ndim(value) == 0:
-                    self._note(self.right_panel, f"state['{key}'] = {float(value):g}", fontsize=12,
+                    self._note(self.right_panel, f"state['{key}'] = {float(value):g}",
+                               fontsize=font_size("big"),
                                              color="black")
                 else:
                     self._show(self.right_panel, value, "", f"state['{key}']")
         code = html.escape(result.code) if result else ""
-        self.caption.value = f"<div style='{STYLE}'><b>{code}</b> {text}</div>"
-        self.left_title.value = f"<div style='{STYLE}'>{self._titles[self.left_panel]}</div>"
-        self.right_title.value = f"<div style='{STYLE}'>{self._titles[self.right_panel]}</div>"
+        self.caption.value = f"<div style='{self.style}'><b>{code}</b> {text}</div>"
+        self.left_title.value = f"<div style='{self.style}'>{self._titles[self.left_panel]}</div>"
+        self.right_title.value = f"<div style='{self.style}'>{self._titles[self.right_panel]}</div>"
         self.image.value = self.canvas.png()
 
     def _show(self, panel, values, empty, what):
@@ -346,5 +352,5 @@ class TrainingStepper(W.VBox):
             f"<td>{fmt(r['grad_before'])}</td><td>{fmt(r['grad'])}</td><td>{fmt(r['delta'])}</td>"
             f"<td>{fmt(r['relative'], '.2%') if r['relative'] is not None else '—'}</td>"
             f"<td>{html.escape(r['state'])}</td></tr>" for r in rows)
-        self.table.value = (f"<table style='{STYLE}; border-collapse:collapse' cellpadding='3'>"
+        self.table.value = (f"<table style='{self.style}; border-collapse:collapse' cellpadding='3'>"
                             f"{head}{body}</table>")

@@ -9,7 +9,9 @@ from widget_helpers import copy_weights, is_png, mlp, png_bytes
 import edutorch as et
 import edutorch.nn as nn
 from widgets import BackwardStepper, BackwardTrace, ModuleScopes
+from widgets._render import PIXEL_RATIO
 from widgets.backward_stepper import box_states, compare_orders, layout
+from widgets.backward_stepper_view import WIDTH_PX, WINDOW_PX
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((4, 3)).astype(np.float32)
@@ -276,7 +278,7 @@ def test_view_crops_a_tall_graph_around_the_current_node():
     view.expand.value = "(all)"
     view.slider.value = view.slider.max
     image = Image.open(io.BytesIO(png_bytes(view.image)))
-    assert image.size[1] == 520
+    assert image.size == (WIDTH_PX * PIXEL_RATIO, WINDOW_PX * PIXEL_RATIO)  # 2x, cropped
 
 
 def test_view_on_real_torch(small_mlp, real_torch):

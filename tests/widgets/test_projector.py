@@ -5,12 +5,15 @@ import io
 
 import numpy as np
 import pytest
+from matplotlib.text import Text
 from PIL import Image
 
 import edutorch as et
+import edutorch.nn as nn
 import widgets
 from widget_helpers import PNG_SIGNATURE, png_bytes
-from widgets import AutogradExplorer, HookMonitor, ParameterTree, PruneExplorer, _render
+from widgets import (AutogradExplorer, BackwardStepper, GradientInspector, HookMonitor,
+                     ParameterTree, PruneExplorer, TrainEvalExplorer, TrainingStepper, _render)
 
 
 @pytest.fixture
@@ -21,9 +24,38 @@ def views(small_mlp, eval_batch):
             AutogradExplorer(et)]
 
 
-def image_size(view):
-    with Image.open(io.BytesIO(png_bytes(view.image))) as image:
-        return image.size
+def modal_mlp():
+    """A small model with a BatchNorm1d and a Dropout (the modules TrainEvalExplorer shows)."""
+    et.manual_seed(0)
+    return nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.5),
+                         nn.Linear(16, 4))
+
+
+def newer_views(small_mlp, eval_batch):
+    """The four views of the second round of widgets, each with its picture widgets."""
+    x, y = eval_batch
+    inspector = GradientInspector(small_mlp, eval_batch)
+    explorer = TrainEvalExplorer(modal_mlp(), x[:8], batches=[x])
+    explorer.next_button.click()
+    stepper = TrainingStepper(small_mlp, (x, y), (x, y), batch_size=8)
+    for _ in range(5):
+        stepper.next_button.click()
+    backward = BackwardStepper.for_model(small_mlp, x, y, nn.CrossEntropyLoss())
+    backward.slider.value = 3
+    return {inspector: [inspector.image, inspector.timeline],
+            explorer: [explorer.image, explorer.detail_image],
+            stepper: [stepper.image, stepper.curves_image],
+            backward: [backward.image, backward.detail]}
+
+
+@pytest.fixture
+def newer(small_mlp, eval_batch):
+    return newer_views(small_mlp, eval_batch)
+
+
+def image_size(view, image=None):
+    with Image.open(io.BytesIO(png_bytes(view.image if image is None else image))) as picture:
+        return picture.size
 
 
 def test_figures_have_two_pixels_per_css_pixel(views):
@@ -32,6 +64,53 @@ def test_figures_have_two_pixels_per_css_pixel(views):
         css = float(view.image.layout.width.removesuffix("px"))
         assert width_px == pytest.approx(_render.PIXEL_RATIO * css, abs=2), type(view).__name__
         assert css >= 400
+
+
+def test_newer_views_have_two_pixels_per_css_pixel_and_fit_the_notebook(newer):
+    for view, images in newer.items():
+        widths = []
+        for image in images:
+            width_px, _ = image_size(view, image)
+            css = float(image.layout.width.removesuffix("px"))
+            assert width_px == pytest.approx(_render.PIXEL_RATIO * css, abs=2), type(view).__name__
+            widths.append(css)
+        side_by_side = isinstance(view, BackwardStepper)  # its graph beside the gradients
+        assert (sum(widths) if side_by_side else max(widths)) <= 770, type(view).__name__
+
+
+def tick_and_text_sizes(view):
+    """Every tick label's and every other text's size in points, over all the view's figures."""
+    figures = [c.figure for c in vars(view).values() if isinstance(c, _render.Canvas)]
+    figures += [getattr(view, name).canvas.figure for name in ("curves",) if hasattr(view, name)]
+    figures += [d.canvas.figure for d in getattr(view, "details", {}).values()]
+    shown = [ax for f in figures for ax in f.axes if ax.axison]  # axes drawn with their ticks
+    ticks = {t.get_fontsize() for ax in shown
+             for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()}
+    texts = [t for ax in shown for t in ax.findobj(Text)]
+    texts += [t for f in figures for ax in f.axes if not ax.axison for t in ax.texts + [ax.title]]
+    texts += [t for f in figures for legend in f.legends for t in legend.findobj(Text)]
+    return ticks, {t.get_fontsize() for t in texts if t.get_text()}
+
+
+def test_newer_views_use_readable_text_that_follows_the_text_scale(small_mlp, eval_batch):
+    normal = newer_views(small_mlp, eval_batch)
+    widgets.set_text_scale(1.5)
+    try:
+        big = newer_views(small_mlp, eval_batch)
+    finally:
+        widgets.set_text_scale()
+    for small_view, big_view in zip(normal, big):
+        name = type(small_view).__name__
+        ticks, texts = tick_and_text_sizes(small_view)
+        assert min(texts) >= 9 and (not ticks or min(ticks) >= 10), name
+        big_ticks, big_texts = tick_and_text_sizes(big_view)
+        assert min(big_texts) == pytest.approx(1.5 * min(texts)), name
+        assert "font-size: 13px" in small_view.style and "font-size: 20px" in big_view.style
+        caption = next(getattr(big_view, n) for n in ("caption", "change", "code")
+                       if hasattr(big_view, n))
+        assert "font-size: 20px" in caption.value, name
+    backward = [v for v in big if isinstance(v, BackwardStepper)][0]
+    assert backward.picture.font.size == round(_render.PIXEL_RATIO * 1.5 * 13)
 
 
 def test_text_is_at_least_ten_points_and_scales(small_mlp, eval_batch):
@@ -64,6 +143,36 @@ def test_every_view_stores_its_picture_in_the_notebook_output(views):
         with Image.open(io.BytesIO(png)) as image:
             assert image.size == image_size(view)  # the picture the view shows, compressed
         assert metadata["image/png"]["width"] == int(view.image.layout.width.removesuffix("px"))
+
+
+def test_newer_views_store_all_their_pictures_in_the_notebook_output(newer):
+    for view, images in newer.items():
+        data, metadata = view._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in data and data["text/plain"]
+        png = base64.b64decode(data["image/png"])
+        sizes = [image_size(view, image) for image in images]
+        with Image.open(io.BytesIO(png)) as picture:
+            if isinstance(view, BackwardStepper):  # graph and gradients side by side
+                expected = (sum(w for w, _ in sizes), max(h for _, h in sizes))
+            else:  # one picture above the other
+                expected = (max(w for w, _ in sizes), sum(h for _, h in sizes))
+            assert picture.size == expected, type(view).__name__
+        assert metadata["image/png"]["width"] == round(expected[0] / _render.PIXEL_RATIO)
+
+
+def test_joined_png_lays_pictures_out_in_rows():
+    def blank(width, height, colour):
+        buffer = io.BytesIO()
+        Image.new("RGB", (width, height), colour).save(buffer, format="png")
+        return buffer.getvalue()
+
+    png, width = _render.joined_png([[blank(10, 4, "red"), blank(6, 8, "blue")],
+                                     [blank(12, 2, "green")]])
+    with Image.open(io.BytesIO(png)) as picture:
+        assert picture.size == (16, 10) and width == "8px"
+        assert picture.getpixel((0, 0)) == (255, 0, 0) and picture.getpixel((12, 0)) == (0, 0, 255)
+        assert picture.getpixel((0, 9)) == (0, 128, 0) and picture.getpixel((15, 9)) == (255,) * 3
+    assert _render.joined_png([[b""]]) == (b"", None)
 
 
 def test_max_abs_without_copies_and_with_non_finite_values():

@@ -9,6 +9,7 @@ import edutorch as et
 import edutorch.nn as nn
 from edutorch.datasets import load_digits
 from widgets import StageResult, TrainingStepper, TrainingStepperModel
+from widgets._render import html_style
 from widgets.training_stepper import OPTIMIZERS, SCHEDULERS, STAGES
 
 
@@ -217,8 +218,7 @@ def test_view_controls_change_the_optimizer_between_steps():
     assert list(view.state_key.options) == ["step", "exp_avg", "exp_avg_sq"]
     assert view.state_key.value == "exp_avg"
     view.state_key.value = "step"
-    assert view.right_title.value == "<div style='font-family: monospace; font-size: 12px; " \
-                                     "line-height: 1.35'></div>"  # a number: shown as a note
+    assert view.right_title.value == f"<div style='{html_style()}'></div>"  # a number: a note
 
 
 def test_view_run_without_an_event_loop_trains_at_once():
