@@ -140,8 +140,9 @@ class Canvas:
 
 def margins(width, height, ncols):
     """``subplots_adjust`` arguments for ``ncols`` slots in a ``width`` x ``height`` inch
-    figure, leaving ``MARGIN_INCHES`` around and between them."""
-    m = MARGIN_INCHES
+    figure, leaving ``MARGIN_INCHES`` around and between them: room for tick labels and
+    titles, so it grows with ``set_text_scale``."""
+    m = {side: inches * text_scale() for side, inches in MARGIN_INCHES.items()}
     slot = (width - m["right"] - m["left"] * ncols) / ncols
     return dict(left=m["left"] / width, right=1 - m["right"] / width,
                 bottom=m["bottom"] / height, top=1 - m["top"] / height,

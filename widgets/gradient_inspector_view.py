@@ -21,6 +21,8 @@ import ipywidgets as W
 import matplotlib as mpl
 import numpy as np
 from matplotlib.collections import PolyCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import NullLocator
 
 from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, font_size, html_style,
@@ -227,11 +229,15 @@ class NormsPanel:
         self.limit, = ax.plot([], [], color="#c0392b", linestyle="--", linewidth=1.2,
                               label="max_norm")
         ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks: slow to draw, little use
-        box = canvas.slots[index]
-        canvas.figure.legend(handles=[self.before, self.after_norm, self.after_value, self.limit],
-                             fontsize=font_size("tick"), loc="lower center", ncols=2,
+        # proxies: the bars themselves are animated, and animated artists draw no legend swatch
+        handles = [Patch(facecolor=GREY, label="before"),
+                   Patch(facecolor=NORM_COLOUR, label="after clip_grad_norm_"),
+                   Patch(facecolor=VALUE_COLOUR, label="after clip_grad_value_"),
+                   Line2D([], [], color="#c0392b", linestyle="--", linewidth=1.2, label="max_norm")]
+        canvas.figure.legend(handles=handles,
+                             fontsize=font_size("tick"), loc="lower left", ncols=2,
                              frameon=False, handlelength=1.2, columnspacing=1.0,
-                             bbox_to_anchor=(box.x0 + box.width / 2, 0.0))
+                             bbox_to_anchor=(0.01, 0.0))  # from the left edge: never cut off
         canvas.animate(self.before, self.after_norm, self.after_value, self.limit)
         canvas.panels.append(self)
         self.range = Range()
@@ -342,8 +348,9 @@ class HistogramPanel:
 
 
 def _tick_step(span):
-    """One tick per decade, or every 2nd/4th decade when the range is wide."""
-    return 1 if span <= 8 else (2 if span <= 16 else 4)
+    """One tick per decade, or every 2nd/4th decade when the range is wide (or the text large)."""
+    span *= text_scale()  # larger labels need more room each
+    return 1 if span <= 6 else (2 if span <= 12 else 4)
 
 
 class TimelinePanel:
