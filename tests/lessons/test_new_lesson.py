@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "teaching"))
 import new_lesson  # noqa: E402  (teaching/new_lesson.py)
 
 CONTRACT = [contract.test_starts_with_a_title_and_goals, contract.test_kernel_is_python3,
-            contract.test_has_two_to_four_checked_exercises,
+            contract.test_has_at_least_two_checked_exercises,
             contract.test_every_stored_check_reports_success,
             contract.test_shows_a_widget_with_its_state_saved,
             contract.test_widget_text_form_is_short_and_stable,
