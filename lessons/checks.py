@@ -753,13 +753,13 @@ def _is_batch_norm(module, lib):
 
 @exercise
 def exercise_6_1(dropout_class):
+    """``MyDropout(p)``: zero each value with probability ``p`` in training, scale the rest
+    by ``1/(1-p)``; the identity in eval mode."""
     with _seeded(_library(dropout_class)):
         return _exercise_6_1(dropout_class)
 
 
 def _exercise_6_1(dropout_class):
-    """``MyDropout(p)``: zero each value with probability ``p`` in training, scale the rest
-    by ``1/(1-p)``; the identity in eval mode."""
     if not isinstance(dropout_class, type):
         return _hint("pass the class MyDropout itself (not an instance, not None)")
     try:
@@ -865,12 +865,12 @@ def exercise_6_2(running_mean, running_var):
 
 @exercise
 def exercise_6_3(layer):
+    """A BatchNorm over 5 features whose eval() output equals its train() output, always."""
     with _seeded(_library(layer)):
         return _exercise_6_3(layer)
 
 
 def _exercise_6_3(layer):
-    """A BatchNorm over 5 features whose eval() output equals its train() output, always."""
     if layer is None:
         return _hint("layer is None: build an nn.BatchNorm1d over 5 features")
     lib = _library(layer)
@@ -932,12 +932,12 @@ def _evaluation_model(lib):
 
 @exercise
 def exercise_6_4(evaluate):
+    """``evaluate(model, x, y)``: accuracy in eval mode without autograd; the mode is restored."""
     with _seeded(_library_of_function(evaluate)):
         return _exercise_6_4(evaluate)
 
 
 def _exercise_6_4(evaluate):
-    """``evaluate(model, x, y)``: accuracy in eval mode without autograd; the mode is restored."""
     if not callable(evaluate):
         return _hint("pass your function evaluate itself")
     lib = _library_of_function(evaluate)
@@ -993,12 +993,12 @@ def _finetuning_model(lib):
 
 @exercise
 def exercise_6_5(freeze_batchnorm):
+    """``freeze_batchnorm(model)``: every BatchNorm in eval mode, the rest in train mode."""
     with _seeded(_library_of_function(freeze_batchnorm)):
         return _exercise_6_5(freeze_batchnorm)
 
 
 def _exercise_6_5(freeze_batchnorm):
-    """``freeze_batchnorm(model)``: every BatchNorm in eval mode, the rest in train mode."""
     if not callable(freeze_batchnorm):
         return _hint("pass your function freeze_batchnorm itself")
     lib = _library_of_function(freeze_batchnorm)

@@ -33,6 +33,7 @@ WIDGETS = {
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
+    "06-train-and-eval": (".widget-slider", "lesson-06-train-eval.png"),
     "gradient_inspector": (".widget-slider", "gradient-inspector.png"),
     "train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
 }
