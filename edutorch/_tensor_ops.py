@@ -533,8 +533,8 @@ class TensorOps:
                            lambda base: base.unbind(dim))
 
     # -- indexing -----------------------------------------------------------------
-    def __getitem__(self, idx):
-        idx = indexing.to_index(idx)
+    def __getitem__(self, index):
+        idx = indexing.to_index(index)
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: the integers, then the arrays
             return self[parts[0]][parts[1]]
@@ -543,7 +543,7 @@ class TensorOps:
             if _state["enabled"]:
                 _track_view(self, out, idx, None)  # so an in-place op on the view can update the base's graph
             return out
-        return indexing.Index.apply(self, idx)
+        return indexing.Index.apply(self, idx, saved=indexing.index_tensors(index))
 
     def nonzero(self, *, as_tuple=False):
         """Positions of the non-zero entries: an (N, ndim) int64 tensor, or one per dim."""
@@ -855,15 +855,18 @@ class TensorOps:
 
         return random.bernoulli_(_check_leaf_inplace(self), p, generator=generator)
 
-    def __setitem__(self, idx, value):
-        idx = indexing.to_index(idx)
+    def __setitem__(self, index, value):
+        idx = indexing.to_index(index)
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: write into the view the integers select
             if _state["enabled"] and self._requires_grad and self.grad_fn is None:
                 raise RuntimeError(LEAF_INPLACE_ERROR)
             self[parts[0]][parts[1]] = value
             return
-        self._inplace(CopySlices if indexing.is_basic(idx) else IndexPut, idx, value)
+        if indexing.is_basic(idx):
+            self._inplace(CopySlices, idx, value)
+        else:
+            self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
 
     # -- matrices (autograd/_functions/linalg.py) ------------------------------
     def triu(self, diagonal=0):

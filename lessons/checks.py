@@ -456,8 +456,7 @@ def exercise_3_1(order):
     if order == expected:
         return _correct(f"{len(expected)} calls: forward first to last, backward last to first")
     if sorted(order) == sorted(expected):
-        forward, backward = expected[:4], expected[4:]
-        if order[:4] != forward:
+        if order[:4] != expected[:4]:
             return _hint("forward: each layer runs pre-hook, forward, forward hook before the next layer starts")
         return _hint("backward goes from the LAST layer to the first, and a layer's backward_pre "
                      "fires before its backward hook")

@@ -221,7 +221,7 @@ def test_parity_shared_and_pinned_memory(i):
 
 
 def test_parity_multiprocessing_namespace():
-    torch = pytest.importorskip("torch", reason=REASON)
+    pytest.importorskip("torch", reason=REASON)
     import torch.multiprocessing as tmp
 
     for name in ("spawn", "start_processes"):

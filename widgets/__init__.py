@@ -13,8 +13,14 @@ view                  model                   shows
                                               one event at a time
 ``PruneExplorer``     ``PruneExplorerModel``  ``nn.utils.prune``: masks, sparsity,
                                               accuracy vs sparsity, apply/undo
-``AutogradExplorer``  ``backward_graph``      ``y = f(x)``, its tangent ``x.grad``
-                                              and the ``grad_fn`` graph
+``AutogradExplorer``  ``backward_graph``,     ``y = f(x)``, its tangent ``x.grad``
+                      ``GroupedGraph``        and the ``grad_fn`` graph (big graphs
+                                              collapsed into boxes you can expand)
+``TrainingStepper``   TrainingStepperModel    the training loop one line at a time:
+                                              ``.grad``, updates Δ, optimizer state,
+                                              loss/accuracy curves
+``BackwardStepper``   ``BackwardTrace``       ``backward`` node by node, in the
+                                              engine's order, grouped by module
 ====================  ======================  =====================================
 
 - ``GradientInspector`` (model ``GradientInspectorModel``): every parameter's
@@ -28,25 +34,41 @@ view                  model                   shows
 The models import neither ipywidgets nor matplotlib; the views render every
 figure to PNG bytes shown in a ``widgets.Image`` (works in the browser, under
 nbval and in headless tests). All of them also accept real ``torch`` modules.
+
+Projectors: figures have two pixels per CSS pixel and 10-12 pt text;
+``widgets.set_text_scale(1.5)`` makes the text of the widgets created
+afterwards 1.5 times larger (``set_text_scale()`` goes back). A widget's
+notebook output also stores its picture as ``image/png``, so a notebook
+opened before running it (JupyterLab does not draw widgets in untrusted
+notebooks) still shows the figure.
 """
+from ._render import set_text_scale, text_scale
 from .autograd_graph import GraphEdge, GraphNode, backward_graph
+from .backward_stepper import BackwardEvent, BackwardTrace, ModuleScopes
+from .graph_groups import GroupedGraph
 from .hook_monitor import HookEvent, HookRecorder, TensorRecord
 from .parameter_tree import ModuleRow, ParameterTreeModel, TensorRow
 from .prune_explorer import GLOBAL, PruneExplorerModel
 from .gradient_inspector import GradientInspectorModel
 from .train_eval_explorer import TrainEvalExplorerModel
+from .training_stepper import StageResult, TrainingStepperModel
 from .autograd_explorer_view import AutogradExplorer
+from .backward_stepper_view import BackwardStepper
 from .hook_monitor_view import HookMonitor
 from .parameter_tree_view import ParameterTree
 from .prune_explorer_view import PruneExplorer
 from .gradient_inspector_view import GradientInspector
 from .train_eval_explorer_view import TrainEvalExplorer
+from .training_stepper_view import TrainingStepper
 
 __all__ = [
     "ParameterTree", "ParameterTreeModel", "ModuleRow", "TensorRow",
     "HookMonitor", "HookRecorder", "HookEvent", "TensorRecord",
     "PruneExplorer", "PruneExplorerModel", "GLOBAL",
-    "AutogradExplorer", "backward_graph", "GraphNode", "GraphEdge",
+    "AutogradExplorer", "backward_graph", "GraphNode", "GraphEdge", "GroupedGraph",
+    "set_text_scale", "text_scale",
     "GradientInspector", "GradientInspectorModel",
     "TrainEvalExplorer", "TrainEvalExplorerModel",
+    "BackwardStepper", "BackwardTrace", "BackwardEvent", "ModuleScopes",
+    "TrainingStepper", "TrainingStepperModel", "StageResult",
 ]

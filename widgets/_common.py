@@ -35,6 +35,11 @@ def to_numpy(tensor):
     return np.array(tensor.detach().cpu().numpy(), copy=True)
 
 
+def numpy_view(tensor):
+    """``tensor``'s values as NumPy without a copy where possible: read it, never write it."""
+    return np.asarray(tensor.detach().cpu().numpy())
+
+
 def dtype_name(tensor):
     """``'float32'`` for ``torch.float32`` (the repr of both frameworks' dtypes)."""
     return str(tensor.dtype).replace("torch.", "")

@@ -22,11 +22,22 @@ Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text
   keeps that *background*; an update pastes it back and draws only the
   dynamic artists on top;
 - a big matrix is subsampled to about the axes' pixel size before drawing,
-  which is what nearest-neighbour display would do anyway.
+  which is what nearest-neighbour display would do anyway (and before any
+  conversion: a 4096x4096 mask costs what a 240x240 one does).
+
+Projectors and HiDPI screens: a figure of ``w`` inches is shown ``w * CSS_DPI``
+CSS pixels wide (``Canvas.css_width``), so one point of text is what the
+browser calls a point, and rendered with ``PIXEL_RATIO`` (2) pixels per CSS
+pixel, so it stays sharp when the browser or the projector scales it up.
+Text sizes come from ``font_size(role)``; ``set_text_scale(1.5)`` (exported
+as ``widgets.set_text_scale``) makes the text of every widget created
+afterwards 1.5 times larger, figures and HTML captions alike.
 """
 from __future__ import annotations
 
+import base64
 import io
+import zlib
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -39,7 +50,46 @@ MASK_CMAP = ListedColormap(["#2b2d42", "#8ecae6"])
 VALUE_CMAP = "RdBu_r"  # diverging: negative blue, zero white, positive red
 MAX_PIXELS = 240  # a heatmap never shows more rows/columns than this
 BLUE = "#219ebc"
-MARGINS = dict(left=0.1, right=0.86, bottom=0.12, top=0.9, wspace=0.5)  # room for colorbars
+#: room around the slots, in inches (so it fits the text whatever the figure's size):
+#: left of each slot for the y label and ticks, right of the last one, below for the
+#: x label, above for the title; a heatmap keeps COLORBAR_ROOM of its slot for its colorbar
+MARGIN_INCHES = dict(left=0.8, right=0.12, bottom=0.55, top=0.42)
+COLORBAR_ROOM = 0.75
+CSS_DPI = 96  # CSS pixels per inch: a figure of w inches is shown w * 96 px wide
+PIXEL_RATIO = 2  # PNG pixels per CSS pixel (sharp on HiDPI screens and projectors)
+#: text sizes in points at text scale 1 (10 pt is 13 CSS px: readable from a classroom's back row)
+FONT_SIZES = {"tick": 10, "label": 11, "title": 12, "note": 12, "big": 16, "html": 13}
+_text_scale = 1.0
+
+
+def set_text_scale(scale=1.0):
+    """Make the text of every widget created from now on ``scale`` times larger.
+
+    ``widgets.set_text_scale(1.5)`` before building the widgets of a lesson
+    shown on a projector; ``set_text_scale()`` goes back to the default.
+    Figures and HTML captions both follow it.
+    """
+    global _text_scale
+    scale = float(scale)
+    if not 0.5 <= scale <= 4:
+        raise ValueError(f"text scale must be between 0.5 and 4, got {scale}")
+    _text_scale = scale
+
+
+def text_scale():
+    """The current text scale (1.0 unless ``set_text_scale`` changed it)."""
+    return _text_scale
+
+
+def font_size(role):
+    """Points for a kind of text: ``"tick"``, ``"label"``, ``"title"``, ``"note"``, ``"big"``."""
+    return FONT_SIZES[role] * _text_scale
+
+
+def html_style(extra=""):
+    """The inline CSS of the widgets' HTML text (monospace, scaled like the figures)."""
+    size = round(FONT_SIZES["html"] * _text_scale)
+    return f"font-family: monospace; font-size: {size}px; line-height: 1.35{extra}"
 
 
 class Canvas:
@@ -50,10 +100,13 @@ class Canvas:
     kind of picture each slot shows).
     """
 
-    def __init__(self, ncols=1, width=4.0, height=2.8, dpi=72):
-        self.figure = Figure(figsize=(width, height), dpi=dpi)
+    def __init__(self, ncols=1, width=4.0, height=2.8, dpi=None):
+        """``width`` x ``height`` inches, shown ``css_width`` wide; ``dpi`` defaults
+        to ``CSS_DPI * PIXEL_RATIO`` pixels per inch."""
+        self.figure = Figure(figsize=(width, height), dpi=dpi or CSS_DPI * PIXEL_RATIO)
+        self.css_width = css_width(self.figure)
         FigureCanvasAgg(self.figure)  # attaches itself as figure.canvas
-        self.figure.subplots_adjust(**MARGINS)
+        self.figure.subplots_adjust(**margins(width, height, ncols))
         grid = self.figure.add_gridspec(1, ncols)
         self.slots = [grid[0, i].get_position(self.figure) for i in range(ncols)]
         self.panels = []  # objects with a .layout() method, for the background key
@@ -85,11 +138,75 @@ class Canvas:
         return png_bytes(canvas)
 
 
+def margins(width, height, ncols):
+    """``subplots_adjust`` arguments for ``ncols`` slots in a ``width`` x ``height`` inch
+    figure, leaving ``MARGIN_INCHES`` around and between them."""
+    m = MARGIN_INCHES
+    slot = (width - m["right"] - m["left"] * ncols) / ncols
+    return dict(left=m["left"] / width, right=1 - m["right"] / width,
+                bottom=m["bottom"] / height, top=1 - m["top"] / height,
+                wspace=m["left"] / max(slot, 0.1))
+
+
+def css_width(figure):
+    """The width (``"730px"``) at which to show ``figure``: its inches times ``CSS_DPI``."""
+    return f"{round(figure.get_figwidth() * CSS_DPI)}px"
+
+
 def png_bytes(canvas):
-    """The pixels an Agg canvas holds now, as PNG bytes (fast, lightly compressed)."""
+    """The pixels an Agg canvas holds now, as PNG bytes (fast, lightly compressed).
+
+    The figures are opaque, so RGB (a quarter fewer bytes than RGBA), and zlib's
+    run-length strategy, which suits flat plot colours: ~25% faster than RGBA at
+    ``compress_level=1``, which matters at 2x pixels.
+    """
+    pixels = np.asarray(canvas.buffer_rgba())
+    image = Image.frombuffer("RGBA", (pixels.shape[1], pixels.shape[0]), pixels, "raw", "RGBA",
+                             0, 1).convert("RGB")
     buffer = io.BytesIO()
-    Image.fromarray(np.asarray(canvas.buffer_rgba())).save(buffer, format="png", compress_level=1)
+    image.save(buffer, format="png", compress_level=1, compress_type=zlib.Z_RLE)
     return buffer.getvalue()
+
+
+def compact_png(png):
+    """The same picture in 256 colours, compressed hard: about a third of the bytes
+    (for what is stored in a notebook file, not for live updates)."""
+    with Image.open(io.BytesIO(png)) as image:
+        palette = image.convert("RGB").quantize(colors=256, method=Image.Quantize.FASTOCTREE,
+                                                dither=Image.Dither.NONE)
+    buffer = io.BytesIO()
+    palette.save(buffer, format="png", compress_level=9)
+    return buffer.getvalue()
+
+
+class PictureFallback:
+    """Mixin for a view (an ipywidgets box): its notebook output also carries its picture.
+
+    A cell's output holds the widget's *view* (drawn by the kernel's live
+    widget, or by the widget state saved in the notebook) and its text form.
+    JupyterLab draws the view only for trusted output: a notebook a student
+    has just downloaded or opened is not trusted, and JupyterLab falls back to
+    the safe formats of the output. With ``image/png`` among them the student
+    sees the picture (rather than ``PruneExplorer(Sequential, 3 weights)``)
+    before running anything. The picture is ``fallback_png()``: by default the
+    view's ``image`` widget.
+    """
+
+    def fallback_png(self):
+        """``(png_bytes, css_width)`` of the picture to store: the ``image`` widget's."""
+        return bytes(self.image.value), self.image.layout.width
+
+    def _repr_mimebundle_(self, **kwargs):
+        """The widget's own bundle plus ``image/png`` (shown at its CSS width, like the view)."""
+        bundle = super()._repr_mimebundle_(**kwargs)
+        picture, width = self.fallback_png()
+        if bundle is None or not picture:
+            return bundle
+        bundle["image/png"] = base64.b64encode(compact_png(picture)).decode("ascii")
+        metadata = {}
+        if width and str(width).endswith("px"):
+            metadata["image/png"] = {"width": int(float(str(width)[:-2]))}
+        return bundle, metadata
 
 
 def as_matrix(array):
@@ -114,15 +231,26 @@ def subsample(matrix, limit=MAX_PIXELS):
 
 
 def max_abs(array):
-    """Largest finite |value| (the scale of every value picture), 0.0 when none."""
+    """Largest finite |value| (the scale of every value picture), 0.0 when none.
+
+    Two passes without a copy (max and min) when every value is finite, which
+    is the usual case; a copy of the finite values only when some are not.
+    """
+    array = np.asarray(array)
+    if array.size == 0:
+        return 0.0
+    high, low = float(array.max()), float(array.min())
+    if np.isfinite(high) and np.isfinite(low):
+        return max(abs(high), abs(low))
     finite = np.abs(array[np.isfinite(array)])
     return float(finite.max()) if finite.size else 0.0
 
 
 def small_fonts(ax, xlabel="", ylabel=""):
-    ax.set_xlabel(xlabel, fontsize=8)
-    ax.set_ylabel(ylabel, fontsize=8)
-    ax.tick_params(labelsize=7)
+    """Axis labels and tick labels at the widgets' text sizes."""
+    ax.set_xlabel(xlabel, fontsize=font_size("label"))
+    ax.set_ylabel(ylabel, fontsize=font_size("label"))
+    ax.tick_params(labelsize=font_size("tick"))
 
 
 class TensorPanel:
@@ -150,25 +278,31 @@ class TensorPanel:
 
     # -- public -------------------------------------------------------------------
     def show(self, array, mask=False):
-        """Draw ``array`` (anything NumPy can read); return its largest |value|."""
-        array = np.asarray(array, dtype=np.float64)
-        scale = max_abs(array)
+        """Draw ``array`` (anything NumPy can read); return its largest |value|.
+
+        A matrix is subsampled before it is converted, so the cost does not
+        grow with the tensor beyond one pass for its largest |value|.
+        """
+        array = np.asarray(array)
         if mask:
-            self._use("mask").set_data(subsample(as_matrix(array)))
-        elif array.size == 1:
-            self.message(f"{array.reshape(-1)[0]:.6g}", fontsize=14, color="black")
+            self._use("mask").set_data(subsample(as_matrix(array)).astype(np.float64))
+            return 1.0 if array.any() else 0.0
+        scale = max_abs(array)
+        if array.size == 1:
+            self.message(f"{float(array.reshape(-1)[0]):.6g}", fontsize=font_size("big"),
+                         color="black")
         elif array.ndim >= 2:
-            matrix = subsample(as_matrix(array))
+            matrix = subsample(as_matrix(array)).astype(np.float64)
             self._use("values").set_data(matrix / scale if scale > 0 else matrix)
         else:
-            self._one_dimensional(array.reshape(-1), scale)
+            self._one_dimensional(array.reshape(-1).astype(np.float64), scale)
         return scale
 
-    def message(self, text, fontsize=9, color="gray"):
-        """An empty slot with a centred text."""
+    def message(self, text, fontsize=None, color="gray"):
+        """An empty slot with a centred text (``fontsize`` default: the note size)."""
         note = self._use("text")
         note.set_text(text)
-        note.set_fontsize(fontsize)
+        note.set_fontsize(font_size("note") if fontsize is None else fontsize)
         note.set_color(color)
 
     # -- kinds of picture ---------------------------------------------------------------
@@ -176,7 +310,7 @@ class TensorPanel:
         """Show the axes for ``kind`` (building it on first use) and return its data artist."""
         if kind not in self.axes:
             ax = self.figure.add_axes(self.box)
-            ax.set_title(self.title, fontsize=9)
+            ax.set_title(self.title, fontsize=font_size("title"))
             self.axes[kind] = ax
             self.artists[kind] = getattr(self, "_build_" + kind)(ax)
             self.canvas.animate(self.artists[kind])
@@ -192,12 +326,15 @@ class TensorPanel:
                           extent=(0, 1, 1, 0), cmap=cmap, vmin=vmin, vmax=1.0)
         ax.set_xticks([])
         ax.set_yticks([])
-        small_fonts(ax, "columns (dims 1.. flattened)", "rows (dim 0)")
-        box = ax.get_position()  # colorbar: a thin axes just right of the heatmap
-        cax = self.figure.add_axes([box.x1 + 0.01, box.y0, 0.012, box.height])
+        small_fonts(ax, "columns\n(dims 1.. flattened)", "rows (dim 0)")
+        inch = 1 / self.figure.get_figwidth()  # one inch in figure coordinates
+        box = ax.get_position()  # the colorbar and its labels take the slot's right end
+        ax.set_position([box.x0, box.y0, box.width - COLORBAR_ROOM * inch, box.height])
+        cax = self.figure.add_axes([box.x1 - (COLORBAR_ROOM - 0.06) * inch, box.y0,
+                                    0.12 * inch, box.height])
         bar = self.figure.colorbar(image, cax=cax)
         bar.set_ticks(ticks, labels=labels)
-        cax.tick_params(labelsize=7)
+        cax.tick_params(labelsize=font_size("tick"))
         ax.companions = (cax,)
         return image
 

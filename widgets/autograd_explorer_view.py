@@ -16,9 +16,11 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ._render import png_bytes
+from ._render import CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes
 from .autograd_graph import backward_graph
+from .graph_groups import GroupedGraph
 
 #: the functions offered by default, written with tensor methods so any library works
 FUNCTIONS = {
@@ -29,36 +31,106 @@ FUNCTIONS = {
 }
 
 
-def draw_graph(ax, nodes, edges, title="backward graph of y (y.grad_fn at the top)"):
-    """Boxes for the nodes, arrows for the edges; leaves (AccumulateGrad) in orange."""
-    where = [((n.column + 1) / (n.width + 1), -n.level) for n in nodes]
-    drawn = []
-    for e in edges:
-        start, end = where[e.parent], where[e.child]
-        skips_levels = start[1] - end[1] > 1  # bend it around the nodes in between
-        repeats = drawn.count((e.parent, e.child))  # x * x: two edges to one node, bend apart
-        drawn.append((e.parent, e.child))
-        bend = 0.5 if skips_levels else 0.35 * repeats
-        ax.annotate("", xy=end, xytext=start,
-                    arrowprops=dict(arrowstyle="->", color="gray", shrinkA=12, shrinkB=12,
-                                    connectionstyle=f"arc3,rad={bend}"))
-    for node, (px, py) in zip(nodes, where):
-        label = node.name + ("\n(writes x.grad)" if node.is_leaf else "")
-        ax.text(px, py, label, ha="center", va="center", fontsize=8,
-                bbox=dict(boxstyle="round", fc="#ffd6a5" if node.is_leaf else "#caf0f8"))
-    levels = 1 + max(n.level for n in nodes)
+NODE_COLOURS = {"node": "#caf0f8", "leaf": "#ffd6a5", "group": "#e4d4f4"}
+EDGE_COLOUR = "#555555"
+
+
+def draw_graph(ax, nodes, edges, title="backward graph of y (y.grad_fn at the top)", grouped=None):
+    """Boxes for the nodes (or groups of nodes), arrows with heads for the edges.
+
+    Leaves (AccumulateGrad) are orange; a box that hides several nodes (see
+    ``graph_groups.GroupedGraph``) is lilac, dashed and numbered ``[1]``,
+    ``[2]``, ... as in the view's "expand" menu. Boxes have a fixed size in
+    data units and every arrow ends on a box's edge at a point of its own, so
+    no arrowhead is hidden under a box or under another head. Returns the
+    ``GroupedGraph``.
+    """
+    grouped = grouped or GroupedGraph(nodes, edges)
+    groups, rows = grouped.groups(), grouped.rows()
+    numbers = {g.key: i + 1 for i, g in enumerate(grouped.collapsed_groups())}
+    in_row = {}
+    for i, r in enumerate(rows):  # groups() is sorted by row, then column
+        in_row.setdefault(r, []).append(i)
+    widest = max(len(row) for row in in_row.values())
+    box_w, box_h = min(0.45, 0.86 / widest), 0.56
+    where = [None] * len(groups)
+    for r, row in in_row.items():
+        for k, i in enumerate(row):
+            where[i] = ((k + 0.5) / len(row), -r)
+    _draw_edges(ax, grouped.group_edges(), where, box_w, box_h)
+    fig_w, fig_h = ax.figure.get_size_inches()
+    box = ax.get_position()
+    n_rows = len(in_row)
+    box_pt = (box_w * box.width * fig_w * 72, box_h / n_rows * box.height * fig_h * 72)
+    for g, (x, y) in zip(groups, where):
+        colour = NODE_COLOURS["group" if g.collapsed else "leaf" if g.is_leaf else "node"]
+        ax.add_patch(FancyBboxPatch((x - box_w / 2, y - box_h / 2), box_w, box_h,
+                                    boxstyle="square,pad=0", fc=colour, ec="#333333",
+                                    lw=1.2, ls="--" if g.collapsed else "-", zorder=2))
+        label = g.label + ("\n(writes x.grad)" if g.is_leaf else "")
+        if g.collapsed:
+            label = f"[{numbers[g.key]}] {label}"
+        ax.text(x, y, label, ha="center", va="center", zorder=3,
+                fontsize=_fitting_font(label, *box_pt))
     ax.set_xlim(0, 1)
-    ax.set_ylim(-levels + 0.5, 0.5)
+    ax.set_ylim(-n_rows + 0.5, 0.5)
     ax.set_axis_off()
-    ax.set_title(title, fontsize=9)
+    ax.set_title(title, fontsize=font_size("title"))
+    return grouped
 
 
-class AutogradExplorer(widgets.VBox):
+def _draw_edges(ax, group_edges, where, box_w, box_h):
+    """The arrows, drawn under the boxes.
+
+    An arrow between neighbouring rows leaves its own slot on the parent's
+    bottom edge and enters its own slot on the child's top edge (slots ordered
+    left to right, so arrows do not cross needlessly); ``x * x`` gives two
+    arrows, more edges between two boxes one thicker arrow. An arrow that skips
+    rows goes from the right side of one box to the right side of the other,
+    bending around the boxes in between.
+    """
+    arrows = [e for e in group_edges for _ in range(e.count if e.count <= 2 else 1)]
+    outgoing, incoming = {}, {}
+    for a, e in enumerate(arrows):
+        if where[e.parent][1] - where[e.child][1] <= 1:
+            outgoing.setdefault(e.parent, []).append(a)
+            incoming.setdefault(e.child, []).append(a)
+    ends = {}
+    for slots, side, other in ((outgoing, -1, "child"), (incoming, 1, "parent")):
+        for box, used in slots.items():
+            used.sort(key=lambda a: where[getattr(arrows[a], other)][0])
+            x, y = where[box]
+            for k, a in enumerate(used):
+                offset = (k + 1) / (len(used) + 1) - 0.5
+                ends[a, side] = (x + 0.8 * box_w * offset, y + side * box_h / 2)
+    for a, e in enumerate(arrows):
+        if (a, 1) in ends:
+            start, end, bend = ends[a, -1], ends[a, 1], 0.0
+        else:  # skips rows: around the right-hand side
+            (x0, y0), (x1, y1) = where[e.parent], where[e.child]
+            start, end, bend = (x0 + box_w / 2, y0), (x1 + box_w / 2, y1), -0.35
+        ax.add_patch(FancyArrowPatch(
+            start, end, arrowstyle="-|>", mutation_scale=14, color=EDGE_COLOUR,
+            lw=1.2 + 0.5 * np.log2(e.count if e.count > 2 else 1),
+            shrinkA=0, shrinkB=0, zorder=1, connectionstyle=f"arc3,rad={bend}"))
+
+
+def _fitting_font(label, width_pt, height_pt):
+    """The title size, or smaller so that ``label`` fits a box of that many points."""
+    lines = label.split("\n")
+    by_width = width_pt / (0.62 * max(len(line) for line in lines))
+    by_height = height_pt / (1.35 * len(lines))
+    return max(5.0, min(font_size("label"), by_width, by_height))
+
+
+class AutogradExplorer(PictureFallback, widgets.VBox):
     """A dropdown of functions and a slider for ``x``, bound to one figure.
 
     ``torch`` is the library to run: ``edutorch``, or real PyTorch (the widget
     uses only the API the two share); ``functions`` maps names to
-    ``f(x_tensor) -> y_tensor``.
+    ``f(x_tensor) -> y_tensor``. A big graph is drawn with groups of nodes
+    collapsed (``graph_groups``): pick one in the "expand" menu to open it,
+    "collapse all" to go back.
     """
 
     def __init__(self, torch, functions=None, x=0.5, x_range=(-2.0, 2.0)):
@@ -67,13 +139,20 @@ class AutogradExplorer(widgets.VBox):
         self.x_range = x_range
         self.function = widgets.Dropdown(options=list(self.functions), description="f(x)")
         self.x = widgets.FloatSlider(value=x, min=x_range[0], max=x_range[1], step=0.05, description="x")
-        self.image = widgets.Image(format="png", layout=widgets.Layout(width="720px"))
-        self.summary = widgets.Label()
-        self.figure = Figure(figsize=(9, 3.4), dpi=80)  # 720 × 272 pixels
+        self.expand = widgets.Dropdown(options=[("—", None)], value=None, description="expand",
+                                       layout=widgets.Layout(width="420px"))
+        self.collapse_button = widgets.Button(description="collapse all", icon="compress")
+        self.group_controls = widgets.HBox([self.expand, self.collapse_button])
+        self.figure = Figure(figsize=(8.6, 3.8), dpi=CSS_DPI * PIXEL_RATIO)
         FigureCanvasAgg(self.figure)
-        super().__init__([widgets.HBox([self.function, self.x]), self.summary, self.image])
+        self.image = widgets.Image(format="png", layout=widgets.Layout(width=css_width(self.figure)))
+        self.summary = widgets.Label()
+        super().__init__([widgets.HBox([self.function, self.x]), self.group_controls,
+                          self.summary, self.image])
         self.function.observe(self.draw_function, names="value")
         self.x.observe(self.move_x, names="value")
+        self.expand.observe(self._expand_chosen, names="value")
+        self.collapse_button.on_click(lambda _: self._regroup(self.grouped.reset))
         self.draw_function()
 
     @property
@@ -81,30 +160,55 @@ class AutogradExplorer(widgets.VBox):
         return self.functions[self.function.value]
 
     def draw_function(self, change=None):
-        """The static picture: the curve ``y = f(x)`` and the backward graph of ``f``."""
+        """A new function: build its backward graph (all groups collapsed) and draw it."""
+        x = self.torch.tensor(self.x.value, requires_grad=True)
+        self.nodes, self.edges = backward_graph(self.f(x).grad_fn)
+        self.grouped = GroupedGraph(self.nodes, self.edges)
+        self.draw_static()
+
+    def draw_static(self):
+        """The static picture: the curve ``y = f(x)`` and the (grouped) backward graph."""
         torch = self.torch
         lo, hi = self.x_range[0] - 0.5, self.x_range[1] + 0.5
         xs = torch.linspace(lo, hi, 201)
         with torch.no_grad():  # the curve itself needs no graph
             ys = self.f(xs).numpy()
         self.figure.clear()
-        left, right = self.figure.subplots(1, 2)
-        left.plot(xs.numpy(), ys, color="#023e8a", label="y = f(x)")
-        self.tangent = left.plot([], [], "--", color="#e85d04", label="tangent: slope x.grad",
-                                 animated=True)[0]
-        self.point = left.plot([], [], "o", color="#e85d04", animated=True)[0]
+        left = self.figure.add_axes([0.07, 0.14, 0.33, 0.74])
+        right = self.figure.add_axes([0.43, 0.02, 0.56, 0.86])
+        left.plot(xs.numpy(), ys, color="#023e8a", lw=2, label="y = f(x)")
+        self.tangent = left.plot([], [], "--", color="#e85d04", lw=2,
+                                 label="tangent: slope x.grad", animated=True)[0]
+        self.point = left.plot([], [], "o", color="#e85d04", markersize=9, animated=True)[0]
         left.set_xlim(lo, hi)
         left.set_ylim(ys.min() - 0.5, ys.max() + 0.5)
-        left.set_xlabel("x")
-        left.legend(fontsize=8, loc="upper left")
-        left.set_title(self.function.value, fontsize=9)
-        x = torch.tensor(self.x.value, requires_grad=True)
-        self.nodes, self.edges = backward_graph(self.f(x).grad_fn)
-        draw_graph(right, self.nodes, self.edges)
-        self.figure.tight_layout()
+        left.set_xlabel("x", fontsize=font_size("label"))
+        left.tick_params(labelsize=font_size("tick"))
+        left.legend(fontsize=font_size("tick"), loc="upper left")
+        left.set_title(self.function.value, fontsize=font_size("title"))
+        draw_graph(right, self.nodes, self.edges, grouped=self.grouped)
+        self._sync_expand_menu()
         self.figure.canvas.draw()
         self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
         self.move_x()
+
+    def _sync_expand_menu(self):
+        collapsed = self.grouped.collapsed_groups()
+        options = [("—", None)] + [
+            (f"[{i + 1}] " + g.label.replace("\n", " — "), g.key) for i, g in enumerate(collapsed)]
+        self.expand.unobserve(self._expand_chosen, names="value")
+        self.expand.options, self.expand.value = options, None
+        self.expand.observe(self._expand_chosen, names="value")
+        shown = bool(collapsed) or bool(self.grouped.expanded)
+        self.group_controls.layout.display = None if shown else "none"
+
+    def _expand_chosen(self, change):
+        if change["new"] is not None:
+            self._regroup(lambda: self.grouped.expand(change["new"]))
+
+    def _regroup(self, action):
+        action()
+        self.draw_static()
 
     def move_x(self, change=None):
         """Run backward at the slider's ``x`` and draw the tangent whose slope is ``x.grad``."""

@@ -3,7 +3,7 @@
 Layout::
 
     title
-    [◀ prev] [slider: event #] [next ▶] [clear]   "event 3 / 20"
+    [◀ prev] [slider: event #] [next ▶] [clear]   "event #3 (of #0–#19)"
     [ picture of the event's tensor ]  [ timeline of all events ]
     [ description: module, hook kind, shapes and statistics       ]
 """
@@ -14,15 +14,16 @@ import warnings
 
 import ipywidgets as W
 
-from ._render import Canvas, TensorPanel
+from ._render import Canvas, PictureFallback, TensorPanel, html_style
 from .hook_monitor import HookRecorder
 
-STYLE = "font-family: monospace; font-size: 12px; line-height: 1.3"
+#: a <pre> in JupyterLab breaks lines anywhere ("i\ns ready"): wrap at spaces only
+WRAP = "; white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; margin: 0"
 KIND_COLOURS = {"forward_pre": "#577590", "forward": "#277da1",
                 "backward_pre": "#f3722c", "backward": "#c0392b"}
 
 
-class HookMonitor(W.VBox):
+class HookMonitor(PictureFallback, W.VBox):
     """Record forward/backward hook calls of a module and step through them.
 
     >>> monitor = HookMonitor(model)          # hooks on every leaf module
@@ -35,7 +36,8 @@ class HookMonitor(W.VBox):
 
     def __init__(self, module, modules=None):
         self.recorder = HookRecorder(module, modules)
-        self.canvas = Canvas(ncols=1, width=4.2, height=3.0)
+        self.style = html_style()  # the text scale when the widget was built
+        self.canvas = Canvas(ncols=1, width=4.4, height=3.2)
         self.panel = TensorPanel(self.canvas, 0, title="the tensor this hook received")
 
         self.title = W.HTML()
@@ -46,11 +48,11 @@ class HookMonitor(W.VBox):
         self.slider = W.IntSlider(min=0, max=0, value=0, description="event",
                                   continuous_update=True, layout=W.Layout(width="360px"))
         self.position = W.Label()
-        self.caption = W.HTML(layout=W.Layout(width="310px"))
-        self.image = W.Image(format="png", layout=W.Layout(width="310px"))
-        self.timeline = W.HTML(layout=W.Layout(width="440px", max_height="300px",
+        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
+        self.image = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
+        self.timeline = W.HTML(layout=W.Layout(width="480px", max_height="340px",
                                                overflow="auto"))
-        self.description = W.HTML(layout=W.Layout(width="760px"))
+        self.description = W.HTML(layout=W.Layout(width="900px"))
 
         self.prev_button.on_click(lambda _: self.step(-1))
         self.next_button.on_click(lambda _: self.step(+1))
@@ -104,8 +106,13 @@ class HookMonitor(W.VBox):
         self.refresh(0)
 
     def detach(self):
-        """Remove every hook (the view keeps showing what was recorded)."""
+        """Remove every hook (the view keeps showing what was recorded; ``attach()`` undoes it)."""
         self.recorder.detach()
+        self._draw()
+
+    def attach(self):
+        """Register the hooks again after ``detach()`` (recording resumes)."""
+        self.recorder.attach()
         self._draw()
 
     def __enter__(self):
@@ -131,25 +138,31 @@ class HookMonitor(W.VBox):
             f"<b>HookMonitor</b> — hooks {state} on {len(self.recorder.module_names)} modules "
             f"of {html.escape(type(self.recorder.module).__name__)}: "
             f"{html.escape(', '.join(self.recorder.module_names) or '(root)')}")
+        attached = bool(self.recorder.handles)
+        self.clear_button.disabled = not attached  # clearing a detached monitor leaves nothing
+        self.clear_button.tooltip = ("forget the recorded events" if attached else
+                                     "hooks detached: monitor.attach() to record again")
         if event is None:
-            self.position.value = "no events yet: run the model (or monitor.run(x))"
+            self.position.value = ("no events yet: run the model (or monitor.run(x))" if attached
+                                   else "hooks detached: monitor.attach() to record again")
             self.panel.message("no events recorded yet")
             self.caption.value = self.timeline.value = self.description.value = ""
         else:
-            self.position.value = f"event {event.index + 1} / {len(self.events)}" + (
+            # the slider, the timeline and event.index count from 0: so does this label
+            self.position.value = f"event #{event.index} (of #0–#{len(self.events) - 1})" + (
                 f" ({self.recorder.dropped} later calls not recorded: clear() to record again)"
                 if self.recorder.dropped else "")
             shown = event.primary()
             heading = f"#{event.index} {event.kind} '{html.escape(event.module_name)}'"
             if shown is None:
                 self.panel.message("no tensor to show (all None)")
-                self.caption.value = f"<div style='{STYLE}'><b>{heading}</b></div>"
+                self.caption.value = f"<div style='{self.style}'><b>{heading}</b></div>"
             else:
                 scale = self.panel.show(shown.values)
-                self.caption.value = (f"<div style='{STYLE}'><b>{heading}</b>: {shown.label} "
+                self.caption.value = (f"<div style='{self.style}'><b>{heading}</b>: {shown.label} "
                                       f"{shown.shape}, |max| = {scale:.3g}</div>")
             self.timeline.value = self._timeline(event.index)
-            self.description.value = (f"<pre style='{STYLE}; margin:0'>"
+            self.description.value = (f"<pre style='{self.style}{WRAP}'>"
                                       f"{html.escape(event.describe())}</pre>")
         self.image.value = self.canvas.png()
 
@@ -165,4 +178,4 @@ class HookMonitor(W.VBox):
                 f"<div style='{mark}'>{e.index:>3} <span style='color:{colour}'>"
                 f"{e.kind:<12}</span> {html.escape(e.module_name)} "
                 f"({html.escape(e.class_name)}){html.escape(shape)}</div>")
-        return f"<div style='{STYLE}; white-space:pre'>{''.join(lines)}</div>"
+        return f"<div style='{self.style}; white-space:pre'>{''.join(lines)}</div>"

@@ -13,13 +13,11 @@ import html
 
 import ipywidgets as W
 
-from ._render import Canvas, TensorPanel
+from ._render import Canvas, PictureFallback, TensorPanel, html_style
 from .parameter_tree import ParameterTreeModel
 
-STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
 
-
-class ParameterTree(W.VBox):
+class ParameterTree(PictureFallback, W.VBox):
     """Browse a module's tree, parameters and buffers; pick one to see its values and grad.
 
     >>> tree = ParameterTree(model)   # display(tree) in a notebook
@@ -29,20 +27,21 @@ class ParameterTree(W.VBox):
 
     def __init__(self, module):
         self.model = ParameterTreeModel(module)
-        self.canvas = Canvas(ncols=2, width=6.4, height=2.7)
+        self.style = html_style()  # the text scale when the widget was built
+        self.canvas = Canvas(ncols=2, width=6.0, height=2.9)
         self.values_panel = TensorPanel(self.canvas, 0, title="values")
         self.grad_panel = TensorPanel(self.canvas, 1, title=".grad")
 
         self.title = W.HTML()
-        self.tree_html = W.HTML(layout=W.Layout(width="440px", max_height="420px",
+        self.tree_html = W.HTML(layout=W.Layout(width="420px", max_height="440px",
                                                 overflow="auto"))
         self.select = W.Dropdown(description="tensor", layout=W.Layout(width="330px"))
         self.refresh_button = W.Button(description="refresh", icon="refresh",
                                        tooltip="re-read the module (after training or pruning)",
                                        layout=W.Layout(width="100px"))
-        self.caption = W.HTML(layout=W.Layout(width="470px"))
-        self.image = W.Image(format="png", layout=W.Layout(width="470px"))
-        self.summary = W.HTML(layout=W.Layout(width="470px"))
+        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
+        self.image = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
+        self.summary = W.HTML(layout=W.Layout(width=self.canvas.css_width))
 
         self.select.observe(self._on_select, names="value")
         self.refresh_button.on_click(lambda _: self.refresh())
@@ -99,7 +98,7 @@ class ParameterTree(W.VBox):
                 self.grad_panel.message("no .grad yet\n(run backward first)")
             else:
                 caption += f"; .grad: |max| = {self.grad_panel.show(grad):.3g}"
-            self.caption.value = f"<div style='{STYLE}'>{caption}</div>"
+            self.caption.value = f"<div style='{self.style}'>{caption}</div>"
             self.summary.value = self._summary_html(name)
         self.image.value = self.canvas.png()
 
@@ -125,7 +124,7 @@ class ParameterTree(W.VBox):
                     f"<tr><td style='{mark}'>{pad}&nbsp;&nbsp;· {own} "
                     f"{t.shape} {t.dtype} <span style='color:gray'>({flags}; {t.numel:,})</span>"
                     f"</td></tr>")
-        return f"<table style='{STYLE}'>{''.join(rows)}</table>"
+        return f"<table style='{self.style}'>{''.join(rows)}</table>"
 
     def _summary_html(self, name):
         s = self.model.tensor_summary(name)
@@ -136,4 +135,4 @@ class ParameterTree(W.VBox):
                  html.escape(f"values: {s['stats']}, zeros {s['stats'].zeros:.1%}")]
         if s["grad_stats"] is not None:
             lines.append(html.escape(f"grad: {s['grad_stats']}"))
-        return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
+        return f"<div style='{self.style}'>{'<br>'.join(lines)}</div>"

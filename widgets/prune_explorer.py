@@ -3,14 +3,22 @@
 ``PruneExplorerModel`` (no ipywidgets) drives ``nn.utils.prune`` through its
 public functions only:
 
-- a *preview* prunes a ``copy.deepcopy`` of the model at the chosen settings
-  and reads ``<name>_mask`` from the copy, so the real model is untouched
-  while the slider moves;
+- a *preview* prunes a copy of the model at the chosen settings and reads
+  ``<name>_mask`` from the copy, so the real model is untouched while the
+  slider moves. The copy is ``copy.deepcopy`` with every tensor of the model
+  shared (pruning never writes into a parameter: it adds ``<name>_orig``,
+  ``<name>_mask`` and a new ``<name>``), so a preview costs one mask, not a
+  second model;
+- masks are kept as ``bool`` arrays (a weight that was never pruned gets a
+  read-only all-``True`` view that takes no memory), and previews live in a
+  least-recently-used cache bounded in bytes by the model's own weights;
 - ``apply()`` prunes the real model. Pruning a parameter again combines the
   masks in a ``PruningContainer`` (iterative pruning): the new amount is a
   fraction of the weights that are still left;
-- ``undo()`` restores the previous state from a stack of snapshots
-  (``<name>_orig`` values + masks), ``make_permanent()`` calls ``prune.remove``.
+- ``undo()`` restores the previous state from a stack of snapshots (masks,
+  and the values only where ``make_permanent()`` overwrites them: pruning
+  itself never changes ``<name>_orig``), ``make_permanent()`` calls
+  ``prune.remove``.
 
 Every preview and evaluation runs the model forward, so forward hooks on it
 (a ``HookMonitor`` on the same model, say) see those calls too, copies included.
@@ -22,11 +30,12 @@ same random weights, and the explorer never disturbs the user's RNG stream.
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._common import framework_of, prune_module_of, to_numpy
+from ._common import framework_of, numpy_view, prune_module_of, to_numpy
 
 GLOBAL = "all layers (global)"
 METHODS = ("l1_unstructured", "random_unstructured", "ln_structured", "random_structured")
@@ -37,7 +46,7 @@ METHOD_LABELS = {
 #: global pruning ranks weights of all layers together: only unstructured methods make sense
 GLOBAL_METHODS = {"l1_unstructured": "L1Unstructured", "random_unstructured": "RandomUnstructured"}
 DEFAULT_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-PREVIEW_CACHE_SIZE = 64  # previews kept (each holds one mask per weight)
+PREVIEW_CACHE_SIZE = 64  # previews kept at most (and at most the model's weight bytes)
 
 
 @dataclass(frozen=True)
@@ -55,18 +64,21 @@ class Settings:
 class Outcome:
     """The state of a model after (real or previewed) pruning."""
 
-    masks: dict  # "0.weight" -> NumPy mask (1 = kept); ones for unpruned weights
+    masks: dict  # "0.weight" -> bool NumPy mask (True = kept); all True for unpruned weights
     sparsity: dict  # "0.weight" -> fraction of zero weights
     global_sparsity: float  # over all listed weights together
     loss: float | None = None
     accuracy: float | None = None
     pruned_names: list = field(default_factory=list)  # "<name>_orig" / "<name>_mask" present
+    nbytes: int = 0  # memory of the masks this outcome owns (not shared with the model's)
 
 
 class PruneExplorerModel:
     """State and pure computations behind ``PruneExplorer``."""
 
-    def __init__(self, module, data=None, grid=DEFAULT_GRID):
+    def __init__(self, module, data=None, grid=DEFAULT_GRID, preview_bytes=None):
+        """``preview_bytes``: memory allowed for cached previews (default: the
+        bytes of the model's parameters)."""
         self.module = module
         self.data = data
         self.grid = tuple(grid)
@@ -76,7 +88,9 @@ class PruneExplorerModel:
         self.undo_stack = []
         self.version = 0  # bumped when the real model changes: invalidates caches
         self._rng_state = self.torch.get_rng_state()
-        self._preview_cache = {}
+        self.preview_bytes = (sum(p.numel() * p.element_size() for p in module.parameters())
+                              if preview_bytes is None else preview_bytes)
+        self._preview_cache = OrderedDict()  # least recently used first
         self._curve_cache = {}
         self._current = None
 
@@ -142,13 +156,37 @@ class PruneExplorerModel:
         settings = self.settings if amount is None else Settings(
             **{**self.settings.__dict__, "amount": float(amount)})
         key = (settings, self.version)
-        if key not in self._preview_cache:
-            trial = copy.deepcopy(self.module)
-            self._with_own_rng(lambda: self._prune(trial, settings))
-            if len(self._preview_cache) >= PREVIEW_CACHE_SIZE:  # forget the oldest preview
-                del self._preview_cache[next(iter(self._preview_cache))]
-            self._preview_cache[key] = self.outcome(trial)
-        return self._preview_cache[key]
+        if key in self._preview_cache:
+            self._preview_cache.move_to_end(key)
+            return self._preview_cache[key]
+        trial = self._trial_copy()
+        self._with_own_rng(lambda: self._prune(trial, settings))
+        result = self.outcome(trial)
+        self._remember(key, result)
+        return result
+
+    def _trial_copy(self):
+        """A copy of the model whose modules are new but whose tensors are the real ones.
+
+        ``deepcopy`` looks every object up in ``memo`` first: listing each
+        parameter, buffer and tensor attribute there makes the copy share it.
+        Pruning the copy then only adds tensors to the copy's modules.
+        """
+        memo = {}
+        for m in self.module.modules():
+            tensors = list(m.parameters(recurse=False)) + list(m.buffers(recurse=False))
+            tensors += [v for v in vars(m).values() if hasattr(v, "detach")]
+            memo.update((id(t), t) for t in tensors)
+        return copy.deepcopy(self.module, memo)
+
+    def _remember(self, key, result):
+        """Cache a preview; forget the least recently used ones beyond the memory budget."""
+        cache = self._preview_cache
+        cache[key] = result
+        used = sum(r.nbytes for r in cache.values())
+        while len(cache) > 1 and (used > self.preview_bytes or len(cache) > PREVIEW_CACHE_SIZE):
+            _, oldest = cache.popitem(last=False)
+            used -= oldest.nbytes
 
     def curve(self):
         """``[(amount, sparsity, loss, accuracy), ...]`` over the grid, for these settings.
@@ -181,12 +219,17 @@ class PruneExplorerModel:
         return self.current()
 
     def make_permanent(self):
-        """``prune.remove`` on every pruned weight: ``weight`` becomes a plain parameter again."""
-        self.undo_stack.append(self._snapshot())
-        for name in self.layers():
-            owner, attr = _owner(self.module, name)
-            if _is_pruned(owner, attr):
-                self.prune.remove(owner, attr)
+        """``prune.remove`` on every pruned weight: ``weight`` becomes a plain parameter again.
+
+        With nothing pruned this changes nothing, so it adds no undo step.
+        """
+        pruned = [_owner(self.module, name) for name in self.layers()]
+        pruned = [(owner, attr) for owner, attr in pruned if _is_pruned(owner, attr)]
+        if not pruned:
+            return self.current()
+        self.undo_stack.append(self._snapshot(keep_values=True))
+        for owner, attr in pruned:
+            self.prune.remove(owner, attr)
         self._changed()
         return self.current()
 
@@ -217,32 +260,44 @@ class PruneExplorerModel:
         self._changed()
         self._curve_cache.clear()
 
-    def _snapshot(self):
-        """For every weight: its unmasked values, its mask (None when not pruned) and
-        the order of its module's parameters (pruning moves ``weight`` to the end)."""
+    def _snapshot(self, keep_values=False):
+        """For every weight: its mask (a bool copy, None when not pruned), the order of
+        its module's parameters (pruning moves ``weight`` to the end) and, with
+        ``keep_values``, a copy of its unmasked values.
+
+        Pruning never writes into ``<name>_orig``, so undoing an ``apply()`` needs
+        no copy of the values; ``prune.remove`` overwrites them, so
+        ``make_permanent()`` keeps one.
+        """
         snapshot = []
         for name in self.layers():
             owner, attr = _owner(self.module, name)
             if _is_pruned(owner, attr):
-                original = to_numpy(getattr(owner, attr + "_orig"))
-                mask = to_numpy(getattr(owner, attr + "_mask"))
+                values = getattr(owner, attr + "_orig")
+                mask = numpy_view(getattr(owner, attr + "_mask")) != 0
             else:
-                original, mask = to_numpy(getattr(owner, attr)), None
+                values, mask = getattr(owner, attr), None
+            original = to_numpy(values) if keep_values else None
             order = [n for n, _ in owner.named_parameters(recurse=False)]
             snapshot.append((name, original, mask, order))
         return snapshot
 
     def _restore(self, snapshot):
-        """Undo with the public API: ``remove``, copy the old values back, re-apply the old mask."""
+        """Undo with the public API: ``remove``, put the unmasked values back, re-apply the
+        old mask (``original`` None: the values in ``<name>_orig`` are still the old ones)."""
         for name, original, mask, order in snapshot:
             owner, attr = _owner(self.module, name)
             if _is_pruned(owner, attr):
+                if original is None:
+                    original = to_numpy(getattr(owner, attr + "_orig"))
                 self.prune.remove(owner, attr)
             weight = getattr(owner, attr)
-            with self.torch.no_grad():
-                weight.copy_(self.torch.as_tensor(original))
+            if original is not None:
+                with self.torch.no_grad():
+                    weight.copy_(self.torch.as_tensor(original))
             if mask is not None:
-                mask_tensor = self.torch.as_tensor(mask).to(weight.device)
+                mask_tensor = self.torch.as_tensor(mask).to(device=weight.device,
+                                                            dtype=weight.dtype)
                 self.prune.custom_from_mask(owner, attr, mask=mask_tensor)
             _reorder_parameters(owner, order)
 
@@ -251,19 +306,26 @@ class PruneExplorerModel:
         """Masks, sparsity, pruning names and (with data) loss/accuracy of ``module``
         (default: the real model)."""
         module = self.module if module is None else module
+        now = None if module is self.module else self.current()  # a copy shares the real model's unchanged weights
         masks, sparsity = {}, {}
-        zeros = total = 0
+        zeros = total = nbytes = 0
         for name in self.layers():
             owner, attr = _owner(module, name)
-            weight = to_numpy(getattr(owner, attr))
-            masks[name] = (to_numpy(getattr(owner, attr + "_mask")) if _is_pruned(owner, attr)
-                           else np.ones_like(weight))
-            n_zero = int(np.count_nonzero(weight == 0))
-            sparsity[name] = n_zero / weight.size
-            zeros += n_zero
-            total += weight.size
+            tensor = getattr(owner, attr)
+            if now is not None and tensor is _owner_attr(self.module, name):
+                masks[name], sparsity[name] = now.masks[name], now.sparsity[name]
+            else:
+                weight = numpy_view(tensor)
+                if _is_pruned(owner, attr):
+                    masks[name] = numpy_view(getattr(owner, attr + "_mask")) != 0
+                    nbytes += masks[name].nbytes
+                else:
+                    masks[name] = np.broadcast_to(True, weight.shape)  # no memory
+                sparsity[name] = int(np.count_nonzero(weight == 0)) / max(weight.size, 1)
+            zeros += round(sparsity[name] * masks[name].size)
+            total += masks[name].size
         result = Outcome(masks, sparsity, zeros / total if total else 0.0,
-                         pruned_names=pruned_names(module))
+                         pruned_names=pruned_names(module), nbytes=nbytes)
         if self.data is not None:
             result.loss, result.accuracy = self.evaluate(module)
         return result
@@ -298,6 +360,11 @@ def _owner(module, qualified):
     """``(submodule, "weight")`` for ``"encoder.0.weight"``."""
     prefix, _, attr = qualified.rpartition(".")
     return dict(module.named_modules())[prefix], attr
+
+
+def _owner_attr(module, qualified):
+    owner, attr = _owner(module, qualified)
+    return getattr(owner, attr)
 
 
 def _reorder_parameters(module, order):

@@ -18,14 +18,16 @@ import html
 import ipywidgets as W
 import numpy as np
 
-from ._render import MAX_PIXELS, Canvas, TensorPanel, as_matrix, small_fonts
+from ._render import (MAX_PIXELS, Canvas, PictureFallback, TensorPanel, as_matrix, font_size,
+                      html_style, small_fonts)
 from .prune_explorer import GLOBAL, METHOD_LABELS, PruneExplorerModel
 
-STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
+#: short descriptions take only their own width (the default reserves ~90 px and clips the value)
+TIGHT = {"description_width": "initial"}
 ROWS_PER_LAYER = 60  # height of each layer's strip in the global mask overview
 
 
-class PruneExplorer(W.VBox):
+class PruneExplorer(PictureFallback, W.VBox):
     """Pick weights, a pruning method and an amount; preview, apply, undo, make permanent.
 
     >>> explorer = PruneExplorer(model, data=(x_val, y_val))
@@ -35,7 +37,8 @@ class PruneExplorer(W.VBox):
 
     def __init__(self, module, data=None):
         self.model = PruneExplorerModel(module, data)
-        self.canvas = Canvas(ncols=2, width=7.6, height=3.0)
+        self.style = html_style()  # the text scale when the widget was built
+        self.canvas = Canvas(ncols=2, width=8.0, height=3.4)
         self.mask_panel = TensorPanel(self.canvas, 0, title="mask preview (what apply does)")
         self.curve_panel = CurvePanel(self.canvas, 1)
         self.action_error = None  # why the last button click failed, shown in red
@@ -48,9 +51,9 @@ class PruneExplorer(W.VBox):
                                  value="l1_unstructured", description="method",
                                  layout=W.Layout(width="260px"))
         self.n = W.Dropdown(options=[("L1", 1), ("L2", 2), ("L∞", float("inf"))], value=1,
-                            description="n", layout=W.Layout(width="130px"))
-        self.dim = W.Dropdown(options=[0], value=0, description="dim",
-                              layout=W.Layout(width="130px"))
+                            description="n", style=TIGHT, layout=W.Layout(width="110px"))
+        self.dim = W.Dropdown(options=[0], value=0, description="dim", style=TIGHT,
+                              layout=W.Layout(width="110px"))
         self.amount = W.FloatSlider(value=0.5, min=0.0, max=0.95, step=0.05,
                                     description="amount", readout_format=".2f",
                                     continuous_update=True, layout=W.Layout(width="400px"))
@@ -59,9 +62,9 @@ class PruneExplorer(W.VBox):
         self.undo_button = W.Button(description="undo", icon="undo")
         self.permanent_button = W.Button(description="make permanent", icon="lock",
                                          tooltip="prune.remove: weight = weight_orig * weight_mask")
-        self.caption = W.HTML(layout=W.Layout(width="560px"))
-        self.image = W.Image(format="png", layout=W.Layout(width="560px"))
-        self.table = W.HTML(layout=W.Layout(width="760px"))
+        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
+        self.image = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
+        self.table = W.HTML(layout=W.Layout(width=self.canvas.css_width))
 
         for control in (self.layer, self.method, self.n, self.dim):
             control.observe(lambda change: self._settings_changed(), names="value")
@@ -156,7 +159,7 @@ class PruneExplorer(W.VBox):
         else:
             self.mask_panel.show(preview.masks[settings.layer], mask=True)
             what = f"{settings.layer}_mask, {method}"
-        self.caption.value = (f"<div style='{STYLE}'><b>preview</b> at amount "
+        self.caption.value = (f"<div style='{self.style}'><b>preview</b> at amount "
                               f"{settings.amount:.2f}: {html.escape(what)}</div>")
 
     def _title_html(self, now):
@@ -180,7 +183,7 @@ class PruneExplorer(W.VBox):
         rows.append(f"<tr><td><b>global</b></td><td></td><td style='{cells}'>"
                     f"<b>{now.global_sparsity:.1%}</b></td><td style='{cells}'><b>{after}</b>"
                     f"</td></tr>")
-        lines = [f"<table style='{STYLE}'>{''.join(rows)}</table>"]
+        lines = [f"<table style='{self.style}'>{''.join(rows)}</table>"]
         if now.loss is not None and preview is not None:
             lines.append(f"loss {now.loss:.4f} → {preview.loss:.4f}"
                          + ("" if now.accuracy is None else
@@ -191,7 +194,7 @@ class PruneExplorer(W.VBox):
         for error in (self.action_error, preview_error):
             if error:
                 lines.append(f"<span style='color:#c0392b'>{html.escape(error)}</span>")
-        return f"<div style='{STYLE}'>{'<br>'.join(lines)}</div>"
+        return f"<div style='{self.style}'>{'<br>'.join(lines)}</div>"
 
 
 def mask_overview(masks, width=MAX_PIXELS, rows=ROWS_PER_LAYER):
@@ -226,13 +229,13 @@ class CurvePanel:
     def __init__(self, canvas, index):
         self.canvas = canvas
         self.ax = canvas.figure.add_axes(canvas.slots[index])
-        self.line, = self.ax.plot([], [], "o-", color="#219ebc", markersize=3, linewidth=1.2)
-        self.marker, = self.ax.plot([], [], "o", color="#c0392b", markersize=8)
-        self.note = self.ax.text(0.5, 0.5, "", ha="center", va="center", fontsize=9,
+        self.line, = self.ax.plot([], [], "o-", color="#219ebc", markersize=5, linewidth=2)
+        self.marker, = self.ax.plot([], [], "o", color="#c0392b", markersize=11)
+        self.note = self.ax.text(0.5, 0.5, "", ha="center", va="center", fontsize=font_size("note"),
                                  color="gray", transform=self.ax.transAxes)
         self.ax.set_xlim(-0.02, 1.02)
         small_fonts(self.ax, "sparsity of the pruned weights", "accuracy")
-        self.ax.set_title("what the pruning costs (red: preview)", fontsize=9)
+        self.ax.set_title("what the pruning costs (red: preview)", fontsize=font_size("title"))
         canvas.animate(self.marker)
         canvas.panels.append(self)
         self.kind = "curve"
@@ -249,9 +252,9 @@ class CurvePanel:
         low, high = min(scores), max(scores)
         pad = 0.05 * (high - low) or 0.05
         self.ax.set_ylim(low - pad, high + pad)
-        self.ax.set_ylabel("accuracy" if scores is accuracy else "loss", fontsize=8)
+        self.ax.set_ylabel("accuracy" if scores is accuracy else "loss", fontsize=font_size("label"))
         self.ax.set_xlabel(f"sparsity of {'all weights' if layer == GLOBAL else layer}",
-                           fontsize=8)
+                           fontsize=font_size("label"))
         self.note.set_text("")
         self.ax.set_axis_on()
         self.kind = "curve"

@@ -16,6 +16,18 @@ latency, so ``limits`` only has ``"ms"``.
   explorer's caches are emptied before each move (``model.refresh()``), so
   every repetition pays for a fresh preview AND re-evaluates the real model:
   an upper bound of what a slider step costs.
+
+Big models (issue 10 §5), limit 500 ms a slider move and 1 s for the rest:
+
+- PruneExplorer on two 4096x4096 Linear layers (33.6 M weights, 134 MB), no
+  evaluation data: the amount slider cycles through 19 amounts, more than the
+  preview cache holds (it keeps at most the model's weight bytes of bool
+  masks, 16 MB each here), so every move computes a fresh L1 mask of 16.8 M
+  weights; a method change (cycling through the four methods, caches emptied
+  first); apply followed by undo (one repetition = both clicks).
+- AutogradExplorer on a 1,977-node graph (25 chains of 26 mul/add/tanh
+  steps, summed): building the widget (forward, graph walk, grouping,
+  drawing, PNG) and expanding one of its collapsed groups.
 """
 import itertools
 import warnings
@@ -24,7 +36,7 @@ import numpy as np
 
 import edutorch as et
 import edutorch.nn as nn
-from widgets import HookMonitor, ParameterTree, PruneExplorer
+from widgets import AutogradExplorer, HookMonitor, ParameterTree, PruneExplorer
 
 SIZES = (784, 256, 128, 10)
 LIMITS = {"torch": None, "numpy": None, "ms": 100}
@@ -77,8 +89,77 @@ def _prune_explorer():
     return move_amount_slider
 
 
+def _big_linear_explorer():
+    et.manual_seed(0)
+    view = PruneExplorer(nn.Sequential(nn.Linear(4096, 4096), nn.ReLU(), nn.Linear(4096, 4096)))
+    view.layer.value = "0.weight"
+    return view
+
+
+def _big_prune_slider():
+    view = _big_linear_explorer()
+    amounts = itertools.cycle(round(0.05 * k, 2) for k in range(1, 20))
+
+    def move_amount_slider():
+        view.amount.value = next(amounts)
+    return move_amount_slider
+
+
+def _big_prune_method():
+    view = _big_linear_explorer()
+    view.amount.value = 0.3
+    methods = itertools.cycle(["random_unstructured", "ln_structured", "random_structured",
+                               "l1_unstructured"])
+
+    def change_method():
+        view.model.refresh()  # forget cached previews: a fresh one every time
+        view.method.value = next(methods)
+    return change_method
+
+
+def _big_prune_apply_undo():
+    view = _big_linear_explorer()
+    view.amount.value = 0.3
+
+    def apply_then_undo():
+        view.apply_button.click()
+        view.undo_button.click()
+        assert view.action_error is None, view.action_error
+    return apply_then_undo
+
+
+def branches(x, count=25, steps=26):
+    """A 1,977-node backward graph: ``count`` chains of ``steps`` (mul, add, tanh), summed."""
+    total = x * 0
+    for _ in range(count):
+        h = x
+        for _ in range(steps):
+            h = (h * 1.01 + 0.01).tanh()
+        total = total + h
+    return total
+
+
+def _big_graph_build():
+    def build_and_draw():
+        AutogradExplorer(et, functions={"1,977 nodes": branches})
+    return build_and_draw
+
+
+def _big_graph_expand():
+    view = AutogradExplorer(et, functions={"1,977 nodes": branches})
+    keys = [key for _, key in view.expand.options if key is not None]
+    chosen = itertools.cycle(keys)
+
+    def expand_a_group():
+        view.collapse_button.click()
+        view.expand.value = next(chosen)
+    return expand_a_group
+
+
 def scenarios():
     note = "784-256-128-10 MLP; one control change = recompute + redraw + PNG encode"
+    big = "2 x Linear(4096, 4096), no evaluation data; recompute + redraw + PNG encode"
+    graph = "1,977-node backward graph (25 chains of 26 mul/add/tanh), grouped into boxes"
     return [
         {"name": "widget ParameterTree select tensor (784 MLP)",
          "contenders": {"edutorch": _parameter_tree(), "numpy": None, "torch": None},
@@ -89,4 +170,19 @@ def scenarios():
         {"name": "widget PruneExplorer amount slider, fresh preview (784 MLP, eval 256)",
          "contenders": {"edutorch": _prune_explorer(), "numpy": None, "torch": None},
          "limits": dict(LIMITS), "setup_note": note},
+        {"name": "widget PruneExplorer amount slider, fresh preview (2x4096² Linear)",
+         "contenders": {"edutorch": _big_prune_slider(), "numpy": None, "torch": None},
+         "limits": {**LIMITS, "ms": 500}, "setup_note": big},
+        {"name": "widget PruneExplorer method change (2x4096² Linear)",
+         "contenders": {"edutorch": _big_prune_method(), "numpy": None, "torch": None},
+         "limits": {**LIMITS, "ms": 1000}, "setup_note": big},
+        {"name": "widget PruneExplorer apply + undo (2x4096² Linear)",
+         "contenders": {"edutorch": _big_prune_apply_undo(), "numpy": None, "torch": None},
+         "limits": {**LIMITS, "ms": 2000}, "setup_note": big},
+        {"name": "widget AutogradExplorer build + draw (1,977-node graph)",
+         "contenders": {"edutorch": _big_graph_build(), "numpy": None, "torch": None},
+         "limits": {**LIMITS, "ms": 1000}, "setup_note": graph},
+        {"name": "widget AutogradExplorer expand a group (1,977-node graph)",
+         "contenders": {"edutorch": _big_graph_expand(), "numpy": None, "torch": None},
+         "limits": {**LIMITS, "ms": 1000}, "setup_note": graph},
     ]

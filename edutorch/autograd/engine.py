@@ -17,6 +17,7 @@ then ``retain_grad``), the node's pre-hooks, its backward, its post-hooks, and
 a check of each gradient it returned against its input's shape and dtype.
 """
 import heapq
+import itertools
 
 from . import grad_mode
 from .function import AccumulateGrad, _anomaly_state, accumulate_grad
@@ -178,8 +179,10 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
         if node is not None:
             buf = buffers.setdefault(node, [None] * node._num_outputs)
             buf[nr] = g if buf[nr] is None else buf[nr] + g
-    # heap entries: (-sequence_nr, tie-breaker, node): the newest node pops first
-    heap = [(-node._sequence_nr, id(node), node) for node in buffers if deps.get(node, 0) == 0]
+    # heap entries: (-sequence_nr, order of readiness, node): the newest node pops first; nodes
+    # with the same number (leaves' AccumulateGrad) run in the order they became ready
+    ready = itertools.count()
+    heap = [(-node._sequence_nr, next(ready), node) for node in buffers if deps.get(node, 0) == 0]
     heapq.heapify(heap)
 
     # no autograd.grad targets and no anomaly mode: leaves may be accumulated on the spot
@@ -197,7 +200,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     for nr, g in enumerate(grads):
                         captured[(node, nr)] = g
                 if node not in needed:
-                    _skip(node, deps, buffers, heap)
+                    _skip(node, deps, buffers, heap, ready)
                     continue
             if node._pre_hooks is None and node._post_hooks is None and not _anomaly_state["enabled"]:
                 if node._output_meta is None:  # one output: nothing to materialize
@@ -237,15 +240,15 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                 deps[child] = left
                 if left == 0:  # all are in: the child is ready
                     if child in buffers:
-                        _heappush(heap, (-child._sequence_nr, id(child), child))
+                        _heappush(heap, (-child._sequence_nr, next(ready), child))
                     else:
-                        _skip(child, deps, buffers, heap)  # no gradient reached it
+                        _skip(child, deps, buffers, heap, ready)  # no gradient reached it
     finally:
         _state["enabled"] = saved_mode
     return captured
 
 
-def _skip(node, deps, buffers, heap):
+def _skip(node, deps, buffers, heap, ready):
     """A node that does not run still counts as done for the nodes below it."""
     stack = [node]
     while stack:
@@ -255,6 +258,6 @@ def _skip(node, deps, buffers, heap):
             deps[child] -= 1
             if deps[child] == 0:
                 if child in buffers:
-                    _heappush(heap, (-child._sequence_nr, id(child), child))
+                    _heappush(heap, (-child._sequence_nr, next(ready), child))
                 else:
                     stack.append(child)

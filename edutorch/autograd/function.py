@@ -126,8 +126,8 @@ class Node(FunctionCtx):
             raise RuntimeError(FREED_GRAPH_ERROR)
         tensors = []
         for entry in self._saved:
-            value, counter = entry[0], entry[1]
-            if counter is not None and counter[0] != entry[2]:
+            value, counter, version = entry[0], entry[1], entry[2]
+            if counter is not None and counter[0] != version:
                 raise RuntimeError(self._inplace_error(entry))
             if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
                 value = _Tensor._make(value, True, self, entry[3], counter)
@@ -162,9 +162,10 @@ class Node(FunctionCtx):
         # PyTorch 2.x prints the op's name: "Exp" for ExpBackward0, "MyFn" for MyFnBackward
         origin = f", which is output {nr} of {_forward_name(creator)}," if creator is not None else ""
         shape = ", ".join(str(s) for s in value.shape)
+        kind = "CPUBoolType" if value._data.dtype.kind == "b" else value.type()  # PyTorch's name for bool
         return (
             "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{value.type()} [{shape}]]{origin} "
+            f"inplace operation: [{kind} [{shape}]]{origin} "
             f"is at version {counter[0]}; expected version {version} instead. Hint: enable "
             "anomaly detection to find the operation that failed to compute its gradient, "
             "with torch.autograd.set_detect_anomaly(True, check_nan=False)."

@@ -230,7 +230,7 @@ class Tracer:
         orig_call, orig_getattr = Module.__call__, Module.__getattr__
 
         def module_call_wrapper(mod, *args, **kwargs):
-            forward = getattr(mod, "forward")
+            forward = mod.forward
             tracer._patch_globals(patcher, getattr(forward, "__globals__", {}))
             return tracer.call_module(mod, functools.partial(orig_call, mod), args, kwargs)
 

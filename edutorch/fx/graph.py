@@ -8,14 +8,13 @@ into Python source (``python_code``), which ``GraphModule`` executes as its
 ``forward``. Names and the generated code follow PyTorch's ``torch/fx/graph.py``.
 """
 import builtins
-import contextlib
 import dataclasses
 import inspect
 import keyword
 import math
 import re
 
-from .node import Node, _format_arg, _qualified_name, map_arg
+from .node import Node, _qualified_name, map_arg
 
 __all__ = ["Graph", "PythonCode"]
 

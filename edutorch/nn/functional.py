@@ -9,10 +9,11 @@ import warnings
 
 import numpy as np
 
-from .. import _functional, backend
+from .. import _dtype, _functional, backend
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd._functions import pointwise
+from ..autograd._functions import softmax as _softmax
 from ._functions import activation as _act
 from ._functions import conv as _convolution
 from ._functions import linear as _linear
@@ -63,6 +64,11 @@ def bilinear(input1, input2, weight, bias=None):
         raise RuntimeError(
             f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but expected {weight.shape[2]}"
         )
+    dtypes = [("input1", input1), ("input2", input2), ("weight", weight)]
+    dtypes += [("bias", bias)] if bias is not None else []
+    if any(t.dtype != input1.dtype for _, t in dtypes):
+        got = ", ".join(f"{name}: {_dtype.cpp_type_name(t.dtype)}" for name, t in dtypes)
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
     lead = input1.shape[:-1]
     x1 = input1.reshape(-1, input1.shape[-1])
     x2 = input2.reshape(-1, input2.shape[-1])
@@ -99,6 +105,7 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
                 f"Calculated padded input size per channel: ({padded}). Kernel size: ({ks}). "
                 "Kernel size can't be greater than actual input size"
             )
+    _check_conv_dtypes(input, weight, bias)
     if any(lo != hi for lo, hi in pads):
         # padding='same' with an even span: as PyTorch, first a zero-padded copy with the
         # extra pixel at the end (which the convolution then saves), then even padding
@@ -109,6 +116,45 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
     out = _convolution.Convolution.apply(input, weight, bias, stride, pads, dilation, groups)
     return out.squeeze(0) if unbatched else out
+
+
+def _check_conv_dtypes(input, weight, bias):
+    """PyTorch's (CPU) errors for a convolution whose input, weight and bias dtypes differ."""
+    dtype = input.dtype
+    if bias is not None and bias.dtype != dtype:
+        raise RuntimeError(
+            f"Input type ({_dtype.cpp_type_name(dtype)}) and bias type ({_dtype.cpp_type_name(bias.dtype)}) "
+            "should be the same"
+        )
+    if weight.dtype != dtype:
+        raise _expected_scalar_type(dtype, weight.dtype)
+
+
+def _expected_scalar_type(expected, found):
+    return RuntimeError(f"expected scalar type {_dtype.scalar_type_name(expected)} but found "
+                        f"{_dtype.scalar_type_name(found)}")
+
+
+def _check_norm_dtypes(input, *params):
+    """PyTorch's (CPU) rule for normalization parameters of another dtype than the input.
+
+    The first defined parameter decides: if its dtype differs from the input's, the
+    layer is "mixed dtype", allowed only for a float16 (or bfloat16) input with float32
+    parameters; otherwise every parameter must have the input's dtype.
+    """
+    params = [p for p in params if p is not None]
+    if not params:
+        return
+    dtype = input.dtype
+    if params[0].dtype != dtype:  # mixed dtype
+        if any(p.dtype != _dtype.float32 for p in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if dtype is not _dtype.float16:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    for p in params:
+        if p.dtype != dtype:
+            raise _expected_scalar_type(dtype, p.dtype)
 
 
 def _conv_padding(padding, kernel, dilation, dims):
@@ -140,8 +186,16 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 # ---------------------------------------------------------------- pooling ----
 def _check_pool_input(input, dims):
-    if input.ndim not in (dims + 1, dims + 2) or input.numel() == 0:
-        raise RuntimeError(f"non-empty {dims + 1}D or {dims + 2}D (batch mode) tensor expected for input")
+    """(N, C, *spatial) or unbatched (C, *spatial); only the batch may be empty, as in PyTorch."""
+    batched = input.ndim == dims + 2
+    if dims == 2 and not batched and input.ndim != 3:
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    if (not batched and input.ndim != dims + 1) or 0 in tuple(input.shape)[int(batched):]:
+        prefix = "max_pool1d: " if dims == 1 else ""
+        raise RuntimeError(
+            f"{prefix}Expected {dims + 1}D or {dims + 2}D (batch mode) tensor with optional 0 dim batch size "
+            f"for input, but got:{list(input.shape)}"
+        )
 
 
 def _pool_args(kernel_size, stride, padding, dilation):
@@ -243,6 +297,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise ValueError(
                 f"Expected more than 1 value per channel when training, got input size {input.shape}"
             )
+    _check_norm_dtypes(input, weight, bias, running_mean, running_var)
     return _norm.BatchNorm.apply(input, weight, bias, running_mean, running_var, training, momentum, eps)
 
 
@@ -255,6 +310,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size{list(input.shape)}"
         )
+    _check_norm_dtypes(input, weight, bias)
     return _norm.LayerNorm.apply(input, k, weight, bias, eps)
 
 
@@ -265,6 +321,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected number of channels in input to be divisible by num_groups, but got input of "
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
+    _check_norm_dtypes(input, weight, bias)
     return _norm.GroupNorm.apply(input, num_groups, weight, bias, eps)
 
 
@@ -434,7 +491,9 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    return _act.Softmax.apply(input, _wrap_dim(dim, input.ndim))
+    dim = _wrap_dim(dim, input.ndim)
+    _softmax.check_floating(input, dim, "softmax")
+    return _act.Softmax.apply(input, dim)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -443,7 +502,9 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    return _act.LogSoftmax.apply(input, _wrap_dim(dim, input.ndim))
+    dim = _wrap_dim(dim, input.ndim)
+    _softmax.check_floating(input, dim, "log_softmax")
+    return _act.LogSoftmax.apply(input, dim)
 
 
 # ----------------------------------------------------------------- losses ----

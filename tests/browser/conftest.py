@@ -22,7 +22,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
-EXAMPLES = ROOT / "examples"
+EXAMPLES = ROOT / "examples"  # the widgets' example notebooks, served as examples/NAME
+CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",
@@ -78,13 +79,14 @@ def _lab_environment(tmp):
 
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
-    """``(base_url, root)``: a running JupyterLab serving a copy of lessons/ (+ examples)."""
+    """``(base_url, root)``: a running JupyterLab serving a copy of lessons/ (and of
+    examples/ as its subfolder ``examples``)."""
     pytest.importorskip("jupyterlab", reason="JupyterLab not installed: browser test skipped")
     tmp = tmp_path_factory.mktemp("jupyterlab")
     root = tmp / "lessons"
-    shutil.copytree(LESSONS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-    for notebook in EXAMPLES.glob("*.ipynb"):  # the widgets' example notebooks, by name
-        shutil.copy(notebook, root / notebook.name)
+    ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
+    shutil.copytree(LESSONS, root, ignore=ignore)
+    shutil.copytree(EXAMPLES, root / "examples", ignore=ignore)
     port = _free_port()
     command = [
         sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",

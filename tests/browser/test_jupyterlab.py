@@ -26,16 +26,18 @@ DOCS_IMG = pathlib.Path(__file__).resolve().parents[2] / "docs" / "img"
 PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 RUN_TIMEOUT_S = 120
 
-# lesson (or example notebook of examples/) -> (CSS selector of the widget's main
-# control, screenshot file name)
+NEXT_STAGE = ".widget-button:has-text('next stage')"  # TrainingStepper's main control
+# lesson -> (CSS selector of the widget's main control, screenshot file name)
 WIDGETS = {
     "01-tensors-and-autograd": (".widget-slider", "autograd-explorer.png"),
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
     "06-train-and-eval": (".widget-slider", "lesson-06-train-eval.png"),
-    "gradient_inspector": (".widget-slider", "gradient-inspector.png"),
-    "train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
+    "examples/gradient_inspector": (".widget-slider", "gradient-inspector.png"),
+    "examples/train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
+    "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),
+    "examples/backward_stepper": (".widget-slider", "backward-stepper.png"),
 }
 # One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
 # busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
@@ -120,6 +122,23 @@ def save_compact_png(source, target):
         palette.save(target, optimize=True)
 
 
+def run_then_stop(page):
+    """TrainingStepper: "run N steps" with a large N, then "stop": the kernel handles the
+    click between two chunks, so the run ends early and the controls come back."""
+    page.locator(f"{PANEL} .widget-text input").first.fill("5000")
+    page.locator(f"{PANEL} .widget-text input").first.press("Enter")
+    page.locator(f"{PANEL} .widget-button:has-text('run N steps')").first.click()
+    stop_is_disabled = ("([panel, want]) => [...document.querySelectorAll(panel + ' .widget-button')]"
+                        ".some(b => b.textContent.includes('stop') && b.disabled === want)")
+    page.wait_for_function(stop_is_disabled, arg=[PANEL, False], timeout=30_000)
+    page.wait_for_timeout(500)
+    page.locator(f"{PANEL} .widget-button:has-text('stop')").first.click()
+    page.wait_for_function(stop_is_disabled, arg=[PANEL, True], timeout=30_000)
+    status = page.locator(f"{PANEL} .widget-label", has_text="/ 5000 steps").first.inner_text()
+    done = int(status.split("/")[0])
+    assert 0 < done < 5000, status
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesson):
     base_url, root = jupyterlab
@@ -149,11 +168,38 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
         path = save_screenshot(page, tmp_path, screenshot)
         assert path.stat().st_size > 10_000
 
-        if control == ".widget-slider":  # the kernel answers: move the slider, the figure changes
-            before = image_sources(page)
+        # the kernel answers a key press on the main control: the figure changes
+        before = image_sources(page)
+        if control == ".widget-slider":  # move the slider with the arrow key
             page.locator(f"{PANEL} .widget-slider .noUi-handle").first.press("ArrowRight")
+        elif control == NEXT_STAGE:  # focus the button and press Enter
+            page.locator(f"{PANEL} {control}").first.press("Enter")
+        if control in (".widget-slider", NEXT_STAGE):
             page.wait_for_function(
                 "([sel, old]) => [...document.querySelectorAll(sel)].some((img, i) => img.src !== old[i])",
                 arg=[f"{PANEL} img.widget-image", before], timeout=30_000)
+        if control == NEXT_STAGE:
+            run_then_stop(page)
+    finally:
+        page.close()
+
+
+def test_a_widget_shows_its_picture_before_its_cell_runs(jupyterlab, browser):
+    """A student opens lesson 01 and runs nothing: the notebook is not trusted, so
+    JupyterLab draws no widget; it shows the PNG stored next to the widget view (at the
+    widget's CSS width, twice as many pixels), not the widget's text form."""
+    base_url, _ = jupyterlab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    try:
+        open_notebook(page, base_url, "01-tensors-and-autograd")
+        picture = f'{PANEL} .jp-OutputArea-output[data-mime-type="image/png"] img'
+        page.wait_for_function(
+            "sel => { const img = document.querySelector(sel);"
+            " return img && img.complete && img.naturalWidth > 1000; }",
+            arg=picture, timeout=30_000)
+        shown = page.eval_on_selector(picture, "img => [img.naturalWidth, img.width]")
+        assert shown[1] == pytest.approx(shown[0] / 2, abs=2), shown  # 2 pixels per CSS pixel
+        texts = page.locator(f"{PANEL} .jp-OutputArea-output", has_text="AutogradExplorer(f=")
+        assert texts.count() == 0, "the widget's text form is shown instead of its picture"
     finally:
         page.close()

@@ -118,3 +118,49 @@ def test_inplace_change_before_backward_matches_torch(case, target):
         assert isinstance(ours, RuntimeError) and "modified by an inplace operation" in str(ours)
         return
     assert_same_outcome(ours, theirs, tensor_named_alike=not case.name.startswith(COMPOSED))
+
+
+# -- index tensors: ``x[idx]`` saves them, as PyTorch does ---------------------------------
+def _index_modified(lib, make_index, change):
+    x = lib.ones(3, 4, requires_grad=True)
+    index = make_index(lib)
+    y = (x * 1)[index]
+    change(index if not isinstance(index, tuple) else index[-1])
+    try:
+        y.sum().backward()
+    except RuntimeError as e:
+        return str(e)
+    return x.grad.tolist()
+
+
+INDEX_CHANGES = {
+    "long": (lambda L: L.tensor([0, 2]), lambda i: i.add_(1)),
+    "mask": (lambda L: L.tensor([True, False, True]), lambda m: m.fill_(True)),
+    "pair": (lambda L: (L.tensor([0, 2]), L.tensor([1, 1])), lambda j: j.zero_()),
+}
+
+
+@pytest.mark.parametrize("name", list(INDEX_CHANGES))
+def test_index_tensor_changed_before_backward_is_torch_error(name):
+    make, change = INDEX_CHANGES[name]
+    ours, theirs = _index_modified(et, make, change), _index_modified(torch, make, change)
+    assert isinstance(theirs, str) and ours == theirs
+
+
+def _index_put_modified(lib):
+    x = lib.ones(3, 4, requires_grad=True)
+    v = lib.full((2, 4), 2.0, requires_grad=True)
+    index = lib.tensor([0, 2])
+    y = x * 1
+    y[index] = v
+    index.add_(1)
+    try:
+        (y * lib.arange(12.0).reshape(3, 4)).sum().backward()
+    except RuntimeError as e:
+        return str(e)
+    return x.grad.tolist(), v.grad.tolist()
+
+
+def test_index_put_tensor_changed_before_backward_is_torch_error():
+    ours, theirs = _index_put_modified(et), _index_put_modified(torch)
+    assert isinstance(theirs, str) and ours == theirs

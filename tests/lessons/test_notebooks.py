@@ -91,6 +91,16 @@ def test_shows_a_widget_with_its_state_saved(nb):
     assert images and all(m.get("buffers") for m in images), "the widget's PNG is stored"
 
 
+def test_widget_output_also_holds_its_picture(nb):
+    """JupyterLab draws no widget in a notebook it does not trust (one just downloaded or
+    opened before running it): it shows the output's safe formats. A PNG of the widget
+    there means the student sees the figure, not only the widget's text form."""
+    views = [o for c in code_cells(nb) for o in c["outputs"] if WIDGET_VIEW in o.get("data", {})]
+    for view in views:
+        assert view["data"].get("image/png", "").startswith("iVBORw0KGgo"), "a PNG, base64"
+        assert 300 <= view["metadata"]["image/png"]["width"] <= 1000, "shown at its CSS width"
+
+
 def test_widget_text_form_is_short_and_stable(nb):
     for cell in code_cells(nb):
         for output in cell["outputs"]:

@@ -136,7 +136,7 @@ def test_view_steps_through_one_pass(small_mlp):
     loss = monitor.run(et.randn(4, 20))
     assert loss.shape == ()
     assert monitor.slider.max == 19 and monitor.slider.value == 0
-    assert monitor.position.value == "event 1 / 20"
+    assert monitor.position.value == "event #0 (of #0–#19)"  # 0-based, like the slider
     assert "forward_pre of &#x27;0&#x27; (Linear)" in monitor.description.value
     first = png_bytes(monitor.image)
     assert is_png(first)

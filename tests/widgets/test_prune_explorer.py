@@ -265,3 +265,55 @@ def test_evaluation_restores_each_modules_mode(eval_batch):
     first = explorer.current().loss
     assert [m.training for m in model.modules()] == [True, True, False, True]
     assert explorer.evaluate()[0] == pytest.approx(first)  # eval mode: dropout is off
+
+
+# -- big models: memory and sharing --------------------------------------------------------
+def test_masks_are_bool_and_unpruned_ones_take_no_memory(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="2.weight", amount=0.5)
+    preview = explorer.preview()
+    assert all(m.dtype == np.bool_ for m in preview.masks.values())
+    for name in ("0.weight", "4.weight"):  # untouched by this preview
+        assert preview.masks[name].all() and preview.masks[name].strides == (0, 0)
+    assert preview.nbytes == preview.masks["2.weight"].nbytes == 16 * 8
+
+
+def test_preview_copy_shares_every_tensor_with_the_model(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer="0.weight", amount=0.3)
+    explorer.apply()  # 0.weight is now weight_orig + weight_mask + a plain weight attribute
+    trial = explorer._trial_copy()
+    assert trial is not small_mlp and trial[0] is not small_mlp[0]
+    assert trial[0].weight_orig is small_mlp[0].weight_orig
+    assert trial[0].weight_mask is small_mlp[0].weight_mask
+    assert trial[0].weight is small_mlp[0].weight and trial[2].bias is small_mlp[2].bias
+    prune.l1_unstructured(trial[2], "weight", amount=0.5)  # what a preview does to the copy
+    assert not prune.is_pruned(small_mlp[2]) and "weight" in dict(small_mlp[2].named_parameters())
+
+
+def test_preview_cache_stays_within_its_byte_budget(small_mlp):
+    mask_bytes = 16 * 20  # one bool mask of 0.weight
+    explorer = PruneExplorerModel(small_mlp, preview_bytes=3 * mask_bytes)
+    explorer.set(layer="0.weight")
+    amounts = [0.05 * k for k in range(1, 12)]
+    for amount in amounts:
+        explorer.preview(amount)
+        assert sum(r.nbytes for r in explorer._preview_cache.values()) <= 3 * mask_bytes
+    assert len(explorer._preview_cache) == 3
+    kept = [key[0].amount for key in explorer._preview_cache]
+    assert kept == pytest.approx(amounts[-3:])  # the most recent ones
+    explorer.preview(amounts[-3])  # a hit moves it to the end (least recently used last)
+    assert next(reversed(explorer._preview_cache))[0].amount == pytest.approx(amounts[-3])
+    default = PruneExplorerModel(small_mlp)
+    assert default.preview_bytes == sum(p.numel() * 4 for p in small_mlp.parameters())
+
+
+def test_undo_of_apply_keeps_no_copy_of_the_values(small_mlp):
+    explorer = PruneExplorerModel(small_mlp)
+    explorer.set(layer=GLOBAL, amount=0.5)
+    explorer.apply()
+    assert all(original is None for _, original, _, _ in explorer.undo_stack[0])
+    explorer.apply()
+    assert all(mask is None or mask.dtype == np.bool_ for _, _, mask, _ in explorer.undo_stack[1])
+    explorer.make_permanent()  # remove() overwrites weight_orig: this snapshot keeps values
+    assert all(original is not None for _, original, _, _ in explorer.undo_stack[2])

@@ -22,6 +22,16 @@ def to_index(idx):
     return idx
 
 
+def index_tensors(idx):
+    """The Tensors inside an index expression: an ``Index`` node saves them (as PyTorch
+    does), so changing them in place before backward raises instead of misrouting grads."""
+    if isinstance(idx, _utils._Tensor):
+        return (idx,)
+    if isinstance(idx, (tuple, list)):
+        return tuple(t for i in idx for t in index_tensors(i))
+    return ()
+
+
 def integers_first(idx, ndim):
     """``x[0, :, [1, 2]]`` in two steps, ``(ints, rest)``, as PyTorch indexes it; or None.
 
@@ -68,8 +78,9 @@ class Index(Function):
     _backward_name = "IndexBackward0"
 
     @staticmethod
-    def forward(ctx, a, idx):
-
+    def forward(ctx, a, idx, *, saved=()):
+        # ``idx`` holds the arrays of the index tensors in ``saved``: version-checked
+        ctx.save_for_backward(*saved)
         ctx.in_shape, ctx.idx = a._data.shape, idx
         out = a._data[idx]
         if is_basic(idx):  # a view: shares memory and version counter with ``a``

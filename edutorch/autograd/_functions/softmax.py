@@ -10,16 +10,23 @@ from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an imp
 from .utils import wrap_dim
 
 
+def check_floating(a, axis, kernel):
+    """PyTorch's softmax kernels take floating point only: its error names the kernel
+    (the ``lastdim`` one along the last dimension)."""
+    if a._data.dtype.kind != "f":
+        from ... import _dtype
+
+        last = "lastdim_" if axis is None or axis == a._data.ndim - 1 else ""
+        raise NotImplementedError(
+            f'"{kernel}_{last}kernel_impl" not implemented for \'{_dtype.scalar_type_name(a.dtype)}\''
+        )
+
+
 def _shifted(a, dim, kernel):
 
     x = a._data
-    if x.dtype.kind != "f":
-        from ... import _dtype
-
-        raise NotImplementedError(
-            f'"{kernel}_lastdim_kernel_impl" not implemented for \'{_dtype.scalar_type_name(a.dtype)}\''
-        )
     axis = wrap_dim(dim, x.ndim) if x.ndim else None
+    check_floating(a, axis, kernel)
     if x.ndim == 0:
         return x - x, axis
     m = x.max(axis=axis, keepdims=True) if x.size else 0

@@ -91,10 +91,11 @@ class IndexPut(Function):
     _backward_name = "IndexPutBackward0"
 
     @staticmethod
-    def forward(ctx, a, idx, value):
+    def forward(ctx, a, idx, value, saved=()):
         out = a._data.copy()
         v = value._data if isinstance(value, utils._Tensor) else value
         out[idx] = v
+        ctx.save_for_backward(*saved)  # the index tensors behind ``idx``: version-checked
         ctx.idx = idx
         ctx.value_meta = (v.shape, v.dtype) if isinstance(value, utils._Tensor) else None
         return out
@@ -109,7 +110,7 @@ class IndexPut(Function):
         gv = None
         if ctx.needs_input_grad[2]:
             gv = utils.grad_for(grad[ctx.idx], ctx.value_meta)
-        return keep, None, gv
+        return keep, None, gv, None
 
 
 class CopySlices(IndexPut):

@@ -122,7 +122,7 @@ def im2col_rows(flat, hw_p, kernel, dilation, groups):
     n, c = flat.shape[:2]
     (hp, wp), (kh, kw), (dh, dw) = hw_p, kernel, dilation
     length = (hp - dh * (kh - 1)) * wp  # Ho rows of the padded width
-    f5 = flat.reshape(n, groups, c // groups, -1)
+    f5 = flat.reshape(n, groups, c // groups, flat.shape[-1])  # sizes spelled out: N may be 0
     cols = backend.get_array_module(flat).empty((n, groups, kh, kw, c // groups, length), dtype=flat.dtype)
     for i in range(kh):
         for j in range(kw):
@@ -136,7 +136,7 @@ def col2im_rows(dcols, flat_shape, wp, dilation):
     n, groups, kh, kw, cg, length = dcols.shape
     dh, dw = dilation
     dflat = backend.get_array_module(dcols).zeros(flat_shape, dtype=dcols.dtype)
-    d5 = dflat.reshape(n, groups, cg, -1)
+    d5 = dflat.reshape(n, groups, cg, flat_shape[-1])
     for i in range(kh):
         for j in range(kw):
             start = i * dh * wp + j * dw
@@ -232,15 +232,15 @@ class Convolution(Function):
             wide = backend.get_array_module(g).zeros((n, o, ho, width), dtype=g.dtype)
             wide[..., :wo] = g
             g = wide
-        g_g = g.reshape(n, groups, o // groups, -1)                 # (N, G, Og, Ho*width)
+        g_g = g.reshape(n, groups, o // groups, ho * g.shape[3])    # (N, G, Og, Ho*width)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
             dcols = np.swapaxes(ctx.w_g, 1, 2) @ g_g                # (N, G, kh*kw*Cg, Ho*width)
             (top, _), (left, _) = padding
             if rows:
-                dflat = col2im_rows(dcols.reshape(n, groups, kh, kw, cg, -1), pad_shape, width, dilation)
+                dflat = col2im_rows(dcols.reshape(n, groups, kh, kw, cg, ho * width), pad_shape, width, dilation)
                 hp = x_shape[2] + sum(padding[0])
-                dxp = dflat[:, :, :hp * width].reshape(n, -1, hp, width)
+                dxp = dflat[:, :, :hp * width].reshape(n, pad_shape[1], hp, width)
             else:
                 dxp = col2im(dcols.reshape(n, groups, kh, kw, cg, ho, wo), pad_shape, stride, dilation)
             dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]

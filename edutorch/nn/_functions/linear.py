@@ -8,22 +8,36 @@ node whose edges go to (bias, input, weight).  Backward is three NumPy calls
 (``g.sum(0)``, ``g @ W``, ``g.T @ x``: BLAS reads the transposed view in
 place); with ``create_graph=True`` the same formulas run as Tensor ops.
 """
+from ... import _dtype
 from ...autograd.function import Function
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
 from ...autograd._functions.blas import _shape_str
 
 
-def _check(x, w, input, weight):
-    """PyTorch's errors for operands that cannot be multiplied (called only when they cannot)."""
+def _check(x, w, input, weight, bias=None):
+    """PyTorch's errors for operands that cannot be multiplied (called only when they cannot).
+
+    With a bias (``addmm(bias, x, W.t())``) PyTorch compares the bias with W first
+    ("self and mat2"), then x with W; without one, ``mm`` has its own message.
+    """
     if x.shape[1] != w.shape[1]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(w.shape[::-1])})"
         )
+    name = _dtype.scalar_type_name
+    if bias is not None and bias.dtype != weight.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {name(bias.dtype)} and {name(weight.dtype)}"
+        )
+    if bias is None and x.dtype != w.dtype:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_dtype.cpp_type_name(input.dtype)} != {_dtype.cpp_type_name(weight.dtype)}"
+        )
     if x.dtype != w.dtype:
         raise RuntimeError(
-            f"mat1 and mat2 must have the same dtype, but got {input.dtype.name.capitalize()} "
-            f"and {weight.dtype.name.capitalize()}"
+            f"mat1 and mat2 must have the same dtype, but got {name(input.dtype)} and {name(weight.dtype)}"
         )
 
 
@@ -35,8 +49,8 @@ class Addmm(Function):
     @staticmethod
     def forward(ctx, bias, input, weight):
         x, w = input._data, weight._data
-        if x.shape[1] != w.shape[1] or x.dtype != w.dtype:
-            _check(x, w, input, weight)
+        if x.shape[1] != w.shape[1] or x.dtype != w.dtype or bias._data.dtype != w.dtype:
+            _check(x, w, input, weight, bias)
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)

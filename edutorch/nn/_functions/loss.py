@@ -38,12 +38,22 @@ def reduction_scale(grad, reduction, count):
     return grad
 
 
+def _not_implemented(kernel, dtype):
+    """PyTorch's error for a loss kernel given a dtype it has no implementation for."""
+    from ... import _dtype
+
+    name = _dtype.scalar_type_name(_dtype.from_numpy_dtype(dtype))
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
 class _PointwiseLoss(Function):
     """A loss ``l(x, t)`` per element, then reduced.  Subclasses give ``loss`` and ``dloss``."""
 
     @classmethod
     def forward(cls, ctx, input, target, reduction, *params):
         x, t = np.broadcast_arrays(input._data, target._data)
+        if np.result_type(x, t).kind != "f":  # integer or bool operands: PyTorch has no kernel
+            _not_implemented(cls._kernel, x.dtype if x.dtype.kind != "b" else t.dtype)
         ctx.save_for_backward(input, target)
         ctx.reduction, ctx.params = reduction, params
         return reduce_array(cls.loss(x - t, *params), reduction)
@@ -72,6 +82,7 @@ class MseLoss(_PointwiseLoss):
     """``(x - t)**2``."""
 
     _backward_name = "MseLossBackward0"
+    _kernel = "mse_cpu"
 
     @staticmethod
     def loss(d):
@@ -86,6 +97,7 @@ class SmoothL1Loss(_PointwiseLoss):
     """``0.5 d**2 / beta`` if ``|d| < beta`` else ``|d| - 0.5 beta``."""
 
     _backward_name = "SmoothL1LossBackward0"
+    _kernel = "smooth_l1_cpu"
 
     @staticmethod
     def loss(d, beta):
@@ -107,6 +119,7 @@ class HuberLoss(_PointwiseLoss):
     """``0.5 d**2`` if ``|d| < delta`` else ``delta (|d| - 0.5 delta)`` (= delta * SmoothL1)."""
 
     _backward_name = "HuberLossBackward0"
+    _kernel = "huber_cpu"
 
     @staticmethod
     def loss(d, delta):
@@ -137,6 +150,8 @@ class NllLoss(Function):
         # before backward raises PyTorch's error
         ctx.save_for_backward(input, *saved)
         x, t = input._data, target
+        if x.dtype.kind != "f":
+            _not_implemented("nll_loss_out_frame", x.dtype)
         n_classes = x.shape[1]
         keep = t != ignore_index
         safe_t = np.where(keep, t, 0)  # ignored targets may be out of range
@@ -185,6 +200,8 @@ class ClassNllLoss(Function):
     @staticmethod
     def forward(ctx, input, target, reduction, *, saved=()):
         x = input._data
+        if x.dtype.kind != "f":
+            _not_implemented("nll_loss_out_frame", x.dtype)
         rows = np.arange(x.shape[0])
         picked = x[rows, target]  # input[n, t[n]] for every n at once
         # ``target`` is an array (no edge, as in PyTorch); ``saved`` holds its tensor, kept with
@@ -219,6 +236,8 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
         x, t = input._data, target._data
+        if x.dtype.kind != "f" and t.dtype.kind != "f":
+            _not_implemented("binary_cross_entropy", x.dtype)
         if ((x < 0) | (x > 1)).any():
             raise RuntimeError("all elements of input should be between 0 and 1")
         with np.errstate(divide="ignore"):

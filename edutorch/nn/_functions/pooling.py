@@ -122,7 +122,8 @@ class MaxPool2d(Function):
         """
         n, c, h, w = x.shape
         index = Tensor._make(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
-        return x.reshape(n, c, h * w).gather(2, index.reshape(n, c, -1)).reshape(index.shape)
+        flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
+        return x.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
 
     @staticmethod
     def backward(ctx, grad):

@@ -26,7 +26,8 @@ class Embedding(Function):
     def backward(ctx, grad):
         (indices,) = ctx.saved_tensors
         shape, padding_idx, scale_grad_by_freq = ctx.meta
-        return EmbeddingBackward.apply(grad, shape, indices._data, padding_idx, scale_grad_by_freq), None, None, None
+        gw = EmbeddingBackward.apply(grad, shape, indices._data, padding_idx, scale_grad_by_freq)
+        return gw, None, None, None
 
 
 def _row_factors(flat, num, padding_idx, scale_grad_by_freq, dtype):

@@ -240,6 +240,12 @@ class RNNBase(Module):
         """Return the input as (L, N, H_in) and whether it had a batch dim."""
         if input.ndim not in (2, 3):
             raise ValueError(f"{self.mode.split('_')[0]}: Expected input to be 2D or 3D, got {input.ndim}D instead")
+        weight_dtype = self.weight_ih_l0.dtype
+        if input.dtype != weight_dtype:
+            raise ValueError(
+                f"RNN input dtype ({input.dtype}) does not match weight dtype ({weight_dtype}). Convert input: "
+                f"input.to({weight_dtype}), or convert model: model.to({input.dtype})"
+            )
         if input.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"input.size(-1) must be equal to input_size. Expected {self.input_size}, got {input.shape[-1]}"

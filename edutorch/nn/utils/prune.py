@@ -286,6 +286,7 @@ class RandomUnstructured(BasePruningMethod):
         if nparams_toprune != 0:
             # like torch: a random score per entry, prune the k largest scores
             prob = _random.rand(t.shape, device=t.device)._data.reshape(-1)
+            _check_count(nparams_toprune, "topk")
             mask.reshape(-1)[_k_smallest(-prob, nparams_toprune)] = 0
         return _wrap(mask)
 
@@ -311,6 +312,7 @@ class L1Unstructured(BasePruningMethod):
         if nparams_toprune != 0:
             xp = backend.get_array_module(t._data)
             scores = xp.abs(t._data).reshape(-1)
+            _check_count(nparams_toprune, "topk")
             mask.reshape(-1)[_k_smallest(scores, nparams_toprune)] = 0
         return _wrap(mask)
 
@@ -340,6 +342,7 @@ class RandomStructured(BasePruningMethod):
         # a random score per channel; the channels with the k lowest scores go
         prob = _random.rand(tensor_size, device=t.device)._data
         xp = backend.get_array_module(prob)
+        _check_count(nparams_toprune, "kthvalue")
         threshold = xp.sort(prob)[nparams_toprune - 1]  # torch.kthvalue
         keep = prob > threshold
         return _wrap(_channel_mask(t, self.dim, keep) * default_mask._data.astype(t._data.dtype))
@@ -573,6 +576,14 @@ def _validate_structured_pruning(t):
             "multidimensional tensors. Found tensor of shape "
             f"{shape} with {len(shape)} dims"
         )
+
+
+def _check_count(k, op):
+    """``amount=True`` passes validation (a bool is an int) and reaches PyTorch's
+    ``topk(k=True)`` / ``kthvalue(k=True)``, which refuse it: the same TypeError here.
+    (``ln_structured`` computes ``size - True``, an int: it prunes one channel, as PyTorch.)"""
+    if isinstance(k, bool):
+        raise TypeError(f"{op}(): argument 'k' must be int, not bool")
 
 
 def _compute_nparams_toprune(amount, tensor_size):

@@ -1,0 +1,286 @@
+"""BackwardTrace (pure Python) and the BackwardStepper view, driven headlessly."""
+import io
+
+import numpy as np
+import pytest
+from PIL import Image
+from widget_helpers import copy_weights, is_png, mlp, png_bytes
+
+import edutorch as et
+import edutorch.nn as nn
+from widgets import BackwardStepper, BackwardTrace, ModuleScopes
+from widgets.backward_stepper import box_states, compare_orders, layout
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((4, 3)).astype(np.float32)
+W1 = RNG.standard_normal((5, 3)).astype(np.float32)
+W2 = RNG.standard_normal((2, 5)).astype(np.float32)
+B = RNG.standard_normal(5).astype(np.float32)
+
+
+# -- graphs built the same way in both libraries -----------------------------------------
+def shared_subexpression(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    w = lib.tensor([0.5, -1.0], requires_grad=True)
+    h = x * w
+    h.retain_grad()
+    return (h * h + h.exp() + x).sum(), {"x": x, "w": w, "h": h}
+
+
+def two_layer_tanh(lib):
+    x = lib.tensor(X, requires_grad=True)
+    w1, w2, b = (lib.tensor(a, requires_grad=True) for a in (W1, W2, B))
+    h = (x @ w1.t() + b).tanh()
+    return ((h @ w2.t()) ** 2).mean() + 0.1 * (w1 * w1).sum(), {"x": x, "w1": w1, "w2": w2,
+                                                              "b": b, "h": h}
+
+
+def sigmoid_reused(lib):
+    a = lib.tensor([0.3, -0.2, 0.9], requires_grad=True)
+    s = a.sigmoid()
+    t = s * a
+    return t.sum() * s.sum() + (t - s).pow(3).mean(), {"a": a, "s": s}
+
+
+def relu_cross_entropy(lib):
+    w1, w2 = lib.tensor(W1, requires_grad=True), lib.tensor(W2, requires_grad=True)
+    logits = (lib.tensor(X) @ w1.t()).relu() @ w2.t()
+    return lib.nn.functional.cross_entropy(logits, lib.tensor([0, 1, 1, 0])), {"w1": w1, "w2": w2}
+
+
+GRAPHS = [shared_subexpression, two_layer_tanh, sigmoid_reused, relu_cross_entropy]
+
+
+def test_a_leaf_used_twice_gets_both_gradients_summed_then_accumulated():
+    x = et.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    trace = BackwardTrace((x * x).sum(), {"x": x})
+    assert trace.order() == ["SumBackward0", "MulBackward0", "AccumulateGrad(x)"]
+    mul, leaf = trace.events[1], trace.events[-1]
+    assert [child for child, _ in mul.sent] == [2, 2]  # both inputs of x * x are x
+    assert leaf.kind == "node" and trace.nodes[leaf.node].is_leaf
+    assert len(leaf.contributions) == 2
+    total = sum(record.values for _, record in leaf.contributions)
+    np.testing.assert_allclose(leaf.arriving[0].values, total)
+    np.testing.assert_allclose(leaf.grad_after.values, 2 * x.detach().numpy())
+    assert leaf.grad_before is None
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy())  # backward really ran
+    text = "\n".join(trace.describe(len(trace.events)))
+    assert "2 gradients arrived and were summed (leaf used 2 times)" in text
+    assert "x.grad = None  →  3, norm" in text
+
+
+def test_accumulation_adds_to_an_existing_grad():
+    x = et.tensor([1.0, 2.0], requires_grad=True)
+    (3 * x).sum().backward()
+    trace = BackwardTrace((x * x).sum(), {"x": x})
+    leaf = trace.events[-1]
+    np.testing.assert_allclose(leaf.grad_before.values, [3.0, 3.0])
+    np.testing.assert_allclose(leaf.grad_after.values, [3.0 + 2.0, 3.0 + 4.0])
+
+
+def test_events_shared_subexpression_retained_and_tensor_hooks():
+    output, tensors = shared_subexpression(et)
+    trace = BackwardTrace(output, tensors)
+    h_node = next(n for n in trace.nodes if n.tensor == "h")
+    assert h_node.retained and h_node.uses == 3 and h_node.label == "MulBackward0 (h)"
+    kinds = [(e.kind, e.tensor) for e in trace.events]
+    # the tensor hook on h fires right before h's node runs, as in PyTorch's engine
+    at = kinds.index(("tensor_hook", "h"))
+    assert trace.events[at + 1].node == h_node.index and trace.events[at + 1].kind == "node"
+    run_h = trace.events[at + 1]
+    assert len(run_h.contributions) == 3
+    np.testing.assert_allclose(sum(r.values for _, r in run_h.contributions),
+                               run_h.arriving[0].values, rtol=1e-6)
+    np.testing.assert_allclose(tensors["h"].grad.numpy(), run_h.arriving[0].values)
+    assert "h.grad is kept (retain_grad)" in "\n".join(trace.describe(at + 2))
+    assert sum(1 for e in trace.events if e.kind == "node") == len(trace.nodes)
+
+
+def test_sent_gradients_are_what_the_children_receive():
+    output, tensors = two_layer_tanh(et)
+    trace = BackwardTrace(output, tensors)
+    for event in trace.node_events():
+        sent = [record.values for e in trace.node_events() for child, record in e.sent
+                if child == event.node and record is not None]
+        if event.node:  # the root receives the seed 1.0 from backward itself
+            np.testing.assert_allclose(sum(sent), event.arriving[0].values, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(trace.node_events()[0].arriving[0].values, 1.0)
+
+
+def test_hooks_are_removed_after_the_pass():
+    output, tensors = shared_subexpression(et)
+    trace = BackwardTrace(output, tensors, retain_graph=True)
+    count, first = len(trace.events), tensors["w"].grad.numpy().copy()
+    output.backward()  # again, without the trace: nothing more is recorded
+    assert len(trace.events) == count
+    np.testing.assert_allclose(tensors["w"].grad.numpy(), 2 * first)
+
+
+def test_states_from_start_to_end():
+    output, tensors = two_layer_tanh(et)
+    trace = BackwardTrace(output, tensors)
+    states, current = trace.state(0)
+    assert current is None and states[0] == "receiving" and set(states[1:]) == {"pending"}
+    states, current = trace.state(1)
+    assert states[0] == "current" and "receiving" in states
+    states, _ = trace.state(len(trace.events))
+    assert states.count("current") == 1 and set(states) <= {"done", "current"}
+    with pytest.raises(IndexError, match="out of range"):
+        trace.state(len(trace.events) + 1)
+
+
+def test_bad_outputs_are_refused():
+    with pytest.raises(ValueError, match="no grad_fn"):
+        BackwardTrace(et.tensor(1.0, requires_grad=True))
+    x = et.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="only for scalar outputs"):
+        BackwardTrace(x * 2)
+
+
+@pytest.mark.parametrize("graph", GRAPHS, ids=lambda g: g.__name__)
+def test_execution_order_is_pytorchs(graph, real_torch):
+    ours, theirs = BackwardTrace(*graph(et)), BackwardTrace(*graph(real_torch))
+    assert compare_orders(ours.order(), theirs.order()), (ours.order(), theirs.order())
+    assert [n.name for n in ours.nodes] == [n.name for n in theirs.nodes]
+    hooks = lambda t: sorted(e.tensor for e in t.events if e.kind == "tensor_hook")
+    assert hooks(ours) == hooks(theirs) == sorted(graph(et)[1])  # every watched tensor's hook fired
+    for a, b in zip(ours.node_events(), theirs.node_events()):
+        if not ours.nodes[a.node].is_leaf:  # AccumulateGrad ties may swap: compared below
+            np.testing.assert_allclose(a.arriving[0].values, b.arriving[0].values, rtol=1e-5,
+                                       atol=1e-6)
+    leaves = lambda t: {t.nodes[e.node].tensor: e.grad_after.values for e in t.node_events()
+                        if t.nodes[e.node].is_leaf}
+    for name, values in leaves(ours).items():
+        np.testing.assert_allclose(values, leaves(theirs)[name], rtol=1e-5, atol=1e-6)
+
+
+def test_order_text_puts_ties_in_braces():
+    trace = BackwardTrace(*shared_subexpression(et))
+    assert trace.order_text() == (
+        "SumBackward0 → AddBackward0 → AddBackward0 → ExpBackward0 → MulBackward0 → "
+        "MulBackward0 → {AccumulateGrad(w), AccumulateGrad(x)}")
+
+
+def test_compare_orders_lets_only_accumulate_grad_ties_differ():
+    assert compare_orders(["A", "AccumulateGrad(x)", "AccumulateGrad(w)", "B"],
+                          ["A", "AccumulateGrad(w)", "AccumulateGrad(x)", "B"])
+    assert not compare_orders(["A", "B"], ["B", "A"])
+    assert not compare_orders(["A", "AccumulateGrad(x)", "B"], ["A", "B", "AccumulateGrad(x)"])
+
+
+# -- module groups ------------------------------------------------------------------------
+def traced_mlp(lib, model):
+    x = lib.tensor(np.random.default_rng(0).standard_normal((6, 20)).astype(np.float32))
+    with ModuleScopes(model) as scopes:
+        output = model(x)
+    loss = lib.nn.functional.cross_entropy(output, lib.tensor([0, 1, 2, 3, 0, 1]))
+    return BackwardTrace(loss, {"output": output}, scopes)
+
+
+def test_nodes_grouped_by_the_module_that_made_them(small_mlp):
+    trace = traced_mlp(et, small_mlp)
+    assert trace.groups == ["0", "1", "2", "3", "4"]
+    assert trace.group_classes == {"0": "Linear", "1": "ReLU", "2": "Linear", "3": "ReLU",
+                                   "4": "Linear"}
+    by_group = {g: sorted(n.name for n in trace.nodes if n.group == g) for g in trace.groups}
+    assert by_group["1"] == ["ReluBackward0"]
+    assert {"AccumulateGrad", "AddmmBackward0"} <= set(by_group["4"])
+    leaves = {n.tensor for n in trace.nodes if n.is_leaf}
+    assert leaves == {f"{i}.{p}" for i in (0, 2, 4) for p in ("weight", "bias")}
+    outside = [n.name for n in trace.nodes if n.group is None]
+    assert outside == ["NllLossBackward0", "LogSoftmaxBackward0"]
+    assert len(small_mlp[0]._forward_hooks) == 0  # ModuleScopes removed its hooks
+
+
+def test_groups_match_real_torch(small_mlp, real_torch):
+    twin = copy_weights(real_torch, small_mlp, mlp(real_torch.nn))
+    ours, theirs = traced_mlp(et, small_mlp), traced_mlp(real_torch, twin)
+    assert ours.groups == theirs.groups
+    # torch's Linear adds a TBackward0 node for weight.t(); every node sits in the same module
+    strip = lambda t: sorted((n.group or "", n.name) for n in t.nodes if n.name != "TBackward0")
+    assert strip(ours) == strip(theirs)
+    assert compare_orders(ours.order(), [o for o in theirs.order() if o != "TBackward0"])
+
+
+def test_layout_collapses_and_expands_groups(small_mlp):
+    trace = traced_mlp(et, small_mlp)
+    collapsed = layout(trace)
+    assert [b.label for b in collapsed.boxes] == [
+        "NllLossBackward0", "LogSoftmaxBackward0", "[+] 4: Linear, 3 nodes",
+        "[+] 3: ReLU, 1 node", "[+] 2: Linear, 3 nodes", "[+] 1: ReLU, 1 node",
+        "[+] 0: Linear, 3 nodes"]
+    assert [b.level for b in collapsed.boxes] == list(range(7))
+    one = layout(trace, expanded=("2",))
+    assert len(one.boxes) == 7 - 1 + 3
+    full = layout(trace, expanded=("*",))
+    assert len(full.boxes) == len(trace.nodes)
+    for lay in (collapsed, one, full):
+        assert all(lay.boxes[b].level > lay.boxes[a].level for a, b, _ in lay.edges)
+    states, _ = trace.state(3)
+    assert box_states(collapsed, states)[:3] == ["done", "done", "current"]
+
+
+def test_a_few_hundred_nodes_stay_a_short_chain_of_groups():
+    et.manual_seed(0)
+    model = mlp(nn, sizes=(20,) + (16,) * 60 + (4,))
+    trace = traced_mlp(et, model)
+    assert len(trace.nodes) > 240
+    assert len(layout(trace).boxes) == len(trace.groups) + 2
+
+
+# -- the view ------------------------------------------------------------------------------
+def test_view_steps_through_backward():
+    output, tensors = shared_subexpression(et)
+    view = BackwardStepper(output, tensors)
+    assert repr(view) == "BackwardStepper(8 nodes, 11 steps)"
+    assert view.position.value == "step 0 / 11"
+    assert view.expand.disabled  # no modules: nothing to group
+    first = png_bytes(view.image)
+    assert is_png(first) and is_png(view.detail.value)
+    view.next_button.click()
+    assert view.slider.value == 1 and "run node [0] SumBackward0" in view.description.value
+    assert png_bytes(view.image) != first
+    view.prev_button.click()
+    view.prev_button.click()  # stays at 0
+    assert view.slider.value == 0
+    view.slider.value = 11
+    view.next_button.click()  # stays at the end
+    assert view.slider.value == 11
+    assert "AccumulateGrad" in view.description.value and ".grad after" in view.caption.value
+    hook_step = 1 + next(e.index for e in view.trace.events if e.kind == "tensor_hook")
+    view.slider.value = hook_step
+    assert "tensor hook on" in view.description.value
+
+
+def test_view_groups_and_expands(small_mlp):
+    x = et.randn(6, 20)
+    view = BackwardStepper.for_model(small_mlp, x, et.tensor([0, 1, 2, 3, 0, 1]),
+                                     nn.CrossEntropyLoss())
+    assert [value for _, value in view.expand.options] == ["(none)", "0", "1", "2", "3", "4",
+                                                           "(all)"]
+    assert view.expand.options[1] == ("0: Linear", "0")
+    assert len(view.graph_layout.boxes) == 7
+    collapsed = png_bytes(view.image)
+    view.expand.value = "0"
+    assert len(view.graph_layout.boxes) == 9 and png_bytes(view.image) != collapsed
+    view.expand.value = "(all)"
+    assert len(view.graph_layout.boxes) == len(view.trace.nodes)
+    view.slider.value = 5
+    assert is_png(view.image.value)
+
+
+def test_view_crops_a_tall_graph_around_the_current_node():
+    et.manual_seed(0)
+    model = mlp(nn, sizes=(20,) + (16,) * 20 + (4,))
+    view = BackwardStepper.for_model(model, et.randn(4, 20))
+    view.expand.value = "(all)"
+    view.slider.value = view.slider.max
+    image = Image.open(io.BytesIO(png_bytes(view.image)))
+    assert image.size[1] == 520
+
+
+def test_view_on_real_torch(small_mlp, real_torch):
+    twin = copy_weights(real_torch, small_mlp, mlp(real_torch.nn))
+    view = BackwardStepper.for_model(twin, real_torch.randn(6, 20))
+    view.slider.value = view.slider.max
+    assert is_png(view.image.value) and view.trace.groups == ["0", "1", "2", "3", "4"]

@@ -1,0 +1,256 @@
+"""TrainingStepperModel (pure Python) and the TrainingStepper view, driven headlessly."""
+import asyncio
+
+import numpy as np
+import pytest
+from widget_helpers import copy_weights, is_png, png_bytes
+
+import edutorch as et
+import edutorch.nn as nn
+from edutorch.datasets import load_digits
+from widgets import StageResult, TrainingStepper, TrainingStepperModel
+from widgets.training_stepper import OPTIMIZERS, SCHEDULERS, STAGES
+
+
+def digits(lib=et, n_train=256, n_test=128):
+    """A slice of the shipped 8x8 digits (no download), as ``lib`` tensors."""
+    x, y = load_digits("train")
+    xt, yt = load_digits("test")
+    arrays = (x.numpy()[:n_train], y.numpy()[:n_train], xt.numpy()[:n_test], yt.numpy()[:n_test])
+    x, y, xt, yt = (lib.tensor(a) for a in arrays)
+    return (x, y), (xt, yt)
+
+
+def small_model(lib=et):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(64, 16), lib.nn.ReLU(), lib.nn.Linear(16, 10))
+
+
+def stepper(model=None, lib=et, **kwargs):
+    train, test = digits(lib)
+    return TrainingStepperModel(model if model is not None else small_model(lib), train, test,
+                                **kwargs)
+
+
+def by_name(result):
+    return {p.name: p for p in result.params}
+
+
+def test_one_iteration_stage_by_stage():
+    m = stepper(optimizer="SGD", lr=0.5)
+    results = [m.next_stage() for _ in STAGES]
+    assert [r.stage for r in results] == list(STAGES)
+    assert all(isinstance(r, StageResult) for r in results)
+    zero, forward, loss, backward, step = results
+    assert zero.code == "optimizer.zero_grad()" and step.code == "optimizer.step()"
+    assert all(p.grad_before is None and p.grad_after is None for p in zero.params)
+    assert forward.output.shape == (32, 10) and 0.0 <= forward.accuracy <= 1.0
+    assert all(p.delta is None for r in results[:4] for p in r.params)
+    expected = et.nn.functional.cross_entropy(et.tensor(forward.output), m.y).item()
+    assert loss.loss == pytest.approx(expected, rel=1e-6)
+    assert all(p.grad_before is None and p.grad_after is not None for p in backward.params)
+    # plain SGD: Δ = -lr * grad, and it keeps no state
+    for p in step.params:
+        np.testing.assert_allclose(p.delta, -0.5 * by_name(backward)[p.name].grad_after,
+                                   rtol=1e-4, atol=1e-6)
+        assert p.state == {}
+    assert step.lr == 0.5 and m.steps == 1 and m.history[0]["loss"] == pytest.approx(loss.loss)
+    assert "largest |Δ|" in step.summary() and "cleared" in zero.summary()
+    again = m.next_stage()  # the next batch: zero_grad clears the grads just filled
+    assert again.stage == "zero_grad" and again.iteration == 1
+    assert all(p.grad_before is not None and p.grad_after is None for p in again.params)
+    assert "of 4 parameters cleared (now None)" in again.summary()
+
+
+def test_momentum_and_adam_state_as_pytorch_keeps_it():
+    m = stepper(optimizer="SGD+momentum", lr=0.1)
+    result = m.finish_iteration()
+    grads = {n: p.grad.numpy() for n, p in m.model.named_parameters()}
+    for p in result.params:  # first step: the buffer is the gradient itself
+        np.testing.assert_allclose(p.state["momentum_buffer"], grads[p.name], rtol=1e-6)
+    assert m.state_keys() == ["momentum_buffer"]
+
+    m.set_optimizer("Adam")  # a fresh optimizer: empty state
+    assert m.state_keys() == []
+    result = m.finish_iteration()
+    grads = {n: p.grad.numpy() for n, p in m.model.named_parameters()}
+    assert m.state_keys() == ["step", "exp_avg", "exp_avg_sq"]
+    for p in result.params:
+        assert p.state["step"] == 1.0
+        np.testing.assert_allclose(p.state["exp_avg"], 0.1 * grads[p.name], rtol=1e-5, atol=1e-9)
+        np.testing.assert_allclose(p.state["exp_avg_sq"], 0.001 * grads[p.name] ** 2, rtol=1e-4,
+                                   atol=1e-12)
+        # Adam's first step moves every weight with a gradient by about lr
+        moved = np.abs(p.delta[np.abs(grads[p.name]) > 1e-6])
+        np.testing.assert_allclose(moved, 0.1, rtol=1e-2)
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_every_optimizer_matches_real_torch(name, real_torch):
+    ours = stepper(optimizer=name, lr=0.05)
+    twin = copy_weights(real_torch, ours.model, small_model(real_torch))
+    theirs = stepper(twin, real_torch, optimizer=name, lr=0.05)
+    for _ in range(3 * len(STAGES)):
+        a, b = ours.next_stage(), theirs.next_stage()
+        assert (a.stage, a.loss is None) == (b.stage, b.loss is None)
+        if a.loss is not None:
+            assert a.loss == pytest.approx(b.loss, rel=1e-5)
+        for pa, pb in zip(a.params, b.params):
+            assert pa.name == pb.name and sorted(pa.state) == sorted(pb.state)
+            if pa.delta is not None:
+                np.testing.assert_allclose(pa.delta, pb.delta, rtol=1e-3, atol=1e-6)
+            for key, value in pa.state.items():
+                np.testing.assert_allclose(value, pb.state[key], rtol=1e-4, atol=1e-7)
+
+
+def test_lr_and_scheduler_change_between_steps():
+    m = stepper(optimizer="SGD", lr=0.1)
+    m.finish_iteration()
+    m.set_lr(0.01)
+    for _ in range(4):
+        result = m.next_stage()
+    step = m.next_stage()
+    assert step.lr == 0.01
+    np.testing.assert_allclose(step.params[0].delta, -0.01 * result.params[0].grad_after,
+                               rtol=1e-4, atol=1e-8)
+    m.set_scheduler("ExponentialLR")
+    step = m.finish_iteration()
+    assert step.lr == pytest.approx(0.01) and step.next_lr == pytest.approx(0.0099)
+    assert "scheduler: lr → 0.0099" in step.summary()
+    assert [text.strip() for _, text in m.code_lines()][-1] == "scheduler.step()"
+    assert m.setup_code() == [
+        "optimizer = torch.optim.SGD(", "    model.parameters(), lr=0.01)",
+        "scheduler = torch.optim.lr_scheduler.ExponentialLR(", "    optimizer, gamma=0.99)"]
+    m.set_scheduler("none")
+    assert m.current_lr() == 0.01 and len(m.code_lines()) == 1 + len(STAGES)
+    with pytest.raises(ValueError, match="unknown optimizer 'LBFGS'"):
+        m.set_optimizer("LBFGS")
+    with pytest.raises(ValueError, match="unknown scheduler"):
+        m.set_scheduler("cyclic")
+    assert set(SCHEDULERS) == {"none", "StepLR", "ExponentialLR", "CosineAnnealingLR"}
+
+
+def test_run_trains_in_chunks_and_evaluates_the_held_out_set():
+    m = stepper(optimizer="Adam", lr=0.01)
+    m.next_stage()  # mid-iteration: run finishes this batch first
+    progress = list(m.run(12, chunk=5))
+    assert progress == [(5, 12), (10, 12), (12, 12)]
+    assert m.steps == 12 and len(m.history) == 12 and m.next_stage_name == "zero_grad"
+    assert [e["step"] for e in m.evaluations] == [5, 10, 12]  # one evaluation per chunk
+    held_out = [e["loss"] for e in m.evaluations]
+    assert held_out == sorted(held_out, reverse=True)  # Adam on the digits: it learns
+    assert m.history[-1]["loss"] < m.history[0]["loss"]
+
+
+def test_a_run_stops_between_two_iterations_when_asked():
+    m = stepper(optimizer="SGD", lr=0.1)
+    seen = []
+    for done, total in m.run(1000, chunk=3):
+        seen.append(done)
+        if done == 6:
+            m.request_stop()
+    assert seen == [3, 6, 6] and m.steps == 6  # stopped at once, one last report
+    assert not m.stopping  # the flag is reset: the next run goes
+    assert m.run_all(4, chunk=2) == 4 and m.steps == 10
+
+
+def test_evaluation_leaves_the_training_mode_and_grads_alone():
+    m = stepper()
+    m.finish_iteration()
+    grads = [p.grad.numpy().copy() for p in m.model.parameters()]
+    record = m.evaluate()
+    assert m.model.training and set(record) == {"step", "loss", "accuracy"}
+    for g, p in zip(grads, m.model.parameters()):
+        np.testing.assert_array_equal(g, p.grad.numpy())
+    without = TrainingStepperModel(small_model(), digits()[0])
+    assert without.evaluate() is None
+
+
+def test_regression_has_no_accuracy():
+    et.manual_seed(0)
+    x = et.randn(40, 3)
+    y = x.sum(1, keepdim=True)
+    m = TrainingStepperModel(nn.Linear(3, 1), (x, y), loss_fn=nn.MSELoss(), batch_size=8)
+    m.next_stage()
+    assert m.next_stage().accuracy is None
+
+
+# -- the view ----------------------------------------------------------------------------
+def view_of(**kwargs):
+    train, test = digits()
+    return TrainingStepper(small_model(), train, test, **kwargs)
+
+
+def test_view_steps_through_the_loop():
+    view = view_of(optimizer="SGD+momentum", lr=0.1)
+    assert repr(view) == "TrainingStepper(Sequential, SGD+momentum, 0 steps, next: zero_grad)"
+    assert "▶     optimizer.zero_grad()" in view.code.value
+    first = png_bytes(view.image)
+    images = []
+    for stage in STAGES:
+        view.next_button.click()
+        assert view.model.last.stage == stage
+        assert f"background:#ffe8a3;'>      {view.model.last.code}" in view.code.value.replace(
+            "&#x27;", "'")
+        images.append(png_bytes(view.image))
+    assert all(is_png(i) for i in images) and len(set(images + [first])) == 6
+    assert "Δ 0.weight (update)" in view.left_title.value
+    assert "state[&#x27;momentum_buffer&#x27;]" in view.right_title.value
+    assert "momentum_buffer" in view.table.value and list(view.state_key.options) == [
+        "momentum_buffer"]
+    view.parameter.value = "2.bias"
+    assert "Δ 2.bias" in view.left_title.value
+    assert is_png(view.curves_image.value)
+
+
+def test_view_controls_change_the_optimizer_between_steps():
+    view = view_of()
+    view.next_button.click()
+    view.optimizer.value = "Adam"
+    view.lr.value = 0.01
+    view.scheduler.value = "StepLR"
+    assert view.model.optimizer_name == "Adam" and view.model.current_lr() == 0.01
+    assert ("StepLR(</span>\n<span style='color:gray'>    optimizer, step_size=50, gamma=0.5)"
+            in view.code.value)
+    for _ in range(4):
+        view.next_button.click()
+    assert list(view.state_key.options) == ["step", "exp_avg", "exp_avg_sq"]
+    assert view.state_key.value == "exp_avg"
+    view.state_key.value = "step"
+    assert view.right_title.value == "<div style='font-family: monospace; font-size: 12px; " \
+                                     "line-height: 1.35'></div>"  # a number: shown as a note
+
+
+def test_view_run_without_an_event_loop_trains_at_once():
+    view = view_of(optimizer="Adam", lr=0.01)
+    before = png_bytes(view.curves_image)
+    view.steps.value = 15
+    view.run_button.click()
+    assert view.model.steps == 15 and view.progress.value == 15
+    assert view.status.value.startswith("15 / 15 steps, held-out accuracy")
+    assert png_bytes(view.curves_image) != before and view.stop_button.disabled
+
+
+def test_view_stop_button_interrupts_a_running_task():
+    view = view_of(optimizer="SGD", lr=0.1)
+
+    async def click_run_then_stop():
+        task = view.start_run(10_000)
+        await asyncio.sleep(0)  # the task trains its first chunk, then yields
+        assert view.run_button.disabled and not view.stop_button.disabled
+        view.stop_button.click()
+        await task
+
+    asyncio.run(click_run_then_stop())
+    assert 0 < view.model.steps < 100
+    assert not view.run_button.disabled and view.stop_button.disabled
+
+
+def test_view_on_real_torch(real_torch):
+    train, test = digits(real_torch)
+    view = TrainingStepper(small_model(real_torch), train, test, optimizer="AdamW", lr=0.01)
+    for _ in STAGES:
+        view.next_button.click()
+    view.run(6)
+    assert view.model.steps == 7 and is_png(view.image.value)
+    assert "exp_avg_sq" in view.table.value

@@ -1,0 +1,314 @@
+"""The ipywidgets view of ``BackwardTrace``: step through ``backward`` node by node.
+
+Layout::
+
+    title, colour legend
+    [◀ prev] [slider: step] [next ▶] [expand group ▾]   "step 3 / 11"
+    [ the grad_fn graph, this step coloured ]  [ gradient arriving | sent on / .grad ]
+    [ what happened at this step (text)                                            ]
+
+The graph's boxes, arrows and labels are drawn once per choice of expanded
+group (the *background*, with Pillow: see ``GraphPicture``); a step only
+tints each box by its state and draws the arrows the current node sends
+gradients along. A tall graph is cropped to a window that follows the
+current node. The gradient pictures use ``_render``'s panels (colours
+symmetric around zero, with a colour bar).
+"""
+from __future__ import annotations
+
+import html
+import io
+
+import ipywidgets as W
+import numpy as np
+from matplotlib import font_manager
+from PIL import Image, ImageDraw, ImageFont
+
+from ._render import Canvas, TensorPanel
+from .backward_stepper import BackwardTrace, ModuleScopes, box_states, layout
+
+STYLE = "font-family: monospace; font-size: 12px; line-height: 1.3"
+STATE_COLOURS = {"pending": (0, 0, 0, 0), "receiving": (1.0, 0.85, 0.2, 0.45),
+                 "done": (0.3, 0.7, 0.35, 0.35), "current": (0.95, 0.45, 0.1, 0.6)}
+FILL = {"node": "#caf0f8", "leaf": "#ffd6a5", "group": "#e9ecef"}
+SENT = "#d62828"
+ALL = "(all)"
+COLLAPSED = "(none)"
+EDGE = "#8a8a8a"
+FONT_PX = 11
+WIDTH_PX = 470
+LEVEL_PX = 40  # one level of the graph
+BOX_PX = 24  # a box's height
+MARGIN_PX = 8
+WINDOW_PX = 520  # a taller graph is cropped to this many pixels around the current node
+
+
+def legend_html():
+    """The colour key, as HTML under the title (cheaper than drawing it in the figure)."""
+    def chip(rgba, text, border="#888"):
+        r, g, b, a = rgba
+        return (f"<span style='display:inline-block;width:12px;height:12px;border:1px solid "
+                f"{border};background:rgba({int(255*r)},{int(255*g)},{int(255*b)},{a})'></span> "
+                f"{text}")
+    boxes = [f"<span style='background:{FILL['node']};padding:0 4px'>node</span>",
+             (f"<span style='background:{FILL['leaf']};padding:0 4px'>"
+             "AccumulateGrad (leaf .grad)</span>"),
+             f"<span style='background:{FILL['group']};padding:0 4px'>[+] module group</span>",
+             "<b>bold</b> border: shared (2+ uses), dashed: retain_grad"]
+    states = [chip(STATE_COLOURS["receiving"], "got a gradient, waiting"),
+              chip(STATE_COLOURS["current"], "running now"),
+              chip(STATE_COLOURS["done"], "done"),
+              f"<span style='color:{SENT}'>━</span> gradients it sends"]
+    return f"<div style='{STYLE}'>{' · '.join(boxes)}<br>{' · '.join(states)}</div>"
+
+
+class GraphPicture:
+    """The graph picture: a static image per layout, the step's state painted on a copy.
+
+    Drawn with Pillow rather than matplotlib: a graph of a few hundred nodes
+    has a label per box, and matplotlib lays out and renders each text in
+    milliseconds (seconds for the whole graph) where Pillow takes microseconds.
+    Labels are written the first time their box comes into the window shown.
+    Every step copies that window, tints the boxes by state and draws the
+    arrows of the gradients sent: a few milliseconds.
+    """
+
+    def __init__(self):
+        self.font = ImageFont.truetype(font_manager.findfont("DejaVu Sans"), FONT_PX)
+
+    def draw_layout(self, lay):
+        """Boxes, labels and arrows of ``lay`` (a ``backward_stepper.Layout``)."""
+        height = max(160, LEVEL_PX * lay.levels + 2 * MARGIN_PX)
+        image = Image.new("RGB", (WIDTH_PX, height), "white")
+        draw = ImageDraw.Draw(image)
+        self.rects = []
+        for box in lay.boxes:
+            half = min(0.45 / box.width, 0.3) * WIDTH_PX
+            centre = (box.column + 0.5) / box.width * WIDTH_PX
+            top = MARGIN_PX + box.level * LEVEL_PX
+            self.rects.append((int(centre - half), top, int(centre + half), top + BOX_PX))
+        for a, b, count in lay.edges:  # lines first: the boxes hide what passes under them
+            start, end = self._bottom(a), self._top(b)
+            draw.line([start, end], fill=EDGE, width=1)
+            _arrowhead(draw, start, end, EDGE)
+            if count > 1:
+                draw.text(((start[0] + end[0]) / 2 + 4, (start[1] + end[1]) / 2), f"×{count}",
+                          fill=EDGE, font=self.font, anchor="lm")
+        for box, rect in zip(lay.boxes, self.rects):
+            kind = "group" if box.key[0] == "group" else ("leaf" if box.is_leaf else "node")
+            draw.rectangle(rect, fill=FILL[kind], outline="#555555", width=3 if box.shared else 1)
+            if box.retained:
+                _dashed_outline(draw, rect)
+        self.image, self.draw = image, draw
+        self.labels = [box.label for box in lay.boxes]
+        self.labelled = set()  # boxes whose label is drawn: each the first time it is seen
+
+    def _label(self, top, bottom):
+        """Write the labels of the boxes between rows ``top`` and ``bottom`` (once each)."""
+        for b, rect in enumerate(self.rects):
+            if b not in self.labelled and rect[3] >= top and rect[1] <= bottom:
+                self.labelled.add(b)
+                label = self._fit(self.labels[b], rect[2] - rect[0] - 6)
+                self.draw.text(((rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2), label,
+                               fill="black", font=self.font, anchor="mm")
+
+    def _top(self, b):
+        x0, y0, x1, _ = self.rects[b]
+        return ((x0 + x1) // 2, y0)
+
+    def _bottom(self, b):
+        x0, _, x1, y1 = self.rects[b]
+        return ((x0 + x1) // 2, y1)
+
+    def _fit(self, label, width):
+        """``label``, cut with "…" to fit ``width`` pixels."""
+        if self.font.getlength(label) <= width:
+            return label
+        while len(label) > 2 and self.font.getlength(label + "…") > width:
+            label = label[:-1]
+        return label + "…"
+
+    def png(self, states, sent_to, current_box):
+        """Tint each box by its state, draw the arrows ``current_box → sent_to``; return
+        PNG bytes of a window around the current box when the graph is tall."""
+        width, height = self.image.size
+        top = 0
+        if height > WINDOW_PX:
+            centre = 0 if current_box is None else self.rects[current_box][1]
+            top = min(max(centre - WINDOW_PX // 2, 0), height - WINDOW_PX)
+        bottom = min(top + WINDOW_PX, height)
+        self._label(top, bottom)
+        pixels = np.asarray(self.image.crop((0, top, width, bottom)), dtype=np.float32)
+        for (x0, y0, x1, y1), state in zip(self.rects, states):
+            r, g, b, alpha = STATE_COLOURS[state]
+            y0, y1 = max(y0 - top, 0), min(y1 - top, pixels.shape[0] - 1)
+            if alpha and y0 < y1:
+                region = pixels[y0:y1 + 1, x0:x1 + 1]
+                region *= 1 - alpha
+                region += alpha * 255 * np.array([r, g, b], dtype=np.float32)
+        image = Image.fromarray(pixels.astype(np.uint8))
+        if current_box is not None:
+            draw = ImageDraw.Draw(image)
+            for b in sent_to:
+                start, end = self._bottom(current_box), self._top(b)
+                start, end = (start[0], start[1] - top), (end[0], end[1] - top)
+                draw.line([start, end], fill=SENT, width=3)
+                _arrowhead(draw, start, end, SENT, size=8)
+        buffer = io.BytesIO()
+        image.save(buffer, format="png", compress_level=1)
+        return buffer.getvalue()
+
+
+def _arrowhead(draw, start, end, colour, size=5):
+    """A filled triangle at ``end`` pointing along ``start → end``."""
+    dx, dy = end[0] - start[0], end[1] - start[1]
+    length = max(float(np.hypot(dx, dy)), 1e-9)
+    ux, uy = dx / length, dy / length
+    bx, by = end[0] - size * ux, end[1] - size * uy
+    draw.polygon([end, (bx - size * 0.5 * uy, by + size * 0.5 * ux),
+                  (bx + size * 0.5 * uy, by - size * 0.5 * ux)], fill=colour)
+
+
+def _dashed_outline(draw, rect, dash=4):
+    """White gaps every ``dash`` pixels along a box's outline: a dashed border."""
+    x0, y0, x1, y1 = rect
+    for x in range(x0 + dash, x1, 2 * dash):
+        draw.line([(x, y0), (min(x + dash - 1, x1), y0)], fill="white")
+        draw.line([(x, y1), (min(x + dash - 1, x1), y1)], fill="white")
+    for y in range(y0 + dash, y1, 2 * dash):
+        draw.line([(x0, y), (x0, min(y + dash - 1, y1))], fill="white")
+        draw.line([(x1, y), (x1, min(y + dash - 1, y1))], fill="white")
+
+
+class BackwardStepper(W.VBox):
+    """Step through one ``output.backward()``: which node runs, what it receives and sends.
+
+    >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
+    >>> h = x * x; y = (h + h.exp()).sum()
+    >>> stepper = BackwardStepper(y, tensors={"x": x, "h": h})   # runs backward once
+    >>> stepper.next_button.click()                              # or the slider
+
+    ``BackwardStepper.for_model(model, x, y, loss_fn)`` groups the nodes by module.
+    """
+
+    def __init__(self, output, tensors=None, scopes=None, depth=1):
+        self.trace = BackwardTrace(output, tensors, scopes, depth)
+        self.picture = GraphPicture()
+        self.canvas = Canvas(ncols=2, width=4.6, height=2.3)
+        self.left_panel = TensorPanel(self.canvas, 0, title="gradient arriving")
+        self.right_panel = TensorPanel(self.canvas, 1, title="sent on / leaf .grad")
+        self._layout_key = None
+
+        groups = self.trace.groups
+        self.title = W.HTML()
+        self.legend = W.HTML(legend_html())
+        self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"),
+                                    tooltip="previous step")
+        self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"),
+                                    tooltip="run the next node")
+        self.slider = W.IntSlider(min=0, max=len(self.trace.events), value=0, description="step",
+                                  continuous_update=True, layout=W.Layout(width="330px"))
+        named = [(f"{g or '(root)'}: {self.trace.group_classes.get(g, 'module')}", g)
+                 for g in groups]
+        choices = [(COLLAPSED, COLLAPSED)] + named + ([(ALL, ALL)] if groups else [])
+        self.expand = W.Dropdown(options=choices,
+                                 value=COLLAPSED, description="expand", disabled=not groups,
+                                 layout=W.Layout(width="200px"))
+        self.position = W.Label()
+        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.caption = W.HTML(layout=W.Layout(width="340px"))
+        self.detail = W.Image(format="png", layout=W.Layout(width="340px"))
+        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + 350}px",
+                                                  max_height="300px", overflow="auto"))
+        self.prev_button.on_click(lambda _: self.step(-1))
+        self.next_button.on_click(lambda _: self.step(+1))
+        self.slider.observe(lambda change: self._draw(), names="value")
+        self.expand.observe(lambda change: self._draw(), names="value")
+        controls = W.HBox([self.prev_button, self.slider, self.next_button, self.expand,
+                           self.position])
+        right = W.VBox([self.caption, self.detail])
+        super().__init__([self.title, self.legend, controls, W.HBox([self.image, right]),
+                          self.description])
+        self._draw()
+
+    @classmethod
+    def for_model(cls, model, x, y=None, loss_fn=None, depth=1):
+        """Forward ``x`` through ``model`` watching its modules, take the loss
+        (``loss_fn(output, y)``, or ``output.sum()``) and step through its backward."""
+        with ModuleScopes(model) as scopes:
+            output = model(x)
+        loss = output.sum() if loss_fn is None else loss_fn(output, y)
+        return cls(loss, tensors={"output": output}, scopes=scopes, depth=depth)
+
+    def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
+        return (f"BackwardStepper({len(self.trace.nodes)} nodes, "
+                f"{len(self.trace.events)} steps)")
+
+    def step(self, delta):
+        """Move ``delta`` steps forward (or back), staying in range."""
+        self.slider.value = min(max(self.slider.value + delta, 0), self.slider.max)
+
+    @property
+    def expanded(self):
+        value = self.expand.value
+        return ("*",) if value == ALL else (() if value == COLLAPSED else (value,))
+
+    # -- drawing ------------------------------------------------------------------------
+    def _draw(self):
+        trace = self.trace
+        if self._layout_key != self.expanded:
+            self.graph_layout = layout(trace, self.expanded)
+            self.picture.draw_layout(self.graph_layout)
+            self._layout_key = self.expanded
+        step = self.slider.value
+        states, event = trace.state(step)
+        current_box = sent_to = None
+        if event is not None:
+            current_box = self.graph_layout.box_of[event.node]
+            sent_to = {self.graph_layout.box_of[c] for c, g in event.sent
+                       if c is not None and g is not None} - {current_box}
+        self.image.value = self.picture.png(box_states(self.graph_layout, states), sent_to or (),
+                                            current_box)
+        self.title.value = (f"<b>BackwardStepper</b> — {len(trace.nodes)} graph nodes, "
+                            f"{len(trace.node_events())} run by backward; "
+                            f"{len(self.graph_layout.boxes)} boxes drawn")
+        self.position.value = f"step {step} / {len(trace.events)}"
+        self._draw_detail(event)
+        self.description.value = (f"<pre style='{STYLE}; margin:0; white-space:pre-wrap'>"
+                                  f"{html.escape(chr(10).join(trace.describe(step)))}</pre>")
+
+    def _draw_detail(self, event):
+        if event is None:
+            self.left_panel.message("backward starts at the top:\nd output / d output = 1")
+            self.right_panel.message("")
+            self.caption.value = f"<div style='{STYLE}'>step 0: nothing has run yet</div>"
+        else:
+            node = self.trace.nodes[event.node]
+            left = event.arriving[0]
+            scale = self._show(self.left_panel, left, "no gradient")
+            what = "hook gets" if event.kind == "tensor_hook" else "arriving"
+            text = f"left: {what} |max| {scale:.3g}"
+            if event.kind == "tensor_hook":
+                self.right_panel.message("the hook only watches:\nthe gradient goes on unchanged")
+            elif node.is_leaf:
+                text += f"; right: {node.tensor}.grad after, |max| " \
+                        f"{self._show(self.right_panel, event.grad_after, 'None'):.3g}"
+            else:
+                sent = [(k, c, g) for k, (c, g) in enumerate(event.sent) if g is not None]
+                if sent:
+                    k, child, record = sent[0]
+                    scale = self._show(self.right_panel, record, "")
+                    target = "nothing" if child is None else self.trace.nodes[child].label
+                    text += f"; right: grad_input[{k}] → {html.escape(target)}, |max| {scale:.3g}"
+                else:
+                    self.right_panel.message("sends no gradient")
+            self.caption.value = f"<div style='{STYLE}'>{text}</div>"
+        self.detail.value = self.canvas.png()
+
+    @staticmethod
+    def _show(panel, record, empty):
+        if record is None:
+            panel.message(empty)
+            return 0.0
+        return panel.show(record.values)
+

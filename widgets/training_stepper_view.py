@@ -1,0 +1,350 @@
+"""The ipywidgets view of ``TrainingStepperModel``: the training loop, line by line.
+
+Layout::
+
+    title
+    [next stage ▶] [run N steps] [N] [■ stop] [progress ████░░] "step 40 / 100 ..."
+    [optimizer ▾] [lr ──●──] [scheduler ▾] [parameter ▾] [state ▾]
+    [ the loop's code, the line just run highlighted ]  [ what it changed (2 pictures) ]
+    [ loss and accuracy curves: train (per batch) and held-out                         ]
+    [ table: each parameter's .grad, update Δ and optimizer state                      ]
+
+"run N steps" trains in chunks inside an asyncio task, so the kernel handles
+a click on "stop" between two chunks (a plain loop would block the kernel
+until it ends); without a running event loop (a script, a test) ``run`` trains
+synchronously.
+"""
+from __future__ import annotations
+
+import asyncio
+import html
+
+import ipywidgets as W
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ._render import BLUE, Canvas, TensorPanel, png_bytes
+from .training_stepper import OPTIMIZERS, SCHEDULERS, TrainingStepperModel
+
+STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
+ORANGE = "#e85d04"
+CHUNK = 5  # iterations between two redraws (and two chances to stop) during a run
+
+
+class CurvesPicture:
+    """Loss and accuracy against optimizer steps: train per batch, held-out per evaluation.
+
+    Redrawn like the other views (``_render.py``): the axes are a cached
+    background and only the four lines are drawn on each update. The x range
+    doubles when the steps outgrow it and the loss range is a power of two, so
+    the background is re-rendered only a handful of times in a long run.
+    """
+
+    def __init__(self, width_px=760, height_px=210, dpi=80):
+        self.figure = Figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+        FigureCanvasAgg(self.figure)
+        self.loss_ax, self.acc_ax = self.figure.subplots(1, 2)
+        self.figure.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.88, wspace=0.25)
+        self.lines = {}
+        for ax, key in ((self.loss_ax, "loss"), (self.acc_ax, "accuracy")):
+            self.lines[key, "train"] = ax.plot([], [], color=BLUE, lw=0.8, label="train (batch)",
+                                               animated=True)[0]
+            self.lines[key, "test"] = ax.plot([], [], "o-", color=ORANGE, ms=3, label="held-out",
+                                              animated=True)[0]
+            ax.set_title(key, fontsize=9)
+            ax.set_xlabel("optimizer steps", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+        self.acc_ax.set_ylim(0, 1.02)
+        self.loss_ax.legend(fontsize=7, loc="upper right")
+        self.limits = None
+        self.background = None
+
+    def png(self, history, evaluations):
+        for key in ("loss", "accuracy"):
+            for kind, records in (("train", history), ("test", evaluations)):
+                self.lines[key, kind].set_data(
+                    [r["step"] for r in records],
+                    [np.nan if r[key] is None else r[key] for r in records])
+        last = max([h["step"] for h in history] + [e["step"] for e in evaluations] + [1])
+        losses = [h["loss"] for h in history] + [e["loss"] for e in evaluations] + [1.0]
+        limits = (_power_of_two(max(16, last)), 0.5 * np.ceil(max(losses) * 1.05 / 0.5))
+        canvas = self.figure.canvas
+        if limits != self.limits:
+            for ax in (self.loss_ax, self.acc_ax):
+                ax.set_xlim(0, limits[0])
+            self.loss_ax.set_ylim(0, limits[1])
+            canvas.draw()
+            self.background = canvas.copy_from_bbox(self.figure.bbox)
+            self.limits = limits
+        else:
+            canvas.restore_region(self.background)
+        for line in self.lines.values():
+            self.figure.draw_artist(line)
+        return png_bytes(canvas)
+
+
+def _power_of_two(value):
+    """The smallest power of two ≥ ``value``: an axis limit that rarely moves."""
+    return 2.0 ** np.ceil(np.log2(value))
+
+
+class TrainingStepper(W.VBox):
+    """Run the training loop one stage (line) at a time, or N steps with live curves.
+
+    >>> stepper = TrainingStepper(model, train=(x, y), test=(x_test, y_test))
+    >>> stepper.next_button.click()      # optimizer.zero_grad()
+    >>> stepper.next_button.click()      # output = model(x)
+    >>> stepper.run(100)                 # or the "run N steps" button (interruptible)
+    """
+
+    def __init__(self, model, train, test=None, loss_fn=None, optimizer="SGD", lr=0.1,
+                 scheduler="none", batch_size=32, seed=0):
+        self.model = TrainingStepperModel(model, train, test, loss_fn, optimizer, lr, scheduler,
+                                          batch_size, seed)
+        self.canvas = Canvas(ncols=2, width=6.2, height=2.6)
+        self.left_panel = TensorPanel(self.canvas, 0)
+        self.right_panel = TensorPanel(self.canvas, 1)
+        self.curves = CurvesPicture()
+        self.task = None  # the asyncio task of a run in progress
+
+        self.title = W.HTML()
+        self.next_button = W.Button(description="next stage ▶", button_style="primary",
+                                    tooltip="run the highlighted line",
+                                    layout=W.Layout(width="120px"))
+        self.run_button = W.Button(description="run N steps", icon="play",
+                                   tooltip="train N whole iterations",
+                                   layout=W.Layout(width="120px"))
+        self.steps = W.BoundedIntText(value=100, min=1, max=100_000, description="N",
+                                      layout=W.Layout(width="170px"))
+        self.stop_button = W.Button(description="stop", icon="stop", disabled=True,
+                                    tooltip="stop the run after the current chunk",
+                                    layout=W.Layout(width="80px"))
+        self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="150px"))
+        self.status = W.Label()
+        self.optimizer = W.Dropdown(options=list(OPTIMIZERS), value=optimizer,
+                                    description="optimizer", layout=W.Layout(width="230px"))
+        self.lr = W.FloatLogSlider(value=lr, base=10, min=-4, max=0, step=0.25, description="lr",
+                                   readout_format=".4g", continuous_update=False,
+                                   layout=W.Layout(width="280px"))
+        self.scheduler = W.Dropdown(options=list(SCHEDULERS), value=scheduler,
+                                    description="scheduler", layout=W.Layout(width="250px"))
+        names = self.model.names
+        self.parameter = W.Dropdown(options=names, value=names[0] if names else None,
+                                    description="parameter", layout=W.Layout(width="230px"))
+        self.state_key = W.Dropdown(options=["(none yet)"], description="state",
+                                    layout=W.Layout(width="230px"))
+        self.code = W.HTML(layout=W.Layout(width="370px"))
+        self.caption = W.HTML(layout=W.Layout(width="450px"))
+        self.left_title = W.HTML(layout=W.Layout(width="225px"))
+        self.right_title = W.HTML(layout=W.Layout(width="225px"))
+        self.image = W.Image(format="png", layout=W.Layout(width="450px"))
+        self.curves_image = W.Image(format="png", layout=W.Layout(width="760px"))
+        self.table = W.HTML(layout=W.Layout(width="760px"))
+
+        self.next_button.on_click(lambda _: self.next_stage())
+        self.run_button.on_click(lambda _: self.start_run(self.steps.value))
+        self.stop_button.on_click(lambda _: self.stop())
+        self.optimizer.observe(self._on_optimizer, names="value")
+        self.lr.observe(self._on_lr, names="value")
+        self.scheduler.observe(self._on_scheduler, names="value")
+        self.parameter.observe(lambda change: self._draw_stage(), names="value")
+        self.state_key.observe(lambda change: self._draw_stage(), names="value")
+        super().__init__([
+            self.title,
+            W.HBox([self.next_button, self.run_button, self.steps, self.stop_button,
+                    self.progress, self.status]),
+            W.HBox([self.optimizer, self.lr, self.scheduler]),
+            W.HBox([self.parameter, self.state_key]),
+            W.HBox([self.code, W.VBox([self.caption, W.HBox([self.left_title, self.right_title]),
+                                               self.image])]),
+            self.curves_image, self.table,
+        ])
+        self.model.evaluate()
+        self._draw_all()
+
+    def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
+        m = self.model
+        return (f"TrainingStepper({type(m.model).__name__}, {m.optimizer_name}, "
+                f"{m.steps} steps, next: {m.next_stage_name})")
+
+    # -- actions --------------------------------------------------------------------------------
+    def next_stage(self):
+        """Run the highlighted line; show what it changed."""
+        result = self.model.next_stage()
+        self._draw_all(curves=result.stage == "step")
+        return result
+
+    def run(self, steps, chunk=CHUNK):
+        """Train ``steps`` iterations now (blocking), redrawing after every chunk."""
+        for done, total in self.model.run(steps, chunk):
+            self._show_progress(done, total)
+        self._draw_all()
+
+    def start_run(self, steps):
+        """The button: train in an asyncio task when an event loop runs (a kernel), else now."""
+        if self.task is not None and not self.task.done():
+            return self.task
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.run(steps)
+            return None
+        self.task = asyncio.ensure_future(self.run_async(steps))
+        return self.task
+
+    async def run_async(self, steps, chunk=CHUNK):
+        """Train chunk by chunk, giving the kernel a chance to handle "stop" in between."""
+        self._running(True)
+        try:
+            for done, total in self.model.run(steps, chunk):
+                self._show_progress(done, total)
+                await asyncio.sleep(0.01)
+        finally:
+            self._running(False)
+            self._draw_all()
+
+    def stop(self):
+        """Ask the run to stop before its next iteration."""
+        self.model.request_stop()
+        self.status.value = "stopping…"
+
+    def _running(self, on):
+        self.run_button.disabled = self.next_button.disabled = on
+        self.optimizer.disabled = self.lr.disabled = self.scheduler.disabled = on
+        self.stop_button.disabled = not on
+
+    def _on_optimizer(self, change):
+        self.model.set_optimizer(change["new"])
+        self._draw_all()
+
+    def _on_lr(self, change):
+        self.model.set_lr(change["new"])
+        self._draw_all()
+
+    def _on_scheduler(self, change):
+        self.model.set_scheduler(change["new"])
+        self._draw_all()
+
+    # -- drawing -----------------------------------------------------------------------------
+    def _show_progress(self, done, total):
+        self.progress.max, self.progress.value = total, done
+        last = self.model.evaluations[-1] if self.model.evaluations else None
+        held_out = "" if last is None or last["accuracy"] is None else \
+            f", held-out accuracy {last['accuracy']:.1%}"
+        self.status.value = f"{done} / {total} steps{held_out}"
+        self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations)
+        self._draw_title()
+
+    def _draw_all(self, curves=True):
+        self._draw_title()
+        self._draw_code()
+        keys = self.model.state_keys() or ["(none yet)"]
+        if list(self.state_key.options) != keys:
+            previous = self.state_key.value
+            self.state_key.options = keys
+            tensors = [k for k in keys if k != "step"]
+            self.state_key.value = previous if previous in keys else (tensors or keys)[0]
+        self._draw_stage()
+        self._draw_table()
+        if curves:
+            self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations)
+
+    def _draw_title(self):
+        m = self.model
+        self.title.value = (
+            f"<b>TrainingStepper</b> — {html.escape(type(m.model).__name__)}, "
+            f"{m.optimizer_name}, lr now {m.current_lr():.4g}, scheduler {m.scheduler_name}; "
+            f"{m.steps} optimizer steps, batch size {m.batch_size}")
+
+    def _draw_code(self):
+        m = self.model
+        done = m.last.stage if m.last is not None else None
+        lines = [f"<span style='color:gray'>{html.escape(line)}</span>" for line in m.setup_code()]
+        lines.append("")
+        for stage, text in m.code_lines():
+            mark = ""
+            if stage is not None and stage == done:
+                mark = "background:#ffe8a3;"
+            is_next = stage == m.next_stage_name and not text.strip().startswith("scheduler")
+            arrow = "▶ " if is_next else "  "
+            lines.append(f"<span style='{mark}'>{arrow}{html.escape(text)}</span>")
+        legend = ("<span style='background:#ffe8a3'>&nbsp;just ran&nbsp;</span> "
+                  "▶ runs on the next click")
+        self.code.value = (f"<pre style='{STYLE}; margin:0'>{chr(10).join(lines)}</pre>"
+                           f"<div style='{STYLE}'>{legend}</div>")
+
+    def _draw_stage(self):
+        m, result = self.model, self.model.last
+        name = self.parameter.value
+        self._titles = {}
+        if result is None:
+            self._note(self.left_panel, "press 'next stage ▶'")
+            self._note(self.right_panel, "")
+            text = "nothing has run yet"
+        else:
+            change = next((p for p in result.params if p.name == name), None)
+            text = html.escape(result.summary())
+            stage = result.stage
+            if stage == "zero_grad":
+                self._show(self.left_panel, change.grad_before, f"{name}.grad was None",
+                                  f"{name}.grad before")
+                self._note(self.right_panel, f"{name}.grad is now None\n(set_to_none=True)")
+            elif stage in ("forward", "loss"):
+                self._show(self.left_panel, result.output, "", "output (rows: samples)")
+                if stage == "loss":
+                    self._note(self.right_panel, f"loss = {result.loss:.4f}", fontsize=14,
+                                             color="black")
+                else:
+                    self._note(self.right_panel, "no parameter changed")
+            elif stage == "backward":
+                self._show(self.left_panel, change.grad_after, "no .grad", f"{name}.grad")
+                self._show(self.right_panel, m.values(name), "",
+                                   f"{name} (what step() will move)")
+            else:  # step
+                self._show(self.left_panel, change.delta, "", f"Δ {name} (update)")
+                key = self.state_key.value
+                value = change.state.get(key)
+                if value is None:
+                    self._note(self.right_panel,
+                               f"{m.optimizer_name} keeps no\nper-parameter state")
+                elif np.ndim(value) == 0:
+                    self._note(self.right_panel, f"state['{key}'] = {float(value):g}", fontsize=12,
+                                             color="black")
+                else:
+                    self._show(self.right_panel, value, "", f"state['{key}']")
+        code = html.escape(result.code) if result else ""
+        self.caption.value = f"<div style='{STYLE}'><b>{code}</b> {text}</div>"
+        self.left_title.value = f"<div style='{STYLE}'>{self._titles[self.left_panel]}</div>"
+        self.right_title.value = f"<div style='{STYLE}'>{self._titles[self.right_panel]}</div>"
+        self.image.value = self.canvas.png()
+
+    def _show(self, panel, values, empty, what):
+        """Draw ``values`` in ``panel`` (or the ``empty`` note) and title it ``what``."""
+        if values is None:
+            self._note(panel, empty)
+            return
+        scale = panel.show(values)
+        self._titles[panel] = f"<b>{html.escape(what)}</b><br>colours: ±{scale:.3g} (white = 0)"
+
+    def _note(self, panel, text, **style):
+        """A panel with a centred note and no title."""
+        panel.message(text, **style)
+        self._titles[panel] = ""
+
+    def _draw_table(self):
+        rows = self.model.table()
+        if not rows:
+            self.table.value = ""
+            return
+        fmt = lambda v, spec=".3g": "—" if v is None else format(v, spec)
+        head = ("<tr><th>parameter</th><th>shape</th><th>|.grad| before</th><th>|.grad| after"
+                "</th><th>|Δ|</th><th>|Δ|/|p|</th><th>optimizer state</th></tr>")
+        body = "".join(
+            f"<tr><td>{html.escape(r['name'])}</td><td>{r['shape']}</td>"
+            f"<td>{fmt(r['grad_before'])}</td><td>{fmt(r['grad'])}</td><td>{fmt(r['delta'])}</td>"
+            f"<td>{fmt(r['relative'], '.2%') if r['relative'] is not None else '—'}</td>"
+            f"<td>{html.escape(r['state'])}</td></tr>" for r in rows)
+        self.table.value = (f"<table style='{STYLE}; border-collapse:collapse' cellpadding='3'>"
+                            f"{head}{body}</table>")
