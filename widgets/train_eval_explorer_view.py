@@ -19,7 +19,7 @@ import ipywidgets as W
 import numpy as np
 from matplotlib.ticker import NullLocator
 
-from ._render import MASK_CMAP, Canvas, TensorPanel, as_matrix, small_fonts, subsample
+from ._render import MASK_CMAP, Canvas, PictureFallback, TensorPanel, as_matrix, small_fonts, subsample
 from .train_eval_explorer import TrainEvalExplorerModel
 
 STYLE = "font-family: monospace; font-size: 12px; line-height: 1.35"
@@ -29,7 +29,7 @@ MAX_CHANNELS = 32  # channels drawn in the BatchNorm pictures
 TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
 
 
-class TrainEvalExplorer(W.VBox):
+class TrainEvalExplorer(PictureFallback, W.VBox):
     """Run one input in train() and eval() side by side; feed batches to BatchNorm.
 
     >>> explorer = TrainEvalExplorer(model, x, batches=loader)
