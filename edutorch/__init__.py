@@ -41,6 +41,7 @@ from . import optim, utils  # torch.optim, torch.utils.data
 from . import fx, multiprocessing  # torch.fx, torch.multiprocessing
 from .autograd import functional as _autograd_functional  # makes torch.autograd.functional
 del _autograd_functional
+from . import accelerator, backends, cuda  # is there a GPU? (CuPy)
 
 __version__ = "0.1.0"
 

@@ -123,6 +123,15 @@ def _size(size):
     return tuple(size)
 
 
+def _size_args(name, args, size):
+    """``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros(size=(2, 3))`` name the same shape."""
+    if size is None:
+        return args
+    if args:
+        raise TypeError(f"{name}() received an invalid combination of arguments: the size was given twice")
+    return (tuple(size),)
+
+
 def _filled(fill, size, dtype, device, requires_grad):
     xp = backend.array_module_for(_device_type(device))
     np_dtype = _np_dtype(dtype) or _dtype.get_default_dtype().np
@@ -130,16 +139,16 @@ def _filled(fill, size, dtype, device, requires_grad):
         else _finish(fill(np, _size(size), np_dtype), dtype, device, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(lambda xp, s, d: xp.zeros(s, d), size, dtype, device, requires_grad)
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(lambda xp, s, d: xp.zeros(s, d), _size_args("zeros", args, size), dtype, device, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(lambda xp, s, d: xp.ones(s, d), size, dtype, device, requires_grad)
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(lambda xp, s, d: xp.ones(s, d), _size_args("ones", args, size), dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(lambda xp, s, d: xp.empty(s, d), size, dtype, device, requires_grad)
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(lambda xp, s, d: xp.empty(s, d), _size_args("empty", args, size), dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):

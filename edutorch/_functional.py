@@ -495,3 +495,8 @@ def is_floating_point(input):
 
 __all__ = [name for name, value in list(globals().items())
            if callable(value) and not name.startswith("_") and name not in ("Tensor", "builtins")]
+
+
+from ._numpy_compat import patch_module as _patch_module  # noqa: E402
+
+_patch_module(globals())  # torch.sum(x, axis=0): NumPy's argument names too

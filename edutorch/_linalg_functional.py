@@ -51,3 +51,8 @@ def det(A):
 def inverse(A):
     """``torch.inverse``, the same as ``torch.linalg.inv``."""
     return _F.Inv.apply(A)
+
+
+from ._numpy_compat import patch_module as _patch_module  # noqa: E402
+
+_patch_module(globals())  # torch.sum(x, axis=0): NumPy's argument names too

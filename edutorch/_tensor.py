@@ -465,5 +465,9 @@ _NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor
 
 
 _function._Tensor = Tensor
+from . import _numpy_compat  # noqa: E402  x.sum(axis=0, keepdims=True), as PyTorch accepts
+
+for _cls in (TensorOps, TensorApiOps, Tensor):
+    _numpy_compat.patch_class(_cls)
 _function_utils._Tensor = Tensor
 _autograd.Variable = Tensor  # torch.autograd.Variable is an alias of Tensor

@@ -218,3 +218,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     if return_counts:
         result += (Tensor._make(counts.astype(np.int64)),)
     return result[0] if len(result) == 1 else result
+
+
+from ._numpy_compat import patch_module as _patch_module  # noqa: E402
+
+_patch_module(globals())  # torch.sum(x, axis=0): NumPy's argument names too

@@ -112,6 +112,88 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
 
 
+# -- products ---------------------------------------------------------------------------------
+def matmul(input, other):
+    """``torch.linalg.matmul``: the same as ``torch.matmul``."""
+    return input.matmul(other)
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """``torch.linalg.diagonal``: ``A.diagonal`` with the batch-friendly defaults (the last two dims)."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def matrix_power(A, n):
+    """``A @ A @ ... @ A`` (``n`` times) by repeated squaring; ``A^0 = I``, negative ``n`` inverts first."""
+    _F.check_square(A, "linalg.matrix_power")
+    if n < 0:
+        A, n = inv(A), -n
+    result = None
+    square = A
+    while n:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        if n:
+            square = square @ square
+    if result is None:  # n == 0: the identity, shaped like A
+        from ._creation import eye
+
+        return eye(A.shape[-1], dtype=A.dtype).expand(*A.shape).clone()
+    return result
+
+
+def multi_dot(tensors, *, out=None):
+    """The product of several matrices (the first and last may be vectors), left to right."""
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    result = tensors[0]
+    for t in tensors[1:]:
+        result = result @ t
+    return result
+
+
+def vecdot(x, y, *, dim=-1):
+    """The dot product along ``dim`` (real tensors: ``(x * y).sum(dim)``)."""
+    return (x * y).sum(dim)
+
+
+def cross(input, other, *, dim=-1):
+    """The cross product of 3-vectors along ``dim`` (broadcasting the others)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    if input.shape[dim] != 3 or other.shape[dim] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {input.shape[dim]} and "
+                           f"{other.shape[dim]}")
+    from ._functional import stack
+
+    input, other = input.broadcast_to(np.broadcast_shapes(input.shape, other.shape)), \
+        other.broadcast_to(np.broadcast_shapes(input.shape, other.shape))
+    a = [input.select(dim, i) for i in range(3)]
+    b = [other.select(dim, i) for i in range(3)]
+
+    return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]],
+                 _wrap_dim(dim, input.ndim))
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """The Moore-Penrose pseudo-inverse ``V diag(1/s) U^T``, singular values below the tolerance dropped.
+
+    The default ``rtol`` is ``eps * max(m, n)`` (with ``atol`` unset), as in PyTorch; built on ``svd``,
+    so its gradient is defined where the kept singular values are distinct.
+    """
+    U, S, Vh = svd(A, full_matrices=False)
+    if rtol is None:
+        rtol = np.finfo(A._data.dtype).eps * max(A.shape[-2:]) if atol is None or atol == 0 else 0.0
+    largest = S.amax(-1, keepdim=True)
+    cutoff = largest * rtol if atol is None else (largest * rtol).clamp_min(atol)
+    keep = S > cutoff
+    from ._functional import where
+
+    S_inv = where(keep, 1 / where(keep, S, S.new_ones(())), S.new_zeros(()))
+    return (Vh.mT * S_inv.unsqueeze(-2)) @ U.mT
+
+
 # -- decompositions --------------------------------------------------------------------------
 def svd(A, full_matrices=True, *, driver=None):
     """``U, S, Vh`` with ``A = U @ diag(S) @ Vh`` (a named tuple, ``S`` descending).

@@ -82,14 +82,16 @@ def _size(size):
     return _creation._size(size)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
-    return _sample(_rng(generator).random(_size(size)), dtype, device, requires_grad)
+    shape = _size(_creation._size_args("rand", args, size))
+    return _sample(_rng(generator).random(shape), dtype, device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    return _sample(_rng(generator).standard_normal(_size(size)), dtype, device, requires_grad)
+    shape = _size(_creation._size_args("randn", args, size))
+    return _sample(_rng(generator).standard_normal(shape), dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -143,6 +145,22 @@ def random_(t, low=0, high=None, *, generator=None):
     if high is None:
         low, high = 0, low if low else 2**24
     return _fill_inplace(t, _rng(generator).integers(low, high, t._data.shape))
+
+
+def exponential_(t, lambd=1.0, *, generator=None):
+    return _fill_inplace(t, _rng(generator).exponential(1.0 / lambd, t._data.shape))
+
+
+def geometric_(t, p, *, generator=None):
+    return _fill_inplace(t, _rng(generator).geometric(p, t._data.shape))
+
+
+def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
+    return _fill_inplace(t, _rng(generator).lognormal(mean, std, t._data.shape))
+
+
+def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
+    return _fill_inplace(t, median + sigma * _rng(generator).standard_cauchy(t._data.shape))
 
 
 # -- samples shaped like a tensor, and from a tensor of probabilities ---------------

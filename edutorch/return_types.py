@@ -85,3 +85,15 @@ class linalg_eigh(_Named):
     _fields = ("eigenvalues", "eigenvectors")
     eigenvalues = property(lambda self: self[0])
     eigenvectors = property(lambda self: self[1])
+
+
+class kthvalue(_ValuesIndices):
+    __slots__ = ()
+
+
+class cummax(_ValuesIndices):
+    __slots__ = ()
+
+
+class cummin(_ValuesIndices):
+    __slots__ = ()

@@ -719,6 +719,455 @@ def exercise_0_2_model():
 # --- end of lesson 00 ----------------------------------------------------------------------------
 
 
+# --- lesson 05: the training loop and optimizers --------------------------------------------
+
+
+def _function_library(function):
+    """``torch`` if ``function``'s code uses a name bound to real PyTorch, else ``edutorch``."""
+    code = getattr(function, "__code__", None)
+    used = [getattr(function, "__globals__", {}).get(name) for name in getattr(code, "co_names", ())]
+    used += [cell.cell_contents for cell in getattr(function, "__closure__", None) or ()
+             if cell.cell_contents is not None]
+    for module in used:
+        if getattr(module, "__name__", None) == "torch" and "torch" in sys.modules:
+            return sys.modules["torch"]
+    return edutorch
+
+
+def _net_5(lib, seed=0):
+    """A 3 → 4 → 2 network with fixed weights (the same in edutorch and torch)."""
+    rng = np.random.default_rng(seed)
+    net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Tanh(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for p in net.parameters():
+            p.copy_(lib.tensor(rng.normal(size=tuple(p.shape)), dtype=p.dtype))
+    return net
+
+
+def _train_5_1(lib, order, steps=3):
+    """Train ``_net_5`` for ``steps`` iterations whose lines run in ``order``; the parameters."""
+    rng = np.random.default_rng(1)
+    net = _net_5(lib)
+    optimizer = lib.optim.SGD(net.parameters(), lr=0.1)
+    loss_fn = lib.nn.MSELoss()
+    for _ in range(steps):
+        x = lib.tensor(rng.normal(size=(8, 3)), dtype=lib.float32)
+        y = lib.tensor(rng.normal(size=(8, 2)), dtype=lib.float32)
+        order(net, optimizer, loss_fn, x, y)
+    return [_values(p) for p in net.parameters()]
+
+
+def _right_order(model, optimizer, loss_fn, x, y):
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss
+
+
+def _no_zero_grad(model, optimizer, loss_fn, x, y):
+    loss_fn(model(x), y).backward()
+    optimizer.step()
+
+
+def _same_params(a, b):
+    return all(np.allclose(p, q, rtol=1e-5, atol=1e-6) for p, q in zip(a, b))
+
+
+@exercise
+def exercise_5_1(train_step):
+    """``train_step(model, optimizer, loss_fn, x, y)``: one whole iteration, returning the loss."""
+    if not callable(train_step):
+        return _hint("pass your function train_step itself (not its result)")
+    lib = _function_library(train_step)
+    start = _train_5_1(lib, lambda *args: None, steps=1)
+    losses = []
+    got = _train_5_1(lib, lambda *args: losses.append(train_step(*args)))
+    if _same_params(got, _train_5_1(lib, _right_order)):
+        if not losses or not _is_tensor(losses[0]) or losses[0].numel() != 1:
+            return _hint("the parameters are right; now return the loss tensor as well")
+        return _correct("zero_grad → forward → loss → backward → step, the loss returned")
+    if _same_params(got, start):
+        return _hint("the parameters never move: step() found no gradient. Call optimizer.step() "
+                     "AFTER loss.backward(), and zero_grad() first, not between backward and step")
+    if _same_params(got, _train_5_1(lib, _no_zero_grad)):
+        return _hint("the gradients accumulate from one call to the next: call optimizer.zero_grad() "
+                     "at the start of each iteration")
+    return _hint("the parameters differ from those of zero_grad → forward → loss → backward → step; "
+                 "use the model, optimizer and loss_fn you are given, once each per call")
+
+
+_SGD_SETTINGS = [  # (momentum, dampening, weight_decay, nesterov): each adds one term to the formula
+    (0.0, 0.0, 0.0, False),
+    (0.9, 0.0, 0.0, False),
+    (0.9, 0.5, 0.0, False),
+    (0.9, 0.0, 0.1, False),
+    (0.9, 0.0, 0.0, True),
+]
+
+
+def _sgd_by_hand_matches(sgd_update, lib, momentum, dampening, weight_decay, nesterov, steps=3):
+    """Three steps of ``sgd_update`` against ``lib.optim.SGD`` with the same settings."""
+    rng = np.random.default_rng(5)
+    start = rng.normal(size=4)
+    grads = [rng.normal(size=4) for _ in range(steps)]
+    param = lib.nn.Parameter(lib.tensor(start, dtype=lib.float64))
+    optimizer = lib.optim.SGD([param], lr=0.1, momentum=momentum, dampening=dampening,
+                              weight_decay=weight_decay, nesterov=nesterov)
+    p, buf = lib.tensor(start, dtype=lib.float64), None
+    for g in grads:
+        param.grad = lib.tensor(g, dtype=lib.float64)
+        optimizer.step()
+        p, buf = sgd_update(p, lib.tensor(g, dtype=lib.float64), buf, 0.1, momentum, dampening,
+                            weight_decay, nesterov)
+        if not np.allclose(_values(p), _values(param), rtol=1e-9, atol=1e-12):
+            return False
+    return True
+
+
+@exercise
+def exercise_5_2(sgd_update):
+    """``sgd_update(p, grad, buf, lr, momentum, dampening, weight_decay, nesterov) -> (p, buf)``."""
+    if not callable(sgd_update):
+        return _hint("pass your function sgd_update itself")
+    lib = _function_library(sgd_update)
+    result = sgd_update(lib.ones(2), lib.ones(2), None, 0.1, 0.9, 0.0, 0.0, False)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        return _hint(f"sgd_update returned {type(result).__name__}: return the pair (new_p, new_buf)")
+    failed = [s for s in _SGD_SETTINGS if not _sgd_by_hand_matches(sgd_update, lib, *s)]
+    if not failed:
+        return _correct("plain, momentum, dampening, weight decay and Nesterov all match optim.SGD")
+    momentum, dampening, weight_decay, nesterov = failed[0]
+    if momentum == 0:
+        return _hint("plain SGD is p - lr * grad: start there (buf is not used without momentum)")
+    if not dampening and not weight_decay and not nesterov:
+        return _hint("momentum: on the FIRST step (buf is None) buf = grad; afterwards "
+                     "buf = momentum * buf + (1 - dampening) * grad, and p - lr * buf")
+    if dampening:
+        return _hint("dampening scales the new gradient by (1 - dampening), but not on the first "
+                     "step: there the buffer is the gradient itself")
+    if weight_decay:
+        return _hint("weight decay comes first: grad = grad + weight_decay * p, and that grad is "
+                     "what goes into the buffer")
+    return _hint("Nesterov: after updating buf, step along grad + momentum * buf (not along buf)")
+
+
+def exercise_5_3_model(lib=edutorch):
+    """The network whose optimizer exercise 5.3 builds."""
+    return _net_5(lib, seed=3)
+
+
+@exercise
+def exercise_5_3(optimizer, net):
+    """AdamW, lr 1e-3, weight decay 0.05 on the weight matrices and 0 on the biases of ``net``."""
+    if optimizer is None or not hasattr(optimizer, "param_groups"):
+        return _hint("build an optimizer: torch.optim.AdamW([...param groups...], lr=1e-3)")
+    lib = _library(optimizer)
+    if not isinstance(optimizer, lib.optim.Adam):  # AdamW is Adam(decoupled_weight_decay=True)
+        return _hint(f"this is {type(optimizer).__name__}: use AdamW")
+    if not all(g.get("decoupled_weight_decay") for g in optimizer.param_groups):
+        return _hint("Adam's weight_decay adds weight_decay * p to the gradient (L2), which Adam "
+                     "then rescales; use AdamW, whose decay is decoupled from the gradient")
+    decay = {id(p): g["weight_decay"] for g in optimizer.param_groups for p in g["params"]}
+    lrs = {g["lr"] for g in optimizer.param_groups}
+    params = list(net.parameters())
+    if set(decay) != {id(p) for p in params} or len(decay) != len(params):
+        return _hint("give the optimizer every parameter of net, each exactly once")
+    if lrs != {1e-3}:
+        return _hint(f"the learning rates are {sorted(lrs)}: use lr=1e-3 for every group")
+    biases = [name for name, p in net.named_parameters() if p.dim() == 1]
+    weights = [name for name, p in net.named_parameters() if p.dim() > 1]
+    named = dict(net.named_parameters())
+    if any(decay[id(named[n])] != 0 for n in biases):
+        return _hint("the biases are decayed: put them in a group with weight_decay=0")
+    if any(decay[id(named[n])] != 0.05 for n in weights):
+        return _hint("the weight matrices need weight_decay=0.05 (AdamW's default is 0.01)")
+    return _correct(f"AdamW: {len(weights)} weight matrices decayed by 0.05, {len(biases)} biases "
+                    "not decayed")
+
+
+def _lr_curve(scheduler, steps):
+    """The learning rate before each of ``steps`` scheduler steps; the scheduler is restored after."""
+    optimizer = scheduler.optimizer
+    saved = scheduler.state_dict()
+    saved_lrs = [g["lr"] for g in optimizer.param_groups]
+    lrs = []
+    try:
+        for _ in range(steps):
+            lrs.append(optimizer.param_groups[0]["lr"])
+            optimizer.step()  # no gradients here: nothing moves; keeps the step order PyTorch expects
+            scheduler.step()
+        lrs.append(optimizer.param_groups[0]["lr"])
+    finally:
+        scheduler.load_state_dict(saved)
+        for group, lr in zip(optimizer.param_groups, saved_lrs):
+            group["lr"] = lr
+    return lrs
+
+
+@exercise
+def exercise_5_4(scheduler):
+    """A scheduler taking the learning rate from 0.1 to 0.001 along a cosine in 20 steps."""
+    if scheduler is None or not hasattr(scheduler, "optimizer"):
+        return _hint("pass a scheduler from torch.optim.lr_scheduler, built on the optimizer")
+    lrs = np.array(_lr_curve(scheduler, 20))
+    t = np.arange(21)
+    expected = 0.001 + 0.5 * (0.1 - 0.001) * (1 + np.cos(np.pi * t / 20))
+    if np.allclose(lrs, expected, rtol=1e-6, atol=1e-9):
+        return _correct("0.1 → 0.001 along half a cosine in 20 steps")
+    if not math.isclose(lrs[0], 0.1, rel_tol=1e-6):
+        return _hint(f"the curve starts at {lrs[0]:g}: build the optimizer with lr=0.1")
+    if math.isclose(lrs[-1], 0.0, abs_tol=1e-9):
+        return _hint("the curve ends at 0: set eta_min=0.001 (the lowest learning rate)")
+    if len(set(np.round(lrs, 12))) <= 3:
+        return _hint("the learning rate moves in steps: use CosineAnnealingLR for a smooth cosine")
+    return _hint(f"after 20 steps the learning rate is {lrs[-1]:g}, not 0.001: T_max is the "
+                 "number of steps from the top to the bottom (20)")
+
+
+@exercise
+def exercise_5_5(model):
+    """A digits classifier with at least 93 % accuracy on ``load_digits("test")``."""
+    from edutorch.datasets import load_digits
+
+    if model is None or not hasattr(model, "parameters"):
+        return _hint("pass your trained model")
+    lib = _library(model)
+    x, y = load_digits("test")
+    x = lib.tensor(x.numpy(), dtype=lib.float32)
+    was_training = model.training
+    model.eval()
+    try:
+        with lib.no_grad():
+            logits = model(x)
+    finally:
+        model.train(was_training)
+    if tuple(logits.shape) != (len(y), 10):
+        return _hint(f"the model maps {tuple(x.shape)} to {tuple(logits.shape)}: it needs 64 inputs "
+                     "and 10 outputs (one score per digit)")
+    accuracy = float(np.mean(_values(logits).argmax(1) == y.numpy()))
+    if accuracy < 0.2:
+        return _hint(f"accuracy {accuracy:.0%}: no better than guessing. Did the loop call "
+                     "optimizer.step() after loss.backward()?")
+    if accuracy < 0.93:
+        return _hint(f"held-out accuracy {accuracy:.1%}, below 93 %: train longer (more epochs) "
+                     "or with a larger learning rate")
+    return _correct(f"held-out accuracy {accuracy:.1%} on {len(y)} test images")
+
+
+# --- lesson 07: gradients up close -----------------------------------------------------------
+
+
+def _grad_norms(net):
+    """``{name: ‖p.grad‖}`` for every parameter of ``net`` that has a gradient."""
+    return {name: float(np.linalg.norm(_values(p.grad))) for name, p in net.named_parameters()
+            if p.grad is not None}
+
+
+def _first_last_ratio(net):
+    """‖grad‖ of the first Linear weight over that of the last one."""
+    layers = [m for _, m in _linear_layers(net)]
+    first, last = (float(np.linalg.norm(_values(m.weight.grad))) for m in (layers[0], layers[-1]))
+    return first / last
+
+
+@exercise
+def exercise_7_1(net, norms):
+    """``norms[name]`` is the 2-norm of ``p.grad`` for every parameter of ``net``."""
+    if not hasattr(net, "named_parameters"):
+        return _hint("pass the network itself and your dictionary: checks.exercise_7_1(net, norms)")
+    expected = _grad_norms(net)
+    if not expected:
+        return _hint("net has no gradients yet: compute the loss on the batch and call loss.backward()")
+    if not isinstance(norms, dict) or not norms:
+        return _hint("norms is empty: fill it with {name: p.grad.norm().item()} for each "
+                     "(name, p) in net.named_parameters()")
+    if sorted(norms) != sorted(expected):
+        return _hint(f"norms has keys {sorted(norms)[:3]}...; use the names of "
+                     f"net.named_parameters(), every parameter: {list(expected)[:3]}...")
+    try:
+        got = {name: float(value) for name, value in norms.items()}
+    except (TypeError, ValueError):
+        return _hint("each value must be one number: p.grad.norm().item()")
+    weights = {name: float(np.linalg.norm(_values(p))) for name, p in net.named_parameters()}
+    for name, want in expected.items():
+        if math.isclose(got[name], want, rel_tol=1e-4, abs_tol=1e-12):
+            continue
+        if math.isclose(got[name], weights[name], rel_tol=1e-4):
+            return _hint(f"norms[{name!r}] is the norm of the parameter itself: take the norm of "
+                         "its GRADIENT, p.grad.norm()")
+        if math.isclose(got[name], want * want, rel_tol=1e-4):
+            return _hint(f"norms[{name!r}] is the squared norm: take the square root "
+                         "(p.grad.norm() does it for you)")
+        return _hint(f"norms[{name!r}] is {got[name]:.4g}, but ‖{name}.grad‖ is {want:.4g}")
+    names = [n for n in expected if n.endswith("weight")]
+    return _correct(f"{len(expected)} gradient norms; first weight / last weight = "
+                    f"{expected[names[0]] / expected[names[-1]]:.1e}")
+
+
+@exercise
+def exercise_7_2(net):
+    """A network at least six hidden layers deep whose first layer still gets a gradient."""
+    if not hasattr(net, "named_modules"):
+        return _hint("pass your network: checks.exercise_7_2(relu_net)")
+    layers = _linear_layers(net)
+    if len(layers) < 7:
+        return _hint(f"net has {len(layers)} Linear layers; keep the depth (6 hidden layers + the "
+                     "output layer, 7 Linear layers): the point is a DEEP network whose gradient flows")
+    lib = _library(net)
+    sigmoids = [name for name, m in net.named_modules() if isinstance(m, lib.nn.Sigmoid)]
+    if sigmoids:
+        return _hint(f"the network still uses Sigmoid (at {sigmoids[:3]}): its derivative is at most "
+                     "1/4, so every layer shrinks the gradient. Use nn.ReLU (or nn.Tanh)")
+    if any(m.weight.grad is None for _, m in layers):
+        return _hint("the weights have no gradient yet: compute the loss on the batch and call "
+                     "loss.backward()")
+    ratio = _first_last_ratio(net)
+    if not ratio > 1e-2:
+        return _hint(f"the first layer's gradient is {ratio:.1e} × the last one's: it still vanishes. "
+                     "Put an activation whose derivative is near 1 (ReLU, Tanh) after EVERY hidden Linear")
+    return _correct(f"{len(layers)} Linear layers; ‖grad‖ first / last = {ratio:.1e} "
+                    "(the sigmoid network's is about 1e-05)")
+
+
+def _clip_step_setup(lib):
+    """A tiny regression problem with gradients large enough to be clipped."""
+    nn = lib.nn
+    net = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
+    rng = np.random.default_rng(7)
+    with lib.no_grad():
+        for p in net.parameters():
+            p.copy_(lib.tensor(rng.normal(size=tuple(p.shape)).astype(np.float32)))
+    x = lib.tensor(rng.normal(size=(8, 3)).astype(np.float32))
+    y = lib.tensor((rng.normal(size=(8, 1)) * 20).astype(np.float32))
+    return net, x, y
+
+
+def _fresh_grads(lib, model, x, y):
+    """The gradients of the MSE loss at ``model``'s parameters (on a copy, as arrays)."""
+    import copy
+
+    twin = copy.deepcopy(model)
+    twin.zero_grad()
+    lib.nn.functional.mse_loss(twin(x), y).backward()
+    return [_values(p.grad) for p in twin.parameters()]
+
+
+def _reference_clip_step(lib, net, x, y, lr, max_norm):
+    """One correct step on a copy of ``net``: (its parameters after, clip_grad_norm_'s total norm)."""
+    import copy
+
+    twin = copy.deepcopy(net)
+    lib.nn.functional.mse_loss(twin(x), y).backward()
+    total = float(lib.nn.utils.clip_grad_norm_(twin.parameters(), max_norm))
+    with lib.no_grad():
+        for p in twin.parameters():
+            p.sub_(lr * p.grad)
+    return [_values(p) for p in twin.parameters()], total
+
+
+@exercise
+def exercise_7_3(clipped_step, net):
+    """``clipped_step(model, optimizer, loss_fn, x, y, max_norm)``: zero_grad, forward, loss,
+    backward, clip_grad_norm_, step; returns the total norm before clipping."""
+    if not callable(clipped_step):
+        return _hint("pass your function clipped_step itself, and the network you trained with it")
+    lib = _library(net)  # the check's model comes from the same library as yours
+    lr, max_norm = 0.1, 1.0
+    model, x, y = _clip_step_setup(lib)
+    expected, total_norm = _reference_clip_step(lib, model, x, y, lr, max_norm)
+    before = [_values(p) for p in model.parameters()]
+    unclipped = [b - lr * g for b, g in zip(before, _fresh_grads(lib, model, x, y))]
+    model(x).sum().backward()  # stale gradients of another loss: the step must zero them
+    optimizer = lib.optim.SGD(model.parameters(), lr=lr)
+    total = clipped_step(model, optimizer, lib.nn.MSELoss(), x, y, max_norm)
+    after = [_values(p) for p in model.parameters()]
+    if all(np.array_equal(a, b) for a, b in zip(after, before)):
+        return _hint("the parameters did not change: call optimizer.step() at the end")
+    if all(np.allclose(a, u, rtol=1e-4, atol=1e-6) for a, u in zip(after, unclipped)):
+        return _hint("the update is the unclipped one: call clip_grad_norm_ AFTER backward() and "
+                     "BEFORE optimizer.step()")
+    if not all(np.allclose(a, e, rtol=1e-4, atol=1e-6) for a, e in zip(after, expected)):
+        return _hint("the update is not −lr · (clipped gradient): start with optimizer.zero_grad() "
+                     "(gradients accumulate), compute loss_fn(model(x), y), and clip "
+                     "with clip_grad_norm_(model.parameters(), max_norm) between backward() and step()")
+    try:
+        total = float(total)
+    except (TypeError, ValueError):
+        return _hint("return the total norm that clip_grad_norm_ returns (a 0-d tensor or a float)")
+    if math.isclose(total, max_norm, rel_tol=1e-3):
+        return _hint("you returned the norm AFTER clipping (max_norm): return what clip_grad_norm_ "
+                     "returns, the total norm before clipping")
+    if not math.isclose(total, total_norm, rel_tol=1e-4):
+        return _hint(f"you returned {total:.4g}; clip_grad_norm_ returned {total_norm:.4g}, the "
+                     "total norm before clipping: return that")
+    return _correct(f"zero_grad → forward → backward → clip (total norm {total_norm:.3g} → "
+                    f"{max_norm:g}) → step")
+
+
+@exercise
+def exercise_7_4(net, theta0, lr=0.1):
+    """``net``'s parameters are ``theta0 - lr * g`` (g: its gradients as one vector), written back
+    with ``vector_to_parameters``; the parameters stay the model's Parameters."""
+    if not hasattr(net, "parameters"):
+        return _hint("pass the network and the starting vector: checks.exercise_7_4(small, theta0)")
+    lib = _library(net)
+    params = list(net.parameters())
+    if any(p.grad is None for p in params):
+        return _hint("the parameters have no gradient: the cell above ran backward; run it again")
+    if not all(isinstance(p, lib.nn.Parameter) and p.requires_grad for p in params):
+        return _hint("a parameter is no longer a trainable nn.Parameter: write the values back with "
+                     "vector_to_parameters(theta, net.parameters()), do not replace the attributes")
+    start = _values(theta0).ravel()
+    grads = np.concatenate([_values(p.grad).ravel() for p in params])
+    now = np.concatenate([_values(p).ravel() for p in params])
+    if start.shape != now.shape:
+        return _hint(f"theta0 has {start.size} numbers but net has {now.size}: pass the vector "
+                     "parameters_to_vector(net.parameters()) gave before the step")
+    if np.allclose(now, start):
+        return _hint("the parameters did not change: write theta back with vector_to_parameters")
+    if np.allclose(now, start + lr * grads, rtol=1e-5, atol=1e-7):
+        return _hint("you went UP the gradient: a descent step is theta - lr * g")
+    if not np.allclose(now, start - lr * grads, rtol=1e-5, atol=1e-7):
+        return _hint(f"the parameters are not theta0 − {lr} · g, where g = parameters_to_vector of "
+                     "the gradients (p.grad for p in net.parameters()), in the same order")
+    return _correct(f"one gradient step on all {now.size} numbers at once, written back in place")
+
+
+@exercise
+def exercise_7_5(layer):
+    """``layer.weight`` has a tensor hook that zeroes the gradient of its first row (freezes it)."""
+    lib = _library(layer)
+    if not isinstance(layer, lib.nn.Linear):
+        return _hint("pass the nn.Linear layer whose weight carries your hook")
+    rng = np.random.default_rng(5)
+    x = lib.tensor(rng.normal(size=(6, layer.in_features)).astype(np.float32))
+    layer.zero_grad()
+    try:
+        layer(x).sum().backward()
+    except Exception as error:
+        return _hint(f"backward raised {type(error).__name__}: {error}. The hook receives the "
+                     "gradient and returns a tensor of the same shape")
+    grad = layer.weight.grad
+    layer.zero_grad()
+    if grad is None:
+        return _hint("layer.weight.grad is None: the hook must return a tensor (or None to keep "
+                     "the gradient), never drop it")
+    got = _values(grad)
+    expected = np.tile(_values(x).sum(0), (layer.out_features, 1))  # d sum(x W^T + b) / dW
+    expected[0] = 0.0
+    if np.allclose(got, np.tile(_values(x).sum(0), (layer.out_features, 1)), atol=1e-5):
+        return _hint("the first row still gets its gradient: register the hook with "
+                     "layer.weight.register_hook(fn), and make fn RETURN the changed gradient")
+    if np.allclose(got, 0.0):
+        return _hint("the whole gradient is zero: zero only row 0 (multiply by a mask, or clone "
+                     "the gradient and set row 0 to 0)")
+    if not np.allclose(got, expected, atol=1e-5):
+        return _hint("row 0 must be 0 and the other rows unchanged: return grad * mask with "
+                     "mask[0] = 0 and every other entry 1")
+    return _correct("row 0 of the weight gets no gradient (frozen); the other rows learn as before")
+
+
 # --- lesson 06: train() and eval() --------------------------------------------------------------
 
 

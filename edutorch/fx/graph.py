@@ -109,12 +109,14 @@ def _public_path(func):
         for prefix, module in namespaces:
             for name, value in vars(module).items():
                 if callable(value) and not isinstance(value, type) and not name.startswith("_"):
-                    value = getattr(value, "__wrapped__", value)  # a tracer's wrapper
-                    path, own = f"{prefix}.{name}", name == getattr(value, "__name__", None)
-                    defined_here = own and getattr(value, "__module__", None) == prefix
-                    best = _PUBLIC_PATHS.get(id(value))
-                    if best is None or defined_here or (own and not best[1]):
-                        _PUBLIC_PATHS[id(value)] = (path, own or defined_here)
+                    # the function and what it wraps (a tracer's wrapper, or the one that
+                    # accepts NumPy's axis=/keepdims=) are both known by this name
+                    for f in {value, getattr(value, "__wrapped__", value)}:
+                        path, own = f"{prefix}.{name}", name == getattr(f, "__name__", None)
+                        defined_here = own and getattr(f, "__module__", None) == prefix
+                        best = _PUBLIC_PATHS.get(id(f))
+                        if best is None or defined_here or (own and not best[1]):
+                            _PUBLIC_PATHS[id(f)] = (path, own or defined_here)
     found = _PUBLIC_PATHS.get(id(func))
     return None if found is None else found[0]
 

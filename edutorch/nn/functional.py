@@ -5,6 +5,7 @@ messages) and calls an autograd ``Function`` from ``nn/_functions`` or a short
 composition of Tensor ops.  Modules in ``nn/modules`` hold the parameters and
 call these.
 """
+import math
 import warnings
 
 import numpy as np
@@ -851,3 +852,200 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 from .._scope import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr("torch.nn.functional", "edutorch.nn.functional")  # out-of-scope names say why
+
+
+# ------------------------------- more activations, built from other ops ----
+def _inside(input, low, high):
+    """1 strictly inside (low, high): PyTorch's hardtanh family passes the gradient only there."""
+    return (input > low) & (input < high)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """``clamp(x, min_val, max_val)``, with zero gradient at and beyond the limits."""
+    out = _functional.where(_inside(input, min_val, max_val), input, input.detach().clamp(min_val, max_val))
+    return input.copy_(out) if inplace else out
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    """``min(max(0, x), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """``relu6(x + 3) / 6``: a piecewise-linear sigmoid."""
+    out = hardtanh(input + 3, 0.0, 6.0) / 6
+    return input.copy_(out) if inplace else out
+
+
+def hardswish(input, inplace=False):
+    """``x * relu6(x + 3) / 6`` (MobileNetV3)."""
+    out = input * hardsigmoid(input)
+    return input.copy_(out) if inplace else out
+
+
+def softsign(input):
+    """``x / (1 + |x|)``."""
+    return input / (1 + input.abs())
+
+
+def logsigmoid(input):
+    """``log(sigmoid(x)) = -softplus(-x)``, computed without overflow."""
+    return -softplus(-input)
+
+
+def mish(input, inplace=False):
+    """``x * tanh(softplus(x))``."""
+    out = input * softplus(input).tanh()
+    return input.copy_(out) if inplace else out
+
+
+def tanhshrink(input):
+    """``x - tanh(x)``."""
+    return input - input.tanh()
+
+
+def softshrink(input, lambd=0.5):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
+    return _functional.where(input > lambd, input - lambd, _functional.where(input < -lambd, input + lambd,
+                                                                            input * 0))
+
+
+def hardshrink(input, lambd=0.5):
+    """``x`` where ``|x| > lambd``, else 0."""
+    return _functional.where(input.abs() > lambd, input, input * 0)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``x`` where ``x > threshold``, else ``value``."""
+    out = _functional.where(input > threshold, input, input.detach() * 0 + value)
+    return input.copy_(out) if inplace else out
+
+
+_threshold = threshold  # ``threshold_``'s argument of the same name hides the function
+
+
+def threshold_(input, threshold, value):
+    return _threshold(input, threshold, value, inplace=True)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    out = _SELU_SCALE * elu(input, _SELU_ALPHA)
+    return input.copy_(out) if inplace else out
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    out = elu(input / alpha) * alpha
+    return input.copy_(out) if inplace else out
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """``softmax(-x)``."""
+    return softmax(-input, dim, _stacklevel, dtype)
+
+
+def glu(input, dim=-1):
+    """Gated linear unit: split ``input`` in halves ``a, b`` along ``dim``; ``a * sigmoid(b)``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {_wrap_dim(dim, input.ndim)} is size "
+                           f"{input.shape[dim]}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+# ------------------------------------------------------ similarity, normalize ----
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``x / max(||x||_p, eps)`` along ``dim``."""
+    return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``."""
+    from ..functional import broadcast_tensors
+
+    x1, x2 = broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
+    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` over the last dim."""
+    return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+# ------------------------------------------------- pixel shuffle, attention ----
+def pixel_shuffle(input, upscale_factor):
+    """(..., C r², H, W) -> (..., C, H r, W r): each group of r² channels becomes an r x r block."""
+    r = upscale_factor
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+                           f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (..., C, H, r, W, r)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(..., C, H r, W r) -> (..., C r², H, W): the inverse of ``pixel_shuffle``."""
+    r = downscale_factor
+    *batch, c, h, w = input.shape
+    if h % r or w % r:
+        which, size = ("height", h) if h % r else ("width", w)
+        raise RuntimeError(f"pixel_unshuffle expects {which} to be divisible by downscale_factor, but input.size"
+                           f"({-2 if which == 'height' else -1})={size} is not divisible by {r}")
+    n = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (..., C, r, r, H, W)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    """``softmax(Q K^T * scale + mask) V``, ``scale = 1 / sqrt(E)`` by default (PyTorch's reference math).
+
+    A boolean ``attn_mask`` keeps the True positions; a float one is added to the
+    scores; ``is_causal`` hides the future (upper triangle).
+    """
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and key.shape[-3] != query.shape[-3]:  # grouped-query attention: share each key head
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    scores = query @ key.transpose(-2, -1) * scale
+    if is_causal:
+        keep = Tensor._make(np.tril(np.ones((L, S), dtype=bool)))
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        if attn_mask.dtype == _dtype.bool:
+            scores = scores.masked_fill(~attn_mask, float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ value
+
+
+from ._interpolate import interpolate  # noqa: E402, F401  (F.interpolate: resizing, mode by mode)

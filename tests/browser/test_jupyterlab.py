@@ -33,16 +33,18 @@ WIDGETS = {
     "02-modules-parameters-buffers": (".widget-dropdown", "parameter-tree.png"),
     "03-hooks": (".widget-slider", "hook-monitor.png"),
     "04-pruning": (".widget-slider", "prune-explorer.png"),
+    "05-training-loop-and-optimizers": (NEXT_STAGE, "lesson-05-training-stepper.png"),
     "06-train-and-eval": (".widget-slider", "lesson-06-train-eval.png"),
+    "07-gradients-up-close": (".widget-slider", "gradients-up-close.png"),
     "examples/gradient_inspector": (".widget-slider", "gradient-inspector.png"),
     "examples/train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
     "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),
     "examples/backward_stepper": (".widget-slider", "backward-stepper.png"),
 }
-# One lesson by default (a whole open-run-screenshot cycle takes most of a minute on a
-# busy 2-core machine); EDUTORCH_BROWSER_LESSONS=02-modules-parameters-buffers,04-pruning
-# (or all four: the keys of WIDGETS) runs more, e.g. to refresh every screenshot.
-LESSONS = os.environ.get("EDUTORCH_BROWSER_LESSONS", "04-pruning").split(",")
+# A lesson and one of the newer widgets by default (a whole open-run-screenshot cycle
+# takes most of a minute on a busy 2-core machine); EDUTORCH_BROWSER_LESSONS=NAME,NAME
+# (any keys of WIDGETS) runs others, e.g. all of them to refresh every screenshot.
+LESSONS = os.environ.get("EDUTORCH_BROWSER_LESSONS", "04-pruning,examples/training_stepper").split(",")
 
 
 def open_notebook(page, base_url, name):

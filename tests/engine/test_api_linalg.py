@@ -72,3 +72,67 @@ def test_eigh_named_tuple_and_errors_match_torch():
         with pytest.raises(RuntimeError) as mine:
             bad(et)
         assert str(mine.value) == str(theirs.value)
+
+
+# -- products and the pseudo-inverse ---------------------------------------------------------
+def _r(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+PRODUCTS = {
+    "matrix_power_3": (lambda L, a: L.linalg.matrix_power(a, 3), [_r(2, 3, 3)]),
+    "matrix_power_0": (lambda L, a: L.linalg.matrix_power(a, 0) + a, [_r(3, 3)]),
+    "matrix_power_neg": (lambda L, a: L.linalg.matrix_power(a, -2), [_r(3, 3) + 3 * np.eye(3)]),
+    "multi_dot": (lambda L, a, b, c: L.linalg.multi_dot([a, b, c]), [_r(3), _r(3, 4, seed=1), _r(4, 2, seed=2)]),
+    "vecdot": (lambda L, a, b: L.linalg.vecdot(a, b, dim=0), [_r(3, 4), _r(3, 4, seed=1)]),
+    "cross": (lambda L, a, b: L.linalg.cross(a, b), [_r(4, 3), _r(1, 3, seed=1)]),
+    "cross_dim0": (lambda L, a, b: L.linalg.cross(a, b, dim=0), [_r(3, 2), _r(3, 2, seed=1)]),
+    "pinv_tall": (lambda L, a: L.linalg.pinv(a), [_r(5, 3)]),
+    "pinv_wide_batch": (lambda L, a: L.linalg.pinv(a), [_r(2, 2, 4)]),
+    "linalg_matmul": (lambda L, a, b: L.linalg.matmul(a, b), [_r(2, 3), _r(3, 2, seed=1)]),
+    "linalg_diagonal": (lambda L, a: L.linalg.diagonal(a, offset=1), [_r(2, 3, 3)]),
+    "select": (lambda L, a: L.select(a, 1, -1) * 2 + a.select(0, 0).sum(), [_r(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_products_gradcheck(name):
+    fn, arrays = PRODUCTS[name]
+    assert gradcheck(lambda *ts: fn(et, *ts), tuple(et.tensor(a, requires_grad=True) for a in arrays))
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCTS))
+def test_products_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    fn, arrays = PRODUCTS[name]
+    results = []
+    for lib in (et, torch):
+        ts = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = fn(lib, *ts)
+        (out * lib.tensor(_r(*out.shape, seed=5))).sum().backward()
+        results.append([out.detach().numpy()] + [t.grad.numpy() for t in ts])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-11)
+
+
+def test_pinv_of_a_rank_deficient_matrix_matches_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    A = np.outer(np.arange(1.0, 4.0), np.arange(1.0, 5.0))  # rank 1
+    np.testing.assert_allclose(et.linalg.pinv(et.tensor(A)).numpy(), torch.linalg.pinv(torch.tensor(A)).numpy(),
+                               atol=1e-12)
+    np.testing.assert_allclose(et.linalg.pinv(et.tensor(A), atol=0.5).numpy(),
+                               torch.linalg.pinv(torch.tensor(A), atol=0.5).numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [lambda L: L.linalg.matrix_power(L.ones(2, 3), 2),
+                                 lambda L: L.linalg.multi_dot([L.ones(2)]),
+                                 lambda L: L.linalg.cross(L.ones(2, 2), L.ones(2, 2)),
+                                 lambda L: L.linalg.cross(L.ones(2, 3), L.ones(3)),
+                                 lambda L: L.ones(3).select(0, 5)])
+def test_product_errors_match_torch(bad):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    with pytest.raises((RuntimeError, IndexError)) as theirs:
+        bad(torch)
+    with pytest.raises(type(theirs.value)) as mine:
+        bad(et)
+    assert str(mine.value) == str(theirs.value)

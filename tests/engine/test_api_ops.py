@@ -56,7 +56,8 @@ DIFFERENTIABLE = {
     "fmod": (lambda L, a, b: L.fmod(a, b), [_r(3, 4) * 3, _pos(3, 4, seed=1)]),
     "fmod_number": (lambda L, a: L.fmod(a, 0.7), [_r(3, 4) * 3]),
     "nan_to_num": (lambda L, a: L.nan_to_num(L.where(L.tensor([True, False, False, False]), a, L.tensor(
-        [0.0, float("nan"), float("inf"), -float("inf")], dtype=a.dtype)), nan=0.5, posinf=9.0), [_r(3, 4)]),
+        [0.0, float("nan"), float("inf"), -float("inf")], dtype=a.dtype)), nan=0.5, posinf=9.0, neginf=-9.0),
+                   [_r(3, 4)]),
     "cumprod": (lambda L, a: L.cumprod(a, 1), [_r(3, 4)]),
     "cumprod_zero": (lambda L, a: L.cumprod(a * L.tensor([1.0, 0.0, 1.0, 1.0], dtype=a.dtype), -1), [_r(3, 4)]),
     "roll": (lambda L, a: L.roll(a, 1), [_r(3, 4)]),
@@ -331,3 +332,267 @@ def test_format_matches_torch():
         "{:.2f}".format(et.tensor([1.5]))
     assert str(mine.value) == str(theirs.value)
     assert math.isclose(float(f"{et.tensor(2.25):.2f}"), 2.25)
+
+
+# -- elementary functions: one table, inputs inside each domain ------------------------------
+_UNIT = np.tanh(_r(3, 4)) * 0.9          # (-0.9, 0.9): asin, acos, atanh
+ELEMENTARY = {
+    "tan": _r(3, 4) * 0.7, "asin": _UNIT, "acos": _UNIT, "atan": _r(3, 4) * 3, "arcsin": _UNIT,
+    "arccos": _UNIT, "arctan": _r(3, 4), "sinh": _r(3, 4), "cosh": _r(3, 4), "asinh": _r(3, 4) * 3,
+    "acosh": _pos(3, 4) + 1.0, "atanh": _UNIT, "arcsinh": _r(3, 4), "arccosh": _pos(3, 4) + 1.0,
+    "arctanh": _UNIT, "log2": _pos(3, 4), "log10": _pos(3, 4), "expm1": _r(3, 4), "exp2": _r(3, 4),
+    "erfc": _r(3, 4) * 2, "deg2rad": _r(3, 4) * 90, "rad2deg": _r(3, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTARY))
+def test_elementary_gradcheck_float64(name):
+    x = et.tensor(ELEMENTARY[name], requires_grad=True)
+    assert gradcheck(getattr(et, name), (x,))
+    assert gradcheck(lambda t: getattr(t, name)(), (x,))
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTARY))
+def test_elementary_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    results = []
+    for lib in (et, torch):
+        x = lib.tensor(ELEMENTARY[name], requires_grad=True)
+        y = getattr(lib, name)(x)
+        (y * lib.tensor(_r(3, 4, seed=5))).sum().backward()
+        results.append((y.detach().numpy(), x.grad.numpy(), type(y.grad_fn).__name__,
+                        str(getattr(lib, name)(lib.tensor([1, 2])).dtype)))
+    (y1, g1, n1, d1), (y2, g2, n2, d2) = results
+    np.testing.assert_allclose(y1, y2, rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-15)
+    assert (n1, d1) == (n2, d2)
+
+
+def test_constants_match_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert (et.pi, et.e, et.inf) == (torch.pi, torch.e, torch.inf)
+    assert math.isnan(et.nan) and et.newaxis is torch.newaxis is None
+
+
+def test_factories_take_size_as_a_keyword_like_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    for name in ("zeros", "ones", "empty", "rand", "randn"):
+        assert tuple(getattr(et, name)(size=(2, 3)).shape) == tuple(getattr(torch, name)(size=(2, 3)).shape)
+        assert tuple(getattr(et, name)(size=[4]).shape) == (4,)
+        with pytest.raises(TypeError):
+            getattr(et, name)(2, size=(2, 3))
+
+
+# -- more shapes, moments, membership: values and gradients against torch -------------------
+_NAN_ROW = np.array([[1.0, np.nan, 2.0, 4.0], [np.nan, np.nan, 3.0, -1.0], [0.5, 1.0, 2.0, 3.0]])
+MORE = {
+    "broadcast_to": (lambda L, a: L.broadcast_to(a, (2, 3, 4)), [_r(3, 1)]),
+    "fliplr": (lambda L, a: L.fliplr(a), [_r(3, 4)]),
+    "flipud": (lambda L, a: L.flipud(a), [_r(3, 4)]),
+    "tensor_split_n": (lambda L, a: list(L.tensor_split(a, 3, dim=1)), [_r(2, 7)]),
+    "tensor_split_idx": (lambda L, a: list(L.tensor_split(a, [1, 5])), [_r(7, 2)]),
+    "hsplit": (lambda L, a: list(L.hsplit(a, 2)), [_r(3, 4)]),
+    "vsplit": (lambda L, a: list(L.vsplit(a, [1])), [_r(3, 4)]),
+    "diff": (lambda L, a: L.diff(a), [_r(3, 5)]),
+    "diff_n2_dim0_pre": (lambda L, a, p: L.diff(a, n=2, dim=0, prepend=p), [_r(3, 5), _r(1, 5, seed=1)]),
+    "diag_embed": (lambda L, a: L.diag_embed(a), [_r(2, 3)]),
+    "diag_embed_offset_dims": (lambda L, a: L.diag_embed(a, -1, 0, 2), [_r(2, 3)]),
+    "std_mean": (lambda L, a: list(L.std_mean(a, 1)), [_r(3, 4)]),
+    "var_mean": (lambda L, a: list(L.var_mean(a, 0, correction=0, keepdim=True)), [_r(3, 4)]),
+    "logaddexp": (lambda L, a, b: L.logaddexp(a, b), [_r(3, 4) * 30, _r(4, seed=1) * 30]),
+    "logaddexp2": (lambda L, a, b: L.logaddexp2(a, b), [_r(3, 4), _r(3, 4, seed=1)]),
+    "xlogy": (lambda L, a, b: L.xlogy(a, b), [_r(3, 4), _pos(3, 4, seed=1)]),
+    "atleast_3d": (lambda L, a, b: list(L.atleast_3d(a, b)), [_r(4), _r(2, 3, seed=1)]),
+    "atleast_2d": (lambda L, a: L.atleast_2d(a), [_r(4)]),
+    "block_diag": (lambda L, a, b, c: L.block_diag(a, b, c), [_r(2, 2), _r(3), _r(1, 2, seed=1)]),
+    "cartesian_prod": (lambda L, a, b: L.cartesian_prod(a, b), [_r(2), _r(3, seed=1)]),
+    "true_divide": (lambda L, a, b: L.true_divide(a, b), [_r(3, 4), _pos(3, 4, seed=1)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_ops_gradcheck_float64(name):
+    fn, arrays = MORE[name]
+    assert gradcheck(lambda *ts: fn(et, *ts), tuple(_tensors(et, arrays)))
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_ops_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    fn, arrays = MORE[name]
+    results = []
+    for lib in (et, torch):
+        ts = _tensors(lib, arrays)
+        outs = _outs(fn(lib, *ts))
+        rng = np.random.default_rng(7)
+        sum((o * lib.tensor(rng.standard_normal(tuple(o.shape)))).sum() for o in outs).backward()
+        results.append(([o.detach().numpy() for o in outs], [t.grad.numpy() for t in ts]))
+    for a, b in zip(results[0][0] + results[0][1], results[1][0] + results[1][1]):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+NON_DIFF_MORE = {
+    "nansum": lambda L: L.nansum(L.tensor(_NAN_ROW), 1),
+    "nansum_all": lambda L: L.nansum(L.tensor(_NAN_ROW)),
+    "nanmean": lambda L: L.nanmean(L.tensor(_NAN_ROW), 0),
+    "isin": lambda L: L.isin(L.tensor([[1, 2], [3, 4]]), L.tensor([2, 3, 9])),
+    "isin_invert": lambda L: L.isin(L.tensor([1, 2, 3]), L.tensor([2]), invert=True),
+    "argwhere": lambda L: L.argwhere(L.tensor([[0, 1], [2, 0]])),
+    "tril_indices": lambda L: L.tril_indices(3, 4, 1),
+    "triu_indices": lambda L: L.triu_indices(4, 3, -1),
+    "logspace": lambda L: L.logspace(-1, 2, 5),
+    "logspace_base2": lambda L: L.logspace(0, 4, 5, base=2),
+    "diff_bool": lambda L: L.diff(L.tensor([True, False, False, True])),
+    "diff_int_append": lambda L: L.diff(L.tensor([1, 4, 9]), append=L.tensor([16, 25])),
+    "atleast_1d_scalar": lambda L: L.atleast_1d(L.tensor(3.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NON_DIFF_MORE))
+def test_more_non_differentiable_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    mine, theirs = NON_DIFF_MORE[name](et), NON_DIFF_MORE[name](torch)
+    assert str(mine.dtype) == str(theirs.dtype) and tuple(mine.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+# -- in-place forms: same values as the out-of-place op, a version bump, and autograd through them ---
+INPLACE = {
+    "sin_": (), "cos_": (), "log1p_": (), "rsqrt_": (), "reciprocal_": (), "sign_": (), "floor_": (), "ceil_": (),
+    "trunc_": (), "square_": (), "erf_": (), "erfinv_": (), "tan_": (), "asin_": (), "acos_": (), "atan_": (),
+    "sinh_": (), "cosh_": (), "asinh_": (), "atanh_": (), "arcsin_": (), "arctan_": (), "log2_": (),
+    "log10_": (), "expm1_": (), "exp2_": (), "erfc_": (), "deg2rad_": (), "rad2deg_": (),
+    "nan_to_num_": (), "cumprod_": (1,), "cumsum_": (0,), "fmod_": (0.7,), "atan2_": ("other",),
+    "hypot_": ("other",), "acosh_": ("shift",),
+}
+
+
+def _inplace_input(lib, name):
+    base = np.tanh(_r(3, 4)) * 0.8 + (0.0 if name not in ("log1p_", "rsqrt_", "log2_", "log10_", "reciprocal_")
+                                      else 1.0)
+    if name == "acosh_":
+        base = np.abs(base) + 1.5
+    return lib.tensor(base, requires_grad=True)
+
+
+NO_INPLACE_DERIVATIVE = ("asinh_", "acosh_", "atanh_")  # PyTorch refuses these under autograd
+
+
+@pytest.mark.parametrize("name", NO_INPLACE_DERIVATIVE)
+def test_inplace_without_derivative_is_refused_like_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    messages = []
+    for lib in (torch, et):
+        x = _inplace_input(lib, name) * 1.0
+        getattr(x, name)()
+        with pytest.raises(NotImplementedError) as err:
+            x.sum().backward()
+        messages.append(str(err.value))
+        with lib.no_grad():
+            y = _inplace_input(lib, name) * 1.0
+            getattr(y, name)()  # fine without autograd
+    assert messages[0] == messages[1]
+
+
+@pytest.mark.parametrize("name", sorted(set(INPLACE) - set(NO_INPLACE_DERIVATIVE)))
+def test_inplace_forms_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    results = []
+    for lib in (et, torch):
+        leaf = _inplace_input(lib, name)
+        x = leaf * 1.0  # a non-leaf: in-place is allowed, and autograd goes through it
+        args = [lib.tensor(_pos(3, 4, seed=2)) if a == "other" else a for a in INPLACE[name] if a != "shift"]
+        out = getattr(x, name)(*args)
+        assert out is x and x._version == 1
+        differentiable = name not in ("sign_", "floor_", "ceil_", "trunc_")
+        if differentiable:
+            (x * lib.tensor(_r(3, 4, seed=3))).sum().backward()
+        results.append((x.detach().numpy(), leaf.grad.numpy() if differentiable else None))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-14)
+    if results[0][1] is not None:
+        np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-10, atol=1e-12)
+
+
+def test_numpy_argument_names_are_accepted_like_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x = _r(2, 3)
+    calls = [lambda L, t: L.sum(t, axis=0, keepdims=True), lambda L, t: t.sum(1, keepdims=True),
+             lambda L, t: t.mean(axis=1), lambda L, t: L.cat([t, t], axis=1), lambda L, t: t.max(axis=0).values,
+             lambda L, t: t.softmax(axis=1), lambda L, t: L.argmax(t, axis=1), lambda L, t: t.std(axis=0),
+             lambda L, t: L.cumsum(t, axis=1), lambda L, t: t.amax(axis=1, keepdims=True)]
+    for call in calls:
+        np.testing.assert_allclose(call(et, et.tensor(x)).numpy(), call(torch, torch.tensor(x)).numpy(), rtol=1e-12)
+    with pytest.raises(TypeError):
+        et.tensor(x).sum(dim=0, axis=0)
+
+
+# -- order statistics along a dim, sampling in place, small facts ---------------------------------
+ORDER = {
+    "kthvalue": lambda L, t: t.kthvalue(2, 1),
+    "kthvalue_keepdim": lambda L, t: L.kthvalue(t, 3, 0, keepdim=True) if hasattr(L, "kthvalue") else t.kthvalue(3, 0, True),
+    "cummax": lambda L, t: L.cummax(t, 1) if hasattr(L, "cummax") else t.cummax(1),
+    "cummin": lambda L, t: t.cummin(0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ORDER))
+def test_order_statistics_match_torch(name):
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    x = _r(4, 5)
+    results = []
+    for lib in (et, torch):
+        t = lib.tensor(x, requires_grad=True)
+        values, indices = ORDER[name](lib, t)
+        (values * lib.tensor(_r(*values.shape, seed=4))).sum().backward()
+        results.append((values.detach().numpy(), indices.numpy(), t.grad.numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b)
+
+
+def test_cummax_ties_and_nan_match_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    data = [[1.0, 3.0, 3.0, 2.0, float("nan"), 5.0, float("nan"), 0.0]]
+    for op in ("cummax", "cummin"):
+        (mv, mi), (tv, ti) = getattr(et.tensor(data), op)(1), getattr(torch.tensor(data), op)(1)
+        np.testing.assert_allclose(mv.numpy(), tv.numpy())
+        assert mi.tolist() == ti.tolist()
+
+
+def test_kthvalue_error_matches_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(2, 3).kthvalue(5)
+    with pytest.raises(RuntimeError) as mine:
+        et.ones(2, 3).kthvalue(5)
+    assert str(mine.value) == str(theirs.value)
+
+
+def test_in_place_samplers_have_their_distributions():
+    et.manual_seed(0)
+    n = 40000
+    assert abs(et.empty(n).exponential_(2.0).mean().item() - 0.5) < 0.02
+    g = et.empty(n).geometric_(0.25)
+    assert g.min().item() >= 1 and abs(g.mean().item() - 4.0) < 0.1
+    assert abs(et.empty(n, dtype=et.float64).log_normal_(0.0, 0.5).log().std().item() - 0.5) < 0.02
+    assert abs(et.empty(n).cauchy_(1.0, 2.0).median().item() - 1.0) < 0.1
+    r = et.empty(n, dtype=et.int64).random_(3, 7)
+    assert set(r.unique().tolist()) == {3, 4, 5, 6}
+    with pytest.raises(RuntimeError):
+        et.zeros(2, requires_grad=True).exponential_()
+
+
+def test_small_facts_match_torch():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    for lib in (et, torch):
+        x = lib.ones(2, 3)
+        y = (lib.ones(2, requires_grad=True) * 2).unbind(0)[1]
+        assert (x.itemsize, x.nbytes, x.is_cpu, x.get_device(), y.output_nr) == (4, 24, True, -1, 1)
+        assert (x.is_signed(), lib.ones(1, dtype=lib.uint8).is_signed(), x.is_inference()) == (True, False, False)
+        assert x.is_same_size(lib.zeros(2, 3)) and lib.tensor([2]).is_nonzero()
+        assert x.take(lib.tensor([[0, 5]])).tolist() == [[1.0, 1.0]]
+    with pytest.raises(RuntimeError) as theirs:
+        torch.ones(2).is_nonzero()
+    with pytest.raises(RuntimeError) as mine:
+        et.ones(2).is_nonzero()
+    assert str(mine.value) == str(theirs.value)

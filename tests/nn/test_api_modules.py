@@ -57,7 +57,7 @@ def test_lazy_module_loads_a_checkpoint_by_materializing():
     assert tuple(lazy.weight.shape) == (3, 4)
     np.testing.assert_array_equal(lazy.weight.detach().numpy(), eager.weight.detach().numpy())
     lazy(et.ones(2, 4))  # the first forward still turns it into a Linear
-    assert type(lazy) is nn.Linear
+    assert type(lazy) is nn.Linear and lazy.in_features == 4
 
 
 def test_lazy_state_dict_and_deepcopy_before_initialization():

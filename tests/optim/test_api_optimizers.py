@@ -41,9 +41,9 @@ def _trajectory(lib, name, kwargs, steps=20):
     path, losses = [], []
     for _ in range(steps):
         if name == "LBFGS":
-            losses.append(float(opt.step(closure)))
+            losses.append(opt.step(closure).detach().item())
         else:
-            losses.append(float(closure()))
+            losses.append(closure().detach().item())
             opt.step()
         path.append(np.concatenate([w.detach().numpy(), c.detach().numpy().reshape(1)]))
     return np.array(path), np.array(losses), opt

@@ -1,5 +1,6 @@
 """clip_grad_norm_/clip_grad_value_ and parameters_to_vector/vector_to_parameters vs PyTorch."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -63,6 +64,17 @@ def test_nonfinite_norm_error_matches_torch(torch):
         clip_grad_norm_(ours, 1.0, error_if_nonfinite=True)
     assert str(ours_err.value) == str(theirs_err.value)
     assert math.isnan(clip_grad_norm_(ours, 1.0).item())  # default: no error, NaN norm returned
+
+
+def test_an_infinite_norm_scales_silently_to_nan_and_zero():
+    """error_if_nonfinite=False: coefficient max_norm / inf = 0, so inf * 0 = nan, 1 * 0 = 0,
+    as in PyTorch, with no NumPy RuntimeWarning."""
+    p = et.tensor([1.0, 2.0], requires_grad=True)
+    p.grad = et.tensor([math.inf, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isinf(clip_grad_norm_([p], 1.0).item())
+    assert math.isnan(p.grad[0].item()) and p.grad[1].item() == 0.0
 
 
 def test_clip_grad_value_matches_torch(torch):

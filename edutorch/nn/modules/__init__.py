@@ -9,8 +9,18 @@ from .batchnorm import BatchNorm1d, BatchNorm2d, LazyBatchNorm1d, LazyBatchNorm2
 from .normalization import GroupNorm, LayerNorm
 from .dropout import Dropout, Dropout2d
 from .activation import (
-    ELU, GELU, LeakyReLU, LogSoftmax, PReLU, ReLU, SiLU, Sigmoid, Softmax, Softplus, Tanh,
+    CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish,
+    PReLU, ReLU, ReLU6, SELU, SiLU, Sigmoid, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink,
+    Threshold,
 )
+from .distance import CosineSimilarity, PairwiseDistance
+from .padding import (
+    CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d, ConstantPad3d, ReflectionPad1d,
+    ReflectionPad2d, ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d, ZeroPad2d,
+    ZeroPad3d,
+)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle
+from .upsampling import Upsample
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
 from .loss import (

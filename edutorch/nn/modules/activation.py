@@ -175,3 +175,185 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+# -- more activations: thin modules over nn.functional --------------------------------
+class Hardtanh(Module):
+    """``clamp(x, min_val, max_val)``."""
+
+    __constants__ = ["min_val", "max_val", "inplace"]
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"min_val={self.min_val}, max_val={self.max_val}{inplace_str}"
+
+
+class ReLU6(Hardtanh):
+    """``min(max(0, x), 6)``."""
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class _Inplace(Module):
+    """An activation with only an ``inplace`` flag."""
+
+    _fn = None
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, inplace=self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class Hardsigmoid(_Inplace):
+    """``relu6(x + 3) / 6``."""
+    _fn = staticmethod(F.hardsigmoid)
+
+
+class Hardswish(_Inplace):
+    """``x * relu6(x + 3) / 6``."""
+    _fn = staticmethod(F.hardswish)
+
+
+class Mish(_Inplace):
+    """``x * tanh(softplus(x))``."""
+    _fn = staticmethod(F.mish)
+
+
+class SELU(_Inplace):
+    """Scaled ELU with the self-normalising constants."""
+    _fn = staticmethod(F.selu)
+
+
+class _NoArgs(Module):
+    """An activation without arguments."""
+
+    _fn = None
+
+    def forward(self, input):
+        return type(self)._fn(input)
+
+
+class Softsign(_NoArgs):
+    """``x / (1 + |x|)``."""
+    _fn = staticmethod(F.softsign)
+
+
+class LogSigmoid(_NoArgs):
+    """``log(sigmoid(x))``."""
+    _fn = staticmethod(F.logsigmoid)
+
+
+class Tanhshrink(_NoArgs):
+    """``x - tanh(x)``."""
+    _fn = staticmethod(F.tanhshrink)
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class Threshold(Module):
+    """``x`` where ``x > threshold``, else ``value``."""
+
+    __constants__ = ["threshold", "value", "inplace"]
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace_str}"
+
+
+class _Shrink(Module):
+    _fn = None
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return type(self)._fn(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Softshrink(_Shrink):
+    """Soft thresholding: shrink towards 0 by ``lambd``."""
+    _fn = staticmethod(F.softshrink)
+
+
+class Hardshrink(_Shrink):
+    """Hard thresholding: 0 where ``|x| <= lambd``."""
+    _fn = staticmethod(F.hardshrink)
+
+
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim``."""
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class GLU(Module):
+    """Gated linear unit along ``dim``."""
+
+    __constants__ = ["dim"]
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"

@@ -69,9 +69,10 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     total = total_norm._data
     clip_coef = float(max_norm) / (total + 1e-6)  # stays in the norm's dtype, like PyTorch
     clip_coef_clamped = np.minimum(clip_coef, 1.0) if isinstance(total, np.ndarray) else clip_coef.clip(max=1.0)
-    for g in grads:
-        g._data *= clip_coef_clamped
-        g._version_counter[0] += 1
+    with np.errstate(invalid="ignore"):  # inf * 0 = nan, silently, as in PyTorch
+        for g in grads:
+            g._data *= clip_coef_clamped
+            g._version_counter[0] += 1
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):

@@ -1,0 +1,68 @@
+"""Trigonometric, hyperbolic, logarithmic and exponential functions and their derivatives.
+
+Each op is one line in the table below: its NumPy forward and its derivative,
+written with Tensor ops of the input ``x`` and the output ``y``
+(so ``create_graph=True`` differentiates them again)::
+
+    tan:  1 + y²            asin:  1 / sqrt(1 - x²)      acos: -1 / sqrt(1 - x²)
+    atan: 1 / (1 + x²)      sinh:  cosh x                cosh:  sinh x
+    asinh: 1 / sqrt(x² + 1) acosh: 1 / sqrt(x² - 1)      atanh: 1 / (1 - x²)
+    log2: 1 / (x ln 2)      log10: 1 / (x ln 10)         expm1: y + 1
+    exp2: y ln 2            erfc: -2/sqrt(pi) exp(-x²)   deg2rad, rad2deg: constants
+"""
+import math
+
+import numpy as np
+
+from ..function import Function
+from .special import _erfc
+from .unary import _float_input, _output
+from .utils import quiet_fp
+
+
+def _elementwise(name, backward_name, forward, derivative):
+    """A ``Function`` computing ``forward`` element-wise, with ``grad * derivative(x, y)`` as backward."""
+
+    def forward_(ctx, a):
+        with quiet_fp():  # outside the domain: nan or inf, silently, as in PyTorch
+            out = _output(np.asarray(forward(_float_input(a))))
+        ctx.save_for_backward(a, out)
+        return out
+
+    def backward_(ctx, grad):
+        if derivative is None:  # PyTorch has none for some in-place forms (asinh_, acosh_, atanh_)
+            raise NotImplementedError(f"the derivative for 'inplace version of {name.lower()[:-7]}' is not "
+                                      "implemented.")
+        a, out = ctx.saved_tensors
+        return grad * derivative(a, out)
+
+    return type(name, (Function,), {
+        "__doc__": f"``torch.{name.lower()}`` element-wise.", "_backward_name": backward_name,
+        "forward": staticmethod(forward_), "backward": staticmethod(backward_),
+    })
+
+
+def _erfc_array(x):
+    return _erfc(x).astype(x.dtype) if x.size else x.copy()
+
+
+Tan = _elementwise("Tan", "TanBackward0", np.tan, lambda x, y: 1 + y * y)
+Asin = _elementwise("Asin", "AsinBackward0", np.arcsin, lambda x, y: (1 - x * x).rsqrt())
+Acos = _elementwise("Acos", "AcosBackward0", np.arccos, lambda x, y: -(1 - x * x).rsqrt())
+Atan = _elementwise("Atan", "AtanBackward0", np.arctan, lambda x, y: 1 / (1 + x * x))
+Sinh = _elementwise("Sinh", "SinhBackward0", np.sinh, lambda x, y: x.cosh())
+Cosh = _elementwise("Cosh", "CoshBackward0", np.cosh, lambda x, y: x.sinh())
+Asinh = _elementwise("Asinh", "AsinhBackward0", np.arcsinh, lambda x, y: (x * x + 1).rsqrt())
+Acosh = _elementwise("Acosh", "AcoshBackward0", np.arccosh, lambda x, y: (x * x - 1).rsqrt())
+Atanh = _elementwise("Atanh", "AtanhBackward0", np.arctanh, lambda x, y: 1 / (1 - x * x))
+Log2 = _elementwise("Log2", "Log2Backward0", np.log2, lambda x, y: 1 / (x * math.log(2)))
+Log10 = _elementwise("Log10", "Log10Backward0", np.log10, lambda x, y: 1 / (x * math.log(10)))
+Expm1 = _elementwise("Expm1", "Expm1Backward0", np.expm1, lambda x, y: y + 1)
+Exp2 = _elementwise("Exp2", "Exp2Backward0", np.exp2, lambda x, y: y * math.log(2))
+Erfc = _elementwise("Erfc", "ErfcBackward0", _erfc_array, lambda x, y: (-x * x).exp() * (-2 / math.sqrt(math.pi)))
+Deg2rad = _elementwise("Deg2rad", "Deg2RadBackward0", np.deg2rad, lambda x, y: math.pi / 180)
+# the in-place forms PyTorch cannot differentiate: same values, a backward that refuses
+AsinhInplace = _elementwise("AsinhInplace", "AsinhBackward0", np.arcsinh, None)
+AcoshInplace = _elementwise("AcoshInplace", "AcoshBackward0", np.arccosh, None)
+AtanhInplace = _elementwise("AtanhInplace", "AtanhBackward0", np.arctanh, None)
+Rad2deg = _elementwise("Rad2deg", "Rad2DegBackward0", np.rad2deg, lambda x, y: 180 / math.pi)
