@@ -2,7 +2,7 @@
 
 Why PNG bytes and not ``plt.show()``: a plot drawn inside an ``Output`` widget
 is stored differently by nbclient and by nbval, which breaks strict notebook
-validation (see FACTS.md). A PNG put in ``widgets.Image(value=png)`` looks the
+validation. A PNG put in ``widgets.Image(value=png)`` looks the
 same everywhere: the browser, nbval and a headless pytest.
 
 Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text

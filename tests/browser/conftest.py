@@ -4,7 +4,7 @@ The server runs in a temporary copy of ``lessons/``, with the example notebooks
 of ``examples/`` next to the lessons (so autosave never touches the committed
 notebooks) with every Jupyter directory, and JupyterLab's user
 settings, in a temporary folder. Both fixtures skip with a reason when
-Chromium, playwright or JupyterLab is missing (see FACTS.md, "A real browser").
+Chromium, playwright or JupyterLab is missing (README, "Running the tests").
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def _lab_environment(tmp):
         path = pathlib.Path(env["JUPYTERLAB_SETTINGS_DIR"]) / filename
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(settings))
-    # the kernel shows figures inline, as in `./dev test`; one BLAS thread (FACTS.md)
+    # the kernel shows figures inline, as in `./dev test`; one BLAS thread, as `dev` sets
     profile = pathlib.Path(env["IPYTHONDIR"]) / "profile_default"
     profile.mkdir(parents=True, exist_ok=True)
     (profile / "ipython_kernel_config.py").write_text('c.IPKernelApp.matplotlib = "inline"\n')

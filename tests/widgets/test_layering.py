@@ -1,4 +1,4 @@
-"""The widget models are plain Python: no ipywidgets, no matplotlib (DESIGN.md §2)."""
+"""The widget models are plain Python: no ipywidgets, no matplotlib (README, "Widgets": a model plus a view)."""
 import ast
 from pathlib import Path
 
