@@ -31,7 +31,7 @@ class GraphEdge:
     input_nr: int  # which input of the parent this edge carries the gradient for
 
 
-def _postorder(root):
+def postorder(root):
     """Every node below ``root``, each listed after all the nodes it points to (iterative DFS)."""
     order, seen = [], {root}
     stack = [(root, iter(root.next_functions))]
@@ -67,7 +67,7 @@ def backward_graph(root):
     """
     if root is None:
         raise ValueError("this tensor has no grad_fn: it is a leaf or does not require grad")
-    top_down = list(reversed(_postorder(root)))  # each node before the nodes it points to
+    top_down = list(reversed(postorder(root)))  # each node before the nodes it points to
     level = {root: 0}
     for node in top_down:
         for child, _ in node.next_functions:

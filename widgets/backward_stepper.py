@@ -35,6 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ._common import stats_of, to_numpy
+from .autograd_graph import postorder
 
 STATES = ("pending", "receiving", "done", "current")  # what the view colours
 
@@ -101,19 +102,7 @@ class BackwardEvent:
 # -- the graph ---------------------------------------------------------------------------
 def top_down(root):
     """Every node below ``root``, each before every node it points to (reversed post-order)."""
-    order, seen = [], {root}
-    stack = [(root, iter(root.next_functions))]
-    while stack:
-        node, children = stack[-1]
-        for child, _ in children:
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append((child, iter(child.next_functions)))
-                break
-        else:
-            stack.pop()
-            order.append(node)
-    return order[::-1]
+    return postorder(root)[::-1]
 
 
 def reachable(starts, stop=frozenset()):

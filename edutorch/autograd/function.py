@@ -121,14 +121,15 @@ class Node(FunctionCtx):
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward``, checked for in-place changes."""
+        """The tensors given to ``save_for_backward``, checked for in-place changes
+        (a built-in op's node was checked by ``apply`` already, before its backward)."""
         if self._released:
             raise RuntimeError(FREED_GRAPH_ERROR)
+        if not self._unpacks_all:
+            self._check_saved_versions()
         tensors = []
         for entry in self._saved:
-            value, counter, version = entry[0], entry[1], entry[2]
-            if counter is not None and counter[0] != version:
-                raise RuntimeError(self._inplace_error(entry))
+            value, counter = entry[0], entry[1]
             if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
                 value = _Tensor._make(value, True, self, entry[3], counter)
             tensors.append(value)

@@ -82,6 +82,20 @@ def _evaluate_closure(closure):
         return closure()
 
 
+def _check_adam_arguments(lr, betas, eps, weight_decay):
+    """The argument checks of Adam and its variants (Adamax, NAdam, RAdam), PyTorch's messages."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 def _scalar_state(value=0.0):
     """The ``state["step"]`` counter: a float32 0-d tensor on the CPU, as in PyTorch 2.x."""
     return Tensor._make(np.array(value, dtype=np.float32))

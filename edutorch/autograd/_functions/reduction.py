@@ -567,6 +567,14 @@ class MinDim(MaxDim):
         return MinDim._forward(ctx, a, dim, keepdim)
 
 
+def _cumulative(scan, a, axis, dtype):
+    """``np.cumsum``/``np.cumprod`` of ``a`` along ``axis``: integers and bools accumulate in int64, as in PyTorch."""
+    x = a._data
+    if dtype is None and x.dtype.kind in "biu":
+        dtype = np.int64
+    return scan(x if x.ndim else x.reshape(1), axis=axis, dtype=getattr(dtype, "np", dtype)).reshape(x.shape)
+
+
 class Cumsum(Function):
     """Running sum along ``dim``; its gradient is the running sum of ``grad`` from the end."""
 
@@ -574,12 +582,8 @@ class Cumsum(Function):
 
     @staticmethod
     def forward(ctx, a, axis, dtype=None):
-        x = a._data
-        if dtype is None and x.dtype.kind in "biu":
-            dtype = np.int64
         ctx.axis = axis
-        return np.cumsum(x if x.ndim else x.reshape(1), axis=axis,
-                         dtype=getattr(dtype, "np", dtype)).reshape(x.shape)
+        return _cumulative(np.cumsum, a, axis, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -602,13 +606,9 @@ class Cumprod(Function):
 
     @staticmethod
     def forward(ctx, a, axis, dtype=None):
-        x = a._data
-        if dtype is None and x.dtype.kind in "biu":
-            dtype = np.int64
         ctx.axis = axis
         ctx.save_for_backward(a)
-        return np.cumprod(x if x.ndim else x.reshape(1), axis=axis,
-                          dtype=getattr(dtype, "np", dtype)).reshape(x.shape)
+        return _cumulative(np.cumprod, a, axis, dtype)
 
     @staticmethod
     def backward(ctx, grad):
