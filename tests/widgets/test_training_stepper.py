@@ -167,6 +167,25 @@ def test_evaluation_leaves_the_training_mode_and_grads_alone():
     assert without.evaluate() is None
 
 
+def test_the_modules_keep_their_own_modes_a_frozen_body_in_eval_stays_there():
+    """Fine-tuning: the body (with a BatchNorm) is frozen and in eval(), the head trains.
+    Stepping and evaluating leave each module in the mode the user gave it, so the
+    pretrained running statistics do not move and the body's .grad stays None."""
+    et.manual_seed(0)
+    body = nn.Sequential(nn.Linear(64, 16), nn.BatchNorm1d(16), nn.ReLU())
+    model = nn.Sequential(body, nn.Linear(16, 10))
+    body.requires_grad_(False)
+    body.eval()
+    mean, head = body[1].running_mean.clone(), model[1].weight.detach().clone()
+    m = stepper(model)
+    m.run(3)
+    m.evaluate()
+    assert model.training and model[1].training and not body.training and not body[1].training
+    np.testing.assert_array_equal(body[1].running_mean.numpy(), mean.numpy())
+    assert all(p.grad is None for p in body.parameters())
+    assert not np.array_equal(model[1].weight.detach().numpy(), head.numpy())  # the head learned
+
+
 def test_regression_has_no_accuracy():
     et.manual_seed(0)
     x = et.randn(40, 3)
