@@ -178,8 +178,7 @@ def test_the_modules_keep_their_own_modes_a_frozen_body_in_eval_stays_there():
     body.eval()
     mean, head = body[1].running_mean.clone(), model[1].weight.detach().clone()
     m = stepper(model)
-    m.run(3)
-    m.evaluate()
+    m.run_all(3, chunk=1)  # three steps, the held-out set evaluated after each
     assert model.training and model[1].training and not body.training and not body[1].training
     np.testing.assert_array_equal(body[1].running_mean.numpy(), mean.numpy())
     assert all(p.grad is None for p in body.parameters())
