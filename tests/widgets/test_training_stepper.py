@@ -222,6 +222,21 @@ def test_view_steps_through_the_loop():
     assert is_png(view.curves_image.value)
 
 
+def test_view_says_a_frozen_parameter_was_skipped_by_step():
+    """With Adam on a partly frozen model, a frozen parameter's panel says why it has no
+    optimizer state (no .grad, so step() skipped it); a trained one shows its exp_avg."""
+    train, test = digits()
+    model = small_model()
+    model[0].requires_grad_(False)
+    view = TrainingStepper(model, train, test, optimizer="Adam", lr=0.01)
+    for _ in STAGES:
+        view.next_button.click()
+    view.parameter.value = "0.weight"
+    assert view.right_panel.artists["text"].get_text() == "0.weight had no .grad:\nstep() skipped it, no state"
+    view.parameter.value = "2.weight"
+    assert "state[&#x27;exp_avg&#x27;]" in view.right_title.value
+
+
 def test_view_controls_change_the_optimizer_between_steps():
     view = view_of()
     view.next_button.click()
