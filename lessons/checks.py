@@ -1519,6 +1519,10 @@ def exercise_10_1(positive_class):
         return _hint(f"forward gives {got[at]:.3g} for the entry {values[at]:.3g}: every real "
                      "number must map to a number > 0 (exp or softplus do; abs, relu and x**2 "
                      "give 0 at 0)")
+    if not Y.requires_grad:
+        return _hint("forward's result does not require grad: no gradient would reach the "
+                     "original. Build it from differentiable tensor ops (X.exp(), "
+                     "nn.functional.softplus(X)), not NumPy")
     Y.sum().backward()
     if X.grad is None or not np.all(np.isfinite(_values(X.grad))) or np.allclose(_values(X.grad), 0):
         return _hint("no useful gradient reaches the original: build forward from "
@@ -1673,9 +1677,11 @@ def exercise_10_5(layer, w_before):
     if not isinstance(layer.weight, lib.nn.Parameter):
         return _hint("weight is not an nn.Parameter any more")
     w = _values(layer.weight)
-    if np.allclose(w, -np.eye(w.shape[0])):
-        return _hint("weight is -I: that is the stored ORIGINAL (orthogonal's trivialization), not "
-                     "the orthogonal weight; keep the derived value: leave_parametrized=True")
+    eye = np.eye(w.shape[0])
+    if np.allclose(w, -eye) or not np.allclose(w.T @ w, eye, atol=1e-4):
+        return _hint("the weight is not the orthogonal matrix but the stored ORIGINAL "
+                     "(leave_parametrized=False keeps that); keep the derived value: "
+                     "leave_parametrized=True")
     if not np.allclose(w, _values(w_before), atol=1e-6):
         return _hint("the weight is not the one the parametrization computed: "
                      "leave_parametrized=True keeps it")
