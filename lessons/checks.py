@@ -1549,8 +1549,18 @@ def exercise_10_1(positive_class):
     layer.weight = target * 2
     if not np.allclose(_values(layer.weight), 2 * _values(target), rtol=1e-4, atol=1e-6):
         return _hint("assigning layer.weight = Y did not give Y back")
-    return _correct("every entry of the weight is positive, before and after any update; "
-                    "right_inverse lets you assign it and keeps it at registration")
+    x = lib.tensor(rng.normal(size=(16, 4)).astype(np.float32))
+    optimizer = lib.optim.SGD(layer.parameters(), lr=0.5)
+    for _ in range(20):  # a loss that pulls the weights towards 0 (and the originals below it)
+        optimizer.zero_grad()
+        layer(x).pow(2).mean().backward()
+        optimizer.step()
+    weight = _values(layer.weight)
+    if not np.all(weight > 0):
+        return _hint("after 20 training steps some weights are ≤ 0: forward must map EVERY real "
+                     "number (the original can go anywhere) to a positive one")
+    return _correct(f"after 20 SGD steps pulling the weights to 0: smallest weight {weight.min():.2g} "
+                    f"> 0, smallest original {_values(layer.parametrizations.weight.original).min():.2g}")
 
 
 @exercise
