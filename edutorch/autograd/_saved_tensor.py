@@ -92,7 +92,7 @@ class SavedTensor:
         self.requires_grad = tensor._requires_grad
         self.output_nr = tensor._output_nr
         # a saved output does not keep its own node (the node would keep itself alive)
-        self.is_output = tensor.grad_fn is node
+        self.is_output = node is not None and tensor.grad_fn is node
         self.grad_fn = None if self.is_output else tensor.grad_fn
         self.accumulator = tensor._accumulator if tensor.grad_fn is None else None
 
@@ -125,6 +125,32 @@ def pack_all(node, saved):
         (SavedTensor(node, t, pack_hook, unpack_hook) if isinstance(t, Tensor) else t, None, -1)
         for t in saved
     ]
+
+
+class SavedInput:
+    """A tensor saved outside of any node (``torch._C._autograd._make_saved_tensor``).
+
+    The non-reentrant checkpoint keeps its inputs this way: like any saved
+    tensor, packed by the active hooks if there are some, otherwise kept
+    with its version and checked for in-place changes when unpacked.
+    """
+
+    def __init__(self, tensor):
+        self.hooked = SavedTensor(None, tensor, *_stack[-1]) if _stack else None
+        self.tensor = None if _stack else tensor
+        self.version = tensor._version_counter[0]
+
+    def unpack(self):
+        if self.hooked is not None:
+            return self.hooked.unpack(None)
+        t = self.tensor
+        if t._version_counter[0] != self.version:
+            # the same message as a node's saved input (Node._inplace_error does not use the node for it)
+            raise RuntimeError(_function.Node._inplace_error(None, (t, t._version_counter, self.version)))
+        return t
+
+
+save = SavedInput
 
 
 # -- the running backward pass -----------------------------------------------------
