@@ -414,3 +414,35 @@ def test_save_on_cpu_matches_torch():
 
     for pin in (False, True):
         np.testing.assert_allclose(run(et, pin), run(torch, pin), rtol=1e-12)
+
+
+def test_pytorch_docstring_example_prints_the_same():
+    """The example of ``saved_tensors_hooks``'s docstring, run unchanged on both libraries."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    import io
+    from contextlib import redirect_stdout
+
+    def example(torch):
+        def pack_hook(x):
+            print("Packing", x)
+            return x.detach()
+
+        def unpack_hook(x):
+            print("Unpacking", x)
+            return x
+
+        a = torch.ones(5, requires_grad=True)
+        b = torch.ones(5, requires_grad=True) * 2
+        with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
+            y = a * b
+        y.sum().backward()
+
+    outputs = []
+    for lib in (et, torch):
+        buffer = io.StringIO()
+        with redirect_stdout(buffer):
+            example(lib)
+        outputs.append(buffer.getvalue())
+    # the order of a * b's two operands is each library's own (see the README's known differences)
+    assert sorted(outputs[0].splitlines()) == sorted(outputs[1].splitlines())
+    assert outputs[0].splitlines()[0].startswith("Packing tensor([1., 1., 1., 1., 1.], requires_grad=True)")
