@@ -38,6 +38,7 @@ import weakref
 from collections import defaultdict
 
 from .. import random as _random
+from .._scope import module_getattr as _module_getattr
 from ..autograd import _saved_tensor
 from ..autograd import backward as _backward
 from ..autograd.function import Function
@@ -46,7 +47,8 @@ from ..autograd.graph import saved_tensors_hooks
 from .._tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn", "set_checkpoint_early_stop", "saved_tensor_bytes"]
+           "noop_context_fn", "set_checkpoint_early_stop", "saved_tensor_bytes", "detach_variable",
+           "check_backward_validity"]
 
 
 def noop_context_fn():
@@ -78,9 +80,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     if use_reentrant:
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                          UserWarning, stacklevel=2)
+        check_backward_validity(args)
         return CheckpointFunction.apply(function, preserve, *args)
     if debug:
         raise ValueError(
@@ -146,6 +146,20 @@ def saved_tensor_bytes(fn):
 
 
 # -- use_reentrant=True ----------------------------------------------------------------
+def check_backward_validity(inputs):
+    """Warn when no input requires grad: the reentrant checkpoint then gives no gradients."""
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=3)
+
+
+def detach_variable(inputs):
+    """A tuple of ``inputs`` with each tensor detached, keeping its ``requires_grad`` flag."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}")
+    return tuple(x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x for x in inputs)
+
+
 class CheckpointFunction(Function):
     """Forward without a graph; backward recomputes ``function`` and differentiates it."""
 
@@ -163,10 +177,7 @@ class CheckpointFunction(Function):
     def backward(ctx, *grad_outputs):
         saved = ctx.saved_tensors
         # fresh leaves that share the inputs' values: the recomputed graph starts at them
-        inputs = [
-            ctx.non_tensor_args[i] if t is None else t.detach().requires_grad_(t.requires_grad)
-            for i, t in enumerate(saved)
-        ]
+        inputs = detach_variable(tuple(ctx.non_tensor_args[i] if t is None else t for i, t in enumerate(saved)))
         with _same_random_numbers(ctx.rng_state if ctx.preserve_rng_state else None), enable_grad():
             outputs = ctx.run_function(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -369,3 +380,6 @@ def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, determinis
         result = fn(*args, **kwargs)
     frame.forward_completed = True
     return result
+
+
+__getattr__ = _module_getattr("torch.utils.checkpoint", "edutorch.utils.checkpoint")  # out-of-scope names say why

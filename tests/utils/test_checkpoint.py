@@ -442,3 +442,29 @@ def test_saved_memory_matches_torch():
     torch = pytest.importorskip("torch", reason=TORCH_REASON)
     for depth, segments in ((16, None), (16, 4), (64, 8)):
         assert _saved_bytes(et, depth, segments) == _saved_bytes(torch, depth, segments)
+
+
+def test_helpers_detach_variable_and_check_backward_validity():
+    from edutorch.utils.checkpoint import check_backward_validity, detach_variable
+
+    x = et.ones(2, requires_grad=True) * 2
+    y = et.ones(2)
+    dx, dy, n = detach_variable((x, y, 3))
+    assert dx.is_leaf and dx.requires_grad and not dy.requires_grad and n == 3
+    with pytest.raises(RuntimeError, match="^Only tuple of tensors is supported. Got Unsupported input type: list$"):
+        detach_variable([x])
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        check_backward_validity([y, 1])
+
+
+def test_increment_version_makes_a_hidden_change_visible():
+    from edutorch.autograd.graph import increment_version
+
+    x = et.ones(2, requires_grad=True)
+    h = x * 1.0
+    y = h.sin()
+    increment_version(h)
+    increment_version([h, h])
+    assert h._version == 3
+    with pytest.raises(RuntimeError, match="is at version 3; expected version 0 instead"):
+        y.sum().backward()
