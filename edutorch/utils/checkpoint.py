@@ -175,6 +175,12 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        if not _saved_tensor.is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing "
+                "an `inputs` parameter to .backward(). To resolve this error, you can either set "
+                "use_reentrant=False, or call .backward() without passing the `inputs` argument."
+            )
         saved = ctx.saved_tensors
         # fresh leaves that share the inputs' values: the recomputed graph starts at them
         inputs = detach_variable(tuple(ctx.non_tensor_args[i] if t is None else t for i, t in enumerate(saved)))

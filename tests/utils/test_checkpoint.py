@@ -468,3 +468,18 @@ def test_increment_version_makes_a_hidden_change_visible():
     assert h._version == 3
     with pytest.raises(RuntimeError, match="is at version 3; expected version 0 instead"):
         y.sum().backward()
+
+
+def test_reentrant_refuses_autograd_grad_and_backward_inputs_like_torch():
+    w = et.tensor([1.0, 2.0], requires_grad=True)
+    x = et.tensor([0.5, 0.1], requires_grad=True)
+    message = (r"^When use_reentrant=True, torch\.utils\.checkpoint is incompatible with \.grad\(\) or passing an "
+               r"`inputs` parameter to \.backward\(\)\. To resolve this error, you can either set "
+               r"use_reentrant=False, or call \.backward\(\) without passing the `inputs` argument\.$")
+    with pytest.raises(RuntimeError, match=message):
+        et.autograd.grad(checkpoint(lambda t: (t * w).sin(), x, use_reentrant=True).sum(), x)
+    with pytest.raises(RuntimeError, match=message):
+        checkpoint(lambda t: (t * w).sin(), x, use_reentrant=True).sum().backward(inputs=[x])
+    assert w.grad is None and x.grad is None  # nothing leaked into the leaves
+    checkpoint(lambda t: (t * w).sin(), x, use_reentrant=True).sum().backward()  # a plain backward is fine
+    np.testing.assert_allclose(w.grad.numpy(), np.cos([0.5, 0.2]) * [0.5, 0.1], rtol=1e-6)
