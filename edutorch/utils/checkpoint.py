@@ -29,8 +29,11 @@ pack hook (:func:`saved_tensor_bytes`, a helper of edutorch, not PyTorch's)::
 
     model = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64), nn.ReLU()) for _ in range(16)])
     x = torch.randn(32, 64, requires_grad=True)
-    saved_tensor_bytes(lambda: model(x))                                     # grows like N
-    saved_tensor_bytes(lambda: checkpoint_sequential(model, 4, x, use_reentrant=False))  # ~ sqrt(N)
+    _, plain = saved_tensor_bytes(lambda: model(x))      # 512 KiB: grows like N = 16
+    _, kept = saved_tensor_bytes(lambda: checkpoint_sequential(model, 4, x, use_reentrant=False))
+    # 152 KiB: 3 segment inputs + the 4 blocks of the last segment, about 2 * sqrt(N) blocks
+
+``benchmarks/scenarios/checkpoint.py`` (``memory_rows``) makes the table for several N.
 """
 import contextlib
 import warnings
