@@ -1,4 +1,5 @@
 """torch.utils.checkpoint: same gradients as without checkpointing, activations recomputed."""
+import contextlib
 import warnings
 
 import numpy as np
@@ -483,3 +484,37 @@ def test_reentrant_refuses_autograd_grad_and_backward_inputs_like_torch():
     assert w.grad is None and x.grad is None  # nothing leaked into the leaves
     checkpoint(lambda t: (t * w).sin(), x, use_reentrant=True).sum().backward()  # a plain backward is fine
     np.testing.assert_allclose(w.grad.numpy(), np.cos([0.5, 0.2]) * [0.5, 0.1], rtol=1e-6)
+
+
+def test_context_fn_wraps_the_forward_and_the_recomputation():
+    log = []
+
+    @contextlib.contextmanager
+    def tag(name):
+        log.append(f"enter {name}")
+        try:
+            yield
+        finally:  # the recomputation ends with an exception once every saved tensor is back (early stop)
+            log.append(f"exit {name}")
+
+    def fn(t):
+        log.append("run")
+        return t.sin()
+
+    x = et.randn(3, requires_grad=True)
+    y = checkpoint(fn, x, use_reentrant=False, context_fn=lambda: (tag("forward"), tag("recompute")))
+    assert log == ["enter forward", "run", "exit forward"]
+    y.sum().backward()
+    assert log[3:] == ["enter recompute", "run", "exit recompute"]
+
+
+def test_preserve_rng_state_false_draws_new_random_numbers_in_the_recomputation():
+    def fn(t):
+        return t * et.rand(3)
+
+    for preserve, same in ((True, True), (False, False)):
+        x = et.ones(3, requires_grad=True)
+        et.manual_seed(0)
+        y = checkpoint(fn, x, use_reentrant=False, preserve_rng_state=preserve)
+        y.sum().backward()  # d(x * r)/dx = r from the recomputation
+        assert np.array_equal(x.grad.numpy(), y.detach().numpy()) == same
