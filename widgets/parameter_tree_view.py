@@ -6,15 +6,26 @@ Layout::
     [ module tree (HTML table) ]  [ tensor dropdown ] [refresh]
                                   [ values | .grad  (PNG)   ]
                                   [ summary text            ]
+
+*show* switches the picture between the selected tensor and **every weight's
+distribution** (``ParameterTreeModel.distributions``): one histogram per layer
+on a shared x-axis, with its standard deviation and nn.Linear's default bound
+``1/sqrt(fan_in)``, which is how an initialisation is seen layer by layer.
 """
 from __future__ import annotations
 
 import html
 
 import ipywidgets as W
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-from ._render import Canvas, PictureFallback, TensorPanel, html_style
+from ._render import (BLUE, CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, TensorPanel, css_width,
+                      font_size, html_style, png_bytes, small_fonts, text_scale)
 from .parameter_tree import ParameterTreeModel
+
+MAX_DISTRIBUTIONS = 12  # weights drawn in the distributions picture (the first ones)
 
 
 class ParameterTree(PictureFallback, W.VBox):
@@ -23,6 +34,7 @@ class ParameterTree(PictureFallback, W.VBox):
     >>> tree = ParameterTree(model)   # display(tree) in a notebook
     >>> tree.select.value = "0.weight"
     >>> tree.refresh()                # after training steps or pruning
+    >>> tree.show.value = "distributions"   # every weight's histogram, layer by layer
     """
 
     def __init__(self, module):
@@ -43,10 +55,16 @@ class ParameterTree(PictureFallback, W.VBox):
         self.image = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
         self.summary = W.HTML(layout=W.Layout(width=self.canvas.css_width))
 
+        self.show = W.ToggleButtons(options=[("selected tensor", "tensor"),
+                                             ("weight distributions", "distributions")],
+                                    value="tensor", description="show",
+                                    style={"button_width": "150px"})
+
         self.select.observe(self._on_select, names="value")
+        self.show.observe(self._on_select, names="value")
         self.refresh_button.on_click(lambda _: self.refresh())
-        right = W.VBox([W.HBox([self.select, self.refresh_button]), self.caption, self.image,
-                        self.summary])
+        right = W.VBox([W.HBox([self.select, self.refresh_button]), self.show, self.caption,
+                        self.image, self.summary])
         super().__init__([self.title, W.HBox([self.tree_html, right])])
         self.refresh()
 
@@ -84,6 +102,10 @@ class ParameterTree(PictureFallback, W.VBox):
     def _draw_selection(self):
         name = self.select.value
         self.tree_html.value = self._tree_table(name)
+        if self.show.value == "distributions":
+            self._draw_distributions()
+            return
+        self.image.layout.width = self.canvas.css_width
         if name is None:
             self.values_panel.message("this module has no\nparameters or buffers")
             self.grad_panel.message("")
@@ -101,6 +123,21 @@ class ParameterTree(PictureFallback, W.VBox):
             self.caption.value = f"<div style='{self.style}'>{caption}</div>"
             self.summary.value = self._summary_html(name)
         self.image.value = self.canvas.png()
+
+    def _draw_distributions(self):
+        distributions = self.model.distributions()
+        shown = distributions[:MAX_DISTRIBUTIONS]
+        more = len(distributions) - len(shown)
+        self.caption.value = (
+            f"<div style='{self.style}'><b>every weight's values</b>, one histogram per layer on one "
+            "x-axis; dashed: ±1/√fan_in (nn.Linear's default bound)"
+            + (f"; {more} more not shown" if more else "") + "</div>")
+        self.summary.value = f"<div style='{self.style}'>" + "<br>".join(
+            html.escape(f"{d.name} {d.shape}: std {d.std:.3g}, fan_in {d.fan_in}, "
+                        f"1/√fan_in {d.bound:.3g}") for d in distributions) + "</div>"
+        png, width = distributions_png(shown)
+        self.image.layout.width = width
+        self.image.value = png
 
     def _tree_table(self, selected):
         rows = []
@@ -136,3 +173,41 @@ class ParameterTree(PictureFallback, W.VBox):
         if s["grad_stats"] is not None:
             lines.append(html.escape(f"grad: {s['grad_stats']}"))
         return f"<div style='{self.style}'>{'<br>'.join(lines)}</div>"
+
+
+def distributions_png(distributions):
+    """``(png_bytes, css_width)``: a column of histograms sharing one x-axis, one per weight.
+
+    Drawn only when the picture is asked for (a button, not a slider), so a fresh
+    figure each time is fast enough and needs no cached background.
+    """
+    width = 6.0
+    row = 0.62 * text_scale()
+    height = 0.75 * text_scale() + row * max(len(distributions), 1)
+    figure = Figure(figsize=(width, height), dpi=CSS_DPI * PIXEL_RATIO)
+    FigureCanvasAgg(figure)
+    figure.subplots_adjust(left=1.2 * text_scale() / width, right=0.98,
+                           bottom=0.5 * text_scale() / height, top=1 - 0.1 / height, hspace=0.15)
+    if not distributions:
+        figure.text(0.5, 0.5, "no parameter with 2 or more dimensions", ha="center", va="center",
+                    fontsize=font_size("note"), color="gray")
+    axes = figure.subplots(len(distributions), 1, sharex=True, squeeze=False)[:, 0] if distributions else []
+    for ax, d in zip(axes, distributions):
+        peak = d.counts.max() or 1
+        ax.stairs(d.counts / peak, d.edges, fill=True, color=BLUE)
+        for x in (-d.bound, d.bound):
+            if np.isfinite(x):
+                ax.axvline(x, color="#b5179e", linestyle="--", linewidth=1)
+        ax.set_xlim(d.edges[0], d.edges[-1])
+        ax.set_ylim(0, 1.1)
+        ax.set_yticks([])
+        ax.set_ylabel(d.name, rotation=0, ha="right", va="center", fontsize=font_size("tick"))
+        ax.text(0.99, 0.9, f"std {d.std:.3g}", transform=ax.transAxes, ha="right", va="top",
+                fontsize=font_size("tick"), bbox=dict(facecolor="white", edgecolor="none", pad=1))
+        ax.tick_params(labelsize=font_size("tick"))
+    if distributions:
+        small_fonts(axes[-1], "value")
+        axes[-1].set_ylabel(distributions[-1].name, rotation=0, ha="right", va="center",
+                            fontsize=font_size("tick"))
+    figure.canvas.draw()
+    return png_bytes(figure.canvas), css_width(figure)
