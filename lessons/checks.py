@@ -1517,7 +1517,7 @@ def exercise_8_1(layer):
     if largest > bound * (1 + 1e-6):
         return _hint(f"|weight| reaches {largest:.3g}, beyond Xavier's bound gain·√(6/(fan_in+fan_out)) = "
                      f"{bound:.3g}: use xavier_uniform_ (not kaiming or normal) with gain=calculate_gain('tanh')")
-    if not (largest > 0.9 * bound and abs(std - bound / math.sqrt(3)) < 0.1 * bound / math.sqrt(3)):
+    if not (largest > 0.98 * bound and abs(std - bound / math.sqrt(3)) < 0.03 * bound / math.sqrt(3)):
         return _hint(f"the weight's values are not spread over U(-{bound:.3g}, {bound:.3g}) (std "
                      f"{std:.3g}, expected {bound / math.sqrt(3):.3g}): use nn.init.xavier_uniform_")
     if layer.bias is None or np.any(_values(layer.bias) != 0):
@@ -1525,7 +1525,7 @@ def exercise_8_1(layer):
     return _correct(f"Xavier uniform with gain {gain:.4g}: bound {bound:.4f}, std {std:.4f}; bias 0")
 
 
-def _deep_relu_for_check(lib, depth=8, width=96):
+def _deep_relu_for_check(lib, depth=8, width=128):
     nn = lib.nn
     layers, size = [], 48
     for _ in range(depth):

@@ -111,3 +111,14 @@ def test_finfo_documents_float16():
     assert (half.bits, half.max, half.eps, half.tiny) == (16, 65504.0, 2.0**-10, 2.0**-14)
     assert et.finfo(et.float32).eps == 2.0**-23 and et.finfo(et.float64).eps == 2.0**-52
     assert et.iinfo(et.int8).max == 127
+
+
+def test_casting_beyond_a_dtype_range_is_silent_like_pytorch():
+    """70000 does not fit in float16 (max 65504): it becomes inf without a NumPy warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        half = et.tensor([70000.0, -1e6, 1.0]).half()
+        assert half.tolist() == [float("inf"), float("-inf"), 1.0]
+        assert et.tensor([float("nan"), 1e300], dtype=et.float64).float().isnan().tolist() == [True, False]
