@@ -245,13 +245,37 @@ def test_8_5_hints(lib):
     assert_hint(checks.exercise_8_5.check(head, head(x[:3].double()), x, "cpu"), "whole batch")
 
 
-def test_8_5_runs_on_the_gpu_where_there_is_one():
-    """With CuPy and a GPU, the check accepts a head made on "cuda" (skipped elsewhere)."""
-    if not et.cuda.is_available():
-        pytest.skip("no GPU with CuPy here: the CUDA case of exercise 8.5 is not run")
+def test_8_5_and_the_lessons_gpu_cell_on_the_cupy_stand_in(fake_cuda):
+    """The lesson's CUDA branch and exercise 8.5 with device "cuda", on tests/fake_cupy.py (which
+    fails wherever real CuPy would: implicit conversion to NumPy, NumPy arrays mixed in)."""
+    assert et.cuda.is_available()
     x = batch(et)
     head = et.nn.Linear(64, 10, device="cuda", dtype=et.float64)
-    assert_ok(checks.exercise_8_5.check(head, head(x.to(device="cuda", dtype=et.float64)), x, "cuda"))
+    out = head(x.to(device="cuda", dtype=et.float64))
+    assert_ok(checks.exercise_8_5.check(head, out, x, "cuda"))
+    assert_hint(checks.exercise_8_5.check(head, head(x.double().cuda()).cpu(), x, "cuda"), "move the batch")
+    cpu_head = et.nn.Linear(64, 10, dtype=et.float64)
+    assert_hint(checks.exercise_8_5.check(cpu_head, cpu_head(x.double()), x, "cuda"), "device=device")
+
+    # the lesson's GPU cell: a Kaiming-initialised deep ReLU network moved to "cuda", one backward
+    et.manual_seed(0)
+    layers, size = [], 64
+    for _ in range(3):
+        layers += [et.nn.Linear(size, 32), et.nn.ReLU()]
+        size = 32
+    net = et.nn.Sequential(*layers, et.nn.Linear(size, 10))
+    net.apply(lambda m: et.nn.init.kaiming_uniform_(m.weight, nonlinearity="relu")
+              if isinstance(m, et.nn.Linear) else None)
+    y = et.tensor(np.arange(64) % 10)
+    cpu_loss = et.nn.functional.cross_entropy(net(x), y)
+    net.to("cuda")
+    loss = et.nn.functional.cross_entropy(net(x.to("cuda")), y.to("cuda"))
+    loss.backward()
+    assert str(loss.device) == "cuda:0" and net[0].weight.grad.device.type == "cuda"
+    assert math.isclose(loss.item(), cpu_loss.item(), rel_tol=1e-6)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        x.to("cuda") + x
+    assert isinstance(net[0].weight.detach().cpu().numpy(), np.ndarray)
 
 
 # --- blank answers, and the graded form ---------------------------------------------------------
