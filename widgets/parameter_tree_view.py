@@ -43,6 +43,7 @@ class ParameterTree(PictureFallback, W.VBox):
         self.canvas = Canvas(ncols=2, width=6.0, height=2.9)
         self.values_panel = TensorPanel(self.canvas, 0, title="values")
         self.grad_panel = TensorPanel(self.canvas, 1, title=".grad")
+        self.distributions_picture = DistributionsPicture()
 
         self.title = W.HTML()
         self.tree_html = W.HTML(layout=W.Layout(width="420px", max_height="440px",
@@ -128,14 +129,15 @@ class ParameterTree(PictureFallback, W.VBox):
         distributions = self.model.distributions()
         shown = distributions[:MAX_DISTRIBUTIONS]
         more = len(distributions) - len(shown)
+        reach = distributions[0].edges[-1] if distributions else 0.0
         self.caption.value = (
             f"<div style='{self.style}'><b>every weight's values</b>, one histogram per layer on one "
-            "x-axis; dashed: ±1/√fan_in (nn.Linear's default bound)"
+            f"x-axis, max = {reach:.3g}; dashed: ±1/√fan_in (nn.Linear's default bound)"
             + (f"; {more} more not shown" if more else "") + "</div>")
         self.summary.value = f"<div style='{self.style}'>" + "<br>".join(
             html.escape(f"{d.name} {d.shape}: std {d.std:.3g}, fan_in {d.fan_in}, "
                         f"1/√fan_in {d.bound:.3g}") for d in distributions) + "</div>"
-        png, width = distributions_png(shown)
+        png, width = self.distributions_picture.png(shown)
         self.image.layout.width = width
         self.image.value = png
 
@@ -175,39 +177,64 @@ class ParameterTree(PictureFallback, W.VBox):
         return f"<div style='{self.style}'>{'<br>'.join(lines)}</div>"
 
 
-def distributions_png(distributions):
-    """``(png_bytes, css_width)``: a column of histograms sharing one x-axis, one per weight.
 
-    Drawn only when the picture is asked for (a button, not a slider), so a fresh
-    figure each time is fast enough and needs no cached background.
+class DistributionsPicture:
+    """Histograms of several weights, one row each, on one x-axis that ends at the largest
+    |value| among them (``-max`` .. ``+max``; the view prints ``max``), with dashed lines at each
+    weight's ``±1/sqrt(fan_in)``.
+
+    As for every picture of the widgets (see ``_render``), the frame (axes, names, ticks) is
+    drawn once per list of weight names and kept as a background; an update pastes it back and
+    draws only the histograms and the dashed lines.
     """
-    width = 6.0
-    row = 0.62 * text_scale()
-    height = 0.75 * text_scale() + row * max(len(distributions), 1)
-    figure = Figure(figsize=(width, height), dpi=CSS_DPI * PIXEL_RATIO)
-    FigureCanvasAgg(figure)
-    figure.subplots_adjust(left=1.2 * text_scale() / width, right=0.98,
-                           bottom=0.5 * text_scale() / height, top=1 - 0.1 / height, hspace=0.15)
-    if not distributions:
-        figure.text(0.5, 0.5, "no parameter with 2 or more dimensions", ha="center", va="center",
-                    fontsize=font_size("note"), color="gray")
-    axes = figure.subplots(len(distributions), 1, sharex=True, squeeze=False)[:, 0] if distributions else []
-    for ax, d in zip(axes, distributions):
-        peak = d.counts.max() or 1
-        ax.stairs(d.counts / peak, d.edges, fill=True, color=BLUE)
-        for x in (-d.bound, d.bound):
-            if np.isfinite(x):
-                ax.axvline(x, color="#b5179e", linestyle="--", linewidth=1)
-        ax.set_xlim(d.edges[0], d.edges[-1])
-        ax.set_ylim(0, 1.1)
-        ax.set_yticks([])
-        ax.set_ylabel(d.name, rotation=0, ha="right", va="center", fontsize=font_size("tick"))
-        ax.text(0.99, 0.9, f"std {d.std:.3g}", transform=ax.transAxes, ha="right", va="top",
-                fontsize=font_size("tick"), bbox=dict(facecolor="white", edgecolor="none", pad=1))
-        ax.tick_params(labelsize=font_size("tick"))
-    if distributions:
-        small_fonts(axes[-1], "value")
-        axes[-1].set_ylabel(distributions[-1].name, rotation=0, ha="right", va="center",
-                            fontsize=font_size("tick"))
-    figure.canvas.draw()
-    return png_bytes(figure.canvas), css_width(figure)
+
+    def __init__(self):
+        self.names = None
+
+    def png(self, distributions):
+        """``(png_bytes, css_width)`` of ``distributions`` (all with the same ``edges``)."""
+        names = tuple(d.name for d in distributions)
+        if names != self.names:
+            self._build(names)
+        canvas = self.figure.canvas
+        canvas.restore_region(self.background)
+        for d, steps, (left, right) in zip(distributions, self.steps, self.lines):
+            reach = d.edges[-1]
+            steps.set_data(d.counts / (d.counts.max() or 1), d.edges / reach)
+            bound = min(d.bound / reach, 2.0)  # beyond the axis (hidden) when larger than max
+            left.set_xdata([-bound, -bound])
+            right.set_xdata([bound, bound])
+            for artist in (steps, left, right):
+                self.figure.draw_artist(artist)
+        return png_bytes(canvas), css_width(self.figure)
+
+    def _build(self, names):
+        self.names = names
+        width, row = 6.0, 0.55 * text_scale()
+        height = 0.75 * text_scale() + row * max(len(names), 1)
+        self.figure = Figure(figsize=(width, height), dpi=CSS_DPI * PIXEL_RATIO)
+        FigureCanvasAgg(self.figure)
+        self.figure.subplots_adjust(left=1.2 * text_scale() / width, right=0.98, hspace=0.15,
+                                    bottom=0.5 * text_scale() / height, top=1 - 0.1 / height)
+        self.steps, self.lines = [], []
+        if not names:
+            self.figure.text(0.5, 0.5, "no parameter with 2 or more dimensions", ha="center",
+                             va="center", fontsize=font_size("note"), color="gray")
+        axes = self.figure.subplots(len(names), 1, squeeze=False)[:, 0] if names else []
+        for ax, name in zip(axes, names):
+            edges = np.linspace(-1, 1, 2)
+            self.steps.append(ax.stairs(np.zeros(1), edges, fill=True, color=BLUE, animated=True))
+            self.lines.append([ax.axvline(x, color="#b5179e", linestyle="--", linewidth=1,
+                                          animated=True) for x in (-1, 1)])
+            ax.set_xlim(-1.05, 1.05)
+            ax.set_ylim(0, 1.1)
+            ax.set_yticks([])
+            ax.set_xticks([-1, -0.5, 0, 0.5, 1], labels=[])
+            ax.set_ylabel(name, rotation=0, ha="right", va="center", fontsize=font_size("tick"))
+        if names:
+            axes[-1].set_xticks([-1, -0.5, 0, 0.5, 1], labels=["-max", "", "0", "", "+max"])
+            small_fonts(axes[-1], "value (max: the largest |value| of them all)")
+            axes[-1].set_ylabel(names[-1], rotation=0, ha="right", va="center",
+                                fontsize=font_size("tick"))
+        self.figure.canvas.draw()  # the frame, without the animated artists
+        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
