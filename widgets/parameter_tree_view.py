@@ -9,8 +9,9 @@ Layout::
 
 *show* switches the picture between the selected tensor and **every weight's
 distribution** (``ParameterTreeModel.distributions``): one histogram per layer
-on a shared x-axis, with its standard deviation and nn.Linear's default bound
-``1/sqrt(fan_in)``, which is how an initialisation is seen layer by layer.
+on a shared x-axis with nn.Linear's default bound ``±1/sqrt(fan_in)`` dashed,
+and each one's standard deviation listed below: an initialisation seen layer
+by layer.
 """
 from __future__ import annotations
 
