@@ -4,8 +4,11 @@
 for each module, its *own* parameters and buffers
 (``named_parameters(recurse=False)``, ``named_buffers(recurse=False)``).
 A buffer is *persistent* when it appears in ``state_dict()``; a parameter
-always does. ``ParameterTree`` is the view: a text tree, a dropdown of tensor
-names and a picture of the chosen tensor next to its ``.grad``.
+always does. ``distributions()`` gives a histogram of every weight on one
+shared range, to compare layers (how an initialisation spreads the values).
+``ParameterTree`` is the view: a text tree, a dropdown of tensor names and a
+picture of the chosen tensor next to its ``.grad``, or of every weight's
+distribution.
 
 Reparametrized tensors get rows of their own. A *derived* tensor is one a
 module computes from stored ones instead of storing it: ``weight`` after
@@ -19,8 +22,11 @@ Derived tensors are in neither ``parameters()`` nor ``state_dict()``.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from dataclasses import dataclass
+
+import numpy as np
 
 from ._common import dtype_name, framework_of, stats_of, to_numpy
 
@@ -63,6 +69,23 @@ class ModuleRow:
     def label(self):
         """The name shown in the tree: the last part of the qualified name."""
         return self.name.rsplit(".", 1)[-1] if self.name else "(root)"
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """The histogram of one tensor's values (``counts`` over the bins between ``edges``)."""
+
+    name: str
+    shape: tuple
+    counts: np.ndarray
+    edges: np.ndarray  # shared by every Distribution of one ``distributions()`` call
+    std: float  # of the finite values
+    fan_in: int  # what nn.init calls fan_in: shape[1] * the kernel size
+
+    @property
+    def bound(self):
+        """``1 / sqrt(fan_in)``: the bound of nn.Linear's and nn.Conv's default U(-bound, bound)."""
+        return 1.0 / math.sqrt(self.fan_in) if self.fan_in > 0 else float("inf")
 
 
 class ParameterTreeModel:
@@ -181,6 +204,30 @@ class ParameterTreeModel:
             "stats": stats_of(self.values(name)),
             "grad_stats": None if grad is None else stats_of(grad),
         }
+
+    def distributions(self, names=None, bins=41):
+        """A ``Distribution`` per tensor, all on ONE symmetric range ``[-R, R]`` (``R`` the largest
+        finite |value| among them), so layers compare at a glance.
+
+        ``names`` defaults to every parameter with two or more dimensions: the weights, whose
+        spread an initialisation (``nn.init``) chooses.
+        """
+        if names is None:
+            names = [t.name for row in self._rows for t in row.tensors
+                     if t.kind == "parameter" and len(t.shape) >= 2]
+        arrays = {name: self.values(name).astype(np.float64).ravel() for name in names}
+        finite = [np.abs(a[np.isfinite(a)]).max() for a in arrays.values() if np.isfinite(a).any()]
+        reach = max(finite, default=0.0) or 1.0
+        edges = np.linspace(-reach, reach, bins + 1)
+        result = []
+        for name, a in arrays.items():
+            shape = self.tensor_row(name).shape
+            a = a[np.isfinite(a)]  # an inf or nan has no place on the axis
+            counts, _ = np.histogram(a, bins=edges)
+            fan_in = int(np.prod(shape[1:])) if len(shape) >= 2 else 0
+            std = float(a.std(ddof=1)) if a.size > 1 else float("nan")
+            result.append(Distribution(name, shape, counts, edges, std, fan_in))
+        return result
 
     def tree_lines(self):
         """The tree as indented text lines (what the view prints, and handy in a notebook)."""

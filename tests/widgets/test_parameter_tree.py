@@ -301,3 +301,67 @@ def test_view_draws_a_derived_tensor_next_to_its_original():
     model(et.randn(2, 3)).sum().backward()
     view.refresh()
     assert ".grad: |max|" in view.caption.value  # the original is the leaf that gets .grad
+
+
+# -- weight distributions (lesson 08) -------------------------------------------------------
+def test_distributions_share_one_range_and_list_the_weights(model):
+    tree = ParameterTreeModel(model)
+    dists = tree.distributions()
+    assert [d.name for d in dists] == ["0.weight", "3.0.weight"]  # >= 2 dims: no bias, no buffer
+    reach = max(float(np.abs(tree.values(d.name)).max()) for d in dists)
+    for d in dists:
+        assert np.array_equal(d.edges, dists[0].edges)
+        assert d.edges[0] == -reach and d.edges[-1] == reach
+        assert d.counts.sum() == tree.tensor_row(d.name).numel
+        assert d.std == pytest.approx(float(tree.values(d.name).std(ddof=1)))
+    assert (dists[0].fan_in, dists[0].bound) == (4, 0.5)
+    (bias,) = tree.distributions(names=["0.bias"], bins=5)
+    assert bias.fan_in == 0 and bias.bound == float("inf") and len(bias.counts) == 5
+
+
+def test_distributions_of_a_conv_weight_count_the_kernel_in_fan_in():
+    et.manual_seed(0)
+    conv = nn.Conv2d(3, 8, kernel_size=5)
+    (d,) = ParameterTreeModel(conv).distributions()
+    assert d.fan_in == 3 * 5 * 5
+    assert np.abs(conv.weight.detach().numpy()).max() <= d.bound  # PyTorch's default init
+
+
+def test_distributions_skip_non_finite_values(model):
+    with et.no_grad():
+        model[0].weight[0, 0] = float("inf")
+    (first, second) = ParameterTreeModel(model).distributions()
+    assert first.counts.sum() == 11 and np.isfinite(first.edges).all() and np.isfinite(first.std)
+
+
+def test_distributions_on_real_torch(real_torch):
+    real_torch.manual_seed(0)
+    model = mlp(real_torch.nn, (10, 6, 3))
+    dists = ParameterTreeModel(model).distributions()
+    assert [d.name for d in dists] == ["0.weight", "2.weight"]
+    assert [d.fan_in for d in dists] == [10, 6]
+
+
+def test_view_switches_to_weight_distributions_and_back(model):
+    view = ParameterTree(model)
+    tensor_picture = png_bytes(view.image)
+    view.show.value = "distributions"
+    assert is_png(view.image.value) and png_bytes(view.image) != tensor_picture
+    assert "0.weight (3, 4): std" in view.summary.value and "3.0.weight (2, 3)" in view.summary.value
+    assert "fan_in 4" in view.summary.value
+    before = png_bytes(view.image)
+    with et.no_grad():
+        model[0].weight.mul_(10.0)
+    view.refresh()  # still showing distributions, of the new values
+    assert view.show.value == "distributions" and png_bytes(view.image) != before
+    view.select.value = "1.running_var"  # choosing a tensor keeps the distributions picture
+    assert "std" in view.summary.value
+    view.show.value = "tensor"
+    assert "1.running_var" in view.summary.value
+    assert view.image.layout.width == view.canvas.css_width
+
+
+def test_view_distributions_of_a_module_without_weights():
+    view = ParameterTree(nn.ReLU())
+    view.show.value = "distributions"
+    assert is_png(view.image.value) and view.summary.value.endswith("</div>")
