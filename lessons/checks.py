@@ -1512,14 +1512,14 @@ def exercise_9_1(softplus):
     """``Softplus``: forward ``log(1 + exp(x))``, saved with ``save_for_backward``; backward
     ``grad_output * sigmoid(x)``."""
     problem = _not_a_function_class(softplus, "Softplus")
-    if problem:
+    if problem is not None:
         return problem
     lib = _library(softplus)
     rng = np.random.default_rng(9)
     values = rng.uniform(-3, 3, size=(3, 4))
     x = _double(lib, values)
     y, problem = _applied(softplus, x)
-    if problem:
+    if problem is not None:
         return problem
     expected = np.log1p(np.exp(values))
     if not _is_tensor(y) or tuple(y.shape) != values.shape or not np.allclose(_values(y), expected):
@@ -1565,7 +1565,7 @@ def exercise_9_2(mul):
     """``Mul``: ``a * b``, whose backward computes only the gradients ``ctx.needs_input_grad``
     asks for (None for the others)."""
     problem = _not_a_function_class(mul, "Mul")
-    if problem:
+    if problem is not None:
         return problem
     lib = _library(mul)
     rng = np.random.default_rng(92)
@@ -1573,7 +1573,7 @@ def exercise_9_2(mul):
     for needs in ((True, True), (True, False), (False, True)):
         a, b = _double(lib, a_values, needs[0]), _double(lib, b_values, needs[1])
         out, problem = _applied(mul, a, b)
-        if problem:
+        if problem is not None:
             return problem
         if not _is_tensor(out) or not np.allclose(_values(out), a_values * b_values):
             return _hint("forward(ctx, a, b) must return a * b")
@@ -1604,13 +1604,13 @@ def exercise_9_3(tanh):
     """``Tanh`` whose backward is built of differentiable tensor ops: gradcheck and
     gradgradcheck pass."""
     problem = _not_a_function_class(tanh, "Tanh")
-    if problem:
+    if problem is not None:
         return problem
     lib = _library(tanh)
     values = np.random.default_rng(93).uniform(-2, 2, size=5)
     x = _double(lib, values)
     y, problem = _applied(tanh, x)
-    if problem:
+    if problem is not None:
         return problem
     if not _is_tensor(y) or not np.allclose(_values(y), np.tanh(values)):
         return _hint("forward(ctx, x) must return tanh(x): x.tanh()")
@@ -1634,7 +1634,8 @@ def exercise_9_3(tanh):
         return _hint(f"gradgradcheck raised {type(error).__name__}: {error}")
     if not second:
         return _hint("the second derivative is wrong: build backward only from differentiable "
-                     "tensor operations on tensors saved with ctx.save_for_backward")
+                     "tensor operations on tensors saved with ctx.save_for_backward (no .numpy(), "
+                     ".detach() or torch.no_grad() inside)")
     return _correct("gradcheck and gradgradcheck pass: backward is itself differentiable "
                     f"({_node_name(grad.grad_fn)} in the gradient's graph)")
 
@@ -1657,6 +1658,9 @@ def exercise_9_4(loss_fixed):
     sigmoid = 1 / (1 + np.exp(-values.astype(np.float64)))
     if not math.isclose(float(_values(loss)), 2 * sigmoid.sum(), rel_tol=1e-5):
         return _hint("the loss must keep its value, the sum of 2 * sigmoid(x)")
+    if not loss.requires_grad:
+        return _hint("the loss is not connected to x: keep it a tensor computed from x (no detach, "
+                     "no .item(), no torch.no_grad())")
     try:
         loss.backward()
     except RuntimeError as error:
