@@ -1723,3 +1723,66 @@ def exercise_9_5(culprit, mystery, x):
                      "Run backward under detect_anomaly and read which node it names")
     return _hint(f"{culprit!r} is not the node detect_anomaly names: run mystery(x).backward() "
                  "inside `with torch.autograd.detect_anomaly():` and read the RuntimeError")
+
+
+def _packed_sizes(lib, fn, args):
+    """The bytes of every tensor packed by saved-tensor hooks while ``fn(*args)`` runs."""
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.numel() * t.element_size())
+        return t
+
+    with lib.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(*args)
+    return sizes
+
+
+def _saved_bytes_cases(lib):
+    """(description, fn, args): graphs whose saved tensors the check measures."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    net = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 2))
+    x = lib.randn(100, requires_grad=True)
+    a = lib.randn(7, 3, dtype=lib.float64, requires_grad=True)
+    return [("x.exp() of 100 float32", lambda t: t.exp(), (x,)),
+            ("a * a of 7x3 float64", lambda t: t * t, (a,)),
+            ("a small MLP on 16 samples", net, (lib.randn(16, 8),)),
+            ("an op on a tensor that needs no gradient", lambda t: t.exp(), (lib.randn(5),))]
+
+
+@exercise
+def exercise_9_6(saved_bytes):
+    """``saved_bytes(fn, *args)``: the total bytes of the tensors packed by saved-tensor hooks
+    while ``fn(*args)`` runs (every packing counted)."""
+    if not callable(saved_bytes):
+        return _hint("pass your function saved_bytes itself")
+    lib = _library_of_function(saved_bytes)
+    for description, fn, args in _saved_bytes_cases(lib):
+        sizes = _packed_sizes(lib, fn, args)
+        expected = sum(sizes)
+        try:
+            got = saved_bytes(fn, *args)
+        except Exception as error:
+            return _hint(f"saved_bytes raised {type(error).__name__}: {error}")
+        if got is None:
+            return _hint("saved_bytes returns None: return the total number of bytes")
+        try:
+            got = int(got)
+        except (TypeError, ValueError):
+            return _hint(f"saved_bytes returned {got!r}: return one whole number of bytes")
+        if got == expected:
+            continue
+        if got == 0:
+            return _hint(f"0 bytes for {description}: call fn(*args) INSIDE `with "
+                         "torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):`, and "
+                         "count in pack_hook")
+        if sizes and got == len(sizes):
+            return _hint(f"{got} for {description} is the number of tensors saved; add up their bytes")
+        elements = sum(s // 4 for s in sizes) if "float32" in description else None
+        if got == elements or (sizes and got * 8 == expected):
+            return _hint("that is a count of elements: a tensor's bytes are t.numel() * "
+                         "t.element_size()")
+        return _hint(f"{got} bytes for {description}; the hooks see {len(sizes)} tensor(s) of "
+                     f"{expected} bytes in all")
+    return _correct("the bytes every graph keeps for backward, measured with saved-tensor hooks")

@@ -298,3 +298,74 @@ def test_9_5_the_check_names_the_first_nan_node_not_the_first_suspect():
         return x.pow(2).sum(dim=1).sqrt().sum()
     x = et.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
     assert checks._anomaly_node(et, norms, x) == "PowBackward0"
+
+
+# --- 9.6: saved-tensor hooks ------------------------------------------------------------------
+
+ANSWERS_9_6 = """
+def right(fn, *args):
+    sizes = []
+
+    def pack(t):
+        sizes.append(t.numel() * t.element_size())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        fn(*args)
+    return sum(sizes)
+
+def as_tensor_total(fn, *args):  # a 0-d tensor is a fine answer too
+    return torch.tensor(right(fn, *args))
+
+def outside_the_block(fn, *args):
+    sizes = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: sizes.append(t.numel()) or t, lambda t: t):
+        pass
+    fn(*args)
+    return sum(sizes)
+
+def counts_tensors(fn, *args):
+    sizes = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: sizes.append(1) or t, lambda t: t):
+        fn(*args)
+    return sum(sizes)
+
+def counts_elements(fn, *args):
+    sizes = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: sizes.append(t.numel()) or t, lambda t: t):
+        fn(*args)
+    return sum(sizes)
+
+def unique_only(fn, *args):  # counts a tensor saved twice once
+    seen = {}
+    with torch.autograd.graph.saved_tensors_hooks(
+            lambda t: seen.setdefault(id(t), t.numel() * t.element_size()) and t, lambda t: t):
+        fn(*args)
+    return sum(seen.values())
+
+def blank(fn, *args):
+    pass
+"""
+
+
+def test_9_6_right_answers(lib):
+    answers = defined_with(lib, ANSWERS_9_6)
+    assert_ok(checks.exercise_9_6.check(answers["right"]))
+    assert_ok(checks.exercise_9_6.check(answers["as_tensor_total"]))
+
+
+def test_9_6_hints(lib):
+    answers = defined_with(lib, ANSWERS_9_6)
+    assert_hint(checks.exercise_9_6.check(answers["blank"]), "returns None")
+    assert_hint(checks.exercise_9_6.check(answers["outside_the_block"]), "INSIDE")
+    assert_hint(checks.exercise_9_6.check(answers["counts_tensors"]), "number of tensors")
+    assert_hint(checks.exercise_9_6.check(answers["counts_elements"]), "element_size")
+    assert_hint(checks.exercise_9_6.check(None), "saved_bytes itself")
+
+
+def test_9_6_counts_a_tensor_saved_twice_twice():
+    """``a * a`` packs ``a`` twice: the check expects both packings, so counting unique
+    tensors is a hint (whether torch hands the hook the same Python object twice is not
+    part of its API, so this runs with edutorch only)."""
+    answers = defined_with(et, ANSWERS_9_6)
+    assert_hint(checks.exercise_9_6.check(answers["unique_only"]), "a * a")
