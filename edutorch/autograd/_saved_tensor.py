@@ -21,7 +21,7 @@ from . import function as _function, grad_mode
 _state = grad_mode._state
 _stack = []  # (pack_hook, unpack_hook) pairs; the innermost (last) one applies
 _disabled = {"message": None}  # set by disable_saved_tensors_hooks(error_message)
-_graph_task = {"id": -1}  # the running backward pass; -1 outside of backward
+_graph_task = {"id": -1, "whole_graph": True}  # the running backward pass; id -1 outside of backward
 _graph_task_ids = itertools.count()
 
 PACK_INPLACE_ERROR = (
@@ -154,15 +154,25 @@ save = SavedInput
 
 
 # -- the running backward pass -----------------------------------------------------
-def enter_graph_task():
-    """Called by the engine when a backward pass starts; returns the previous id to restore."""
-    previous = _graph_task["id"]
-    _graph_task["id"] = next(_graph_task_ids)
+def enter_graph_task(whole_graph):
+    """Called by the engine when a backward pass starts; returns the previous state to restore.
+
+    ``whole_graph`` is False for ``autograd.grad`` and ``backward(inputs=...)``,
+    which run only part of the graph.
+    """
+    previous = dict(_graph_task)
+    _graph_task.update(id=next(_graph_task_ids), whole_graph=whole_graph)
     return previous
 
 
 def exit_graph_task(previous):
-    _graph_task["id"] = previous
+    _graph_task.update(previous)
+
+
+def is_checkpoint_valid():
+    """False inside ``autograd.grad`` / ``backward(inputs=...)`` (``torch.autograd._is_checkpoint_valid``):
+    there the reentrant checkpoint's inner ``backward`` would accumulate into every leaf."""
+    return _graph_task["whole_graph"]
 
 
 def current_graph_task_id():

@@ -190,7 +190,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     saved_mode = _state["enabled"]
     _state["enabled"] = bool(create_graph)  # backward formulas record only for create_graph
     # this backward pass's id, read by saved-tensor hooks (torch._C._current_graph_task_id)
-    previous_task = _saved_tensor.enter_graph_task()
+    previous_task = _saved_tensor.enter_graph_task(inputs is None)
     try:
         while heap:
             node = _heappop(heap)[2]

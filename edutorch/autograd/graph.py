@@ -34,7 +34,20 @@ import contextlib
 from . import _saved_tensor
 from .function import Node, RemovableHandle
 
-__all__ = ["Node", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
+__all__ = ["Node", "RemovableHandle", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
+           "increment_version"]
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable).
+
+    For in-place changes autograd cannot see (writing into ``t.numpy()``): a
+    graph that saved the tensor then raises the in-place error in backward.
+    """
+    from .function import _Tensor
+
+    for t in (tensor,) if isinstance(tensor, _Tensor) else tensor:
+        t._version_counter[0] += 1
 
 
 class saved_tensors_hooks:

@@ -29,8 +29,11 @@ pack hook (:func:`saved_tensor_bytes`, a helper of edutorch, not PyTorch's)::
 
     model = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64), nn.ReLU()) for _ in range(16)])
     x = torch.randn(32, 64, requires_grad=True)
-    saved_tensor_bytes(lambda: model(x))                                     # grows like N
-    saved_tensor_bytes(lambda: checkpoint_sequential(model, 4, x, use_reentrant=False))  # ~ sqrt(N)
+    _, plain = saved_tensor_bytes(lambda: model(x))      # 512 KiB: grows like N = 16
+    _, kept = saved_tensor_bytes(lambda: checkpoint_sequential(model, 4, x, use_reentrant=False))
+    # 152 KiB: 3 segment inputs + the 4 blocks of the last segment, about 2 * sqrt(N) blocks
+
+``benchmarks/scenarios/checkpoint.py`` (``memory_rows``) makes the table for several N.
 """
 import contextlib
 import warnings
@@ -38,6 +41,7 @@ import weakref
 from collections import defaultdict
 
 from .. import random as _random
+from .._scope import module_getattr as _module_getattr
 from ..autograd import _saved_tensor
 from ..autograd import backward as _backward
 from ..autograd.function import Function
@@ -46,7 +50,8 @@ from ..autograd.graph import saved_tensors_hooks
 from .._tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn", "set_checkpoint_early_stop", "saved_tensor_bytes"]
+           "noop_context_fn", "set_checkpoint_early_stop", "saved_tensor_bytes", "detach_variable",
+           "check_backward_validity"]
 
 
 def noop_context_fn():
@@ -78,9 +83,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     if use_reentrant:
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
-        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
-            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                          UserWarning, stacklevel=2)
+        check_backward_validity(args)
         return CheckpointFunction.apply(function, preserve, *args)
     if debug:
         raise ValueError(
@@ -146,6 +149,20 @@ def saved_tensor_bytes(fn):
 
 
 # -- use_reentrant=True ----------------------------------------------------------------
+def check_backward_validity(inputs):
+    """Warn when no input requires grad: the reentrant checkpoint then gives no gradients."""
+    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=3)
+
+
+def detach_variable(inputs):
+    """A tuple of ``inputs`` with each tensor detached, keeping its ``requires_grad`` flag."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(
+            f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}")
+    return tuple(x.detach().requires_grad_(x.requires_grad) if isinstance(x, Tensor) else x for x in inputs)
+
+
 class CheckpointFunction(Function):
     """Forward without a graph; backward recomputes ``function`` and differentiates it."""
 
@@ -161,12 +178,15 @@ class CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        if not _saved_tensor.is_checkpoint_valid():
+            raise RuntimeError(
+                "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing "
+                "an `inputs` parameter to .backward(). To resolve this error, you can either set "
+                "use_reentrant=False, or call .backward() without passing the `inputs` argument."
+            )
         saved = ctx.saved_tensors
         # fresh leaves that share the inputs' values: the recomputed graph starts at them
-        inputs = [
-            ctx.non_tensor_args[i] if t is None else t.detach().requires_grad_(t.requires_grad)
-            for i, t in enumerate(saved)
-        ]
+        inputs = detach_variable(tuple(ctx.non_tensor_args[i] if t is None else t for i, t in enumerate(saved)))
         with _same_random_numbers(ctx.rng_state if ctx.preserve_rng_state else None), enable_grad():
             outputs = ctx.run_function(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
@@ -369,3 +389,6 @@ def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, determinis
         result = fn(*args, **kwargs)
     frame.forward_completed = True
     return result
+
+
+__getattr__ = _module_getattr("torch.utils.checkpoint", "edutorch.utils.checkpoint")  # out-of-scope names say why

@@ -1,4 +1,5 @@
 """torch.utils.checkpoint: same gradients as without checkpointing, activations recomputed."""
+import contextlib
 import warnings
 
 import numpy as np
@@ -442,3 +443,78 @@ def test_saved_memory_matches_torch():
     torch = pytest.importorskip("torch", reason=TORCH_REASON)
     for depth, segments in ((16, None), (16, 4), (64, 8)):
         assert _saved_bytes(et, depth, segments) == _saved_bytes(torch, depth, segments)
+
+
+def test_helpers_detach_variable_and_check_backward_validity():
+    from edutorch.utils.checkpoint import check_backward_validity, detach_variable
+
+    x = et.ones(2, requires_grad=True) * 2
+    y = et.ones(2)
+    dx, dy, n = detach_variable((x, y, 3))
+    assert dx.is_leaf and dx.requires_grad and not dy.requires_grad and n == 3
+    with pytest.raises(RuntimeError, match="^Only tuple of tensors is supported. Got Unsupported input type: list$"):
+        detach_variable([x])
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        check_backward_validity([y, 1])
+
+
+def test_increment_version_makes_a_hidden_change_visible():
+    from edutorch.autograd.graph import increment_version
+
+    x = et.ones(2, requires_grad=True)
+    h = x * 1.0
+    y = h.sin()
+    increment_version(h)
+    increment_version([h, h])
+    assert h._version == 3
+    with pytest.raises(RuntimeError, match="is at version 3; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_reentrant_refuses_autograd_grad_and_backward_inputs_like_torch():
+    w = et.tensor([1.0, 2.0], requires_grad=True)
+    x = et.tensor([0.5, 0.1], requires_grad=True)
+    message = (r"^When use_reentrant=True, torch\.utils\.checkpoint is incompatible with \.grad\(\) or passing an "
+               r"`inputs` parameter to \.backward\(\)\. To resolve this error, you can either set "
+               r"use_reentrant=False, or call \.backward\(\) without passing the `inputs` argument\.$")
+    with pytest.raises(RuntimeError, match=message):
+        et.autograd.grad(checkpoint(lambda t: (t * w).sin(), x, use_reentrant=True).sum(), x)
+    with pytest.raises(RuntimeError, match=message):
+        checkpoint(lambda t: (t * w).sin(), x, use_reentrant=True).sum().backward(inputs=[x])
+    assert w.grad is None and x.grad is None  # nothing leaked into the leaves
+    checkpoint(lambda t: (t * w).sin(), x, use_reentrant=True).sum().backward()  # a plain backward is fine
+    np.testing.assert_allclose(w.grad.numpy(), np.cos([0.5, 0.2]) * [0.5, 0.1], rtol=1e-6)
+
+
+def test_context_fn_wraps_the_forward_and_the_recomputation():
+    log = []
+
+    @contextlib.contextmanager
+    def tag(name):
+        log.append(f"enter {name}")
+        try:
+            yield
+        finally:  # the recomputation ends with an exception once every saved tensor is back (early stop)
+            log.append(f"exit {name}")
+
+    def fn(t):
+        log.append("run")
+        return t.sin()
+
+    x = et.randn(3, requires_grad=True)
+    y = checkpoint(fn, x, use_reentrant=False, context_fn=lambda: (tag("forward"), tag("recompute")))
+    assert log == ["enter forward", "run", "exit forward"]
+    y.sum().backward()
+    assert log[3:] == ["enter recompute", "run", "exit recompute"]
+
+
+def test_preserve_rng_state_false_draws_new_random_numbers_in_the_recomputation():
+    def fn(t):
+        return t * et.rand(3)
+
+    for preserve, same in ((True, True), (False, False)):
+        x = et.ones(3, requires_grad=True)
+        et.manual_seed(0)
+        y = checkpoint(fn, x, use_reentrant=False, preserve_rng_state=preserve)
+        y.sum().backward()  # d(x * r)/dx = r from the recomputation
+        assert np.array_equal(x.grad.numpy(), y.detach().numpy()) == same
