@@ -518,3 +518,20 @@ def test_preserve_rng_state_false_draws_new_random_numbers_in_the_recomputation(
         y = checkpoint(fn, x, use_reentrant=False, preserve_rng_state=preserve)
         y.sum().backward()  # d(x * r)/dx = r from the recomputation
         assert np.array_equal(x.grad.numpy(), y.detach().numpy()) == same
+
+
+def test_reading_saved_tensors_outside_backward_recomputes_each_time():
+    """Outside a backward pass there is no pass to share one recomputation with (torch: a fresh id)."""
+    calls = []
+
+    def fn(t):
+        calls.append(1)
+        return t.exp().sin()
+
+    x = et.tensor([0.5, 1.0], requires_grad=True)
+    y = checkpoint(fn, x, use_reentrant=False)
+    first, second = y.grad_fn.saved_tensors[0], y.grad_fn.saved_tensors[0]
+    assert len(calls) == 3
+    assert first.tolist() == second.tolist() and first.grad_fn.name() == "ExpBackward0"
+    y.sum().backward()
+    assert len(calls) == 4
