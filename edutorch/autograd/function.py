@@ -414,7 +414,7 @@ def _wrap_plain(outputs):
     Tensor = _Tensor
     if isinstance(outputs, tuple):
         return tuple(o if o is None or isinstance(o, Tensor) else Tensor._make(o) for o in outputs)
-    return outputs if isinstance(outputs, Tensor) else Tensor._make(outputs)
+    return outputs if outputs is None or isinstance(outputs, Tensor) else Tensor._make(outputs)  # None: as PyTorch
 
 
 def _apply_with_graph(cls, args, kwargs):

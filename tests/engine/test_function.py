@@ -277,6 +277,25 @@ def test_apply_without_grad_records_nothing():
     assert z.grad_fn is None
 
 
+def test_forward_returning_none_gives_none_as_in_pytorch():
+    """A forward that returns nothing (a student's empty method) makes ``apply`` return None."""
+    def scenario(lib):
+        class Empty(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                pass
+
+        return [Empty.apply(lib.ones(2, requires_grad=r)) for r in (False, True)]
+
+    assert scenario(et) == [None, None]
+    ours, theirs = run_both(scenario)
+    assert ours == theirs
+
+
 def test_forward_runs_without_recording():
     seen = []
 
