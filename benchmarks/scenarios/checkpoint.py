@@ -63,9 +63,9 @@ def memory_rows(lib, depths=(4, 16, 64, 256), width=WIDTH, batch=BATCH):
         rows.append({
             "depth": depth,
             "segments": segments,
-            "plain_bytes": saved_bytes(lib, lambda: model(x)),
+            "plain_bytes": saved_bytes(lib, lambda m=model, x=x: m(x)),
             "checkpoint_bytes": saved_bytes(
-                lib, lambda: checkpoint_sequential(model, segments, x, use_reentrant=False)),
+                lib, lambda m=model, s=segments, x=x: checkpoint_sequential(m, s, x, use_reentrant=False)),
         })
     return rows
 

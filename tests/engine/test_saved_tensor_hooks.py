@@ -129,7 +129,7 @@ def test_pack_gets_the_saved_tensor_itself_under_no_grad():
 
     with saved_tensors_hooks(pack, lambda t: t):
         y = x.exp()  # saves its result
-        z = a * b  # saves both operands
+        a * b  # saves both operands
     assert seen[0][0] is y
     assert {id(t) for t, _ in seen[1:]} == {id(a), id(b)}
     assert not any(grad for _, grad in seen)
