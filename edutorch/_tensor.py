@@ -443,6 +443,21 @@ class Tensor(TensorOps, TensorApiOps):
         return False
 
 
+def typename(obj):
+    """``torch.typename``: ``'torch.FloatTensor'`` for tensors, else the qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def _tp_name(cls):
     """A type's name as CPython's C code prints it (``list``, ``numpy.ndarray``, ``Linear``)."""
     is_heap_type = cls.__flags__ & (1 << 9)  # classes made by ``class`` statements

@@ -19,7 +19,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _dtype
-from ..._tensor import Tensor
+from ..._tensor import Tensor, typename
 from ...autograd import grad_mode
 from ...autograd.function import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -61,21 +61,6 @@ def _addindent(s_, num_spaces):
         return s_
     first = lines.pop(0)
     return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
-
-
-def typename(obj):
-    """``torch.typename``: ``'torch.FloatTensor'`` for tensors, else the qualified class name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def register_module_forward_pre_hook(hook):

@@ -3,9 +3,8 @@
 Handy for methods that see the model as a single point in R^n (line
 searches, second-order methods, weight averaging, plotting loss landscapes).
 """
-from ..._tensor import Tensor
+from ..._tensor import Tensor, typename
 from ...autograd._functions.shape import Cat
-from ...optim.optimizer import _typename
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -25,7 +24,7 @@ def parameters_to_vector(parameters):
 def vector_to_parameters(vec, parameters):
     """Copy slices of ``vec`` into ``parameters`` (each ``param._data`` becomes a view of ``vec``)."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
+        raise TypeError(f"expected torch.Tensor, but got: {typename(vec)}")
     param_device = None
     pointer = 0
     for param in parameters:
