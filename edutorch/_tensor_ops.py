@@ -482,8 +482,20 @@ class TensorOps:
         return self.reshape(old[:s] + (-1,) + old[e + 1:])
 
     def unflatten(self, dim, sizes):
+        """Split dim ``dim`` into ``sizes`` (one of them may be -1, inferred as in ``view``)."""
         old = self._data.shape
         d = _wrap_dim(dim, len(old))
+        sizes = list(sizes)
+        known = 1
+        for s in sizes:
+            known *= s if s != -1 else 1
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = old[d] // known if known else 0
+        elif known != old[d]:
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+                f"of dim {dim} ({old[d]}) in the input tensor"
+            )
         return self.view(old[:d] + tuple(sizes) + old[d + 1:])
 
     def flip(self, *dims):

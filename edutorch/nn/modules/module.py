@@ -468,9 +468,9 @@ class Module:
             if param is None:
                 continue
             with grad_mode.no_grad():
-                param._data = fn(param)._data
-                if param._grad is not None:
-                    param._grad._data = fn(param._grad)._data
+                param.data = fn(param)
+                if param.grad is not None:
+                    param.grad.data = fn(param.grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -512,8 +512,8 @@ class Module:
         so processes started afterwards update one model: Hogwild training."""
         for p in self.parameters():
             p.share_memory_()
-            if p._grad is not None:
-                p._grad.share_memory_()
+            if p.grad is not None:
+                p.grad.share_memory_()
         for b in self.buffers():
             b.share_memory_()
         return self
