@@ -1,12 +1,16 @@
 """Top-level matrix functions: ``torch.triu``, ``tril``, ``diag``, ``diagonal``, ``dist``,
-``matrix_exp``, ``det``, ``inverse``.
+``matrix_exp``, ``det``, ``inverse``, ``geqrf``.
 
 They call the Functions in ``autograd/_functions/linalg.py``, as the
 ``Tensor`` methods of the same names do.
 """
+import numpy as np
+
+from . import backend, return_types
+from ._tensor import Tensor
 from .autograd._functions import linalg as _F
 
-__all__ = ["det", "diag", "diagonal", "dist", "inverse", "matrix_exp", "tril", "triu"]
+__all__ = ["det", "diag", "diagonal", "dist", "geqrf", "inverse", "matrix_exp", "tril", "triu"]
 
 
 def triu(input, diagonal=0):
@@ -51,6 +55,19 @@ def det(A):
 def inverse(A):
     """``torch.inverse``, the same as ``torch.linalg.inv``."""
     return _F.Inv.apply(A)
+
+
+def geqrf(input):
+    """``torch.geqrf``: LAPACK's QR in Householder form, ``(a, tau)``; not differentiable.
+
+    ``a`` holds ``R`` on and above the diagonal and the Householder vectors
+    below it; ``linalg.householder_product(a, tau)`` rebuilds ``Q``.
+    """
+    x = input._data
+    xp = backend.get_array_module(x)
+    h, tau = xp.linalg.qr(x.astype(np.float64), mode="raw")  # NumPy's 'raw' is geqrf, transposed
+    a = xp.swapaxes(h, -1, -2).astype(x.dtype)
+    return return_types.geqrf((Tensor._make(a), Tensor._make(tau.astype(x.dtype))))
 
 
 from ._numpy_compat import patch_module as _patch_module  # noqa: E402

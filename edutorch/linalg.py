@@ -14,7 +14,7 @@ from .autograd._functions import linalg as _F
 from .autograd._functions import reduction as _reduction
 
 __all__ = [
-    "LinAlgError", "det", "inv", "matrix_exp", "matrix_norm", "matrix_rank", "norm", "qr",
+    "LinAlgError", "det", "householder_product", "inv", "matrix_exp", "matrix_norm", "matrix_rank", "norm", "qr",
     "solve", "svd", "svdvals", "vector_norm",
 ]
 
@@ -278,6 +278,31 @@ def det(A):
 def matrix_exp(A):
     """``exp(A) = I + A + A^2/2! + ...`` of a square matrix."""
     return _F.MatrixExp.apply(A)
+
+
+def householder_product(A, tau):
+    """The first ``k`` columns of ``H_1 H_2 ... H_k`` (``torch.linalg.householder_product``).
+
+    ``H_i = I - tau_i v_i v_i^T``, where ``v_i`` is column ``i`` of ``A`` below
+    the diagonal, with a 1 on the diagonal and zeros above (the form ``geqrf``
+    returns).  Written with tensor ops, so autograd differentiates it.
+    """
+    from ._creation import eye
+
+    n, k = A.shape[-2], A.shape[-1]
+    if n < k:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal "
+                           "to input.shape[-1]")
+    if tau.shape[-1] > k:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal "
+                           "to tau.shape[-1]")
+    V = A.tril(-1) + eye(n, k, dtype=A.dtype, device=A.device)
+    Q = eye(n, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], n, n)
+    for i in range(tau.shape[-1]):
+        v = V[..., :, i:i + 1]  # (..., n, 1)
+        t = tau[..., i:i + 1].unsqueeze(-1)  # (..., 1, 1)
+        Q = Q - (Q @ v) @ (v.transpose(-2, -1) * t)  # Q <- Q H_i
+    return Q[..., :, :k]
 
 
 from ._scope import module_getattr as _module_getattr  # noqa: E402
