@@ -10,7 +10,8 @@ For each parameter (PyTorch's ``_single_tensor_adadelta``, same order)::
     u = rho * u + (1 - rho) * delta * delta      # acc_delta
     p = p - lr * delta
 """
-from .optimizer import Optimizer, _evaluate_closure, _scalar_state, _use_step_hooks, _zeros_state
+from .optimizer import (Optimizer, _evaluate_closure, _scalar_state, _step_gradient, _use_step_hooks,
+                        _zeros_state)
 
 
 class Adadelta(Optimizer):
@@ -52,9 +53,7 @@ def adadelta_update(param, grad, state, *, lr, rho, eps, weight_decay, maximize)
     """One Adadelta step for one parameter, in place (``param`` and the tensors in ``state``)."""
     square_avg, acc_delta = state["square_avg"], state["acc_delta"]
     state["step"] += 1
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        grad = grad.add(param, alpha=weight_decay)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
     square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
     std = square_avg.add(eps).sqrt_()
     delta = acc_delta.add(eps).sqrt_()

@@ -13,7 +13,7 @@ Unlike Adam, the state is made in ``__init__`` (``sum`` starts at
 ``initial_accumulator_value``), so ``state_dict()`` has it before any step.
 """
 from .. import full_like
-from .optimizer import Optimizer, _evaluate_closure, _scalar_state, _use_step_hooks
+from .optimizer import Optimizer, _evaluate_closure, _scalar_state, _step_gradient, _use_step_hooks
 
 
 class Adagrad(Optimizer):
@@ -61,9 +61,7 @@ def adagrad_update(param, grad, state, *, lr, lr_decay, eps, weight_decay, maxim
     state_sum, step_t = state["sum"], state["step"]
     step_t += 1
     step = step_t.item()
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        grad = grad.add(param, alpha=weight_decay)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
     clr = lr / (1 + (step - 1) * lr_decay)
     state_sum.addcmul_(grad, grad, value=1)
     std = state_sum.sqrt().add_(eps)

@@ -16,8 +16,8 @@ For each parameter (PyTorch's ``_single_tensor_adam``, same order)::
 ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``.
 """
 from .. import maximum
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _use_step_hooks,
-                        _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
+                        _use_step_hooks, _zeros_state)
 
 
 class Adam(Optimizer):
@@ -66,13 +66,9 @@ def adam_update(param, grad, state, *, amsgrad, beta1, beta2, lr, weight_decay, 
     """One Adam step for one parameter, in place (``param`` and the tensors in ``state``)."""
     exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
     step_t += 1
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            param.mul_(1 - lr * weight_decay)
-        else:
-            grad = grad.add(param, alpha=weight_decay)
-    exp_avg.lerp_(grad, 1 - beta1)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                          decoupled_weight_decay=decoupled_weight_decay)
+    exp_avg.lerp_(grad, 1 - beta1)  # the running averages nadam/radam share (optimizer._update_moments)
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     step = step_t.item()
     bias_correction1 = 1 - beta1**step

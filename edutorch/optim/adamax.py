@@ -10,8 +10,8 @@ For each parameter (PyTorch's ``_single_tensor_adamax``, same order)::
     p = p - lr / (1 - beta1**step) * m / u
 """
 from .. import maximum
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _use_step_hooks,
-                        _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
+                        _use_step_hooks, _zeros_state)
 
 
 class Adamax(Optimizer):
@@ -48,9 +48,7 @@ def adamax_update(param, grad, state, *, betas, lr, eps, weight_decay, maximize)
     beta1, beta2 = betas
     exp_avg, exp_inf, step_t = state["exp_avg"], state["exp_inf"], state["step"]
     step_t += 1
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        grad = grad.add(param, alpha=weight_decay)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
     exp_avg.lerp_(grad, 1 - beta1)
     exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
     clr = lr / (1 - beta1 ** step_t.item())

@@ -14,8 +14,8 @@ For each parameter (PyTorch's ``_single_tensor_nadam``, same order)::
     p = p - lr * (1 - mu) / (1 - mu_product) * g / denom
           - lr * mu_next / (1 - mu_product * mu_next) * m / denom
 """
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _use_step_hooks,
-                        _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
+                        _update_moments, _use_step_hooks, _zeros_state)
 
 
 class NAdam(Optimizer):
@@ -61,19 +61,14 @@ def nadam_update(param, grad, state, *, betas, lr, eps, weight_decay, momentum_d
                                                state["step"])
     step_t += 1
     step = step_t.item()
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            param.mul_(1 - lr * weight_decay)
-        else:
-            grad = grad.add(param, alpha=weight_decay)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                          decoupled_weight_decay=decoupled_weight_decay)
     bias_correction2 = 1 - beta2**step
     # the momentum cache mu_t and mu_{t+1}
     mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
     mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
     mu_product *= mu
-    exp_avg.lerp_(grad, 1 - beta1)
-    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
     denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
     mu_product_next = mu_product.item() * mu_next
     param.addcdiv_(grad, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_product.item())))

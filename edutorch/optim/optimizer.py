@@ -99,6 +99,29 @@ def _check_adam_arguments(lr, betas, eps, weight_decay):
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
+def _step_gradient(param, grad, *, lr, weight_decay, maximize, decoupled_weight_decay=False):
+    """The gradient one step uses, as every ``_single_tensor_*`` begins.
+
+    Negated when maximizing; weight decay is either added to it (``g + wd * p``,
+    the L2 penalty's gradient) or, decoupled (AdamW), taken off ``param``
+    directly (``p *= 1 - lr * wd``).
+    """
+    grad = grad if not maximize else -grad
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            param.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad.add(param, alpha=weight_decay)
+    return grad
+
+
+def _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2):
+    """Adam's running averages, in place, for its variants (NAdam, RAdam; ``adam.py`` spells them out):
+    ``m = lerp(m, g, 1 - beta1)``, ``v = beta2 v + (1 - beta2) g²``."""
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+
 def _scalar_state(value=0.0):
     """The ``state["step"]`` counter: a float32 0-d tensor on the CPU, as in PyTorch 2.x."""
     return tensor(value, dtype=float32)

@@ -16,8 +16,8 @@ For each parameter (PyTorch's ``_single_tensor_radam``, same order)::
     else:           (plain momentum SGD)
         p = p - lr * m_hat
 """
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _use_step_hooks,
-                        _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
+                        _update_moments, _use_step_hooks, _zeros_state)
 
 
 class RAdam(Optimizer):
@@ -57,14 +57,9 @@ def radam_update(param, grad, state, *, betas, lr, eps, weight_decay, decoupled_
     exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
     step_t += 1
     step = step_t.item()
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            param.mul_(1 - lr * weight_decay)
-        else:
-            grad = grad.add(param, alpha=weight_decay)
-    exp_avg.lerp_(grad, 1 - beta1)
-    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                          decoupled_weight_decay=decoupled_weight_decay)
+    _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
     bias_correction1 = 1 - beta1**step
     bias_correction2 = 1 - beta2**step
     bias_corrected_exp_avg = exp_avg / bias_correction1  # the first moment without its bias

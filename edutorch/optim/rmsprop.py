@@ -11,7 +11,8 @@ For each parameter (PyTorch's ``_single_tensor_rmsprop``, same order)::
     buf = momentum * buf + g / avg;  p = p - lr * buf                  if momentum > 0
     p = p - lr * g / avg                                               otherwise
 """
-from .optimizer import Optimizer, _evaluate_closure, _scalar_state, _use_step_hooks, _zeros_state
+from .optimizer import (Optimizer, _evaluate_closure, _scalar_state, _step_gradient, _use_step_hooks,
+                        _zeros_state)
 
 
 class RMSprop(Optimizer):
@@ -66,9 +67,7 @@ def rmsprop_update(param, grad, state, *, lr, alpha, eps, weight_decay, momentum
     """One RMSprop step for one parameter, in place (``param`` and the tensors in ``state``)."""
     square_avg = state["square_avg"]
     state["step"] += 1
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        grad = grad.add(param, alpha=weight_decay)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
     square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
     if centered:  # subtract the squared mean: an estimate of the variance
         grad_avg = state["grad_avg"]

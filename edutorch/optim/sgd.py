@@ -13,7 +13,7 @@ same operations in the same order)::
 in-place ops below are not recorded, and each bumps ``p``'s version counter.
 """
 from .. import clone
-from .optimizer import Optimizer, _evaluate_closure, _use_step_hooks
+from .optimizer import Optimizer, _evaluate_closure, _step_gradient, _use_step_hooks
 
 
 class SGD(Optimizer):
@@ -54,9 +54,7 @@ class SGD(Optimizer):
 
 def sgd_update(param, grad, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
     """One SGD step for one parameter, in place (``state`` keeps ``momentum_buffer``)."""
-    grad = grad if not maximize else -grad
-    if weight_decay != 0:
-        grad = grad.add(param, alpha=weight_decay)
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
     if momentum != 0:
         buf = state.get("momentum_buffer")
         if buf is None:  # the first step starts the running average at g
