@@ -122,12 +122,6 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
-        self._numel_cache = None
-
-    def _numel(self):
-        if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
-        return self._numel_cache
 
     def _gather_flat_grad(self):
         """All gradients as one vector (zeros for a parameter without one)."""
