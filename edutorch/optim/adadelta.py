@@ -10,8 +10,8 @@ For each parameter (PyTorch's ``_single_tensor_adadelta``, same order)::
     u = rho * u + (1 - rho) * delta * delta      # acc_delta
     p = p - lr * delta
 """
-from .optimizer import (Optimizer, _evaluate_closure, _scalar_state, _step_gradient, _use_step_hooks,
-                        _zeros_state)
+from .optimizer import (Optimizer, _evaluate_closure, _lazy_state, _params_with_grad, _step_gradient,
+                        _use_step_hooks)
 
 
 class Adadelta(Optimizer):
@@ -35,17 +35,10 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["square_avg"] = _zeros_state(p)
-                    state["acc_delta"] = _zeros_state(p)
-                adadelta_update(p, p.grad, state, lr=group["lr"], rho=group["rho"], eps=group["eps"],
-                                weight_decay=group["weight_decay"], maximize=group["maximize"])
+        for p, group in _params_with_grad(self):
+            state = _lazy_state(self, p, ("square_avg", "acc_delta"))
+            adadelta_update(p, p.grad, state, lr=group["lr"], rho=group["rho"], eps=group["eps"],
+                            weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss
 
 

@@ -13,7 +13,8 @@ Unlike Adam, the state is made in ``__init__`` (``sum`` starts at
 ``initial_accumulator_value``), so ``state_dict()`` has it before any step.
 """
 from .. import full_like
-from .optimizer import Optimizer, _evaluate_closure, _scalar_state, _step_gradient, _use_step_hooks
+from .optimizer import (Optimizer, _evaluate_closure, _params_with_grad, _scalar_state, _step_gradient,
+                        _use_step_hooks)
 
 
 class Adagrad(Optimizer):
@@ -47,12 +48,9 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                adagrad_update(p, p.grad, self.state[p], lr=group["lr"], lr_decay=group["lr_decay"],
-                               eps=group["eps"], weight_decay=group["weight_decay"], maximize=group["maximize"])
+        for p, group in _params_with_grad(self):
+            adagrad_update(p, p.grad, self.state[p], lr=group["lr"], lr_decay=group["lr_decay"],
+                           eps=group["eps"], weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss
 
 

@@ -16,8 +16,8 @@ For each parameter (PyTorch's ``_single_tensor_adam``, same order)::
 ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``.
 """
 from .. import maximum
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
-                        _use_step_hooks, _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _use_step_hooks)
 
 
 class Adam(Optimizer):
@@ -35,30 +35,17 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def _init_state(self, p, amsgrad):
-        """Lazy state: made on the first step a parameter has a gradient."""
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_state()
-            state["exp_avg"] = _zeros_state(p)
-            state["exp_avg_sq"] = _zeros_state(p)
-            if amsgrad:
-                state["max_exp_avg_sq"] = _zeros_state(p)
-        return state
-
     @_use_step_hooks
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
+        for p, group in _params_with_grad(self):
+            # lazy state: made on the first step a parameter has a gradient
+            buffers = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
             beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self._init_state(p, group["amsgrad"])
-                adam_update(p, p.grad, state, amsgrad=group["amsgrad"], beta1=beta1, beta2=beta2, lr=group["lr"],
-                            weight_decay=group["weight_decay"], eps=group["eps"], maximize=group["maximize"],
-                            decoupled_weight_decay=group["decoupled_weight_decay"])
+            adam_update(p, p.grad, _lazy_state(self, p, buffers), amsgrad=group["amsgrad"], beta1=beta1,
+                        beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
+                        maximize=group["maximize"], decoupled_weight_decay=group["decoupled_weight_decay"])
         return loss
 
 

@@ -10,8 +10,8 @@ For each parameter (PyTorch's ``_single_tensor_adamax``, same order)::
     p = p - lr / (1 - beta1**step) * m / u
 """
 from .. import maximum
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
-                        _use_step_hooks, _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _use_step_hooks)
 
 
 class Adamax(Optimizer):
@@ -29,17 +29,10 @@ class Adamax(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["exp_avg"] = _zeros_state(p)
-                    state["exp_inf"] = _zeros_state(p)
-                adamax_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
-                              weight_decay=group["weight_decay"], maximize=group["maximize"])
+        for p, group in _params_with_grad(self):
+            state = _lazy_state(self, p, ("exp_avg", "exp_inf"))
+            adamax_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
+                          weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss
 
 

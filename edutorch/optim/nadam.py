@@ -14,8 +14,8 @@ For each parameter (PyTorch's ``_single_tensor_nadam``, same order)::
     p = p - lr * (1 - mu) / (1 - mu_product) * g / denom
           - lr * mu_next / (1 - mu_product * mu_next) * m / denom
 """
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
-                        _update_moments, _use_step_hooks, _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _update_moments, _use_step_hooks)
 
 
 class NAdam(Optimizer):
@@ -37,19 +37,12 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["mu_product"] = _scalar_state(1.0)  # float32, as PyTorch keeps it
-                    state["exp_avg"] = _zeros_state(p)
-                    state["exp_avg_sq"] = _zeros_state(p)
-                nadam_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
-                             weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
-                             decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
+        for p, group in _params_with_grad(self):
+            # mu_product stays a float32 0-d tensor, as PyTorch keeps it
+            state = _lazy_state(self, p, ("exp_avg", "exp_avg_sq"), mu_product=1.0)
+            nadam_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
+                         weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
+                         decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
         return loss
 
 

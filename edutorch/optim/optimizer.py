@@ -122,6 +122,27 @@ def _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2):
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 
 
+def _params_with_grad(optimizer):
+    """``(p, group)`` for every parameter that has a gradient, group by group (the others are skipped)."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, group
+
+
+def _lazy_state(optimizer, p, buffers=(), **scalars):
+    """``optimizer.state[p]``, made on the first step ``p`` has a gradient: ``step`` and the
+    other ``scalars`` as float32 0-d tensors, then each of ``buffers`` as zeros shaped like ``p``."""
+    state = optimizer.state[p]
+    if len(state) == 0:
+        state["step"] = _scalar_state()
+        for name, value in scalars.items():
+            state[name] = _scalar_state(value)
+        for name in buffers:
+            state[name] = _zeros_state(p)
+    return state
+
+
 def _scalar_state(value=0.0):
     """The ``state["step"]`` counter: a float32 0-d tensor on the CPU, as in PyTorch 2.x."""
     return tensor(value, dtype=float32)

@@ -16,8 +16,8 @@ For each parameter (PyTorch's ``_single_tensor_radam``, same order)::
     else:           (plain momentum SGD)
         p = p - lr * m_hat
 """
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _scalar_state, _step_gradient,
-                        _update_moments, _use_step_hooks, _zeros_state)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _update_moments, _use_step_hooks)
 
 
 class RAdam(Optimizer):
@@ -36,18 +36,11 @@ class RAdam(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["exp_avg"] = _zeros_state(p)
-                    state["exp_avg_sq"] = _zeros_state(p)
-                radam_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
-                             weight_decay=group["weight_decay"],
-                             decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
+        for p, group in _params_with_grad(self):
+            state = _lazy_state(self, p, ("exp_avg", "exp_avg_sq"))
+            radam_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
+                         weight_decay=group["weight_decay"],
+                         decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
         return loss
 
 

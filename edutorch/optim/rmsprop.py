@@ -11,8 +11,8 @@ For each parameter (PyTorch's ``_single_tensor_rmsprop``, same order)::
     buf = momentum * buf + g / avg;  p = p - lr * buf                  if momentum > 0
     p = p - lr * g / avg                                               otherwise
 """
-from .optimizer import (Optimizer, _evaluate_closure, _scalar_state, _step_gradient, _use_step_hooks,
-                        _zeros_state)
+from .optimizer import (Optimizer, _evaluate_closure, _lazy_state, _params_with_grad, _step_gradient,
+                        _use_step_hooks)
 
 
 class RMSprop(Optimizer):
@@ -37,29 +37,16 @@ class RMSprop(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def _init_state(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_state()
-            state["square_avg"] = _zeros_state(p)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = _zeros_state(p)
-            if group["centered"]:
-                state["grad_avg"] = _zeros_state(p)
-        return state
-
     @_use_step_hooks
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self._init_state(p, group)
-                rmsprop_update(p, p.grad, state, lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                               weight_decay=group["weight_decay"], momentum=group["momentum"],
-                               centered=group["centered"], maximize=group["maximize"])
+        for p, group in _params_with_grad(self):
+            buffers = ("square_avg",) + (("momentum_buffer",) if group["momentum"] > 0 else ()) \
+                + (("grad_avg",) if group["centered"] else ())
+            rmsprop_update(p, p.grad, _lazy_state(self, p, buffers), lr=group["lr"], alpha=group["alpha"],
+                           eps=group["eps"], weight_decay=group["weight_decay"], momentum=group["momentum"],
+                           centered=group["centered"], maximize=group["maximize"])
         return loss
 
 

@@ -13,7 +13,7 @@ same operations in the same order)::
 in-place ops below are not recorded, and each bumps ``p``'s version counter.
 """
 from .. import clone
-from .optimizer import Optimizer, _evaluate_closure, _step_gradient, _use_step_hooks
+from .optimizer import Optimizer, _evaluate_closure, _params_with_grad, _step_gradient, _use_step_hooks
 
 
 class SGD(Optimizer):
@@ -40,15 +40,12 @@ class SGD(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                # with momentum 0 there is no state at all, as in PyTorch
-                state = self.state[p] if group["momentum"] != 0 else {}
-                sgd_update(p, p.grad, state, lr=group["lr"], momentum=group["momentum"],
-                           dampening=group["dampening"], weight_decay=group["weight_decay"],
-                           nesterov=group["nesterov"], maximize=group["maximize"])
+        for p, group in _params_with_grad(self):
+            # with momentum 0 there is no state at all, as in PyTorch
+            state = self.state[p] if group["momentum"] != 0 else {}
+            sgd_update(p, p.grad, state, lr=group["lr"], momentum=group["momentum"],
+                       dampening=group["dampening"], weight_decay=group["weight_decay"],
+                       nesterov=group["nesterov"], maximize=group["maximize"])
         return loss
 
 
