@@ -8,7 +8,7 @@ from ._dtype import (
     bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
     int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
 )
-from ._tensor import Size, Tensor, device
+from ._tensor import Size, Tensor, device, typename
 from ._creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, ones,
     ones_like, tensor, zeros, zeros_like,

@@ -9,11 +9,6 @@ from ._tensor import Tensor
 from .autograd._functions import comparison, shape
 
 
-def _first_tensor(*args):
-    """Python-number operands: the op runs as a method of the tensor operand."""
-    return next(a for a in args if isinstance(a, Tensor))
-
-
 # -- arithmetic ------------------------------------------------------------------
 def add(input, other, *, alpha=1):
     if not isinstance(input, Tensor):

@@ -1,4 +1,4 @@
-"""More ``torch.<op>`` functions: the top-level forms of the methods in ``_tensor_api.py``,
+"""More ``torch.<op>`` functions: the top-level forms of Tensor methods (``_tensor_methods/``),
 stacking helpers, searching sorted sequences.
 
 As in ``_functional.py``, each calls the Tensor method of the same name, so every

@@ -10,23 +10,25 @@ A Tensor holds
 * ``_version``: a counter bumped by every in-place op, shared with views, so
   autograd can tell when a tensor it saved has been changed.
 
-Operators and methods are one-liners that call the ``Function`` of each op
-(``autograd/_functions``); the math lives there, next to its gradient.
+Operators and methods come from the topic mixins of ``_tensor_methods/``
+(arithmetic, reduction, shape, indexing, in-place...): one-liners that call
+the ``Function`` of each op (``autograd/_functions``); the math lives there,
+next to its gradient.
 """
 import weakref
 
 import numpy as np
 
 from . import _dtype, _scope, backend
-from ._tensor_api import TensorApiOps
-from ._tensor_ops import TensorOps
+from . import _tensor_methods
+from ._tensor_methods import (
+    ArithmeticMethods, BlasMethods, ComparisonMethods, ConversionMethods, IndexingMethods, InplaceMethods,
+    LinalgMethods, ReductionMethods, SamplingMethods, ShapeMethods, SortingMethods, UnaryMethods,
+)
 from . import autograd as _autograd
 from .autograd import function as _function
-from .autograd import grad_mode
 from .autograd._functions import utils as _function_utils
-from .autograd._functions.utils import wrap_dim as _wrap_dim  # kept here: other modules import it from _tensor
-
-_state = grad_mode._state
+from .autograd._functions.utils import wrap_dim
 
 
 class Size(tuple):
@@ -80,7 +82,8 @@ _CPU = device("cpu")
 _CUDA = device("cuda", 0)
 
 
-class Tensor(TensorOps, TensorApiOps):
+class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, LinalgMethods, ReductionMethods,
+             SortingMethods, ShapeMethods, IndexingMethods, ConversionMethods, InplaceMethods, SamplingMethods):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
@@ -292,7 +295,7 @@ class Tensor(TensorOps, TensorApiOps):
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[wrap_dim(dim, self._data.ndim)]
 
     @property
     def ndim(self):
@@ -443,6 +446,21 @@ class Tensor(TensorOps, TensorApiOps):
         return False
 
 
+def typename(obj):
+    """``torch.typename``: ``'torch.FloatTensor'`` for tensors, else the qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
 def _tp_name(cls):
     """A type's name as CPython's C code prints it (``list``, ``numpy.ndarray``, ``Linear``)."""
     is_heap_type = cls.__flags__ & (1 << 9)  # classes made by ``class`` statements
@@ -467,7 +485,8 @@ _NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor
 _function._Tensor = Tensor
 from . import _numpy_compat  # noqa: E402  x.sum(axis=0, keepdims=True), as PyTorch accepts
 
-for _cls in (TensorOps, TensorApiOps, Tensor):
-    _numpy_compat.patch_class(_cls)
+for _name in _tensor_methods.__all__:
+    _numpy_compat.patch_class(getattr(_tensor_methods, _name))
+_numpy_compat.patch_class(Tensor)
 _function_utils._Tensor = Tensor
 _autograd.Variable = Tensor  # torch.autograd.Variable is an alias of Tensor

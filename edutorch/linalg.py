@@ -9,12 +9,13 @@ that of the last op: ``nuc`` is a ``sum`` of singular values, ``2`` their
 import numpy as np
 
 from . import backend, return_types
-from ._tensor import Tensor, _wrap_dim
+from ._tensor import Tensor
+from .autograd._functions.utils import wrap_dim
 from .autograd._functions import linalg as _F
 from .autograd._functions import reduction as _reduction
 
 __all__ = [
-    "LinAlgError", "det", "inv", "matrix_exp", "matrix_norm", "matrix_rank", "norm", "qr",
+    "LinAlgError", "det", "householder_product", "inv", "matrix_exp", "matrix_norm", "matrix_rank", "norm", "qr",
     "solve", "svd", "svdvals", "vector_norm",
 ]
 
@@ -40,7 +41,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def _matrix_dims(A, dim):
     ndim = A._data.ndim
-    d0, d1 = (_wrap_dim(d, ndim) for d in dim)
+    d0, d1 = (wrap_dim(d, ndim) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     return d0, d1
@@ -173,7 +174,7 @@ def cross(input, other, *, dim=-1):
     b = [other.select(dim, i) for i in range(3)]
 
     return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]],
-                 _wrap_dim(dim, input.ndim))
+                 wrap_dim(dim, input.ndim))
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False):
@@ -266,18 +267,40 @@ def solve(A, B, *, left=True):
 
 
 def inv(A):
-    """The inverse of a square matrix; ``LinAlgError`` if it is singular."""
-    return _F.Inv.apply(A)
+    return A.inverse()
 
 
 def det(A):
-    """The determinant; its gradient is the cofactor matrix (singular ``A`` included: see ``Det``)."""
-    return _F.Det.apply(A)
+    return A.det()
 
 
 def matrix_exp(A):
-    """``exp(A) = I + A + A^2/2! + ...`` of a square matrix."""
-    return _F.MatrixExp.apply(A)
+    return A.matrix_exp()
+
+
+def householder_product(A, tau):
+    """The first ``k`` columns of ``H_1 H_2 ... H_k`` (``torch.linalg.householder_product``).
+
+    ``H_i = I - tau_i v_i v_i^T``, where ``v_i`` is column ``i`` of ``A`` below
+    the diagonal, with a 1 on the diagonal and zeros above (the form ``geqrf``
+    returns).  Written with tensor ops, so autograd differentiates it.
+    """
+    from ._creation import eye
+
+    n, k = A.shape[-2], A.shape[-1]
+    if n < k:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-2] must be greater than or equal "
+                           "to input.shape[-1]")
+    if tau.shape[-1] > k:
+        raise RuntimeError("torch.linalg.householder_product: input.shape[-1] must be greater than or equal "
+                           "to tau.shape[-1]")
+    V = A.tril(-1) + eye(n, k, dtype=A.dtype, device=A.device)
+    Q = eye(n, dtype=A.dtype, device=A.device).expand(*A.shape[:-2], n, n)
+    for i in range(tau.shape[-1]):
+        v = V[..., :, i:i + 1]  # (..., n, 1)
+        t = tau[..., i:i + 1].unsqueeze(-1)  # (..., 1, 1)
+        Q = Q - (Q @ v) @ (v.transpose(-2, -1) * t)  # Q <- Q H_i
+    return Q[..., :, :k]
 
 
 from ._scope import module_getattr as _module_getattr  # noqa: E402

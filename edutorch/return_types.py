@@ -66,6 +66,15 @@ class linalg_qr(_Named):
     R = property(lambda self: self[1])
 
 
+class geqrf(_Named):
+    """``a, tau = torch.geqrf(A)``."""
+
+    __slots__ = ()
+    _fields = ("a", "tau")
+    a = property(lambda self: self[0])
+    tau = property(lambda self: self[1])
+
+
 class sort(_ValuesIndices):
     __slots__ = ()
 

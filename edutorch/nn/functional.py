@@ -11,7 +11,8 @@ import warnings
 import numpy as np
 
 from .. import _dtype, _functional, backend
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor
+from ..autograd._functions.utils import wrap_dim
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd._functions import pointwise
 from ..autograd._functions import softmax as _softmax
@@ -492,7 +493,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    dim = _wrap_dim(dim, input.ndim)
+    dim = wrap_dim(dim, input.ndim)
     _softmax.check_floating(input, dim, "softmax")
     return _act.Softmax.apply(input, dim)
 
@@ -503,7 +504,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    dim = _wrap_dim(dim, input.ndim)
+    dim = wrap_dim(dim, input.ndim)
     _softmax.check_floating(input, dim, "log_softmax")
     return _act.LogSoftmax.apply(input, dim)
 
@@ -966,7 +967,7 @@ def glu(input, dim=-1):
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.shape[dim] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {_wrap_dim(dim, input.ndim)} is size "
+        raise RuntimeError(f"Halving dimension must be even, but dimension {wrap_dim(dim, input.ndim)} is size "
                            f"{input.shape[dim]}")
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()

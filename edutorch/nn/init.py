@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from .. import random as _random
+from .. import as_tensor, float64, linalg, randn
 from ..autograd.grad_mode import no_grad
 
 
@@ -57,57 +57,60 @@ def _calculate_correct_fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
-def _fill(tensor, values):
-    """Write ``values`` into ``tensor`` in place (one version bump), return it."""
+def _no_grad_copy_(tensor, values):
+    """Write ``values`` (an array or tensor) into ``tensor`` in place, outside autograd; return it."""
     with no_grad():
-        tensor._data[...] = values
-        tensor._bump_version()
-    return tensor
+        return tensor.copy_(as_tensor(values))
 
 
-def _rng(generator):
-    return _random._rng(generator)
+def _standard_normal(size, generator):
+    """float64 N(0, 1) samples as an array (the same stream as ``normal_(0, 1)``)."""
+    return randn(*size, generator=generator, dtype=float64).numpy()
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Values drawn from U(a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, tensor.shape))
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Values drawn from N(mean, std**2)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, tensor.shape))
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """N(mean, std**2) restricted to [a, b]: out-of-range draws are drawn again."""
-    rng = _rng(generator)
-    values = rng.normal(mean, std, tensor.shape)
+    values = mean + std * _standard_normal(tensor.shape, generator)
     bad = (values < a) | (values > b)
     while bad.any():  # rejection sampling: exactly the truncated distribution
-        values[bad] = rng.normal(mean, std, int(bad.sum()))
+        values[bad] = mean + std * _standard_normal((int(bad.sum()),), generator)
         bad = (values < a) | (values > b)
-    return _fill(tensor, values)
+    return _no_grad_copy_(tensor, values)
 
 
 def constant_(tensor, val):
     """Every element equal to ``val``."""
-    return _fill(tensor, val)
+    with no_grad():
+        return tensor.fill_(val)
 
 
 def ones_(tensor):
-    return _fill(tensor, 1)
+    with no_grad():
+        return tensor.fill_(1)
 
 
 def zeros_(tensor):
-    return _fill(tensor, 0)
+    with no_grad():
+        return tensor.zero_()
 
 
 def eye_(tensor):
     """The identity matrix (ones on the diagonal) in a 2-D tensor."""
     if tensor.ndim != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    return _fill(tensor, np.eye(*tensor.shape))
+    return _no_grad_copy_(tensor, np.eye(*tensor.shape))
 
 
 def dirac_(tensor, groups=1):
@@ -124,7 +127,7 @@ def dirac_(tensor, groups=1):
     for g in range(groups):
         for d in range(min(out_per_group, sizes[1])):
             values[(g * out_per_group + d, d) + centre] = 1
-    return _fill(tensor, values)
+    return _no_grad_copy_(tensor, values)
 
 
 def sparse_(tensor, sparsity, std=0.01, generator=None):
@@ -195,11 +198,11 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.numel() // rows
-    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    flat = randn(rows, cols, generator=generator, dtype=float64)
     if rows < cols:
-        flat = flat.T
-    q, r = np.linalg.qr(flat)
-    q *= np.sign(np.diag(r))  # make Q unique: the distribution is then uniform (Haar)
+        flat = flat.t()
+    q, r = linalg.qr(flat)
+    q = q * r.diagonal().sign()  # make Q unique: the distribution is then uniform (Haar)
     if rows < cols:
-        q = q.T
-    return _fill(tensor, gain * q.reshape(tensor.shape))
+        q = q.t()
+    return _no_grad_copy_(tensor, (gain * q).reshape(tensor.shape))

@@ -10,9 +10,8 @@ For each parameter (PyTorch's ``_single_tensor_adadelta``, same order)::
     u = rho * u + (1 - rho) * delta * delta      # acc_delta
     p = p - lr * delta
 """
-import numpy as np
-
-from .optimizer import Optimizer, _evaluate_closure, _full_like, _scalar_state, _use_step_hooks
+from .optimizer import (Optimizer, _evaluate_closure, _lazy_state, _params_with_grad, _step_gradient,
+                        _use_step_hooks)
 
 
 class Adadelta(Optimizer):
@@ -36,26 +35,21 @@ class Adadelta(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            rho, eps, lr = group["rho"], group["eps"], group["lr"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["square_avg"] = _full_like(p, 0)
-                    state["acc_delta"] = _full_like(p, 0)
-                state["step"]._data += 1
-                grad = -p._grad._data if group["maximize"] else p._grad._data
-                if group["weight_decay"] != 0:
-                    grad = grad + group["weight_decay"] * p._data
-                square_avg, acc_delta = state["square_avg"]._data, state["acc_delta"]._data
-                square_avg *= rho
-                square_avg += (1 - rho) * grad * grad
-                delta = np.sqrt(acc_delta + eps) / np.sqrt(square_avg + eps) * grad
-                acc_delta *= rho
-                acc_delta += (1 - rho) * delta * delta
-                p._data -= lr * delta
-                p._version_counter[0] += 1
+        for p, group in _params_with_grad(self):
+            state = _lazy_state(self, p, ("square_avg", "acc_delta"))
+            adadelta_update(p, p.grad, state, lr=group["lr"], rho=group["rho"], eps=group["eps"],
+                            weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss
+
+
+def adadelta_update(param, grad, state, *, lr, rho, eps, weight_decay, maximize):
+    """One Adadelta step for one parameter, in place (``param`` and the tensors in ``state``)."""
+    square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+    state["step"] += 1
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
+    square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
+    std = square_avg.add(eps).sqrt_()
+    delta = acc_delta.add(eps).sqrt_()
+    delta.div_(std).mul_(grad)
+    acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+    param.add_(delta, alpha=-lr)

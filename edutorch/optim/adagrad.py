@@ -12,9 +12,9 @@ For each parameter (PyTorch's ``_single_tensor_adagrad``, same order)::
 Unlike Adam, the state is made in ``__init__`` (``sum`` starts at
 ``initial_accumulator_value``), so ``state_dict()`` has it before any step.
 """
-import numpy as np
-
-from .optimizer import Optimizer, _evaluate_closure, _full_like, _scalar_state, _use_step_hooks
+from .. import full_like
+from .optimizer import (Optimizer, _evaluate_closure, _params_with_grad, _scalar_state, _step_gradient,
+                        _use_step_hooks)
 
 
 class Adagrad(Optimizer):
@@ -42,33 +42,25 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 state = self.state[p]
                 state["step"] = _scalar_state()
-                state["sum"] = _full_like(p, group["initial_accumulator_value"])
+                state["sum"] = full_like(p, group["initial_accumulator_value"])
 
     @_use_step_hooks
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self.state[p]
-                state["step"]._data += 1
-                adagrad_update(p._data, p._grad._data, state["sum"]._data, float(state["step"]._data),
-                               lr=group["lr"], lr_decay=group["lr_decay"], eps=group["eps"],
-                               weight_decay=group["weight_decay"], maximize=group["maximize"])
-                p._version_counter[0] += 1
+        for p, group in _params_with_grad(self):
+            adagrad_update(p, p.grad, self.state[p], lr=group["lr"], lr_decay=group["lr_decay"],
+                           eps=group["eps"], weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss
 
 
-def adagrad_update(param, grad, state_sum, step, *, lr, lr_decay, eps, weight_decay, maximize):
-    """Update ``param`` and the running sum of squares in place (one Adagrad step)."""
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        grad = grad + weight_decay * param
+def adagrad_update(param, grad, state, *, lr, lr_decay, eps, weight_decay, maximize):
+    """One Adagrad step for one parameter, in place (``param``, ``state["sum"]``, ``state["step"]``)."""
+    state_sum, step_t = state["sum"], state["step"]
+    step_t += 1
+    step = step_t.item()
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
     clr = lr / (1 + (step - 1) * lr_decay)
-    state_sum += grad * grad
-    std = np.sqrt(state_sum)
-    std += eps
-    param += -clr * grad / std
+    state_sum.addcmul_(grad, grad, value=1)
+    std = state_sum.sqrt().add_(eps)
+    param.addcdiv_(grad, std, value=-clr)

@@ -15,10 +15,9 @@ For each parameter (PyTorch's ``_single_tensor_adam``, same order)::
 ``state[p]`` holds ``step`` (a float32 0-d tensor), ``exp_avg``,
 ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``.
 """
-import numpy as np
-
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _full_like, _scalar_state,
-                        _use_step_hooks)
+from .. import maximum
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _use_step_hooks)
 
 
 class Adam(Optimizer):
@@ -36,59 +35,37 @@ class Adam(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def _init_state(self, p, amsgrad):
-        """Lazy state: made on the first step a parameter has a gradient."""
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_state()
-            state["exp_avg"] = _full_like(p, 0)
-            state["exp_avg_sq"] = _full_like(p, 0)
-            if amsgrad:
-                state["max_exp_avg_sq"] = _full_like(p, 0)
-        return state
-
     @_use_step_hooks
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
+        for p, group in _params_with_grad(self):
+            # lazy state: made on the first step a parameter has a gradient
+            buffers = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
             beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self._init_state(p, group["amsgrad"])
-                state["step"]._data += 1
-                max_sq = state["max_exp_avg_sq"]._data if group["amsgrad"] else None
-                adam_update(p._data, p._grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
-                            max_sq, float(state["step"]._data), beta1=beta1, beta2=beta2,
-                            lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
-                            maximize=group["maximize"],
-                            decoupled_weight_decay=group["decoupled_weight_decay"])
-                p._version_counter[0] += 1
+            adam_update(p, p.grad, _lazy_state(self, p, buffers), amsgrad=group["amsgrad"], beta1=beta1,
+                        beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"], eps=group["eps"],
+                        maximize=group["maximize"], decoupled_weight_decay=group["decoupled_weight_decay"])
         return loss
 
 
-def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, beta1, beta2, lr,
-                weight_decay, eps, maximize, decoupled_weight_decay):
-    """Update ``param`` and the moment arrays in place (one Adam step)."""
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        if decoupled_weight_decay:
-            param *= 1 - lr * weight_decay
-        else:
-            grad = grad + weight_decay * param
-    exp_avg += (1 - beta1) * (grad - exp_avg)  # lerp towards g (PyTorch's form for weight < 0.5)
-    exp_avg_sq *= beta2
-    exp_avg_sq += (1 - beta2) * grad * grad
+def adam_update(param, grad, state, *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize, decoupled_weight_decay):
+    """One Adam step for one parameter, in place (``param`` and the tensors in ``state``)."""
+    exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+    step_t += 1
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                          decoupled_weight_decay=decoupled_weight_decay)
+    exp_avg.lerp_(grad, 1 - beta1)  # the running averages nadam/radam share (optimizer._update_moments)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    step = step_t.item()
     bias_correction1 = 1 - beta1**step
     bias_correction2 = 1 - beta2**step
     step_size = lr / bias_correction1
     bias_correction2_sqrt = bias_correction2**0.5
-    if max_exp_avg_sq is not None:
-        np.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
-        denom = np.sqrt(max_exp_avg_sq) / bias_correction2_sqrt
+    if amsgrad:
+        max_exp_avg_sq = state["max_exp_avg_sq"]  # the largest second moment seen so far
+        max_exp_avg_sq.copy_(maximum(max_exp_avg_sq, exp_avg_sq))
+        denom = (max_exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
     else:
-        denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt
-    denom += eps
-    param += -step_size * exp_avg / denom  # addcdiv_: (value * m) / denom
+        denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+    param.addcdiv_(exp_avg, denom, value=-step_size)

@@ -9,10 +9,9 @@ For each parameter (PyTorch's ``_single_tensor_adamax``, same order)::
     u = max(beta2 * u, |g| + eps)                # exp_inf
     p = p - lr / (1 - beta1**step) * m / u
 """
-import numpy as np
-
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _full_like, _scalar_state,
-                        _use_step_hooks)
+from .. import maximum
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _use_step_hooks)
 
 
 class Adamax(Optimizer):
@@ -30,24 +29,20 @@ class Adamax(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["exp_avg"] = _full_like(p, 0)
-                    state["exp_inf"] = _full_like(p, 0)
-                state["step"]._data += 1
-                grad = -p._grad._data if group["maximize"] else p._grad._data
-                if group["weight_decay"] != 0:
-                    grad = grad + group["weight_decay"] * p._data
-                exp_avg, exp_inf = state["exp_avg"]._data, state["exp_inf"]._data
-                exp_avg += (1 - beta1) * (grad - exp_avg)
-                np.maximum(exp_inf * beta2, np.abs(grad) + group["eps"], out=exp_inf)
-                clr = group["lr"] / (1 - beta1 ** float(state["step"]._data))
-                p._data += -clr * exp_avg / exp_inf
-                p._version_counter[0] += 1
+        for p, group in _params_with_grad(self):
+            state = _lazy_state(self, p, ("exp_avg", "exp_inf"))
+            adamax_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
+                          weight_decay=group["weight_decay"], maximize=group["maximize"])
         return loss
+
+
+def adamax_update(param, grad, state, *, betas, lr, eps, weight_decay, maximize):
+    """One Adamax step for one parameter, in place (``param`` and the tensors in ``state``)."""
+    beta1, beta2 = betas
+    exp_avg, exp_inf, step_t = state["exp_avg"], state["exp_inf"], state["step"]
+    step_t += 1
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_inf.copy_(maximum(exp_inf.mul_(beta2), grad.abs().add_(eps)))
+    clr = lr / (1 - beta1 ** step_t.item())
+    param.addcdiv_(exp_avg, exp_inf, value=-clr)

@@ -12,8 +12,8 @@ seen as one flat vector ``x`` with gradient ``g``:
 
 The code follows ``torch/optim/lbfgs.py`` line by line, with Tensor ops.
 """
-from .. import _functional
-from ..autograd.grad_mode import enable_grad, no_grad
+from .. import cat
+from ..autograd.grad_mode import enable_grad
 from .optimizer import Optimizer, _use_step_hooks
 
 __all__ = ["LBFGS"]
@@ -122,17 +122,11 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
-        self._numel_cache = None
-
-    def _numel(self):
-        if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
-        return self._numel_cache
 
     def _gather_flat_grad(self):
         """All gradients as one vector (zeros for a parameter without one)."""
         views = [p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params]
-        return _functional.cat(views, 0)
+        return cat(views, 0)
 
     def _add_grad(self, step_size, update):
         """``x += step_size * update``, slice by slice into the parameters."""
@@ -159,11 +153,9 @@ class LBFGS(Optimizer):
 
     @_use_step_hooks
     def step(self, closure):
-        """Run up to ``max_iter`` L-BFGS iterations; returns the loss of the first evaluation."""
-        with no_grad():
-            return self._step(closure)
+        """Run up to ``max_iter`` L-BFGS iterations; returns the loss of the first evaluation.
 
-    def _step(self, closure):
+        Runs under ``no_grad`` (``_use_step_hooks``); only ``closure`` records a graph."""
         def evaluate():
             with enable_grad():
                 return closure()

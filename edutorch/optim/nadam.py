@@ -14,10 +14,8 @@ For each parameter (PyTorch's ``_single_tensor_nadam``, same order)::
     p = p - lr * (1 - mu) / (1 - mu_product) * g / denom
           - lr * mu_next / (1 - mu_product * mu_next) * m / denom
 """
-import numpy as np
-
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _full_like, _scalar_state,
-                        _use_step_hooks)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _update_moments, _use_step_hooks)
 
 
 class NAdam(Optimizer):
@@ -39,37 +37,32 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, wd = group["lr"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["mu_product"] = _scalar_state(1.0)  # float32, as PyTorch keeps it
-                    state["exp_avg"] = _full_like(p, 0)
-                    state["exp_avg_sq"] = _full_like(p, 0)
-                state["step"]._data += 1
-                step = float(state["step"]._data)
-                grad = -p._grad._data if group["maximize"] else p._grad._data
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p._data *= 1 - lr * wd
-                    else:
-                        grad = grad + wd * p._data
-                decay = group["momentum_decay"]
-                mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * decay))
-                mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
-                state["mu_product"]._data *= np.float32(mu)
-                mu_product = float(state["mu_product"]._data)
-                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                exp_avg += (1 - beta1) * (grad - exp_avg)
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
-                denom = np.sqrt(exp_avg_sq / (1 - beta2 ** step)) + group["eps"]
-                p._data += (-lr * (1.0 - mu) / (1.0 - mu_product)) * grad / denom
-                p._data += (-lr * mu_next / (1.0 - mu_product * mu_next)) * exp_avg / denom
-                p._version_counter[0] += 1
+        for p, group in _params_with_grad(self):
+            # mu_product stays a float32 0-d tensor, as PyTorch keeps it
+            state = _lazy_state(self, p, ("exp_avg", "exp_avg_sq"), mu_product=1.0)
+            nadam_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
+                         weight_decay=group["weight_decay"], momentum_decay=group["momentum_decay"],
+                         decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
         return loss
+
+
+def nadam_update(param, grad, state, *, betas, lr, eps, weight_decay, momentum_decay, decoupled_weight_decay,
+                 maximize):
+    """One NAdam step for one parameter, in place (``param`` and the tensors in ``state``)."""
+    beta1, beta2 = betas
+    exp_avg, exp_avg_sq, mu_product, step_t = (state["exp_avg"], state["exp_avg_sq"], state["mu_product"],
+                                               state["step"])
+    step_t += 1
+    step = step_t.item()
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                          decoupled_weight_decay=decoupled_weight_decay)
+    bias_correction2 = 1 - beta2**step
+    # the momentum cache mu_t and mu_{t+1}
+    mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+    mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+    mu_product *= mu
+    _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
+    denom = exp_avg_sq.div(bias_correction2).sqrt().add_(eps)
+    mu_product_next = mu_product.item() * mu_next
+    param.addcdiv_(grad, denom, value=(-lr * (1.0 - mu) / (1.0 - mu_product.item())))
+    param.addcdiv_(exp_avg, denom, value=(-lr * mu_next) / (1.0 - mu_product_next))

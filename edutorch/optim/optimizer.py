@@ -10,32 +10,32 @@ An optimizer holds
   what the algorithm remembers between steps (momentum buffers, Adam's
   moment estimates, the step count).
 
-``step()`` is written by each algorithm (``sgd.py``, ``adam.py``...). The
-update is plain NumPy, in place on ``p._data``: it is not part of any graph.
+``step()`` is written by each algorithm (``sgd.py``, ``adam.py``...) as
+PyTorch's ``_single_tensor_*`` functions are: in-place Tensor ops
+(``p.add_(g, alpha=-lr)``, ``exp_avg.lerp_(g, 1 - beta1)``) under ``no_grad``,
+so the update is not part of any graph and bumps each parameter's version.
 """
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from functools import wraps
 from itertools import chain
 
-import numpy as np
-
-from .. import backend
-from .._tensor import Tensor
-from ..autograd.function import _add_hook
-from ..autograd.grad_mode import enable_grad
+from .. import float32, tensor, zeros_like
+from .._tensor import Tensor, typename
+from ..autograd.grad_mode import enable_grad, set_grad_enabled
+from ..utils.hooks import RemovableHandle
 
 _global_step_pre_hooks = OrderedDict()
 _global_step_post_hooks = OrderedDict()
 
 
-def _typename(obj):
-    """``torch.typename``: ``'torch.FloatTensor'`` for tensors, the type's name otherwise."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = type(obj).__module__
-    name = type(obj).__qualname__
-    return name if module in ("builtins", "__builtin__") else f"{module}.{name}"
+def _add_hook(hooks, hook, prepend=False):
+    """Put ``hook`` into the ordered dict ``hooks`` (first if ``prepend``); return its handle."""
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
 
 
 def register_optimizer_step_pre_hook(hook):
@@ -65,7 +65,9 @@ def _use_step_hooks(step):
                         f"{hook} must return None or a tuple of (new_args, new_kwargs), but got {result}."
                     )
                 args, kwargs = result
-        out = step(self, *args, **kwargs)
+        # the update is not part of any graph (unless ``differentiable=True``, as in PyTorch)
+        with set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+            out = step(self, *args, **kwargs)
         self._opt_called = True  # lets an LR scheduler check the call order
         for hook in chain(self._optimizer_step_post_hooks.values(), _global_step_post_hooks.values()):
             hook(self, args, kwargs)
@@ -75,7 +77,8 @@ def _use_step_hooks(step):
 
 
 def _evaluate_closure(closure):
-    """``step(closure)``: re-evaluate the model (with grad on) and return the loss."""
+    """``step(closure)``: re-evaluate the model (with grad on, inside the step's
+    ``no_grad``) and return the loss."""
     if closure is None:
         return None
     with enable_grad():
@@ -96,15 +99,58 @@ def _check_adam_arguments(lr, betas, eps, weight_decay):
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
+def _step_gradient(param, grad, *, lr, weight_decay, maximize, decoupled_weight_decay=False):
+    """The gradient one step uses, as every ``_single_tensor_*`` begins.
+
+    Negated when maximizing; weight decay is either added to it (``g + wd * p``,
+    the L2 penalty's gradient) or, decoupled (AdamW), taken off ``param``
+    directly (``p *= 1 - lr * wd``).
+    """
+    grad = grad if not maximize else -grad
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            param.mul_(1 - lr * weight_decay)
+        else:
+            grad = grad.add(param, alpha=weight_decay)
+    return grad
+
+
+def _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2):
+    """Adam's running averages, in place, for its variants (NAdam, RAdam; ``adam.py`` spells them out):
+    ``m = lerp(m, g, 1 - beta1)``, ``v = beta2 v + (1 - beta2) g²``."""
+    exp_avg.lerp_(grad, 1 - beta1)
+    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+
+
+def _params_with_grad(optimizer):
+    """``(p, group)`` for every parameter that has a gradient, group by group (the others are skipped)."""
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is not None:
+                yield p, group
+
+
+def _lazy_state(optimizer, p, buffers=(), **scalars):
+    """``optimizer.state[p]``, made on the first step ``p`` has a gradient: ``step`` and the
+    other ``scalars`` as float32 0-d tensors, then each of ``buffers`` as zeros shaped like ``p``."""
+    state = optimizer.state[p]
+    if len(state) == 0:
+        state["step"] = _scalar_state()
+        for name, value in scalars.items():
+            state[name] = _scalar_state(value)
+        for name in buffers:
+            state[name] = _zeros_state(p)
+    return state
+
+
 def _scalar_state(value=0.0):
     """The ``state["step"]`` counter: a float32 0-d tensor on the CPU, as in PyTorch 2.x."""
-    return Tensor._make(np.array(value, dtype=np.float32))
+    return tensor(value, dtype=float32)
 
 
-def _full_like(p, value):
-    """A fresh state buffer shaped like ``p`` (its own storage and version counter)."""
-    xp = backend.get_array_module(p._data)
-    return Tensor._make(xp.full_like(p._data, value))
+def _zeros_state(p):
+    """A fresh state buffer of zeros shaped like ``p`` (``torch.zeros_like(p, memory_format=...)``)."""
+    return zeros_like(p)
 
 
 class _RequiredParameter:
@@ -132,7 +178,7 @@ class Optimizer:
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
-                "dicts, but got " + _typename(params)
+                "dicts, but got " + typename(params)
             )
         self.state = defaultdict(dict)
         self.param_groups = []
@@ -165,7 +211,7 @@ class Optimizer:
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError(
-                    "optimizer can only optimize Tensors, but one of the params is " + _typename(param)
+                    "optimizer can only optimize Tensors, but one of the params is " + typename(param)
                 )
             if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
@@ -217,18 +263,16 @@ class Optimizer:
         """Forget the gradients: set ``p.grad`` to None (default) or fill it with zeros."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p._grad is None:
+                if p.grad is None:
                     continue
                 if set_to_none:
-                    p._grad = None
+                    p.grad = None
                 else:
-                    grad = p._grad
-                    if grad.grad_fn is not None:
-                        grad.detach_()
+                    if p.grad.grad_fn is not None:
+                        p.grad.detach_()
                     else:
-                        grad._requires_grad = False
-                    grad._data[...] = 0
-                    grad._version_counter[0] += 1
+                        p.grad.requires_grad_(False)
+                    p.grad.zero_()
 
     def step(self, closure=None):
         """Update the parameters once (each algorithm overrides this)."""
@@ -244,23 +288,16 @@ class Optimizer:
         return _add_hook(self._optimizer_step_post_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook, prepend=False):
-        return self._register_ordered(self._optimizer_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
 
     def register_state_dict_post_hook(self, hook, prepend=False):
-        return self._register_ordered(self._optimizer_state_dict_post_hooks, hook, prepend)
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
 
     def register_load_state_dict_pre_hook(self, hook, prepend=False):
-        return self._register_ordered(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
 
     def register_load_state_dict_post_hook(self, hook, prepend=False):
-        return self._register_ordered(self._optimizer_load_state_dict_post_hooks, hook, prepend)
-
-    @staticmethod
-    def _register_ordered(hooks, hook, prepend):
-        handle = _add_hook(hooks, hook)
-        if prepend:
-            hooks.move_to_end(handle.id, last=False)
-        return handle
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
 
     # -- saving and loading --------------------------------------------------------
     def state_dict(self):
@@ -338,12 +375,12 @@ class Optimizer:
 def _cast_state(param, value, key=None):
     """Deep-copy a loaded state value; float buffers take the parameter's dtype ("step" stays)."""
     if isinstance(value, Tensor):
-        data = value._data.copy()
+        value = value.detach().clone()
         if key == "step":  # the step counter stays a CPU float32 scalar
-            return Tensor._make(data)
-        if param._data.dtype.kind == "f":
-            data = data.astype(param._data.dtype)
-        return Tensor._make(backend.to_device(data, backend.device_of(param._data)))
+            return value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
     if isinstance(value, dict):
         return {k: _cast_state(param, v, key=k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

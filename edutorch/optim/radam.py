@@ -16,10 +16,8 @@ For each parameter (PyTorch's ``_single_tensor_radam``, same order)::
     else:           (plain momentum SGD)
         p = p - lr * m_hat
 """
-import numpy as np
-
-from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _full_like, _scalar_state,
-                        _use_step_hooks)
+from .optimizer import (Optimizer, _check_adam_arguments, _evaluate_closure, _lazy_state, _params_with_grad,
+                        _step_gradient, _update_moments, _use_step_hooks)
 
 
 class RAdam(Optimizer):
@@ -38,38 +36,31 @@ class RAdam(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            lr, wd = group["lr"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self.state[p]
-                if len(state) == 0:
-                    state["step"] = _scalar_state()
-                    state["exp_avg"] = _full_like(p, 0)
-                    state["exp_avg_sq"] = _full_like(p, 0)
-                state["step"]._data += 1
-                step = float(state["step"]._data)
-                grad = -p._grad._data if group["maximize"] else p._grad._data
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p._data *= 1 - lr * wd
-                    else:
-                        grad = grad + wd * p._data
-                exp_avg, exp_avg_sq = state["exp_avg"]._data, state["exp_avg_sq"]._data
-                exp_avg += (1 - beta1) * (grad - exp_avg)
-                exp_avg_sq *= beta2
-                exp_avg_sq += (1 - beta2) * grad * grad
-                bias_correction2 = 1 - beta2 ** step
-                m_hat = exp_avg / (1 - beta1 ** step)
-                rho_inf = 2 / (1 - beta2) - 1
-                rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-                if rho_t > 5.0:
-                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                    adaptive = bias_correction2 ** 0.5 / (np.sqrt(exp_avg_sq) + group["eps"])
-                    p._data -= m_hat * lr * adaptive * rect
-                else:
-                    p._data -= m_hat * lr
-                p._version_counter[0] += 1
+        for p, group in _params_with_grad(self):
+            state = _lazy_state(self, p, ("exp_avg", "exp_avg_sq"))
+            radam_update(p, p.grad, state, betas=group["betas"], lr=group["lr"], eps=group["eps"],
+                         weight_decay=group["weight_decay"],
+                         decoupled_weight_decay=group["decoupled_weight_decay"], maximize=group["maximize"])
         return loss
+
+
+def radam_update(param, grad, state, *, betas, lr, eps, weight_decay, decoupled_weight_decay, maximize):
+    """One RAdam step for one parameter, in place (``param`` and the tensors in ``state``)."""
+    beta1, beta2 = betas
+    exp_avg, exp_avg_sq, step_t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+    step_t += 1
+    step = step_t.item()
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize,
+                          decoupled_weight_decay=decoupled_weight_decay)
+    _update_moments(exp_avg, exp_avg_sq, grad, beta1, beta2)
+    bias_correction1 = 1 - beta1**step
+    bias_correction2 = 1 - beta2**step
+    bias_corrected_exp_avg = exp_avg / bias_correction1  # the first moment without its bias
+    rho_inf = 2 / (1 - beta2) - 1  # the longest the approximated SMA can be
+    rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2  # its length now
+    if rho_t > 5.0:  # the variance of the adaptive rate is tractable: rectify it
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+        adaptive_lr = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
+        param.add_(bias_corrected_exp_avg * lr * adaptive_lr * rect, alpha=-1.0)
+    else:  # plain SGD with momentum
+        param.add_(bias_corrected_exp_avg * lr, alpha=-1.0)

@@ -11,9 +11,8 @@ For each parameter (PyTorch's ``_single_tensor_rmsprop``, same order)::
     buf = momentum * buf + g / avg;  p = p - lr * buf                  if momentum > 0
     p = p - lr * g / avg                                               otherwise
 """
-import numpy as np
-
-from .optimizer import Optimizer, _evaluate_closure, _full_like, _scalar_state, _use_step_hooks
+from .optimizer import (Optimizer, _evaluate_closure, _lazy_state, _params_with_grad, _step_gradient,
+                        _use_step_hooks)
 
 
 class RMSprop(Optimizer):
@@ -38,55 +37,35 @@ class RMSprop(Optimizer):
         }
         super().__init__(params, defaults)
 
-    def _init_state(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _scalar_state()
-            state["square_avg"] = _full_like(p, 0)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = _full_like(p, 0)
-            if group["centered"]:
-                state["grad_avg"] = _full_like(p, 0)
-        return state
-
     @_use_step_hooks
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                state = self._init_state(p, group)
-                state["step"]._data += 1
-                grad_avg = state["grad_avg"]._data if group["centered"] else None
-                buf = state["momentum_buffer"]._data if group["momentum"] > 0 else None
-                rmsprop_update(p._data, p._grad._data, state["square_avg"]._data, grad_avg, buf,
-                               lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                               weight_decay=group["weight_decay"], momentum=group["momentum"],
-                               maximize=group["maximize"])
-                p._version_counter[0] += 1
+        for p, group in _params_with_grad(self):
+            buffers = ("square_avg",) + (("momentum_buffer",) if group["momentum"] > 0 else ()) \
+                + (("grad_avg",) if group["centered"] else ())
+            rmsprop_update(p, p.grad, _lazy_state(self, p, buffers), lr=group["lr"], alpha=group["alpha"],
+                           eps=group["eps"], weight_decay=group["weight_decay"], momentum=group["momentum"],
+                           centered=group["centered"], maximize=group["maximize"])
         return loss
 
 
-def rmsprop_update(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, eps, weight_decay,
-                   momentum, maximize):
-    """Update ``param`` and the running averages in place (one RMSprop step)."""
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        grad = grad + weight_decay * param
-    square_avg *= alpha
-    square_avg += (1 - alpha) * grad * grad
-    if grad_avg is not None:  # centered: subtract the squared mean, estimating the variance
-        grad_avg += (1 - alpha) * (grad - grad_avg)
-        avg = np.sqrt(square_avg - grad_avg * grad_avg)
+def rmsprop_update(param, grad, state, *, lr, alpha, eps, weight_decay, momentum, centered, maximize):
+    """One RMSprop step for one parameter, in place (``param`` and the tensors in ``state``)."""
+    square_avg = state["square_avg"]
+    state["step"] += 1
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
+    square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+    if centered:  # subtract the squared mean: an estimate of the variance
+        grad_avg = state["grad_avg"]
+        grad_avg.lerp_(grad, 1 - alpha)
+        avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
     else:
-        avg = np.sqrt(square_avg)
-    avg += eps
+        avg = square_avg.sqrt()
+    avg = avg.add_(eps)
     if momentum > 0:
-        momentum_buffer *= momentum
-        momentum_buffer += grad / avg
-        param -= lr * momentum_buffer
+        buf = state["momentum_buffer"]
+        buf.mul_(momentum).addcdiv_(grad, avg)
+        param.add_(buf, alpha=-lr)
     else:
-        param += -lr * grad / avg
+        param.addcdiv_(grad, avg, value=-lr)

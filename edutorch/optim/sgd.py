@@ -9,11 +9,11 @@ same operations in the same order)::
     g = g + momentum * buf  (nesterov)       or  g = buf
     p = p - lr * g
 
-The arithmetic is NumPy on ``p._data``, in place: the update is not recorded
-by autograd, and it bumps ``p``'s version counter like ``p.add_`` would.
+``step`` runs under ``no_grad`` (see ``optimizer._use_step_hooks``): the
+in-place ops below are not recorded, and each bumps ``p``'s version counter.
 """
-from .._tensor import Tensor
-from .optimizer import Optimizer, _evaluate_closure, _use_step_hooks
+from .. import clone
+from .optimizer import Optimizer, _evaluate_closure, _params_with_grad, _step_gradient, _use_step_hooks
 
 
 class SGD(Optimizer):
@@ -40,42 +40,23 @@ class SGD(Optimizer):
     def step(self, closure=None):
         """Perform a single optimization step; ``closure`` re-evaluates the loss."""
         loss = _evaluate_closure(closure)
-        for group in self.param_groups:
-            hyper = (group["lr"], group["momentum"], group["dampening"], group["weight_decay"],
-                     group["nesterov"], group["maximize"])
-            momentum = hyper[1]
-            for p in group["params"]:
-                grad = p._grad
-                if grad is None:
-                    continue
-                if momentum == 0:  # no state at all, as in PyTorch
-                    sgd_update(p._data, grad._data, None, *hyper)
-                else:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:  # the first step creates the buffer
-                        state["momentum_buffer"] = Tensor._make(sgd_update(p._data, grad._data, None, *hyper))
-                    else:
-                        sgd_update(p._data, grad._data, buf._data, *hyper)
-                p._version_counter[0] += 1  # changed in place, like ``p.add_``
+        for p, group in _params_with_grad(self):
+            # with momentum 0 there is no state at all, as in PyTorch
+            state = self.state[p] if group["momentum"] != 0 else {}
+            sgd_update(p, p.grad, state, lr=group["lr"], momentum=group["momentum"],
+                       dampening=group["dampening"], weight_decay=group["weight_decay"],
+                       nesterov=group["nesterov"], maximize=group["maximize"])
         return loss
 
 
-def sgd_update(param, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize):
-    """Update the array ``param`` in place; return the momentum buffer (new or updated)."""
-    if maximize:
-        grad = -grad
-    if weight_decay != 0:
-        grad = grad + weight_decay * param
+def sgd_update(param, grad, state, *, lr, momentum, dampening, weight_decay, nesterov, maximize):
+    """One SGD step for one parameter, in place (``state`` keeps ``momentum_buffer``)."""
+    grad = _step_gradient(param, grad, lr=lr, weight_decay=weight_decay, maximize=maximize)
     if momentum != 0:
-        if buf is None:
-            buf = grad.copy()  # the first step starts the running average at g
+        buf = state.get("momentum_buffer")
+        if buf is None:  # the first step starts the running average at g
+            buf = state["momentum_buffer"] = clone(grad).detach()
         else:
-            buf *= momentum
-            if dampening == 0:
-                buf += grad  # the same as adding (1 - 0) * grad, without the multiply
-            else:
-                buf += (1 - dampening) * grad
-        grad = grad + momentum * buf if nesterov else buf
-    param -= lr * grad
-    return buf
+            buf.mul_(momentum).add_(grad, alpha=1 - dampening)
+        grad = grad.add(buf, alpha=momentum) if nesterov else buf
+    param.add_(grad, alpha=-lr)

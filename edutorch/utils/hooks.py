@@ -22,11 +22,9 @@ class BackwardHookFunction(Function):
 
     @staticmethod
     def forward(ctx, *args):
-        from .._tensor import Tensor
-
-        # New tensor objects sharing storage and version counter (like ``detach``);
-        # those whose input does not require grad stay out of the graph.
-        outs = tuple(Tensor._make(a._data, False, None, 0, a._version_counter) for a in args)
+        # New tensor objects sharing storage and version counter (``detach``; apply
+        # connects them to this node); those whose input does not require grad stay out.
+        outs = tuple(a.detach() for a in args)
         ctx.mark_non_differentiable(*[o for o, a in zip(outs, args) if not a.requires_grad])
         return outs
 

@@ -252,16 +252,35 @@ def test_orthogonal_errors():
 
 
 def test_matrix_exp_and_solve_gradcheck_float64():
-    from edutorch.nn.utils.parametrizations import MatrixExp, Solve, _householder_product
-
+    """The ops the orthogonal maps are built from (public API: matrix_exp, linalg.solve,
+    linalg.householder_product)."""
     rng = np.random.default_rng(0)
     A = rng.standard_normal((4, 4))
-    np.testing.assert_allclose(MatrixExp.apply(et.tensor(A)).numpy(),
+    np.testing.assert_allclose(et.matrix_exp(et.tensor(A)).numpy(),
                                _reference_expm(A), rtol=1e-10, atol=1e-12)
-    check_grad(lambda a: MatrixExp.apply(a), A)
-    check_grad(lambda a, b: Solve.apply(a, b), A + 4 * np.eye(4), rng.standard_normal((4, 2)))
-    check_grad(lambda a, tau: _householder_product(a, tau), rng.standard_normal((5, 3)),
+    check_grad(lambda a: et.matrix_exp(a), A)
+    check_grad(lambda a, b: et.linalg.solve(a, b), A + 4 * np.eye(4), rng.standard_normal((4, 2)))
+    check_grad(lambda a, tau: et.linalg.householder_product(a, tau), rng.standard_normal((5, 3)),
                rng.uniform(0.5, 1.5, 3))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 4, 4), (3, 6)])
+def test_geqrf_and_householder_product_match_torch(shape):
+    """``geqrf`` (Householder form of QR) and ``householder_product`` rebuilding Q."""
+    torch = require_torch()
+    A = np.random.default_rng(1).standard_normal(shape)
+    a, tau = et.geqrf(et.tensor(A))
+    ta, ttau = torch.geqrf(torch.tensor(A))
+    np.testing.assert_allclose(a.numpy(), ta.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tau.numpy(), ttau.numpy(), rtol=1e-10, atol=1e-12)
+    if shape[-2] >= shape[-1]:
+        Q = et.linalg.householder_product(a, tau)
+        np.testing.assert_allclose(Q.numpy(), torch.linalg.householder_product(ta, ttau).numpy(),
+                                   rtol=1e-10, atol=1e-12)
+    else:
+        with pytest.raises(RuntimeError, match=r"input.shape\[-2\] must be greater than or equal"):
+            et.linalg.householder_product(a, tau)
+    assert type(et.geqrf(et.tensor(A))).__name__ == "geqrf" and et.geqrf(et.tensor(A)).tau.shape == tau.shape
 
 
 def _reference_expm(A, terms=60):
@@ -322,8 +341,6 @@ def test_parametrized_spectral_norm_matches_torch():
 
 
 def test_matrix_exp_double_backward_float64():
-    from edutorch.nn.utils.parametrizations import MatrixExp
-
     from ._helpers import numerical_grad
 
     rng = np.random.default_rng(4)
@@ -334,7 +351,7 @@ def test_matrix_exp_double_backward_float64():
     def second(a_array, create_graph):
         """sum(W * d/dA sum(exp(A) * R)): a first derivative, differentiated again."""
         a = et.tensor(a_array, requires_grad=True)
-        (g,) = et.autograd.grad((MatrixExp.apply(a) * R).sum(), a, create_graph=create_graph)
+        (g,) = et.autograd.grad((et.matrix_exp(a) * R).sum(), a, create_graph=create_graph)
         return a, (g * W).sum()
 
     a, s = second(A0, create_graph=True)

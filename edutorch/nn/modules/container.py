@@ -15,7 +15,8 @@ from itertools import chain, islice
 
 from ..._tensor import Tensor
 from ..parameter import Parameter
-from .module import Module, _addindent, typename
+from .module import Module, _addindent
+from ..._tensor import typename
 
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 

@@ -35,21 +35,7 @@ class Unflatten(Module):
         self.unflattened_size = unflattened_size
 
     def forward(self, input):
-        from ..._tensor import _wrap_dim
-
-        dim = _wrap_dim(self.dim, input.ndim)
-        sizes = list(self.unflattened_size)
-        known = 1
-        for s in sizes:
-            known *= s if s != -1 else 1
-        if -1 in sizes:  # one size may be inferred, as in view()
-            sizes[sizes.index(-1)] = input.shape[dim] // known if known else 0
-        elif known != input.shape[dim]:
-            raise RuntimeError(
-                f"unflatten: Provided sizes {list(self.unflattened_size)} don't multiply up to the size "
-                f"of dim {self.dim} ({input.shape[dim]}) in the input tensor"
-            )
-        return input.view(*input.shape[:dim], *sizes, *input.shape[dim + 1:])
+        return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

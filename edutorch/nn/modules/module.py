@@ -19,7 +19,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _dtype
-from ..._tensor import Tensor
+from ..._tensor import Tensor, typename
 from ...autograd import grad_mode
 from ...autograd.function import RemovableHandle
 from ..parameter import Buffer, Parameter
@@ -61,21 +61,6 @@ def _addindent(s_, num_spaces):
         return s_
     first = lines.pop(0)
     return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
-
-
-def typename(obj):
-    """``torch.typename``: ``'torch.FloatTensor'`` for tensors, else the qualified class name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    if hasattr(obj, "__qualname__"):
-        qualname = obj.__qualname__
-    elif hasattr(obj, "__name__"):
-        qualname = obj.__name__
-    else:
-        module = obj.__class__.__module__ or ""
-        qualname = obj.__class__.__qualname__
-    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
 def register_module_forward_pre_hook(hook):
@@ -483,9 +468,9 @@ class Module:
             if param is None:
                 continue
             with grad_mode.no_grad():
-                param._data = fn(param)._data
-                if param._grad is not None:
-                    param._grad._data = fn(param._grad)._data
+                param.data = fn(param)
+                if param.grad is not None:
+                    param.grad.data = fn(param.grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
@@ -527,8 +512,8 @@ class Module:
         so processes started afterwards update one model: Hogwild training."""
         for p in self.parameters():
             p.share_memory_()
-            if p._grad is not None:
-                p._grad.share_memory_()
+            if p.grad is not None:
+                p.grad.share_memory_()
         for b in self.buffers():
             b.share_memory_()
         return self

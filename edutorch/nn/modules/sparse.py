@@ -49,8 +49,7 @@ class Embedding(Module):
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
             with no_grad():
-                self.weight._data[self.padding_idx] = 0
-                self.weight._bump_version()
+                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,

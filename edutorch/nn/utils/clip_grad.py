@@ -8,71 +8,53 @@ The direction of the update is kept, only its length shrinks.
 ``clip_grad_value_`` clamps each gradient entry into ``[-clip_value, clip_value]``.
 Both work in place on ``p.grad``, outside autograd, as in PyTorch.
 """
-import math
 import types
 import warnings
 
 import numpy as np
 
+from ... import linalg, stack, tensor
 from ..._tensor import Tensor
-from ...backend import get_array_module
+from ...autograd.grad_mode import no_grad
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
-
-
-def _vector_norm(x, norm_type):
-    """``torch.linalg.vector_norm`` of an array (kept in its dtype, 0-d)."""
-    xp = get_array_module(x)
-    a = xp.abs(x)
-    if norm_type == math.inf:
-        return a.max() if a.size else xp.zeros((), a.dtype)
-    if norm_type == -math.inf:
-        return a.min()
-    if norm_type == 0:
-        return xp.asarray(xp.count_nonzero(x), dtype=a.dtype)
-    if norm_type == 1:
-        return a.sum()
-    if norm_type == 2:
-        return xp.sqrt((a * a).sum())
-    return (a**norm_type).sum() ** (1.0 / norm_type)
 
 
 def _grads_of(parameters):
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    return [p._grad for p in parameters if p._grad is not None]
+    return [p.grad for p in parameters if p.grad is not None]
 
 
+@no_grad()
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """The norm of all ``tensors`` seen as one vector: a 0-d tensor."""
+    """The norm of all ``tensors`` seen as one vector (the norm of their norms): a 0-d tensor."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     norm_type = float(norm_type)
     if len(tensors) == 0:
-        return Tensor._make(np.array(0.0, dtype=np.float32))
-    xp = get_array_module(tensors[0]._data)
-    norms = [_vector_norm(t._data, norm_type) for t in tensors]
-    total = _vector_norm(xp.stack([xp.asarray(n) for n in norms]), norm_type)
-    if error_if_nonfinite and not bool(xp.isfinite(total)):
+        return tensor(0.0)
+    norms = [linalg.vector_norm(t, norm_type) for t in tensors]
+    total_norm = linalg.vector_norm(stack([norm.to(tensors[0].device) for norm in norms]), norm_type)
+    if error_if_nonfinite and (total_norm.isnan() or total_norm.isinf()):
         raise RuntimeError(
             f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
             "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
             "anyway, set `error_if_nonfinite=False`"
         )
-    return Tensor._make(xp.asarray(total))
+    return total_norm
 
 
+@no_grad()
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     """Scale every gradient by ``min(1, max_norm / (total_norm + 1e-6))``, in place."""
     grads = _grads_of(parameters)
     if not grads:
         return
-    total = total_norm._data
-    clip_coef = float(max_norm) / (total + 1e-6)  # stays in the norm's dtype, like PyTorch
-    clip_coef_clamped = np.minimum(clip_coef, 1.0) if isinstance(total, np.ndarray) else clip_coef.clip(max=1.0)
+    clip_coef = max_norm / (total_norm + 1e-6)  # a 0-d tensor in the norm's dtype, like PyTorch
+    clip_coef_clamped = clip_coef.clamp(max=1.0)
     with np.errstate(invalid="ignore"):  # inf * 0 = nan, silently, as in PyTorch
         for g in grads:
-            g._data *= clip_coef_clamped
-            g._version_counter[0] += 1
+            g.mul_(clip_coef_clamped.to(g.device))
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
@@ -103,6 +85,6 @@ def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient entry into ``[-clip_value, clip_value]``, in place."""
     clip_value = float(clip_value)
-    for g in _grads_of(parameters):
-        get_array_module(g._data).clip(g._data, -clip_value, clip_value, out=g._data)
-        g._version_counter[0] += 1
+    with no_grad():
+        for g in _grads_of(parameters):
+            g.clamp_(min=-clip_value, max=clip_value)

@@ -3,9 +3,8 @@
 Handy for methods that see the model as a single point in R^n (line
 searches, second-order methods, weight averaging, plotting loss landscapes).
 """
-from ..._tensor import Tensor
-from ...autograd._functions.shape import Cat
-from ...optim.optimizer import _typename
+from ... import cat
+from ..._tensor import Tensor, typename
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -17,24 +16,19 @@ def parameters_to_vector(parameters):
     for param in parameters:
         param_device = _check_param_device(param, param_device)
         vec.append(param.view(-1))
-    if not vec:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    return Cat.apply(0, *vec)
+    return cat(vec)
 
 
 def vector_to_parameters(vec, parameters):
-    """Copy slices of ``vec`` into ``parameters`` (each ``param._data`` becomes a view of ``vec``)."""
+    """Copy slices of ``vec`` into ``parameters`` (each ``param.data`` becomes a view of ``vec``)."""
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected torch.Tensor, but got: {_typename(vec)}")
+        raise TypeError(f"expected torch.Tensor, but got: {typename(vec)}")
     param_device = None
     pointer = 0
     for param in parameters:
         param_device = _check_param_device(param, param_device)
         num_param = param.numel()
-        piece = vec._data[pointer:pointer + num_param]
-        if piece.size != num_param:
-            raise RuntimeError(f"shape '{list(param.shape)}' is invalid for input of size {piece.size}")
-        param._data = piece.reshape(param._data.shape)
+        param.data = vec[pointer:pointer + num_param].view_as(param).data
         pointer += num_param
 
 

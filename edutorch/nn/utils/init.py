@@ -11,8 +11,9 @@ runs the constructor normally and then:
   the next ``torch.rand`` gives what it would have given without the module.
 """
 import inspect
+from itertools import chain
 
-from ... import backend
+from ... import empty_like
 from ... import random as _random
 from ..modules.module import Module
 
@@ -34,9 +35,6 @@ def skip_init(module_cls, *args, **kwargs):
     module = module_cls(*args, **kwargs)
     _random.set_rng_state(rng_state)
 
-    for submodule in module.modules():
-        for tensors in (submodule._parameters, submodule._buffers):
-            for t in tensors.values():
-                if t is not None:
-                    t._data = backend.get_array_module(t._data).empty_like(t._data)
+    for t in chain(module.parameters(), module.buffers()):
+        t.data = empty_like(t)  # uninitialized memory, as PyTorch's to_empty()
     return module

@@ -16,11 +16,10 @@ from enum import Enum, auto
 
 import numpy as np
 
-from ... import backend
-from ... import random as _random
+from ... import allclose, arange, cat, eye, geqrf, linalg, matrix_exp, randn, zeros_like
 from ..._tensor import Tensor
-from ...autograd._functions.linalg import MatrixExp, Solve
 from ...autograd.grad_mode import no_grad
+from .. import functional as F
 from ..modules.module import Module
 from . import parametrize
 from .weight_norm import _weight_norm, norm_except_dim
@@ -28,49 +27,18 @@ from .weight_norm import _weight_norm, norm_except_dim
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
 
-def _constant(array):
-    return Tensor._make(array)
-
-
-def _tril_mask(X, diagonal=0):
-    """A 0/1 array that keeps the lower triangle (``X.tril(diagonal)`` = ``X * mask``)."""
-    xp = backend.get_array_module(X._data)
-    n, k = X.shape[-2], X.shape[-1]
-    return xp.tril(xp.ones((n, k), dtype=X._data.dtype), diagonal)
-
-
-def _householder_product(A, tau):
-    """``torch.linalg.householder_product``: first ``k`` columns of ``H_1 H_2 ... H_k``.
-
-    ``H_i = I - tau_i v_i v_i^T``, where ``v_i`` is column ``i`` of ``A`` below
-    the diagonal, with a 1 on the diagonal and zeros above.  Written with
-    tensor ops, so autograd differentiates it.
-    """
-    xp = backend.get_array_module(A._data)
-    n, k = A.shape[-2], A.shape[-1]
-    V = A * _tril_mask(A, -1) + _constant(xp.eye(n, k, dtype=A._data.dtype))
-    Q = _constant(xp.broadcast_to(xp.eye(n, dtype=A._data.dtype), A.shape[:-2] + (n, n)))
-    for i in range(k):
-        v = V[..., :, i:i + 1]  # (..., n, 1)
-        t = tau[..., i:i + 1].unsqueeze(-1)  # (..., 1, 1)
-        Q = Q - (Q @ v) @ (v.transpose(-2, -1) * t)  # Q <- Q H_i
-    return Q[..., :, :k]
+def _is_orthogonal(Q, eps=None):
+    n, k = Q.size(-2), Q.size(-1)
+    Id = eye(k, dtype=Q.dtype, device=Q.device)
+    eps = 10.0 * n * float(np.finfo(Q.dtype.np).eps)  # torch.finfo(Q.dtype).eps
+    return allclose(Q.mT @ Q, Id, atol=eps)
 
 
 def _make_orthogonal(A):
     """The Q of the QR decomposition of ``A``, signs fixed so that ``R`` has a positive diagonal."""
-    xp = backend.get_array_module(A._data)
-    Q, R = xp.linalg.qr(A._data)
-    signs = xp.sign(xp.diagonal(R, axis1=-2, axis2=-1))
-    return _constant((Q * signs[..., None, :]).astype(A._data.dtype))
-
-
-def _is_orthogonal(Q):
-    xp = backend.get_array_module(Q._data)
-    n, k = Q.shape[-2], Q.shape[-1]
-    eps = 10.0 * n * float(np.finfo(Q._data.dtype).eps)
-    QtQ = xp.swapaxes(Q._data, -1, -2) @ Q._data
-    return bool(xp.allclose(QtQ, xp.eye(k), atol=eps))
+    X, tau = geqrf(A)
+    Q = linalg.householder_product(X, tau)
+    return Q * X.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
 
 
 class _OrthMaps(Enum):
@@ -102,27 +70,23 @@ class _Orthogonal(Module):
             n, k = k, n
         # here n >= k: we build an n x n orthogonal matrix and keep k columns
         if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
-            X = X * _tril_mask(X)  # X.tril()
-            if n != k:
-                # append n - k zero columns: X @ [I_k | 0] (a matmul keeps autograd simple)
-                pad = backend.get_array_module(X._data).eye(k, n, dtype=X._data.dtype)
-                X = X @ _constant(pad)
-            A = X - X.transpose(-2, -1)  # skew-symmetric: exp(A) and cayley(A) are orthogonal
+            X = X.tril()
+            if n != k:  # append n - k zero columns
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - X.mT  # skew-symmetric: exp(A) and cayley(A) are orthogonal
             if self.orthogonal_map == _OrthMaps.matrix_exp:
-                Q = MatrixExp.apply(A)
+                Q = matrix_exp(A)
             else:
-                eye = _constant(backend.get_array_module(A._data).eye(n, dtype=A._data.dtype))
-                Q = Solve.apply(eye - 0.5 * A, eye + 0.5 * A)
+                Id = eye(n, dtype=A.dtype, device=A.device)
+                Q = linalg.solve(Id - 0.5 * A, Id + 0.5 * A)
             if n != k:
-                Q = Q[..., :, :k]
+                Q = Q[..., :k]
         else:
-            A = X * _tril_mask(X, -1)
+            A = X.tril(diagonal=-1)
             tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
-            Q = _householder_product(A, tau)
-            # X.diagonal().int(): the signs chosen by right_inverse (a constant)
-            xp = backend.get_array_module(X._data)
-            signs = xp.trunc(xp.diagonal(X._data, axis1=-2, axis2=-1)).astype(xp.int32)
-            Q = Q * _constant(signs[..., None, :].astype(X._data.dtype))
+            Q = linalg.householder_product(A, tau)
+            # the signs chosen by right_inverse (a constant: .int() has no gradient)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
         if hasattr(self, "base"):
             Q = self.base @ Q
         if transposed:
@@ -149,16 +113,14 @@ class _Orthogonal(Module):
                 Q = _make_orthogonal(Q) if not _is_orthogonal(Q) else Q.clone()
             else:
                 # complete Q to a square matrix with random columns, then orthogonalize
-                N = _random.randn(*(tuple(Q.shape[:-2]) + (n, n - k)), dtype=Q.dtype)
-                xp = backend.get_array_module(Q._data)
-                Q = _make_orthogonal(_constant(xp.concatenate([Q._data, N._data], axis=-1)))
+                N = randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype, device=Q.device)
+                Q = _make_orthogonal(cat([Q, N], dim=-1))
             self.base = Q
             # X = -I: maps to I for every orthogonal_map, so forward returns ``base``
-            xp = backend.get_array_module(Q_init._data)
-            neg_id = xp.zeros(Q_init._data.shape, dtype=Q_init._data.dtype)
-            r = xp.arange(min(n, k))
-            neg_id[..., r, r] = -1.0  # the diagonal of a (maybe non-square) matrix
-            return _constant(neg_id)
+            neg_Id = zeros_like(Q_init)
+            r = arange(min(n, k))
+            neg_Id[..., r, r] = -1.0  # the diagonal of a (maybe non-square) matrix
+            return neg_Id
 
     def _right_inverse_householder(self, Q, transpose):
         """Without a ``base``, only the Householder map can be inverted: from ``geqrf``."""
@@ -167,16 +129,13 @@ class _Orthogonal(Module):
                 "It is not possible to assign to the matrix exponential or the Cayley "
                 "parametrizations when use_trivialization=False."
             )
-        xp = backend.get_array_module(Q._data)
-        # LAPACK geqrf: Householder vectors below the diagonal (NumPy's 'raw' mode
-        # returns them transposed), R on and above it.
-        h, tau = xp.linalg.qr(Q._data.astype(np.float64), mode="raw")
-        A = xp.swapaxes(h, -1, -2).astype(Q._data.dtype)
-        r = xp.arange(A.shape[-1])
-        diag = xp.sign(A[..., r, r])
+        # geqrf: Householder vectors below the diagonal, R on and above it; the
+        # diagonal becomes the signs forward multiplies by
+        A, tau = geqrf(Q)
+        diag = A.diagonal(dim1=-2, dim2=-1).sign()
         diag[tau == 0.0] *= -1
+        r = arange(A.shape[-1])
         A[..., r, r] = diag
-        A = _constant(A)
         return A.transpose(-2, -1) if transpose else A
 
 
@@ -245,12 +204,6 @@ def weight_norm(module, name="weight", dim=0):
 
 
 # -- spectral_norm -----------------------------------------------------------------------
-def _normalize(x, eps):
-    """``F.normalize(x, dim=0, eps=eps)`` on an array: ``x / max(||x||, eps)``."""
-    xp = backend.get_array_module(x)
-    return x / max(float(xp.sqrt((x * x).sum())), eps)
-
-
 class _SpectralNorm(Module):
     """``weight / sigma``; ``sigma ~= u^T W v`` with ``u``, ``v`` refined by power iteration.
 
@@ -277,10 +230,10 @@ class _SpectralNorm(Module):
             self.n_power_iterations = n_power_iterations
             weight_mat = self._reshape_weight_to_matrix(weight)
             h, w = weight_mat.shape
-            u = _random.randn(h, dtype=weight.dtype)._data
-            v = _random.randn(w, dtype=weight.dtype)._data
-            self.register_buffer("_u", _constant(_normalize(u, self.eps)))
-            self.register_buffer("_v", _constant(_normalize(v, self.eps)))
+            u = weight_mat.new_empty(h).normal_(0, 1)
+            v = weight_mat.new_empty(w).normal_(0, 1)
+            self.register_buffer("_u", F.normalize(u, dim=0, eps=self.eps))
+            self.register_buffer("_v", F.normalize(v, dim=0, eps=self.eps))
             self._power_method(weight_mat, 15)
 
     def _reshape_weight_to_matrix(self, weight):
@@ -292,10 +245,9 @@ class _SpectralNorm(Module):
     def _power_method(self, weight_mat, n_power_iterations):
         """Refine ``_u`` and ``_v`` in place: ``u <- normalize(W v)``, ``v <- normalize(W^T u)``."""
         with no_grad():
-            w = weight_mat._data
             for _ in range(n_power_iterations):
-                self._u.copy_(_constant(_normalize(w @ self._v._data, self.eps)))
-                self._v.copy_(_constant(_normalize(w.T @ self._u._data, self.eps)))
+                self._u.copy_(F.normalize(weight_mat.mv(self._v), dim=0, eps=self.eps))
+                self._v.copy_(F.normalize(weight_mat.t().mv(self._u), dim=0, eps=self.eps))
 
     def forward(self, weight):
         if weight.ndim == 1:

@@ -57,8 +57,8 @@ def _register_parameter_or_buffer(module, name, X):
 
 
 def _maybe_set(dest, src):
-    """``dest.set_(src)``: ``dest`` (the same object) now holds ``src``'s values."""
-    dest._data = src._data
+    """``dest.set_(src)``: ``dest`` (the same object) now holds ``src``'s values (its storage)."""
+    dest.data = src
 
 
 class ParametrizationList(ModuleList):

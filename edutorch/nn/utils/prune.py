@@ -17,7 +17,8 @@ plain parameter again, holding the pruned values.
 Pruning the same tensor again wraps the methods in a :class:`PruningContainer`,
 which runs the new method only on the units that are still unpruned.
 
-Masks are computed with NumPy on the arrays (they are not differentiable).
+Masks are computed with NumPy on the arrays (they are not differentiable),
+reached through ``edutorch/_array_interface.py``.
 Which entries are "the k smallest" is a *set*; we find it with
 ``np.partition`` (linear time) instead of sorting.  When several entries tie
 at the threshold, we prune the ones with the lowest flat index first.
@@ -29,14 +30,8 @@ import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 
-from ... import backend
-from ..._tensor import Tensor
-from ... import random as _random
-
-
-def _wrap(array):
-    """A Tensor around an array (no copy, no autograd history)."""
-    return Tensor._make(array)
+from ... import cat, ones_like, rand
+from ..._array_interface import array_module, array_of, tensor_of
 
 
 class BasePruningMethod(ABC):
@@ -94,9 +89,9 @@ class BasePruningMethod(ABC):
             # ``weight`` -> ``weight_orig``: the same Parameter object, new name
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
-            default_mask = _wrap(backend.get_array_module(orig._data).ones_like(orig._data))
+            default_mask = ones_like(orig)
         else:
-            default_mask = _wrap(getattr(module, name + "_mask")._data.copy())
+            default_mask = getattr(module, name + "_mask").clone()
 
         try:
             mask = method.compute_mask(importance_scores, default_mask=default_mask)
@@ -123,7 +118,7 @@ class BasePruningMethod(ABC):
         else:
             importance_scores = t
         if default_mask is None:
-            default_mask = _wrap(backend.get_array_module(t._data).ones_like(t._data))
+            default_mask = ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
     def remove(self, module):
@@ -140,7 +135,7 @@ class BasePruningMethod(ABC):
         if hasattr(module, self._tensor_name):
             delattr(module, self._tensor_name)
         orig = module._parameters[self._tensor_name + "_orig"]
-        orig._data = weight._data  # the same Parameter object keeps living, now pruned
+        orig.data = weight.data  # the same Parameter object keeps living, now pruned
         del module._parameters[self._tensor_name + "_orig"]
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
@@ -227,7 +222,7 @@ def _combine_masks(method, t, mask):
     """Run ``method`` on the still-unpruned slice of ``t`` and write its mask back there."""
     new_mask = mask.to(dtype=t.dtype)
     if method.PRUNING_TYPE == "unstructured":
-        slc = mask._data == 1  # a boolean index: the entries still alive
+        slc = array_of(mask) == 1  # a boolean index: the entries still alive
     elif method.PRUNING_TYPE == "structured":
         if not hasattr(method, "dim"):
             raise AttributeError(
@@ -242,7 +237,7 @@ def _combine_masks(method, t, mask):
             raise IndexError(f"Index is out of bounds for tensor with dimensions {n_dims}")
         # channels along ``dim`` that still have a nonzero entry
         other_axes = tuple(d for d in range(n_dims) if d != dim)
-        keep_channel = mask._data.sum(axis=other_axes) != 0
+        keep_channel = array_of(mask).sum(axis=other_axes) != 0
         slc = [slice(None)] * n_dims
         slc[dim] = keep_channel
         slc = tuple(slc)
@@ -251,8 +246,8 @@ def _combine_masks(method, t, mask):
     else:
         raise ValueError(f"Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}")
 
-    partial_mask = method.compute_mask(_wrap(t._data[slc]), default_mask=_wrap(mask._data[slc]))
-    new_mask._data[slc] = partial_mask._data.astype(new_mask._data.dtype, copy=False)
+    partial_mask = method.compute_mask(tensor_of(array_of(t)[slc]), default_mask=tensor_of(array_of(mask)[slc]))
+    array_of(new_mask)[slc] = array_of(partial_mask).astype(array_of(new_mask).dtype, copy=False)
     return new_mask
 
 
@@ -282,13 +277,13 @@ class RandomUnstructured(BasePruningMethod):
         tensor_size = t.nelement()
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask._data.copy()
+        mask = array_of(default_mask).copy()
         if nparams_toprune != 0:
             # like torch: a random score per entry, prune the k largest scores
-            prob = _random.rand(t.shape, device=t.device)._data.reshape(-1)
+            prob = array_of(rand(t.shape, device=t.device)).reshape(-1)
             _check_count(nparams_toprune, "topk")
             mask.reshape(-1)[_k_smallest(-prob, nparams_toprune)] = 0
-        return _wrap(mask)
+        return tensor_of(mask)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -308,13 +303,12 @@ class L1Unstructured(BasePruningMethod):
         tensor_size = t.nelement()
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask._data.copy()
+        mask = array_of(default_mask).copy()
         if nparams_toprune != 0:
-            xp = backend.get_array_module(t._data)
-            scores = xp.abs(t._data).reshape(-1)
+            scores = array_module(array_of(t)).abs(array_of(t)).reshape(-1)
             _check_count(nparams_toprune, "topk")
             mask.reshape(-1)[_k_smallest(scores, nparams_toprune)] = 0
-        return _wrap(mask)
+        return tensor_of(mask)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -340,12 +334,11 @@ class RandomStructured(BasePruningMethod):
         if nparams_toprune == 0:
             return default_mask
         # a random score per channel; the channels with the k lowest scores go
-        prob = _random.rand(tensor_size, device=t.device)._data
-        xp = backend.get_array_module(prob)
+        prob = rand(tensor_size, device=t.device)
         _check_count(nparams_toprune, "kthvalue")
-        threshold = xp.sort(prob)[nparams_toprune - 1]  # torch.kthvalue
+        threshold = prob.kthvalue(nparams_toprune).values
         keep = prob > threshold
-        return _wrap(_channel_mask(t, self.dim, keep) * default_mask._data.astype(t._data.dtype))
+        return _channel_mask(t, self.dim, keep) * default_mask.to(dtype=t.dtype)
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
@@ -373,9 +366,9 @@ class LnStructured(BasePruningMethod):
         if nparams_toprune == 0:
             return default_mask
         norm = _compute_norm(t, self.n, self.dim)
-        keep = backend.get_array_module(norm).zeros(tensor_size, dtype=bool)
+        keep = array_module(norm).zeros(tensor_size, dtype=bool)
         keep[_k_smallest(-norm, nparams_tokeep)] = True  # the k largest norms stay
-        return _wrap(_channel_mask(t, self.dim, keep) * default_mask._data.astype(t._data.dtype))
+        return _channel_mask(t, self.dim, tensor_of(keep)) * default_mask.to(dtype=t.dtype)
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
@@ -451,10 +444,10 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
     parameters = list(parameters)
 
-    scores = _flatten_arrays(
+    scores = _flatten(
         importance_scores.get((module, name), getattr(module, name)) for module, name in parameters
     )
-    default_mask = _flatten_arrays(
+    default_mask = _flatten(
         _mask_or_ones(module, name) for module, name in parameters
     )
 
@@ -468,13 +461,13 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
             f"the `pruning_method`. Found method {pruning_method} of type {method.PRUNING_TYPE}"
         )
     container.add_pruning_method(method)
-    final_mask = container.compute_mask(scores, default_mask)._data
+    final_mask = container.compute_mask(scores, default_mask)
 
     pointer = 0
     for module, name in parameters:
         param = getattr(module, name)
         num_param = param.numel()
-        param_mask = _wrap(final_mask[pointer:pointer + num_param].reshape(param._data.shape))
+        param_mask = final_mask[pointer:pointer + num_param].view_as(param)
         custom_from_mask(module, name, mask=param_mask)
         pointer += num_param
 
@@ -513,7 +506,7 @@ def _k_smallest(scores, k):
     ``np.partition`` finds the k-th smallest value in linear time; everything
     below it is pruned, and the remaining slots go to the entries equal to it.
     """
-    xp = backend.get_array_module(scores)
+    xp = array_module(scores)
     if k == 0:
         return xp.zeros(0, dtype=xp.int64)
     threshold = xp.partition(scores, k - 1)[k - 1]
@@ -523,27 +516,21 @@ def _k_smallest(scores, k):
 
 
 def _channel_mask(t, dim, keep):
-    """A mask shaped like ``t`` with ones in the channels (along ``dim``) where ``keep``."""
-    xp = backend.get_array_module(t._data)
+    """A mask shaped like ``t`` with ones in the channels (along ``dim``) where ``keep`` (a bool vector)."""
     shape = [1] * t.dim()
     shape[dim] = t.shape[dim]
-    ones = xp.ones(t._data.shape, dtype=t._data.dtype)
-    return ones * xp.asarray(keep).reshape(shape)
+    return ones_like(t) * keep.reshape(shape)
 
 
 def _mask_or_ones(module, name):
     """The current ``<name>_mask`` of ``module``, or ones if it was never pruned."""
     mask = getattr(module, name + "_mask", None)
-    if mask is None:
-        t = getattr(module, name)
-        mask = _wrap(backend.get_array_module(t._data).ones_like(t._data))
-    return mask
+    return mask if mask is not None else ones_like(getattr(module, name))
 
 
-def _flatten_arrays(tensors):
-    """Concatenate tensors into one flat Tensor (what ``parameters_to_vector`` does)."""
-    arrays = [t._data.reshape(-1) for t in tensors]
-    return _wrap(backend.get_array_module(*arrays).concatenate(arrays))
+def _flatten(tensors):
+    """Concatenate tensors into one flat Tensor (what ``parameters_to_vector`` does), outside autograd."""
+    return cat([t.detach().reshape(-1) for t in tensors])
 
 
 def _validate_pruning_amount_init(amount):
@@ -600,10 +587,10 @@ def _validate_pruning_dim(t, dim):
 
 def _compute_norm(t, n, dim):
     """The L``n`` norm of each channel along ``dim`` (over all other axes), as an array."""
-    x = t._data
+    x = array_of(t)
     dim = dim % x.ndim
     axes = tuple(d for d in range(x.ndim) if d != dim)
-    xp = backend.get_array_module(x)
+    xp = array_module(x)
     if n == "nuc":
         if len(axes) != 2:
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {list(axes)}")

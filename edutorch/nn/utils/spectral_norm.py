@@ -14,19 +14,11 @@ PyTorch also registers state_dict hooks that upgrade checkpoints written by
 PyTorch < 1.0 (which stored ``weight`` instead of ``weight_v``); edutorch never
 wrote such checkpoints, so it leaves those hooks out.
 """
-from ... import backend
-from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
-from ... import random as _random
+from .. import functional as F
 from ..parameter import Parameter
 
 __all__ = ["SpectralNorm", "spectral_norm", "remove_spectral_norm"]
-
-
-def _normalize(x, eps):
-    """``F.normalize(x, dim=0, eps=eps)`` on an array: ``x / max(||x||, eps)``."""
-    xp = backend.get_array_module(x)
-    return x / max(float(xp.sqrt((x * x).sum())), eps)
 
 
 class SpectralNorm:
@@ -63,12 +55,11 @@ class SpectralNorm:
         weight_mat = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             with no_grad():
-                w = weight_mat._data
                 for _ in range(self.n_power_iterations):
                     # v <- normalize(W^T u), u <- normalize(W v): converges to the top
                     # right/left singular vectors.  Written into the buffers in place.
-                    v.copy_(Tensor._make(_normalize(w.T @ u._data, self.eps)))
-                    u.copy_(Tensor._make(_normalize(w @ v._data, self.eps)))
+                    v.copy_(F.normalize(weight_mat.t().mv(u), dim=0, eps=self.eps))
+                    u.copy_(F.normalize(weight_mat.mv(v), dim=0, eps=self.eps))
             # clones: a later forward may update the buffers in place again while
             # this forward's graph still needs the values it used
             u, v = u.clone(), v.clone()
@@ -105,11 +96,9 @@ class SpectralNorm:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
         with no_grad():
             h, w = fn.reshape_weight_to_matrix(weight).shape
-            # random unit starting vectors (like ``normal_(0, 1)`` then normalize)
-            u = _random.randn(h, dtype=weight.dtype)
-            v = _random.randn(w, dtype=weight.dtype)
-            u = Tensor._make(_normalize(u._data, fn.eps))
-            v = Tensor._make(_normalize(v._data, fn.eps))
+            # random unit starting vectors
+            u = F.normalize(weight.new_empty(h).normal_(0, 1), dim=0, eps=fn.eps)
+            v = F.normalize(weight.new_empty(w).normal_(0, 1), dim=0, eps=fn.eps)
         delattr(module, fn.name)
         module.register_parameter(fn.name + "_orig", weight)
         # ``weight`` must still exist (code may read it before the first forward),

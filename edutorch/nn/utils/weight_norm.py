@@ -11,7 +11,6 @@ careful: here ``-1`` does *not* mean "the last dimension", as in PyTorch.
 """
 import warnings
 
-from ... import backend
 from ...autograd.function import Function
 from ..parameter import Parameter
 
@@ -56,12 +55,9 @@ class WeightNormInterface(Function):
 
     @staticmethod
     def forward(ctx, v, g, dim):
-        xp = backend.get_array_module(v._data)
-        axes = _norm_axes(v._data.ndim, dim)
-        norm = xp.sqrt((v._data * v._data).sum(axis=axes, keepdims=True))
-        ctx.axes = axes
+        ctx.axes = _norm_axes(v.dim(), dim)
         ctx.save_for_backward(v, g)
-        return v._data * (g._data / norm)
+        return v * (g / norm_except_dim(v, 2, dim))
 
     @staticmethod
     def backward(ctx, grad_w):

@@ -13,7 +13,6 @@ process: ``num_workers`` is accepted for compatibility only.
 import warnings
 
 from ... import backend
-from ..._tensor import Tensor
 from ._utils.collate import default_collate, default_convert
 from .dataset import IterableDataset, _is_tensor_dataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -121,10 +120,10 @@ class DataLoader:
     def _tensor_batch(self, indices):
         """Fast path for a ``TensorDataset``: one fancy-indexing per tensor.
 
-        ``stack([t[i] for i in indices])`` equals ``t._data[indices]``, so we skip
+        ``stack([t[i] for i in indices])`` equals ``t[indices]``, so we skip
         building one small tensor per sample (same values, same dtypes).
         """
-        return [Tensor._make(t._data[indices]) for t in self.dataset.tensors]
+        return [t[indices] for t in self.dataset.tensors]
 
     def __len__(self):
         if isinstance(self.dataset, IterableDataset):

@@ -13,9 +13,7 @@ import collections.abc
 
 import numpy as np
 
-from .... import _creation, _dtype
-from ...._tensor import Tensor
-from ....autograd._functions.shape import Stack
+from .... import Tensor, as_tensor, float64, stack, tensor
 
 __all__ = ["default_collate", "default_convert"]
 
@@ -23,7 +21,7 @@ _ERROR = "default_collate: batch must contain tensors, numpy arrays, numbers, di
 
 
 def _stack(tensors):
-    return Stack.apply(0, *tensors)
+    return stack(tensors, 0)
 
 
 def default_collate(batch):
@@ -34,13 +32,13 @@ def default_collate(batch):
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSUV":
             raise TypeError(_ERROR.format(elem.dtype))
-        return _stack([_creation.as_tensor(b) for b in batch])
+        return _stack([as_tensor(b) for b in batch])
     if isinstance(elem, np.generic):
-        return _creation.as_tensor(np.array(batch))
+        return as_tensor(np.array(batch))
     if isinstance(elem, float):
-        return _creation.tensor(batch, dtype=_dtype.float64)
+        return tensor(batch, dtype=float64)
     if isinstance(elem, int):
-        return _creation.tensor(batch)
+        return tensor(batch)
     if isinstance(elem, (str, bytes)):
         return batch
     if isinstance(elem, collections.abc.Mapping):
@@ -63,7 +61,7 @@ def default_collate(batch):
 def default_convert(data):
     """``batch_size=None``: no batching, only NumPy arrays become tensors."""
     if isinstance(data, np.ndarray) and data.dtype.kind not in "OSUV":
-        return _creation.as_tensor(data)
+        return as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
         return type(data)({key: default_convert(value) for key, value in data.items()})
     if isinstance(data, tuple) and hasattr(data, "_fields"):

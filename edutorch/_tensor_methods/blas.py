@@ -1,0 +1,76 @@
+"""Matrix products: ``x @ W``, ``mm``, ``bmm``, ``matmul``, ``dot``, ``mv``, ``addmm``, ``kron``.
+
+The ``Function`` of each product, with its gradient (``grad @ b.T``,
+``a.T @ grad``), is in ``autograd/_functions/blas.py``.
+"""
+import builtins
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd._functions import blas, utils
+
+
+def _scaled_sum(input, product, beta, alpha):
+    """``beta * input + alpha * product``, as ``addmm``/``baddbmm`` compute it."""
+    product = product if alpha == 1 else product * alpha
+    if beta == 0:  # PyTorch ignores ``input`` then (a NaN in it does not propagate); its gradient is 0
+        from .._functional import where
+
+        return where(input.new_zeros((), dtype=_dtype.bool), input, product)
+    return (input if beta == 1 else input * beta) + product
+
+
+class BlasMethods:
+    """Mixed into ``Tensor`` (the topic is in the module docstring)."""
+
+    __slots__ = ()
+
+    def __matmul__(self, other):
+        if self._data.ndim == 2 and other._data.ndim == 2:  # x @ W: straight to mm
+            return blas.Mm.apply(self, other)
+        return self.matmul(other)
+
+    def __rmatmul__(self, other):
+        return utils._Tensor._make(np.asarray(other)).matmul(self)
+
+    def mm(self, other):
+        return blas.Mm.apply(self, other)
+
+    def bmm(self, other):
+        return blas.Bmm.apply(self, other)
+
+    def matmul(self, other):
+        if self._data.ndim == 2 and other._data.ndim == 2:  # the common case, without the lookup
+            return blas.Mm.apply(self, other)
+        return blas.matmul_function(self._data.ndim, other._data.ndim).apply(self, other)
+
+    def dot(self, other):
+        if self._data.ndim != 1 or other._data.ndim != 1:
+            raise RuntimeError(
+                f"1D tensors expected, but got {self._data.ndim}D and {other._data.ndim}D tensors"
+            )
+        return blas.Dot.apply(self, other)
+
+    def mv(self, vec):
+        return blas.Mv.apply(self, vec)
+
+    def outer(self, vec2):
+        return self.unsqueeze(1) * vec2.unsqueeze(0)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is ignored (NaN too)."""
+        return _scaled_sum(self, mat1.mm(mat2), beta, alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """``beta * self + alpha * (batch1 @ batch2)``, batch by batch."""
+        return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)
+
+    def kron(self, other):
+        """The Kronecker product: every entry of ``self`` times the whole of ``other``."""
+        n = builtins.max(self.ndim, other.ndim)
+        a = self.reshape((1,) * (n - self.ndim) + tuple(self.shape))
+        b = other.reshape((1,) * (n - other.ndim) + tuple(other.shape))
+        # a[i] * b[j] laid out at i * b.shape + j: interleave the dims, then merge pairs
+        prod = a.reshape([s for d in a.shape for s in (d, 1)]) * b.reshape([s for d in b.shape for s in (1, d)])
+        return prod.reshape([x * y for x, y in zip(a.shape, b.shape)])

@@ -1,0 +1,100 @@
+"""Indexing: ``x[i]``, ``x[mask]``, ``x[idx] = v``, ``gather``, ``scatter``, ``index_select``, ``nonzero``...
+
+``x[...]`` with ints and slices is a view (remembered by ``views.py``); with
+tensors or lists it is a copy (``autograd/_functions/indexing.py``).
+"""
+import numpy as np
+
+from .. import backend
+from ..autograd import grad_mode
+from ..autograd._functions import indexing, utils
+from ..autograd._functions.tensor import CopySlices, IndexPut
+from ..autograd._functions.utils import wrap_dim
+from .inplace import LEAF_INPLACE_ERROR
+from .views import track_view
+
+
+class IndexingMethods:
+    """Mixed into ``Tensor`` (the topic is in the module docstring)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index):
+        idx = indexing.to_index(index)
+        parts = indexing.integers_first(idx, self._data.ndim)
+        if parts is not None:  # PyTorch's order: the integers, then the arrays
+            return self[parts[0]][parts[1]]
+        if indexing.is_basic(idx):
+            out = indexing.basic_index_class(idx).apply(self, idx)
+            if grad_mode.is_grad_enabled():
+                track_view(self, out, idx, None)  # so an in-place op on the view can update the base's graph
+            return out
+        return indexing.Index.apply(self, idx, saved=indexing.index_tensors(index))
+
+    def __setitem__(self, index, value):
+        idx = indexing.to_index(index)
+        parts = indexing.integers_first(idx, self._data.ndim)
+        if parts is not None:  # PyTorch's order: write into the view the integers select
+            if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
+                raise RuntimeError(LEAF_INPLACE_ERROR)
+            self[parts[0]][parts[1]] = value
+            return
+        if indexing.is_basic(idx):
+            self._inplace(CopySlices, idx, value)
+        else:
+            self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
+
+    def nonzero(self, *, as_tuple=False):
+        """Positions of the non-zero entries: an (N, ndim) int64 tensor, or one per dim."""
+        positions = np.nonzero(self._data if self._data.ndim else self._data.reshape(1))
+        make = utils._Tensor._make
+        if as_tuple:
+            return tuple(make(p.astype(np.int64)) for p in positions)
+        xp = backend.get_array_module(self._data)
+        return make(xp.stack(positions, axis=1).astype(np.int64) if self._data.ndim
+                    else xp.zeros((len(positions[0]), 0), dtype=np.int64))
+
+    def argwhere(self):
+        """Indices of the non-zero elements, one row each (``nonzero()``)."""
+        return self.nonzero()
+
+    def index_select(self, dim, index):
+        return indexing.IndexSelect.apply(self, wrap_dim(dim, self._data.ndim), index)
+
+    def masked_select(self, mask):
+        return indexing.MaskedSelect.apply(self, mask)
+
+    def masked_fill(self, mask, value):
+        fn = indexing.MaskedFillTensor if isinstance(value, utils._Tensor) else indexing.MaskedFill
+        return fn.apply(self, mask, value)
+
+    def gather(self, dim, index):
+        return indexing.Gather.apply(self, dim, index)
+
+    def take(self, index):
+        """Elements of the flattened tensor at ``index`` (shaped like ``index``)."""
+        return self.reshape(-1).gather(0, index.reshape(-1)).reshape(tuple(index.shape))
+
+    def take_along_dim(self, indices, dim=None):
+        """``gather`` with broadcasting; without ``dim`` on the flattened tensor."""
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        axis = wrap_dim(dim, self.ndim)
+        shape_self = list(self.shape)
+        shape_idx = list(indices.shape)
+        shape_self[axis] = shape_idx[axis] = 1
+        common = list(np.broadcast_shapes(tuple(shape_self), tuple(shape_idx)))
+        s = common.copy()
+        s[axis] = self.shape[axis]
+        i = common.copy()
+        i[axis] = indices.shape[axis]
+        return self.expand(*s).gather(axis, indices.expand(*i))
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        src = value if src is None else src
+        if isinstance(src, utils._Tensor):
+            return indexing.Scatter.apply(self, dim, index, src, reduce)
+        return indexing.ScatterValue.apply(self, dim, index, src, reduce)
+
+    def scatter_add(self, dim, index, src):
+        return indexing.ScatterAdd.apply(self, dim, index, src)

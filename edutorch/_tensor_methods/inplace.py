@@ -1,0 +1,391 @@
+"""In-place ops: ``x.add_(y)``, ``x.mul_(2)``, ``x.exp_()``, ``x.zero_()``, ``x += 1``...
+
+``x.op_(...)`` computes ``x.op(...)`` out of place, writes the result into
+``x``'s storage, bumps the version counter (shared with every view of that
+storage) and makes ``x`` the op's output in the graph (``_inplace``).  An
+in-place op on a view is recorded on its base (``_inplace_on_view``, with the
+helpers of ``views.py``).  Under ``no_grad`` the common arithmetic ops write
+straight into the array (``_inplace_no_graph``): the optimizers' path.
+"""
+import numpy as np
+
+from .. import _dtype
+from ..autograd import _saved_tensor, grad_mode
+from ..autograd._functions import linalg as linalg_fns
+from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
+from ..autograd._functions.tensor import Copy, Fill, Zero
+from ..autograd._functions.utils import wrap_dim
+from .views import in_base_order, multi_view_error, refresh_views
+
+LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE_ERROR = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+EXPANDED_INPLACE_ERROR = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+    "location. Please clone() the tensor before performing the operation."
+)
+
+
+def _check_writable(t):
+    """An expanded tensor (0-stride broadcast view) cannot be written: PyTorch's error, not NumPy's."""
+    data = t._data
+    if type(data) is np.ndarray and not data.flags.writeable:
+        raise RuntimeError(EXPANDED_INPLACE_ERROR)
+
+
+def _any_requires_grad(args):
+    return any(isinstance(a, utils._Tensor) and a._requires_grad for a in args)
+
+
+def _saved_by(node, t):
+    """Did ``node`` save ``t`` for backward?  (The in-place ops copy their input only then.)"""
+    if node is None:
+        return False
+    for entry in node._saved:
+        if entry[0] is t:
+            return True
+    return False
+
+
+def _saved_output_is_now(result, t):
+    """The op saved its output ``result`` (``relu_``, ``exp_``...): that output now is ``t``.
+
+    In PyTorch the saved result of an in-place op is the tensor itself, so a later
+    in-place change of ``t`` makes backward raise; point the saved entry at ``t``'s
+    memory and version counter so the same check fires here.
+    """
+    node = result.grad_fn
+    saved = node._saved
+    for i, entry in enumerate(saved):
+        if len(entry) == 4 and entry[0] is result._data:  # (array, counter, version, output_nr)
+            saved[i] = (t._data, t._version_counter, t._version_counter[0], entry[3])
+
+
+def _type_word(d):
+    return _dtype.scalar_type_name(d)
+
+
+def _inplace_no_graph(t, ufunc, other, alpha):
+    """``t op= alpha * other`` written straight into ``t``'s array, when no graph is recorded.
+
+    The optimizers' path (``p.add_(grad, alpha=-lr)`` under ``no_grad``): one NumPy
+    call with ``out=``.  Only a float CPU tensor with a same-dtype tensor or a
+    Python number qualifies; returns False for anything else (a graph to record,
+    dtype promotion, shapes that do not fit), and the general path takes over
+    with PyTorch's errors.
+    """
+    x = t._data
+    if type(x) is not np.ndarray or x.dtype.kind != "f" or not x.flags.writeable:
+        return False
+    recording = grad_mode.is_grad_enabled()
+    if isinstance(other, utils._Tensor):
+        y = other._data
+        if type(y) is not np.ndarray or y.dtype != x.dtype or (
+            recording and (t._requires_grad or other._requires_grad)
+        ):
+            return False
+        if alpha != 1:
+            y = y * alpha  # a Python number times a float array keeps its dtype
+    elif type(other) is float or type(other) is int:
+        if recording and t._requires_grad:
+            return False
+        y = other * alpha
+    else:
+        return False
+    try:
+        ufunc(x, y, out=x)
+    except (ValueError, OverflowError):  # checked before anything is written
+        return False
+    t._version_counter[0] += 1
+    return True
+
+
+class InplaceMethods:
+    """Mixed into ``Tensor`` (the topic is in the module docstring)."""
+
+    __slots__ = ()
+
+    def _inplace(self, fn, *args):
+        """Run ``fn`` out of place, then write the result into this tensor's storage."""
+        _check_writable(self)
+        recording = grad_mode.is_grad_enabled()
+        if recording and self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(LEAF_INPLACE_ERROR)
+        view_of = self.__dict__.get("_view_of") if recording else None
+        if view_of is not None and (self._requires_grad or _any_requires_grad(args)):
+            return self._inplace_on_view(view_of, fn, args)
+        source = self
+        if recording and (self._requires_grad or _any_requires_grad(args)):
+            # the input as a tensor of its own (same array, own version counter), so that
+            # backward can save it without seeing the write below
+            # under saved-tensor hooks the pack hook keeps the input before the write below: give it
+            # a copy of the old values (PyTorch saves a clone of self), not the array about to change
+            data = self._data.copy() if _saved_tensor._stack else self._data
+            source = utils._Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
+        result = fn.apply(source, *args)
+        if source is not self and _saved_by(result.grad_fn, source):
+            source._data = source._data.copy()  # saved for backward: keep the old values
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(result._data.shape)}"
+            )
+        try:
+            np.copyto(self._data, result._data, casting="same_kind") if type(self._data) is np.ndarray \
+                else self._data.__setitem__(Ellipsis, result._data)
+        except TypeError:
+            raise RuntimeError(
+                f"result type {_type_word(result.dtype)} can't be cast to the desired output type "
+                f"{_type_word(self.dtype)}"
+            ) from None
+        self._version_counter[0] += 1
+        if result.grad_fn is not None:
+            self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+            _saved_output_is_now(result, self)
+            refresh_views(self)
+        return self
+
+    def _inplace_on_view(self, view_of, fn, args):
+        """An in-place op on a view (``y[0].mul_(2)``, ``y.t().mul_(2)``) is recorded on the base.
+
+        The view shares memory with its base, so the base's values change too; its
+        graph must change with them.  For an indexed view, ``base[idx] = fn(view)``
+        says exactly that (PyTorch's ``CopySlices``).  A reshaped / transposed view
+        covers every element of the base: the new values, put back in the base's
+        order, replace the whole base.  Then the view is made again from the new base.
+        """
+        base, idx, remake = view_of
+        if "_multi_view" in self.__dict__:  # one of several views returned by split/unbind
+            raise RuntimeError(multi_view_error(self))
+        if base._requires_grad and base.grad_fn is None:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+        source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+        result = fn.apply(source, *args)
+        if result._data.shape != self._data.shape:
+            raise RuntimeError(
+                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
+                f"{list(result._data.shape)}"
+            )
+        if remake is None:  # ``base[idx]``: ``idx`` itself may be None (``x[None]``)
+            base[idx] = result  # writes through the shared memory and bumps the shared version
+            fresh = base[idx]  # this view, now computed from the updated base
+        else:
+            base[...] = in_base_order(result, base, remake)
+            fresh = remake(base)
+        self.grad_fn, self._output_nr, self._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+        if result.grad_fn is not None:
+            _saved_output_is_now(result, self)
+        return self
+
+    def add_(self, other, *, alpha=1):
+        if _inplace_no_graph(self, np.add, other, alpha):
+            return self
+        return self._inplace(pointwise.Add, other, alpha)
+
+    def sub_(self, other, *, alpha=1):
+        if _inplace_no_graph(self, np.subtract, other, alpha):
+            return self
+        return self._inplace(pointwise.Sub, other, alpha)
+
+    def mul_(self, other):
+        if _inplace_no_graph(self, np.multiply, other, 1):
+            return self
+        return self._inplace(pointwise.Mul, other)
+
+    def div_(self, other):
+        return self._inplace(pointwise.Div, other)
+
+    def pow_(self, exponent):
+        fn = pointwise.PowTensor if isinstance(exponent, utils._Tensor) else pointwise.Pow
+        return self._inplace(fn, exponent)
+
+    __iadd__ = add_
+
+    __isub__ = sub_
+
+    __imul__ = mul_
+
+    __itruediv__ = div_
+
+    def __ipow__(self, exponent):
+        return self.pow_(exponent)
+
+    def lerp_(self, end, weight):
+        return self._inplace(pointwise.Lerp, end, weight)
+
+    def addcmul_(self, tensor1, tensor2, *, value=1):
+        return self._inplace(pointwise.Addcmul, tensor1, tensor2, value)
+
+    def addcdiv_(self, tensor1, tensor2, *, value=1):
+        return self._inplace(pointwise.Addcdiv, tensor1, tensor2, value)
+
+    def neg_(self):
+        return self._inplace(pointwise.Neg)
+
+    def exp_(self):
+        return self._inplace(pointwise.Exp)
+
+    def log_(self):
+        return self._inplace(pointwise.Log)
+
+    def sqrt_(self):
+        return self._inplace(unary.Sqrt)
+
+    def abs_(self):
+        return self._inplace(unary.Abs)
+
+    def sigmoid_(self):
+        return self._inplace(pointwise.Sigmoid)
+
+    def tanh_(self):
+        return self._inplace(pointwise.Tanh)
+
+    def relu_(self):
+        return self._inplace(pointwise.Relu)
+
+    def clamp_(self, min=None, max=None):
+        if isinstance(min, utils._Tensor) or isinstance(max, utils._Tensor):
+            return self._inplace(comparison.ClampTensor, min, max)
+        return self._inplace(comparison.Clamp, min, max)
+
+    clip_ = clamp_
+
+    def clamp_min_(self, min):
+        return self._inplace(comparison.ClampMin, min, None)
+
+    def clamp_max_(self, max):
+        return self._inplace(comparison.ClampMax, None, max)
+
+    def masked_fill_(self, mask, value):
+        fn = indexing.MaskedFillTensor if isinstance(value, utils._Tensor) else indexing.MaskedFill
+        return self._inplace(fn, mask, value)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        src = value if src is None else src
+        fn = indexing.Scatter if isinstance(src, utils._Tensor) else indexing.ScatterValue
+        return self._inplace(fn, dim, index, src, reduce)
+
+    def scatter_add_(self, dim, index, src):
+        return self._inplace(indexing.ScatterAdd, dim, index, src)
+
+    def fill_(self, value):
+        return self._inplace(Fill, value)
+
+    def zero_(self):
+        return self._inplace(Zero, 0)
+
+    def copy_(self, src, non_blocking=False):
+        return self._inplace(Copy, src)
+
+    def triu_(self, diagonal=0):
+        return self._inplace(linalg_fns.Triu, diagonal)
+
+    def tril_(self, diagonal=0):
+        return self._inplace(linalg_fns.Tril, diagonal)
+
+    def sin_(self):
+        return self._inplace(unary.Sin)
+
+    def cos_(self):
+        return self._inplace(unary.Cos)
+
+    def log1p_(self):
+        return self._inplace(unary.Log1p)
+
+    def rsqrt_(self):
+        return self._inplace(unary.Rsqrt)
+
+    def reciprocal_(self):
+        return self._inplace(unary.Reciprocal)
+
+    def sign_(self):
+        return self._inplace(unary.Sign)
+
+    def floor_(self):
+        return self._inplace(unary.Floor)
+
+    def ceil_(self):
+        return self._inplace(unary.Ceil)
+
+    def trunc_(self):
+        return self._inplace(unary.Trunc)
+
+    def square_(self):
+        return self.pow_(2)
+
+    def erf_(self):
+        return self._inplace(special.Erf)
+
+    def erfinv_(self):
+        return self._inplace(special.Erfinv)
+
+    def nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+        return self._inplace(unary.NanToNum, nan, posinf, neginf)
+
+    def atan2_(self, other):
+        return self._inplace(binary.Atan2, other)
+
+    def hypot_(self, other):
+        return self._inplace(binary.Hypot, other)
+
+    def fmod_(self, other):
+        return self._inplace(binary.Fmod, other)
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self._inplace(reduction.Cumprod, wrap_dim(dim, self._data.ndim), dtype)
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self._inplace(reduction.Cumsum, wrap_dim(dim, self._data.ndim), dtype)
+
+    def tan_(self):
+        return self._inplace(elementary.Tan)
+
+    def asin_(self):
+        return self._inplace(elementary.Asin)
+
+    def acos_(self):
+        return self._inplace(elementary.Acos)
+
+    def atan_(self):
+        return self._inplace(elementary.Atan)
+
+    def sinh_(self):
+        return self._inplace(elementary.Sinh)
+
+    def cosh_(self):
+        return self._inplace(elementary.Cosh)
+
+    def asinh_(self):
+        return self._inplace(elementary.AsinhInplace)  # its backward raises, as PyTorch's
+
+    def acosh_(self):
+        return self._inplace(elementary.AcoshInplace)  # its backward raises, as PyTorch's
+
+    def atanh_(self):
+        return self._inplace(elementary.AtanhInplace)  # its backward raises, as PyTorch's
+
+    arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, asinh_, acosh_, atanh_
+
+    arctan2_ = atan2_
+
+    def log2_(self):
+        return self._inplace(elementary.Log2)
+
+    def log10_(self):
+        return self._inplace(elementary.Log10)
+
+    def expm1_(self):
+        return self._inplace(elementary.Expm1)
+
+    def exp2_(self):
+        return self._inplace(elementary.Exp2)
+
+    def erfc_(self):
+        return self._inplace(elementary.Erfc)
+
+    def deg2rad_(self):
+        return self._inplace(elementary.Deg2rad)
+
+    def rad2deg_(self):
+        return self._inplace(elementary.Rad2deg)
