@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from .. import as_tensor, float64, linalg, randn
+from .. import as_tensor, float64, linalg, randn, randperm
 from ..autograd.grad_mode import no_grad
 
 
@@ -137,11 +137,11 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
-    rng = _rng(generator)
-    values = rng.normal(0.0, std, tensor.shape)
-    for col in range(cols):
-        values[rng.permutation(rows)[:num_zeros], col] = 0.0  # which rows: random per column
-    return _fill(tensor, values)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):  # which rows are zero: a random choice per column
+            tensor[randperm(rows, generator=generator)[:num_zeros], col] = 0
+    return tensor
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
