@@ -31,6 +31,7 @@ from . import backend
 from ._atomic_file import atomic_replace
 from ._checkpoint_reader import MANIFEST, Archive, CheckpointError, open_source
 from ._tensor import Tensor
+from ._dtype import is_floating as _is_floating
 
 __all__ = ["save", "load", "CheckpointError"]
 
@@ -261,7 +262,7 @@ class _Decoder:
             )
         device = _target_device(node.get("device", "cpu"), self.map_location)
         tensor = Tensor._make(backend.to_device(array, device))
-        requires_grad = node.get("requires_grad", False) and array.dtype.kind == "f"
+        requires_grad = node.get("requires_grad", False) and _is_floating(array.dtype)
         if node["type"] == "parameter":
             return Parameter(tensor, requires_grad=requires_grad)
         return tensor.requires_grad_(requires_grad)

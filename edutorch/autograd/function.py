@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from . import grad_mode
+from .._dtype import is_floating as _is_floating
 
 _state = grad_mode._state
 _sequence = itertools.count()
@@ -494,7 +495,7 @@ def _connect_output(node, nr, out, args):
         out._version_counter[0] += 1  # modified in place: it now belongs to this node
     elif _among(out, args):
         out = Tensor._make(out._data, False, None, 0, out._version_counter)  # an alias
-    if out._data.dtype.kind == "f" and not (
+    if _is_floating(out._data.dtype) and not (  # bfloat16 included (its NumPy kind is "V")
         node._non_differentiable and _among(out, node._non_differentiable)
     ):
         out._requires_grad = True

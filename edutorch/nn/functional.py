@@ -22,6 +22,7 @@ from ._functions import loss as _loss
 from ._functions import normalization as _norm
 from ._functions import pooling as _pool
 from ._functions import sparse as _sparse
+from .._dtype import is_floating as _is_floating
 
 
 def _ntuple(value, n):
@@ -669,7 +670,7 @@ def _plain_class_targets(input, target, weight, ignore_index):
         return False
     n_classes = x.shape[1]
     # viewed as unsigned, a negative index becomes huge: one max checks both ends of the range
-    return x.dtype.kind == "f" and np.maximum.reduce(t.view(np.uint64)) < n_classes and not (
+    return _is_floating(x.dtype) and np.maximum.reduce(t.view(np.uint64)) < n_classes and not (
         0 <= ignore_index < n_classes and (t == ignore_index).any())
 
 

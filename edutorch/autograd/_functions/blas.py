@@ -47,7 +47,7 @@ class Mm(Function):
             _check_dtypes(a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
-        return x @ y
+        return _utils.in_dtype_of(x @ y, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -75,7 +75,7 @@ class MmMat1Backward(Function):
     def forward(ctx, grad, b):
         ctx.save_for_backward(grad if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
-        return grad._data @ b._data.T
+        return _utils.in_dtype_of(grad._data @ b._data.T, b._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -95,7 +95,7 @@ class MmMat2Backward(Function):
     def forward(ctx, a, grad):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               grad if ctx.needs_input_grad[0] else None)
-        return a._data.T @ grad._data
+        return _utils.in_dtype_of(a._data.T @ grad._data, a._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -123,7 +123,7 @@ class Bmm(Function):
             )
         _check_dtypes(a, b)
         ctx.save_for_backward(a, b)
-        return x @ y
+        return _utils.in_dtype_of(x @ y, x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -195,7 +195,7 @@ class Matmul(Function):
     def forward(ctx, a, b):
         _check_matmul(a, b)
         ctx.save_for_backward(a, b)
-        return a._data @ b._data
+        return _utils.in_dtype_of(a._data @ b._data, a._data)
 
     @staticmethod
     def backward(ctx, grad):

@@ -31,6 +31,7 @@ from ... import _functional
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from .utils import differentiable_backward
+from ...autograd._functions.utils import in_dtype_of
 from ..._tensor import Tensor
 
 
@@ -202,7 +203,7 @@ class Convolution(Function):
             width, pad_shape = wo, xp.shape
         cols_g = cols.reshape(n, groups, kh * kw * cg, ho * width)
         w_g = _weights_by_offset(w, groups)                          # (G, Og, kh*kw*Cg)
-        out = (w_g @ cols_g).reshape(n, o, ho, width)                # every output in one product
+        out = in_dtype_of(w_g @ cols_g, x).reshape(n, o, ho, width)  # every output in one product
         if bias is not None:  # when cropping the padded width, the add also makes the copy
             out = np.add(out[..., :wo], bias._data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:

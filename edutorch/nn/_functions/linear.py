@@ -13,6 +13,7 @@ from ...autograd.function import Function
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
 from ...autograd._functions.blas import _shape_str
+from ...autograd._functions.utils import in_dtype_of
 
 
 def _check(x, w, input, weight, bias=None):
@@ -54,7 +55,7 @@ class Addmm(Function):
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)
-        out = x @ w.T    # W.T is a view: BLAS reads the transpose, nothing is copied
+        out = in_dtype_of(x @ w.T, x)  # W.T is a view: BLAS reads the transpose, nothing is copied
         out += bias._data  # in place, broadcast over the batch: no second (N, out) array
         return out
 
@@ -86,7 +87,7 @@ class Mm(Function):
             _check(x, w, input, weight)
         ctx.save_for_backward(input if ctx.needs_input_grad[1] else None,
                               weight if ctx.needs_input_grad[0] else None)
-        return x @ w.T
+        return in_dtype_of(x @ w.T, x)
 
     @staticmethod
     def backward(ctx, grad):
