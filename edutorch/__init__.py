@@ -42,6 +42,13 @@ from . import fx, multiprocessing  # torch.fx, torch.multiprocessing
 from .autograd import functional as _autograd_functional  # makes torch.autograd.functional
 del _autograd_functional
 from . import accelerator, backends, cuda  # is there a GPU? (CuPy)
+from . import amp, cpu  # torch.amp: autocast and GradScaler (torch.cpu: only its deprecated amp)
+from .amp import autocast
+from .amp.autocast_mode import (
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_dtype,
+    is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,
+    set_autocast_enabled,
+)
 
 __version__ = "0.1.0"
 

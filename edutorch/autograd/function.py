@@ -326,6 +326,11 @@ def _add_hook(hooks, fn):
     return handle
 
 
+# Set by edutorch/amp/autocast_mode.py while an autocast region is on: casts an op's
+# arguments by PyTorch's per-op policy.  None when autocast is off (one test per op).
+_autocast_hook = None
+
+
 class Function:
     """Base class of every differentiable op (``torch.autograd.Function``).
 
@@ -375,6 +380,8 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward``; if any input requires grad (and grad mode is on) record a node."""
+        if _autocast_hook is not None:  # autocast is on: cast the arguments by the op's policy
+            args = _autocast_hook(cls, args)
         if _state["enabled"]:
             Tensor = _Tensor
             for a in args:
