@@ -13,6 +13,7 @@ from .autograd._functions import binary, blas, elementary, reduction, shape, spe
 from .autograd._functions import utils
 from .autograd._functions.utils import wrap_dim as _wrap_dim
 from ._dtype import is_floating as _is_floating
+from .amp.autocast_mode import autocast_op  # composite ops cast once, at entry
 
 
 def _make(array):
@@ -116,10 +117,12 @@ class TensorApiOps:
     def trace(self):
         return blas.Trace.apply(self)
 
+    @autocast_op("addmm")
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is ignored (NaN too)."""
         return _scaled_sum(self, mat1.mm(mat2), beta, alpha)
 
+    @autocast_op("baddbmm")
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """``beta * self + alpha * (batch1 @ batch2)``, batch by batch."""
         return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)

@@ -23,8 +23,7 @@ from enum import Enum
 import numpy as np
 
 from .. import _dtype, backend
-from .._creation import full
-from .._tensor import Tensor
+from ..autograd import function as _function
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["OptState", "GradScaler"]
@@ -36,6 +35,16 @@ class OptState(Enum):
     READY = 0
     UNSCALED = 1
     STEPPED = 2
+
+
+def _is_tensor(value):
+    return isinstance(value, _function._Tensor)  # edutorch.Tensor (imported late: it imports us)
+
+
+def _full(value, dtype, device):
+    """``torch.full((), value, dtype=dtype, device=device)``."""
+    array = np.full((), value, dtype=dtype.np)
+    return _function._Tensor._make(backend.to_device(array, device.type))
 
 
 def _refresh_per_optimizer_state():
@@ -109,21 +118,21 @@ class GradScaler:
         return self._scale, self._growth_tracker
 
     def _lazy_init_scale_growth_tracker(self, device):
-        self._scale = full((), self._init_scale, dtype=_dtype.float32, device=device)
-        self._growth_tracker = full((), self._init_growth_tracker, dtype=_dtype.int32, device=device)
+        self._scale = _full(self._init_scale, _dtype.float32, device)
+        self._growth_tracker = _full(self._init_growth_tracker, _dtype.int32, device)
 
     # -- the three calls of the loop ---------------------------------------------------
     def scale(self, outputs):
         """``outputs * scale``: a tensor, or every tensor in a (nested) list/tuple/iterable."""
         if not self._enabled:
             return outputs
-        if isinstance(outputs, Tensor):
+        if _is_tensor(outputs):
             if self._scale is None:
                 self._lazy_init_scale_growth_tracker(outputs.device)
             return outputs * self._scale.to(device=outputs.device)
 
         def apply_scale(value):
-            if isinstance(value, Tensor):
+            if _is_tensor(value):
                 if self._scale is None:
                     self._lazy_init_scale_growth_tracker(value.device)
                 return value * self._scale.to(device=value.device)
@@ -140,7 +149,7 @@ class GradScaler:
         with no_grad():
             for group in optimizer.param_groups:
                 for param in group["params"]:
-                    if not isinstance(param, Tensor):
+                    if not _is_tensor(param):
                         raise AssertionError(f"expected param to be torch.Tensor, got {type(param).__name__}")
                     if param.grad is None:
                         continue
@@ -164,7 +173,7 @@ class GradScaler:
         if optimizer_state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv_scale = self._scale.double().reciprocal().float()  # the reciprocal in float64, as PyTorch
-        found_inf = full((), 0.0, dtype=_dtype.float32, device=self._scale.device)
+        found_inf = _full(0.0, _dtype.float32, self._scale.device)
         optimizer_state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
         optimizer_state["stage"] = OptState.UNSCALED
 

@@ -206,7 +206,7 @@ class GroupNorm(Function):
         ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = _private_x_hat(x_hat, out), inv_std, num_groups, shape
         ctx.save_for_backward(input, weight)  # what PyTorch saves
         ctx.mean, ctx.eps = mean, eps
-        return out
+        return in_dtype_of(out, x)  # bfloat16 input: NumPy widened it to float32
 
     @staticmethod
     def forward_ops(ctx, x, weight, bias):
