@@ -129,3 +129,19 @@ def test_bfloat16_scalar_backward():
     x = edutorch.ones(2, 2, dtype=edutorch.bfloat16, requires_grad=True)
     (x * 2).sum().backward()
     assert x.grad.dtype == edutorch.bfloat16 and x.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+def test_save_and_load_keep_bfloat16(tmp_path):
+    """``.npy`` cannot name bfloat16: its bits are stored as uint16 and viewed back on load."""
+    model = edutorch.nn.Linear(3, 2).bfloat16()
+    path = tmp_path / "m.pt"
+    edutorch.save(model.state_dict(), path)
+    loaded = edutorch.load(path)
+    assert loaded["weight"].dtype == edutorch.bfloat16
+    assert edutorch.equal(loaded["weight"], model.weight.detach())
+
+
+def test_module_bfloat16(real_torch):
+    for lib in (edutorch, real_torch):
+        m = lib.nn.Linear(3, 2).bfloat16()
+        assert m.weight.dtype == lib.bfloat16 and m(lib.ones(1, 3, dtype=lib.bfloat16)).dtype == lib.bfloat16
