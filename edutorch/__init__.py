@@ -43,11 +43,12 @@ from .autograd import functional as _autograd_functional  # makes torch.autograd
 del _autograd_functional
 from . import accelerator, backends, cuda  # is there a GPU? (CuPy)
 from . import amp, cpu  # torch.amp: autocast and GradScaler (torch.cpu: only its deprecated amp)
-from .amp import autocast
+from .amp import GradScaler, autocast
 from .amp.autocast_mode import (
-    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_dtype,
-    is_autocast_cache_enabled, is_autocast_enabled, set_autocast_cache_enabled, set_autocast_dtype,
-    set_autocast_enabled,
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
+    get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
+    is_autocast_enabled, set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+    set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype,
 )
 
 __version__ = "0.1.0"

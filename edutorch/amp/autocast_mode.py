@@ -201,6 +201,32 @@ def clear_autocast_cache():
     _cast_cache.clear()
 
 
+def _deprecated(old, new, fn):
+    """The per-device spellings PyTorch keeps with a DeprecationWarning (``torch.get_autocast_cpu_dtype()``)."""
+
+    def deprecated(*args):
+        warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.", DeprecationWarning, stacklevel=2)
+        return fn(*args)
+
+    deprecated.__name__ = old.split("(")[0]
+    deprecated.__doc__ = f"``torch.{old}``: deprecated, use ``torch.{new}``."
+    return deprecated
+
+
+get_autocast_cpu_dtype = _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')",
+                                     lambda: get_autocast_dtype("cpu"))
+get_autocast_gpu_dtype = _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')",
+                                     lambda: get_autocast_dtype("cuda"))
+is_autocast_cpu_enabled = _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')",
+                                      lambda: is_autocast_enabled("cpu"))
+set_autocast_cpu_enabled = _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)",
+                                       lambda enabled: set_autocast_enabled("cpu", enabled))
+set_autocast_cpu_dtype = _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)",
+                                     lambda dtype: set_autocast_dtype("cpu", dtype))
+set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)",
+                                     lambda dtype: set_autocast_dtype("cuda", dtype))
+
+
 def _install_hook():
     """Point ``Function.apply`` at the caster while any device has autocast on, else at nothing:
     with autocast off an op pays one ``is None`` test."""

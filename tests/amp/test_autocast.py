@@ -365,3 +365,18 @@ def test_autocast_off_leaves_apply_untouched():
         with edutorch.autocast("cpu", enabled=False):
             assert function._autocast_hook is None
     assert function._autocast_hook is None
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.get_autocast_cpu_dtype(), lambda lib: lib.get_autocast_gpu_dtype(),
+    lambda lib: lib.is_autocast_cpu_enabled(), lambda lib: lib.set_autocast_cpu_enabled(False),
+    lambda lib: lib.set_autocast_cpu_dtype(lib.bfloat16), lambda lib: lib.set_autocast_gpu_dtype(lib.float16),
+])
+def test_deprecated_per_device_functions(real_torch, call):
+    results = []
+    for lib in (edutorch, real_torch):
+        with pytest.warns(DeprecationWarning) as record:
+            value = call(lib)
+        results.append((repr(value), str(record[0].message).split(" (Triggered internally")[0]))
+    assert results[0] == results[1]
+    assert edutorch.GradScaler is edutorch.amp.GradScaler
