@@ -90,6 +90,15 @@ def binary_arrays(a, b):
     return x, y
 
 
+def matmul(x, y):
+    """``x @ y`` for arrays, in ``x``'s dtype.  float16 and bfloat16 are multiplied in
+    float32 and rounded once at the end, as PyTorch's CPU kernels accumulate: NumPy
+    has no BLAS for float16 (its own loop is ~100x slower) and returns float32 for bfloat16."""
+    if x.dtype == np.float16 or x.dtype == _BFLOAT16:
+        return (x.astype(np.float32) @ y.astype(np.float32)).astype(x.dtype)
+    return x @ y
+
+
 def in_dtype_of(out, x):
     """``out`` in ``x``'s dtype.  NumPy multiplies bfloat16 (ml_dtypes) matrices in
     float32 and returns float32; PyTorch's bfloat16 matmul returns bfloat16."""
