@@ -145,3 +145,54 @@ def test_module_bfloat16(real_torch):
     for lib in (edutorch, real_torch):
         m = lib.nn.Linear(3, 2).bfloat16()
         assert m.weight.dtype == lib.bfloat16 and m(lib.ones(1, 3, dtype=lib.bfloat16)).dtype == lib.bfloat16
+
+
+def _op_table():
+    """One case per op of the engine's op table (tests/engine/op_cases.py)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "engine" / "op_cases.py"
+    spec = importlib.util.spec_from_file_location("op_cases_for_bfloat16", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    first = {}
+    for case in module.OP_CASES:
+        first.setdefault(case.name, case)
+    return module.sample, list(first.values())
+
+
+_SAMPLE, _CASES = _op_table()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("case", _CASES, ids=[c.name for c in _CASES])
+def test_every_op_of_the_op_table_in_bfloat16(real_torch, case):
+    """Each op on bfloat16 inputs: PyTorch's output dtype, values and gradients within bfloat16's rounding."""
+    rng = np.random.default_rng(0)
+    arrays = [_SAMPLE(s, case.domain, rng).astype(np.float32) for s in case.shapes]
+    results = []
+    for lib in (real_torch, edutorch):
+        inputs = [lib.tensor(a).bfloat16().requires_grad_(case.grad) for a in arrays]
+        try:
+            out = case.fn(lib, *inputs)
+        except (RuntimeError, NotImplementedError) as e:
+            if lib is real_torch:
+                pytest.skip(f"PyTorch has no bfloat16 kernel: {str(e).splitlines()[0][:80]}")
+            raise
+        first = out[0] if isinstance(out, tuple) else out
+        grads = None
+        if case.grad and first.dtype.is_floating_point and first.requires_grad:
+            first.float().sum().backward()
+            grads = [None if t.grad is None else (str(t.grad.dtype), t.grad.float().numpy()) for t in inputs]
+        values = first.detach().float().numpy() if first.dtype.is_floating_point else first.detach().numpy()
+        results.append((str(first.dtype), values, grads))
+    (dtype_t, values_t, grads_t), (dtype_e, values_e, grads_e) = results
+    assert dtype_e == dtype_t
+    np.testing.assert_allclose(values_e, values_t, rtol=3e-2, atol=3e-2)
+    if grads_t is not None:
+        for g_e, g_t in zip(grads_e, grads_t):
+            assert (g_e is None) == (g_t is None)
+            if g_t is not None:
+                assert g_e[0] == g_t[0]
+                np.testing.assert_allclose(g_e[1], g_t[1], rtol=5e-2, atol=5e-2)

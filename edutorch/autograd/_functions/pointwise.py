@@ -30,7 +30,7 @@ class Add(Function):
     def forward(ctx, a, b, alpha=1):
         x, y = binary_arrays(a, b)
         try:
-            out = x + y if alpha == 1 else x + alpha * y
+            out = x + y if alpha == 1 else x + _utils.scalar_for(alpha, y) * y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -59,7 +59,7 @@ class Sub(Function):
         check_sub(a, b)
         x, y = binary_arrays(a, b)
         try:
-            out = x - y if alpha == 1 else x - alpha * y
+            out = x - y if alpha == 1 else x - _utils.scalar_for(alpha, y) * y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -87,7 +87,7 @@ class RSub(Function):
         check_sub(a, b)
         x, y = binary_arrays(a, b)
         ctx.alpha = alpha
-        return y - x if alpha == 1 else y - alpha * x
+        return y - x if alpha == 1 else y - _utils.scalar_for(alpha, x) * x
 
     @staticmethod
     def backward(ctx, grad):

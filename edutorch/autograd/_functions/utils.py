@@ -90,6 +90,12 @@ def binary_arrays(a, b):
     return x, y
 
 
+def scalar_for(value, x):
+    """A Python number about to multiply array ``x``: as a bfloat16 scalar when ``x`` is bfloat16
+    (NumPy would widen the product to float32), unchanged otherwise."""
+    return x.dtype.type(value) if getattr(x, "dtype", None) == _BFLOAT16 else value
+
+
 def matmul(x, y):
     """``x @ y`` for arrays, in ``x``'s dtype.  float16 and bfloat16 are multiplied in
     float32 and rounded once at the end, as PyTorch's CPU kernels accumulate: NumPy
