@@ -8,6 +8,8 @@ import warnings
 
 from .. import _dtype
 from .autocast_mode import autocast as _autocast
+from .autocast_mode import custom_bwd as _custom_bwd
+from .autocast_mode import custom_fwd as _custom_fwd
 from .grad_scaler import GradScaler as _GradScaler
 
 
@@ -49,6 +51,18 @@ class CpuGradScaler(_GradScaler):
         _warn_deprecated("torch.cpu.amp.GradScaler", "torch.amp.GradScaler('cpu', args...)")
         super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
                          backoff_factor=backoff_factor, growth_interval=growth_interval, enabled=enabled)
+
+
+def cuda_custom_fwd(fwd=None, *, cast_inputs=None):
+    """``torch.cuda.amp.custom_fwd``: ``torch.amp.custom_fwd(..., device_type="cuda")``."""
+    _warn_deprecated("torch.cuda.amp.custom_fwd", "torch.amp.custom_fwd(args..., device_type='cuda')")
+    return _custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+
+def cuda_custom_bwd(bwd):
+    """``torch.cuda.amp.custom_bwd``: ``torch.amp.custom_bwd(..., device_type="cuda")``."""
+    _warn_deprecated("torch.cuda.amp.custom_bwd", "torch.amp.custom_bwd(args..., device_type='cuda')")
+    return _custom_bwd(bwd, device_type="cuda")
 
 
 for _cls, _name in ((CudaAutocast, "autocast"), (CpuAutocast, "autocast"), (CudaGradScaler, "GradScaler"),

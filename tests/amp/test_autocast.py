@@ -380,3 +380,16 @@ def test_deprecated_per_device_functions(real_torch, call):
         results.append((repr(value), str(record[0].message).split(" (Triggered internally")[0]))
     assert results[0] == results[1]
     assert edutorch.GradScaler is edutorch.amp.GradScaler
+
+
+def test_deprecated_cuda_custom_fwd_and_bwd(real_torch):
+    for lib in (edutorch, real_torch):
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            lib.cuda.amp.custom_fwd(lambda ctx, x: x)
+            lib.cuda.amp.custom_bwd(lambda ctx, g: g)
+        assert [str(w.message) for w in record if issubclass(w.category, FutureWarning)] == [
+            "`torch.cuda.amp.custom_fwd(args...)` is deprecated. Please use "
+            "`torch.amp.custom_fwd(args..., device_type='cuda')` instead.",
+            "`torch.cuda.amp.custom_bwd(args...)` is deprecated. Please use "
+            "`torch.amp.custom_bwd(args..., device_type='cuda')` instead."]
