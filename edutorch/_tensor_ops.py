@@ -18,6 +18,7 @@ from .autograd._functions import (
 from .autograd._functions.tensor import Clone, Copy, CopySlices, Fill, IndexPut, ToDevice, ToDtype, Zero
 from .autograd._functions import linalg as linalg_fns  # triu, diagonal, det, ... (matrix ops)
 from ._dtype import is_floating as _is_floating
+from .amp.autocast_mode import autocast_op
 
 _state = grad_mode._state
 
@@ -303,6 +304,7 @@ class TensorOps:
     def bmm(self, other):
         return blas.Bmm.apply(self, other)
 
+    @autocast_op("matmul")  # one Function per case (Mm, Mv, Dot, ...): autocast must see "matmul" here
     def matmul(self, other):
         if self._data.ndim == 2 and other._data.ndim == 2:  # the common case, without the lookup
             return blas.Mm.apply(self, other)
