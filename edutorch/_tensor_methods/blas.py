@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd._functions import blas, utils
+from ..amp.autocast_mode import autocast_op
 
 
 def _scaled_sum(input, product, beta, alpha):
@@ -40,6 +41,7 @@ class BlasMethods:
     def bmm(self, other):
         return blas.Bmm.apply(self, other)
 
+    @autocast_op("matmul")  # one Function per case (Mm, Mv, Dot, ...): autocast must see "matmul" here
     def matmul(self, other):
         if self._data.ndim == 2 and other._data.ndim == 2:  # the common case, without the lookup
             return blas.Mm.apply(self, other)
@@ -58,10 +60,12 @@ class BlasMethods:
     def outer(self, vec2):
         return self.unsqueeze(1) * vec2.unsqueeze(0)
 
+    @autocast_op("addmm")  # composite ops cast once, at entry
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is ignored (NaN too)."""
         return _scaled_sum(self, mat1.mm(mat2), beta, alpha)
 
+    @autocast_op("baddbmm")
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """``beta * self + alpha * (batch1 @ batch2)``, batch by batch."""
         return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)

@@ -11,6 +11,7 @@ import numpy as np
 from .. import backend
 from ..autograd._functions import comparison, utils
 from ..autograd._functions.utils import wrap_dim
+from .._dtype import is_floating as _is_floating
 
 
 def _check_other_is_tensor(name, other):
@@ -107,7 +108,7 @@ class ComparisonMethods:
     bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
 
     def __invert__(self):
-        if self._data.dtype.kind == "f":
+        if _is_floating(self._data.dtype):
             raise TypeError("ufunc 'invert' not supported for the input types") from None
         return utils._Tensor._make(np.invert(self._data))
 

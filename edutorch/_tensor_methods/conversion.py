@@ -83,6 +83,9 @@ class ConversionMethods:
     def half(self):
         return self.to(_dtype.float16)
 
+    def bfloat16(self):
+        return self.to(_dtype.bfloat16)
+
     def long(self):
         return self.to(_dtype.int64)
 

@@ -16,6 +16,7 @@ from ..autograd._functions import binary, comparison, elementary, indexing, poin
 from ..autograd._functions.tensor import Copy, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
 from .views import in_base_order, multi_view_error, refresh_views
+from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
 VIEW_OF_LEAF_INPLACE_ERROR = (
@@ -76,7 +77,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     with PyTorch's errors.
     """
     x = t._data
-    if type(x) is not np.ndarray or x.dtype.kind != "f" or not x.flags.writeable:
+    if type(x) is not np.ndarray or not _is_floating(x.dtype) or not x.flags.writeable:
         return False
     recording = grad_mode.is_grad_enabled()
     if isinstance(other, utils._Tensor):

@@ -12,6 +12,7 @@ from .. import _dtype
 from .. import return_types
 from ..autograd._functions import reduction, softmax, utils
 from ..autograd._functions.utils import wrap_dim
+from .._dtype import is_floating as _is_floating
 
 
 def _var_args(dim, unbiased, keepdim, correction):
@@ -48,7 +49,7 @@ def _cumulative_extreme(t, dim, ufunc, name):
     positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
     # where the element itself is the running extreme (the latest on ties); a NaN is one too, and
     # once the running value is NaN no later element equals it
-    itself = (x == running) | (np.isnan(x) if x.dtype.kind == "f" else False)
+    itself = (x == running) | (np.isnan(x) if _is_floating(x.dtype) else False)
     hit = np.where(itself, positions, -1)
     index = np.maximum.accumulate(hit, axis=axis).astype(np.int64)
     values = (t if t.ndim else t.reshape(1)).gather(axis, utils._Tensor._make(index))
@@ -177,13 +178,13 @@ class ReductionMethods:
         if weights is None:
             return utils._Tensor._make(np.bincount(x, minlength=minlength).astype(np.int64))
         w = weights._data
-        dtype = w.dtype if w.dtype.kind == "f" else np.float64
+        dtype = w.dtype if _is_floating(w.dtype) else np.float64
         return utils._Tensor._make(np.bincount(x, weights=w, minlength=minlength).astype(dtype))
 
     def histc(self, bins=100, min=0, max=0):
         """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0)."""
         x = self._data
-        if x.dtype.kind != "f":
+        if not _is_floating(x.dtype):
             raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_scalar_name(x)}'")
         lo, hi = float(min), float(max)
         if lo == hi and x.size:

@@ -10,6 +10,7 @@ from .. import backend
 from .. import return_types
 from ..autograd._functions import sorting, utils
 from ..autograd._functions.utils import wrap_dim
+from .._dtype import is_floating as _is_floating
 
 
 def _median_positions(x, axis):
@@ -18,8 +19,8 @@ def _median_positions(x, axis):
     order = xp.argsort(x, axis=axis, kind="stable")  # NaN sorts last
     k = (x.shape[axis] - 1) // 2
     positions = xp.take(order, k, axis=axis)
-    has_nan = xp.isnan(x).any(axis=axis) if x.dtype.kind == "f" else xp.zeros(positions.shape, bool)
-    first_nan = xp.argmax(xp.isnan(x), axis=axis) if x.dtype.kind == "f" else positions
+    has_nan = xp.isnan(x).any(axis=axis) if _is_floating(x.dtype) else xp.zeros(positions.shape, bool)
+    first_nan = xp.argmax(xp.isnan(x), axis=axis) if _is_floating(x.dtype) else positions
     return xp.where(has_nan, first_nan, positions).astype(np.int64)
 
 

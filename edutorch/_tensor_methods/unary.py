@@ -5,11 +5,12 @@ One-liners over the ``Function`` of each op (``autograd/_functions/unary.py``,
 """
 from .. import _dtype
 from ..autograd._functions import elementary, pointwise, special, unary, utils
+from .._dtype import is_floating as _is_floating
 
 
 def _float(t):
     """Integer tensors enter float-only math (exp, log, 1/x...) as the default float dtype."""
-    if t._data.dtype.kind == "f":
+    if _is_floating(t._data.dtype):
         return t
     return utils._Tensor._make(t._data.astype(_dtype.get_default_dtype().np))
 
@@ -20,10 +21,10 @@ class UnaryMethods:
     __slots__ = ()
 
     def exp(self):
-        return pointwise.Exp.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Exp.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def log(self):
-        return pointwise.Log.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Log.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def log1p(self):
         return unary.Log1p.apply(self)
@@ -47,10 +48,10 @@ class UnaryMethods:
         return unary.Cos.apply(self)
 
     def tanh(self):
-        return pointwise.Tanh.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Tanh.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def sigmoid(self):
-        return pointwise.Sigmoid.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Sigmoid.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def relu(self):
         return pointwise.Relu.apply(self)
@@ -61,16 +62,16 @@ class UnaryMethods:
     def round(self, *, decimals=0):
         if decimals:
             return (self * 10.0 ** decimals).round() / 10.0 ** decimals
-        return self if self._data.dtype.kind != "f" else unary.Round.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Round.apply(self)
 
     def floor(self):
-        return self if self._data.dtype.kind != "f" else unary.Floor.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Floor.apply(self)
 
     def ceil(self):
-        return self if self._data.dtype.kind != "f" else unary.Ceil.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Ceil.apply(self)
 
     def trunc(self):
-        return self if self._data.dtype.kind != "f" else unary.Trunc.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Trunc.apply(self)
 
     def square(self):
         return self * self

@@ -10,6 +10,7 @@ from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from . import fused
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
+from ..._dtype import is_floating as _is_floating
 
 
 def _binary_meta(ctx, a, b, out):
@@ -29,7 +30,7 @@ class Add(Function):
     def forward(ctx, a, b, alpha=1):
         x, y = binary_arrays(a, b)
         try:
-            out = x + y if alpha == 1 else x + alpha * y
+            out = x + y if alpha == 1 else x + _utils.scalar_for(alpha, y) * y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -58,7 +59,7 @@ class Sub(Function):
         check_sub(a, b)
         x, y = binary_arrays(a, b)
         try:
-            out = x - y if alpha == 1 else x - alpha * y
+            out = x - y if alpha == 1 else x - _utils.scalar_for(alpha, y) * y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -86,7 +87,7 @@ class RSub(Function):
         check_sub(a, b)
         x, y = binary_arrays(a, b)
         ctx.alpha = alpha
-        return y - x if alpha == 1 else y - alpha * x
+        return y - x if alpha == 1 else y - _utils.scalar_for(alpha, x) * x
 
     @staticmethod
     def backward(ctx, grad):
@@ -130,7 +131,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        if x.dtype.kind != "f":  # true division of integers gives the default float
+        if not _is_floating(x.dtype):  # true division of integers gives the default float
             from ... import _dtype
 
             x = x.astype(_dtype.get_default_dtype().np)
