@@ -26,6 +26,7 @@ _OVERRIDES = {
     "IndexPut": "aten::index_put_",
     "LeakyReluInplace": "aten::leaky_relu_",
     "EluInplace": "aten::elu_",
+    "MaxPool2d": "aten::max_pool2d",     # node: MaxPool2DWithIndicesBackward0
     "BatchNorm": "aten::batch_norm",     # node: NativeBatchNormBackward0
     "LayerNorm": "aten::layer_norm",     # node: NativeLayerNormBackward0
     "GroupNorm": "aten::group_norm",     # node: NativeGroupNormBackward0
@@ -33,6 +34,9 @@ _OVERRIDES = {
     "DelayedError": "DelayedError",      # PyTorch's C++ node, not an ATen op
     "_ModifiedMultiView": "DelayedError",
 }
+
+# ``F.linear``'s own fused Functions: PyTorch's event is the op the user called, ``aten::linear``.
+_LINEAR = {("edutorch.nn._functions.linear", "Addmm"), ("edutorch.nn._functions.linear", "Mm")}
 
 # The graph nodes that are not made by a Function (PyTorch's C++ names).
 _NODE_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad"}
@@ -49,6 +53,8 @@ def op_name(cls):
 
 
 def _derive(cls):
+    if (cls.__module__, cls.__name__) in _LINEAR:
+        return "aten::linear"
     if cls.__name__ in _OVERRIDES and cls.__module__.startswith("edutorch."):
         return _OVERRIDES[cls.__name__]
     backward = cls.__dict__.get("_backward_name")

@@ -119,11 +119,15 @@ def _shape(value):
 
 
 def _python_stack():
-    """The user's Python frames, innermost first, as ``file(line): function`` (with_stack)."""
+    """The Python frames that called the op, innermost first, as ``file(line): function``
+    (with_stack).  edutorch's engine frames are left out, as PyTorch's C++ frames are;
+    ``nn/modules`` frames stay, as ``torch/nn/modules`` frames do in PyTorch's stacks."""
     frames = traceback.extract_stack()[:-1]
     return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)
-            if not f.filename.startswith(os.path.join(_PACKAGE_DIR, "profiler"))
-            and not f.filename.startswith(os.path.join(_PACKAGE_DIR, "autograd"))]
+            if not f.filename.startswith(_PACKAGE_DIR) or _MODULES_DIR in f.filename]
+
+
+_MODULES_DIR = os.path.join("nn", "modules")
 
 
 # -- the two hooks ------------------------------------------------------------------
