@@ -162,7 +162,10 @@ def record_node(node, grads, run_node):
     try:
         inner = recorder.begin(name, "cpu_op", grads, sequence_nr)
         try:
-            return run_node(node, grads)
+            grad_inputs = run_node(node, grads)
+            if recorder.profile_memory:
+                recorder.count_allocations(inner, tuple(grad_inputs), grads)
+            return grad_inputs
         finally:
             recorder.end(inner)
     finally:
