@@ -12,6 +12,7 @@ The recording lives in this package; the engine holds two hooks that test one
 flag (``autograd.function._profiler_state``) and cost nothing when no profiler runs.
 """
 from ._recorder import record_function
+from .profiler_util import DeviceType
 from .profiler import (
     ProfilerAction,
     ProfilerActivity,
@@ -25,5 +26,10 @@ from .profiler import (
 
 __all__ = [
     "profile", "schedule", "supported_activities", "tensorboard_trace_handler", "ProfilerAction",
-    "ProfilerActivity", "kineto_available", "record_function",
+    "ProfilerActivity", "kineto_available", "record_function", "DeviceType",
 ]
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.profiler", "edutorch.profiler")  # out-of-scope names say why

@@ -13,8 +13,16 @@ Mirrors ``torch/autograd/profiler_util.py``:
 
 Times are in microseconds, as in PyTorch; memory in bytes.
 """
+import enum
 import json
 import os
+
+
+class DeviceType(enum.Enum):
+    """Where an event ran (``torch.profiler.DeviceType``); edutorch's events run on the CPU."""
+
+    CPU = 0
+    CUDA = 1
 
 
 class FunctionEvent:
@@ -23,6 +31,7 @@ class FunctionEvent:
     count = 1
     is_async = False
     node_id = -1
+    device_type = DeviceType.CPU
     trace_name = None  # the Chrome trace's name when it differs ("ProfilerStep#3" for "ProfilerStep*")
 
     def __init__(self, id, name, thread, start_us, cat="cpu_op", input_shapes=None,
@@ -80,6 +89,7 @@ class FunctionEventAvg:
 
     is_async = False
     node_id = -1
+    device_type = DeviceType.CPU
 
     def __init__(self):
         self.key = None
