@@ -21,6 +21,8 @@ from . import _names
 from .profiler_util import EventList, FunctionEvent
 
 _hook_state = _function._profiler_state
+_clock_ns = time.perf_counter_ns
+_thread_id = threading.get_native_id
 _current = None  # the Recorder that is recording, or None
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,8 +36,7 @@ class Recorder:
         self.with_stack = with_stack
         self.events = []
         self._stacks = {}  # thread id -> the open events, innermost last
-        self._next_id = 0
-        self._t0_ns = time.perf_counter_ns()
+        self._t0_ns = _clock_ns()
         self.base_time_ns = time.time_ns()  # the wall clock at t0, for the Chrome trace
 
     # -- switching the engine's hooks -------------------------------------
@@ -60,28 +61,27 @@ class Recorder:
     # -- events ---------------------------------------------------------------
     def begin(self, name, cat="cpu_op", args=(), sequence_nr=-1):
         """Open an event; it ends with :meth:`end`.  ``args`` give the input shapes."""
-        thread = threading.get_native_id()
-        stack = self._stacks.setdefault(thread, [])
+        thread = _thread_id()
+        stack = self._stacks.get(thread)
+        if stack is None:
+            stack = self._stacks[thread] = []
         shapes = [_shape(a) for a in args] if self.record_shapes else None
         frames = _python_stack() if self.with_stack else None
-        event = FunctionEvent(self._next_id, name, thread, self._now_us(), cat, shapes, sequence_nr, frames)
-        self._next_id += 1
+        event = FunctionEvent(len(self.events), name, thread, _clock_ns(), self._t0_ns, cat, shapes,
+                              sequence_nr, frames)
         if stack:
-            event.cpu_parent = stack[-1]
-            stack[-1].cpu_children.append(event)
+            event.cpu_parent = parent = stack[-1]
+            parent.cpu_children.append(event)
         stack.append(event)
         self.events.append(event)
         return event
 
     def end(self, event):
-        event.end_us = self._now_us()
+        event._end_ns = _clock_ns()
         stack = self._stacks[event.thread]
         while stack:  # pops ``event`` (and anything left open inside it)
             if stack.pop() is event:
                 break
-
-    def _now_us(self):
-        return (time.perf_counter_ns() - self._t0_ns) / 1000.0
 
     def event_list(self):
         """The events in order of start, as an :class:`EventList`."""

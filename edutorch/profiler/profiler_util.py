@@ -32,22 +32,43 @@ class FunctionEvent:
     is_async = False
     node_id = -1
     device_type = DeviceType.CPU
-    trace_name = None  # the Chrome trace's name when it differs ("ProfilerStep#3" for "ProfilerStep*")
 
-    def __init__(self, id, name, thread, start_us, cat="cpu_op", input_shapes=None,
+    __slots__ = ("id", "name", "thread", "cat", "_input_shapes", "sequence_nr", "_stack", "cpu_parent",
+                 "cpu_children", "own_memory", "_t0_ns", "_start_ns", "_end_ns", "trace_name")
+
+    def __init__(self, id, name, thread, start_ns, t0_ns=0, cat="cpu_op", input_shapes=None,
                  sequence_nr=-1, stack=None):
         self.id = id
         self.name = name
         self.thread = thread
-        self.start_us = start_us
-        self.end_us = start_us
+        self._t0_ns = t0_ns  # the profile's start: times are read as µs since then
+        self._start_ns = self._end_ns = start_ns  # time.perf_counter_ns() readings
         self.cat = cat  # "cpu_op" or "user_annotation", the Chrome trace's category
-        self.input_shapes = input_shapes if input_shapes is not None else []
+        self._input_shapes = input_shapes
         self.sequence_nr = sequence_nr
-        self.stack = stack if stack is not None else []
+        self._stack = stack
         self.cpu_parent = None
         self.cpu_children = []
         self.own_memory = 0  # bytes allocated (+) and freed (-) while this was the innermost event
+        self.trace_name = None  # the Chrome trace's name when it differs ("ProfilerStep#3")
+
+    @property
+    def start_us(self):
+        return (self._start_ns - self._t0_ns) / 1000.0
+
+    @property
+    def end_us(self):
+        return (self._end_ns - self._t0_ns) / 1000.0
+
+    @property
+    def input_shapes(self):
+        """Each argument's shape (``[]`` for a non-tensor); empty without ``record_shapes``."""
+        return self._input_shapes if self._input_shapes is not None else []
+
+    @property
+    def stack(self):
+        """The Python frames that called it, innermost first (``with_stack``)."""
+        return self._stack if self._stack is not None else []
 
     @property
     def key(self):
@@ -60,7 +81,7 @@ class FunctionEvent:
     @property
     def cpu_time_total(self):
         """Wall time from start to end, children included (µs)."""
-        return self.end_us - self.start_us
+        return (self._end_ns - self._start_ns) / 1000.0
 
     @property
     def self_cpu_time_total(self):
