@@ -355,3 +355,15 @@ def test_tensorboard_trace_handler_writes_traces(tmp_path):
     assert len(files) == 2 and all(re.fullmatch(r"w\.\d+\.pt\.trace\.json", f.name) for f in files)
     names = {e["name"] for e in json.loads(files[0].read_text())["traceEvents"]}
     assert {"ProfilerStep#1", "aten::mul"} <= names
+
+
+def test_tensorboard_trace_handler_gzip(tmp_path):
+    import gzip
+
+    handler = edutorch.profiler.tensorboard_trace_handler(str(tmp_path), worker_name="w", use_gzip=True)
+    with profile(on_trace_ready=handler):
+        edutorch.ones(2) * 2
+    (path,) = tmp_path.iterdir()
+    assert path.name.endswith(".pt.trace.json.gz")
+    with gzip.open(path) as f:
+        assert "aten::mul" in {e["name"] for e in json.load(f)["traceEvents"]}

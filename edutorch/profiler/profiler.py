@@ -98,6 +98,7 @@ def _default_schedule_fn(_):
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     """An ``on_trace_ready`` that writes each profile as ``<worker>.<ns>.pt.trace.json`` in ``dir_name``."""
     import gzip
+    import shutil
     import socket
     import time
 
@@ -107,13 +108,11 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
         if not worker_name:
             worker_name = f"{socket.gethostname()}_{os.getpid()}"
         path = os.path.join(dir_name, f"{worker_name}.{time.time_ns()}.pt.trace.json")
-        if not use_gzip:
-            prof.export_chrome_trace(path)
-            return
         prof.export_chrome_trace(path)
-        with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
-            dst.write(src.read())
-        os.remove(path)
+        if use_gzip:  # PyTorch's ``.pt.trace.json.gz``
+            with open(path, "rb") as src, gzip.open(path + ".gz", "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.remove(path)
 
     return handler_fn
 

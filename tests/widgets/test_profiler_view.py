@@ -4,7 +4,7 @@ import pytest
 import edutorch as et
 from widget_helpers import is_png, mlp
 from widgets import ProfilerSummary, ProfilerView
-from widgets.profiler_summary import SORT_KEYS, format_value, kind_of
+from widgets.profiler_summary import SORT_KEYS, format_value
 
 
 def _profile(T, memory=False):
