@@ -5,8 +5,8 @@ autograd, modules, optimizers and ``torch.nn.utils`` runs unchanged.
 """
 from . import _dtype, backend
 from ._dtype import (
-    bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
-    int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
+    bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo,
+    int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
 )
 from ._tensor import Size, Tensor, device
 from ._creation import (

@@ -31,6 +31,11 @@ import numpy as np
 
 from . import _dtype
 
+try:  # ISA-L's CRC-32 (the ``isal`` package) runs ~3x faster than zlib's: the same checksum
+    from isal.isal_zlib import crc32
+except ImportError:  # pragma: no cover - a platform without isal's wheels
+    from zlib import crc32
+
 MANIFEST = "manifest.json"
 MAX_EXPANSION = 100  # a deflate member may hold at most 100x its compressed size
 _READ_CHUNK = 1 << 22  # 4 MiB per read: its CRC then runs on data still in the CPU cache
@@ -296,7 +301,7 @@ class _StoredMember(io.RawIOBase):
             return 0
         self.stream.seek(self.offset + self.position)
         n = _readinto(self.stream, view[:want])
-        self.crc = zlib.crc32(view[:n], self.crc)
+        self.crc = crc32(view[:n], self.crc)
         self.position += n
         if self.position == self.info.file_size and self.crc != self.info.CRC:
             raise zipfile.BadZipFile(f"Bad CRC-32 for file {self.info.filename!r}")

@@ -150,3 +150,63 @@ def scalar_type_name(d):
 def cpp_type_name(d):
     """``torch.int64`` → ``"long int"``, as in "expected m1 and m2 to have the same dtype"."""
     return _CPP_TYPE_NAMES[d.name]
+
+
+class finfo:
+    """``torch.finfo(dtype)``: the limits of a floating-point type (read from NumPy's ``finfo``).
+
+    ``eps`` is the gap between 1 and the next number, ``max`` the largest finite
+    number, ``tiny`` (= ``smallest_normal``) the smallest positive normal number
+    and ``resolution`` about ``10 ** -(decimal digits)``.
+    """
+
+    def __init__(self, type=None):
+        type = _default["float"] if type is None else type
+        if not isinstance(type, dtype):
+            raise TypeError(f"finfo(): argument 'type' (position 1) must be torch.dtype, "
+                            f"not {builtins.type(type).__name__}")
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. "
+                            "Use torch.iinfo to handle 'torch.finfo'")
+        info = np.finfo(type.np)
+        self.bits = info.bits
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = 10.0 ** -info.precision  # decimal digits (NumPy rounds it to the type)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """``torch.iinfo(dtype)``: the limits of an integer type (``bits``, ``min``, ``max``)."""
+
+    def __init__(self, type):
+        if not isinstance(type, dtype):
+            raise TypeError(f"iinfo(): argument 'type' (position 1) must be torch.dtype, "
+                            f"not {builtins.type(type).__name__}")
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. "
+                            "Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(type.np)
+        self.bits, self.min, self.max, self.dtype = info.bits, builtins.int(info.min), builtins.int(info.max), type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"

@@ -17,14 +17,15 @@ CUPY_HELP = (
 
 
 def _import_cupy():
-    """Import CuPy on first use; a clear RuntimeError if it or a GPU is missing."""
+    """Import CuPy on first use; if it or a GPU is missing, PyTorch's error for a build without
+    CUDA (an ``AssertionError``, as ``torch`` raises it) that says how to install CuPy."""
     global _cupy
     if _cupy is None:
         try:
             import cupy
             cupy.cuda.runtime.getDeviceCount()
         except Exception as exc:  # ImportError, or CUDA errors when no GPU/driver
-            raise RuntimeError(CUPY_HELP) from exc
+            raise AssertionError(CUPY_HELP) from exc
         _cupy = cupy
     return _cupy
 
@@ -33,7 +34,7 @@ def cuda_is_available():
     """``torch.cuda.is_available()``: CuPy importable and a GPU present."""
     try:
         _import_cupy()
-    except RuntimeError:
+    except AssertionError:
         return False
     return True
 

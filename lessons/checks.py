@@ -20,6 +20,7 @@ builds its own test inputs with the library the answer comes from.
 """
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import sys
@@ -1481,3 +1482,619 @@ def _exercise_6_5(freeze_batchnorm):
         return _hint("Dropout no longer drops: it must stay in train mode")
     return _correct(f"{len(norms)} BatchNorm layers frozen (their running statistics stay put); "
                     "Dropout still drops")
+
+
+# --- lesson 11: freezing and fine-tuning -------------------------------------------------------
+
+
+def _digit_net(lib, classes=10):
+    """Lesson 11's ``DigitNet`` rebuilt with ``lib``: ``body`` (with a BatchNorm) and ``head``."""
+    nn = lib.nn
+
+    class DigitNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(),
+                                      nn.Linear(64, 32), nn.ReLU())
+            self.head = nn.Linear(32, classes)
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+    with _seeded(lib):
+        return DigitNet()
+
+
+#: lesson 11's expressions for exercise 11.1, written with x (data), w and b (trainable)
+#: and frozen_w (requires_grad=False), and why each answer is what it is
+PROPAGATION = {
+    "x @ w": "an op's output requires grad when at least one input does: w does",
+    "x @ frozen_w": "neither x nor frozen_w requires grad, so nothing is recorded",
+    "x @ frozen_w + b": "b requires grad, so the sum does (the product part has no graph, the "
+                        "sum is recorded)",
+    "x @ w.detach()": "w.detach() is a new tensor sharing w's values with requires_grad=False",
+    "x @ w inside no_grad": "inside torch.no_grad() nothing is recorded, whatever the inputs",
+    "(x @ w).sum().item() * x": ".item() returns a Python float, which carries no graph; x does "
+                                "not require grad",
+}
+
+
+def _propagation_truth(lib):
+    """``{expression: result.requires_grad}`` for PROPAGATION, computed with ``lib``."""
+    x, frozen_w = lib.randn(4, 3), lib.randn(3, 2)
+    w, b = lib.randn(3, 2, requires_grad=True), lib.zeros(2, requires_grad=True)
+    with lib.no_grad():
+        inside = x @ w
+    results = {"x @ w": x @ w, "x @ frozen_w": x @ frozen_w, "x @ frozen_w + b": x @ frozen_w + b,
+               "x @ w.detach()": x @ w.detach(), "x @ w inside no_grad": inside,
+               "(x @ w).sum().item() * x": (x @ w).sum().item() * x}
+    return {name: bool(t.requires_grad) for name, t in results.items()}
+
+
+@exercise
+def exercise_11_1(predictions):
+    """``predictions[expression]`` is the ``requires_grad`` of each PROPAGATION expression."""
+    if not isinstance(predictions, dict) or not predictions:
+        return _hint("predictions is empty: fill in True or False for each expression")
+    missing = [name for name in PROPAGATION if name not in predictions]
+    if missing:
+        return _hint(f"predictions has no entry for {missing[0]!r}: keep the given keys")
+    blank = [name for name in PROPAGATION if not isinstance(predictions[name], bool)]
+    if blank:
+        return _hint(f"predictions[{blank[0]!r}] is {predictions[blank[0]]!r}: answer True or False")
+    truth = _propagation_truth(edutorch)
+    for name, reason in PROPAGATION.items():
+        if predictions[name] != truth[name]:
+            return _hint(f"{name!r} gives requires_grad={truth[name]}: {reason}")
+    return _correct(f"all {len(truth)} predictions right: an op records a graph when grad mode is "
+                    "on and at least one input requires grad")
+
+
+@exercise
+def exercise_11_2(freeze):
+    """``freeze(model)`` stops every parameter of ``model.body`` from requiring grad, not the head's."""
+    if not callable(freeze):
+        return _hint("define the function freeze(model) and pass it: checks.exercise_11_2(freeze)")
+    lib = _library_of_function(freeze)
+    model = _digit_net(lib)
+    freeze(model)
+    body = [p.requires_grad for p in model.body.parameters()]
+    head = [p.requires_grad for p in model.head.parameters()]
+    if all(body) and model.body.__dict__.get("requires_grad") is False:
+        return _hint("model.body.requires_grad = False only sets a new Python attribute on the "
+                     "Module: its parameters still require grad. Call "
+                     "model.body.requires_grad_(False), which sets it on every parameter")
+    if all(body):
+        return _hint("every parameter of model.body still requires grad: call "
+                     "model.body.requires_grad_(False) (or p.requires_grad_(False) for each p)")
+    if any(body):
+        names = [n for n, p in model.body.named_parameters() if p.requires_grad]
+        return _hint(f"body parameters {names} still require grad: model.body.parameters() "
+                     "lists them all, BatchNorm's weight and bias included")
+    if not all(head):
+        return _hint("the head is frozen too: freeze model.body only, so the head can still learn")
+    return _correct(f"{len(body)} body parameters frozen, the head's {len(head)} still trainable")
+
+
+def _parameter_ids(optimizer):
+    return [id(p) for group in optimizer.param_groups for p in group["params"]]
+
+
+@exercise
+def exercise_11_3(model, optimizer, classes=2):
+    """``model.head`` is a new ``Linear(32, classes)``; the body is frozen; ``optimizer`` holds
+    exactly the head's parameters."""
+    if not hasattr(model, "head") or not hasattr(model, "body"):
+        return _hint("pass the fine-tuning model (with .body and .head) and its optimizer")
+    if not hasattr(optimizer, "param_groups"):
+        return _hint("optimizer must be a torch.optim optimizer, e.g. "
+                     "torch.optim.Adam(model.head.parameters(), lr=0.01)")
+    lib = _library(model)
+    head = model.head
+    if not isinstance(head, lib.nn.Linear) or head.out_features != classes:
+        return _hint(f"model.head must be a new nn.Linear(32, {classes}): the new task has "
+                     f"{classes} classes")
+    if any(p.requires_grad for p in model.body.parameters()):
+        return _hint("the body still requires grad: freeze it with "
+                     "model.body.requires_grad_(False) before fine-tuning")
+    if not all(p.requires_grad for p in head.parameters()):
+        return _hint("the new head is frozen: a freshly made nn.Linear requires grad by default, "
+                     "so do not freeze the model after replacing the head")
+    held = set(_parameter_ids(optimizer))
+    in_model = {id(p) for p in model.parameters()}
+    head_ids = {id(p) for p in head.parameters()}
+    if held - in_model:
+        return _hint("the optimizer holds parameters that are not in the model any more: it was "
+                     "made before `model.head = nn.Linear(...)`, so it would train the OLD head. "
+                     "Create the optimizer after replacing the head")
+    if held - head_ids:
+        return _hint("the optimizer also holds the frozen body's parameters: give it only what "
+                     "should learn, model.head.parameters() (or the parameters with "
+                     "requires_grad=True)")
+    if held != head_ids:
+        return _hint("the optimizer misses some of the head's parameters (weight and bias)")
+    return _correct(f"a new Linear(32, {classes}) head, a frozen body, and an optimizer over "
+                    f"the head's {len(head_ids)} tensors only")
+
+
+@exercise
+def exercise_11_4(finetune_mode):
+    """``finetune_mode(model)``: the model trains (``model.training``), except its frozen body, whose
+    BatchNorm statistics must not move."""
+    if not callable(finetune_mode):
+        return _hint("define finetune_mode(model) and pass the function itself")
+    lib = _library_of_function(finetune_mode)
+    model = _digit_net(lib, 2)
+    model.body.requires_grad_(False)
+    model.eval()  # whatever mode it had, the function must set both parts
+    finetune_mode(model)
+    if not model.training or not model.head.training:
+        return _hint("the model (and its head) must be in training mode: call model.train() first")
+    training = [name for name, m in model.body.named_modules() if m.training]
+    if training:
+        return _hint("model.body is in training mode, so its BatchNorm would normalise with each "
+                     "batch's statistics and update running_mean/running_var: requires_grad_(False) "
+                     "does not stop that. Call model.body.eval() after model.train()")
+    before = _state_arrays(model)
+    with _seeded(lib):
+        model(lib.randn(8, 64))
+    moved = [k for k in before if not np.array_equal(before[k], _state_arrays(model)[k])]
+    if moved:
+        return _hint(f"a forward still moved {moved}")
+    return _correct("model.training is True, the body is in eval mode: its BatchNorm uses (and "
+                    "keeps) the pretrained running statistics")
+
+
+@exercise
+def exercise_11_5(model, x, features):
+    """``features`` = ``model.body(x)`` with the body in eval mode, without a graph."""
+    if not _is_tensor(features):
+        return _hint("features must be a tensor: the body's output for x")
+    lib = _library(model)
+    if tuple(features.shape) != (len(x), 32):
+        return _hint(f"features has shape {tuple(features.shape)}, expected ({len(x)}, 32): the "
+                     "output of model.body (not of the whole model)")
+    if features.requires_grad:
+        return _hint("features requires grad, so training the head on them would also record the "
+                     "body: compute them inside torch.no_grad() (or torch.inference_mode())")
+    body = copy.deepcopy(model.body)  # the check's forwards leave the student's model as it is
+    with lib.no_grad():
+        expected = _values(body.eval()(x))
+        batch_stats = _values(body.train()(x))
+    got = _values(features)
+    if np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+        return _correct(f"{len(x)} feature vectors of 32 numbers, computed once with the pretrained "
+                        "statistics")
+    if np.allclose(got, batch_stats, rtol=1e-5, atol=1e-6):
+        return _hint("the body was in training mode: its BatchNorm normalised with these images' "
+                     "own statistics. Call model.body.eval() before computing the features")
+    return _hint("features are not model.body(x): run the pretrained body on x")
+
+# --- lesson 10: reparametrizations ----------------------------------------------------------------
+
+
+def _parametrize_of(lib):
+    """``torch.nn.utils.parametrize`` or ``edutorch.nn.utils.parametrize``."""
+    import importlib
+
+    return importlib.import_module(lib.__name__ + ".nn.utils.parametrize")
+
+
+@exercise
+def exercise_10_1(positive_class):
+    """``Positive``: ``forward`` maps any real tensor to a strictly positive one, ``right_inverse``
+    undoes it, and it works as a parametrization of a Linear layer's weight."""
+    if not isinstance(positive_class, type):
+        return _hint("pass the class itself: checks.exercise_10_1(Positive)")
+    lib = _library(positive_class)
+    if not issubclass(positive_class, lib.nn.Module):
+        return _hint("Positive must be an nn.Module subclass: class Positive(nn.Module)")
+    p = positive_class()
+    rng = np.random.default_rng(10)
+    values = rng.normal(scale=3.0, size=(4, 3)).astype(np.float32)
+    values[0, 0] = 0.0  # abs, relu and square give 0 here
+    X = lib.tensor(values, requires_grad=True)
+    Y = p(X)
+    if not _is_tensor(Y):
+        return _hint("forward must RETURN a tensor of X's shape (def forward(self, X): return ...)")
+    if tuple(Y.shape) != tuple(X.shape):
+        return _hint(f"forward(X) has shape {tuple(Y.shape)}, X has {tuple(X.shape)}: "
+                     "map each entry, keep the shape")
+    got = _values(Y)
+    if not np.all(got > 0):
+        at = tuple(int(i) for i in np.argwhere(~(got > 0))[0])
+        return _hint(f"forward gives {got[at]:.3g} for the entry {values[at]:.3g}: every real "
+                     "number must map to a number > 0 (exp or softplus do; abs, relu and x**2 "
+                     "give 0 at 0)")
+    if not Y.requires_grad:
+        return _hint("forward's result does not require grad: no gradient would reach the "
+                     "original. Build it from differentiable tensor ops (X.exp(), "
+                     "nn.functional.softplus(X)), not NumPy")
+    Y.sum().backward()
+    if X.grad is None or not np.all(np.isfinite(_values(X.grad))) or np.allclose(_values(X.grad), 0):
+        return _hint("no useful gradient reaches the original: build forward from "
+                     "differentiable tensor ops (X.exp(), nn.functional.softplus(X))")
+    if not callable(getattr(p, "right_inverse", None)):
+        return _hint("add right_inverse(self, Y): without it, assigning layer.weight = ... fails "
+                     "and registration keeps the old weight as the original")
+    target = lib.tensor(rng.uniform(0.1, 3.0, size=(3, 4)).astype(np.float32))
+    try:
+        with lib.no_grad():
+            back = _values(p(p.right_inverse(target)))
+    except Exception as error:
+        return _hint(f"forward(right_inverse(Y)) raised {type(error).__name__}: {error}")
+    if back.shape != tuple(target.shape) or not np.allclose(back, _values(target), rtol=1e-4, atol=1e-6):
+        return _hint("forward(right_inverse(Y)) must give Y back: right_inverse undoes forward "
+                     "(log undoes exp)")
+    layer = lib.nn.Linear(4, 3)
+    with lib.no_grad():
+        layer.weight.copy_(target)
+    _parametrize_of(lib).register_parametrization(layer, "weight", positive_class())
+    if not np.allclose(_values(layer.weight), _values(target), rtol=1e-4, atol=1e-6):
+        return _hint("after registration the layer's weight changed: right_inverse must return "
+                     "an original that forward maps back to the weight")
+    layer.weight = target * 2
+    if not np.allclose(_values(layer.weight), 2 * _values(target), rtol=1e-4, atol=1e-6):
+        return _hint("assigning layer.weight = Y did not give Y back")
+    x = lib.tensor(rng.normal(size=(16, 4)).astype(np.float32))
+    optimizer = lib.optim.SGD(layer.parameters(), lr=0.5)
+    for _ in range(20):  # a loss that pulls the weights towards 0 (and the originals below it)
+        optimizer.zero_grad()
+        layer(x).pow(2).mean().backward()
+        optimizer.step()
+    weight = _values(layer.weight)
+    if not np.all(weight > 0):
+        return _hint("after 20 training steps some weights are ≤ 0: forward must map EVERY real "
+                     "number (the original can go anywhere) to a positive one")
+    return _correct(f"after 20 SGD steps pulling the weights to 0: smallest weight {weight.min():.2g} "
+                    f"> 0, smallest original {_values(layer.parametrizations.weight.original).min():.2g}")
+
+
+@exercise
+def exercise_10_2(layer, weight_by_hand):
+    """``weight_by_hand`` = ``g * v / ‖v‖`` with one norm per output row (``dim=0``)."""
+    lib = _library(layer)
+    if not _parametrize_of(lib).is_parametrized(layer, "weight"):
+        return _hint("pass the layer from the cell above and your tensor: "
+                     "checks.exercise_10_2(wn_layer, weight_by_hand)")
+    if weight_by_hand is None:
+        return _hint("weight_by_hand is None: compute g * v / (the norm of each row of v)")
+    g = _values(layer.parametrizations.weight.original0)
+    v = _values(layer.parametrizations.weight.original1)
+    expected = _values(layer.weight)
+    got = _values(weight_by_hand)
+    if got.shape != expected.shape:
+        return _hint(f"weight_by_hand has shape {got.shape}, the weight {expected.shape}: "
+                     "keep the norm's dimension (keepdim=True) so that it broadcasts over each row")
+    grad_fn = getattr(weight_by_hand, "grad_fn", None)
+    if grad_fn is not None and type(grad_fn).__name__.startswith("WeightNormInterface"):
+        return _hint("that is wn_layer.weight itself: compute it from g and v")
+    if np.allclose(got, expected, rtol=1e-5, atol=1e-6):
+        return _correct("w = g · v / ‖v‖ row by row: each row of the weight has norm g "
+                        f"({', '.join(f'{n:.3g}' for n in np.linalg.norm(expected, axis=1))})")
+    if np.allclose(got, g * v / np.linalg.norm(v), rtol=1e-5, atol=1e-6):
+        return _hint("you divided by the norm of the whole matrix: weight norm uses one norm per "
+                     "output ROW (v.norm(dim=1, keepdim=True))")
+    if np.allclose(got, g * v / np.linalg.norm(v, axis=0, keepdims=True), rtol=1e-5, atol=1e-6):
+        return _hint("you divided by the norms of the columns (dim=0): use the norm of each row, "
+                     "v.norm(dim=1, keepdim=True)")
+    if np.allclose(got, v / np.linalg.norm(v, axis=1, keepdims=True), rtol=1e-5, atol=1e-6):
+        return _hint("that is only the direction v / ‖v‖: multiply by the length g")
+    if np.allclose(got, g * v, rtol=1e-5, atol=1e-6):
+        return _hint("divide v by the norm of its row: g * v / v.norm(dim=1, keepdim=True)")
+    return _hint("not the layer's weight: w = g * v / v.norm(dim=1, keepdim=True)")
+
+
+@exercise
+def exercise_10_3(model, predicted):
+    """``predicted`` lists exactly the keys of ``model.state_dict()`` (any order)."""
+    if not hasattr(model, "state_dict"):
+        return _hint("pass the model and your list: checks.exercise_10_3(model_10_3, keys_10_3)")
+    if not isinstance(predicted, (list, tuple, set)) or not predicted:
+        return _hint("keys_10_3 is empty: write the keys you expect, e.g. \"0.bias\", ...")
+    if not all(isinstance(k, str) for k in predicted):
+        return _hint("each key is a string such as \"0.bias\"")
+    expected = list(model.state_dict().keys())
+    got = set(predicted)
+    missing = [k for k in expected if k not in got]
+    extra = sorted(got - set(expected))
+    if len(got) != len(predicted):
+        return _hint("a key appears twice in your list")
+    if any(k.endswith(".weight") for k in extra):
+        return _hint(f"{[k for k in extra if k.endswith('.weight')]}: a reparametrized weight is "
+                     "COMPUTED (by a pre-hook or a property), never saved; its originals are")
+    if any(k.endswith(("_g", "_v")) and k.startswith(("1.", "2.")) for k in extra):
+        return _hint("weight_g/weight_v are the keys of the OLD weight_norm; the new form saves "
+                     "parametrizations.weight.original0 (g) and original1 (v)")
+    if any(k.endswith(("_u", "_v")) for k in missing):
+        return _hint(f"missing {[k for k in missing if k.endswith(('_u', '_v'))]}: the power-"
+                     "iteration vectors of spectral norm are (persistent) buffers, saved too — "
+                     "in the new form they belong to the module parametrizations.weight.0")
+    if any(k.endswith("bias") for k in missing):
+        return _hint("the biases are not reparametrized: each layer still saves its bias")
+    if missing or extra:
+        return _hint(f"missing {missing[:3]}, not in state_dict {extra[:3]}: print "
+                     "model_10_3.state_dict().keys() and compare with your reasoning")
+    return _correct(f"all {len(expected)} keys: originals and buffers are saved, derived weights never")
+
+
+@exercise
+def exercise_10_4(deep):
+    """20 ``Linear(8, 8, bias=False)`` with orthogonal weights: ``‖deep(x)‖ = ‖x‖``."""
+    if not hasattr(deep, "named_modules"):
+        return _hint("deep must be an nn.Sequential of 20 orthogonal nn.Linear(8, 8, bias=False)")
+    lib = _library(deep)
+    layers = [m for m in deep.modules() if isinstance(m, lib.nn.Linear)]
+    if len(layers) < 20:
+        return _hint(f"deep has {len(layers)} Linear layers: build 20 (a list comprehension in "
+                     "nn.Sequential(*...))")
+    if any(m.bias is not None for m in layers):
+        return _hint("a bias shifts every output and breaks ‖W x‖ = ‖x‖: nn.Linear(8, 8, bias=False)")
+    if any(tuple(m.weight.shape) != (8, 8) for m in layers):
+        return _hint("every layer maps 8 features to 8: nn.Linear(8, 8, bias=False)")
+    plain = [i for i, m in enumerate(layers)
+             if not _parametrize_of(lib).is_parametrized(m, "weight")]
+    if plain:
+        return _hint(f"layers {plain[:3]} have a plain weight: wrap each one with "
+                     "nn.utils.parametrizations.orthogonal(...) so that it stays orthogonal while training")
+    for i, m in enumerate(layers):
+        w = _values(m.weight)
+        if not np.allclose(w.T @ w, np.eye(8), atol=1e-4):
+            return _hint(f"the weight of layer {i} is not orthogonal: use "
+                         "nn.utils.parametrizations.orthogonal")
+    rng = np.random.default_rng(4)
+    x = lib.tensor(rng.normal(size=(5, 8)).astype(np.float32))
+    out = deep(x)
+    ratio = np.linalg.norm(_values(out), axis=1) / np.linalg.norm(_values(x), axis=1)
+    if not np.allclose(ratio, 1.0, atol=1e-3):
+        return _hint(f"‖deep(x)‖ / ‖x‖ = {ratio.min():.3g}..{ratio.max():.3g}, not 1: only the "
+                     "orthogonal Linear layers may be in deep (no activation, no bias)")
+    out.sum().backward()
+    originals = [m.parametrizations.weight.original for m in layers]
+    if any(o.grad is None for o in originals):
+        return _hint("the gradient does not reach every layer's original")
+    return _correct(f"{len(layers)} orthogonal layers: ‖deep(x)‖ / ‖x‖ = 1 to within "
+                    f"{np.abs(ratio - 1).max():.1e}")
+
+
+@exercise
+def exercise_10_5(layer, w_before):
+    """``layer`` is a plain ``Linear`` again whose ``weight`` parameter is ``w_before``."""
+    lib = _library(layer)
+    if not isinstance(layer, lib.nn.Linear):
+        return _hint("pass the layer and its weight before: checks.exercise_10_5(orth5, w_before)")
+    if _parametrize_of(lib).is_parametrized(layer):
+        return _hint("orth5 is still parametrized: call parametrize.remove_parametrizations("
+                     "orth5, \"weight\", leave_parametrized=...)")
+    if type(layer) is not lib.nn.Linear:
+        return _hint(f"orth5 is a {type(layer).__name__}: remove the parametrization (do not "
+                     "build a new class)")
+    if sorted(layer.state_dict().keys()) != ["bias", "weight"]:
+        return _hint(f"state_dict has {sorted(layer.state_dict().keys())}: expected bias and weight")
+    if not isinstance(layer.weight, lib.nn.Parameter):
+        return _hint("weight is not an nn.Parameter any more")
+    w = _values(layer.weight)
+    eye = np.eye(w.shape[0])
+    if np.allclose(w, -eye) or not np.allclose(w.T @ w, eye, atol=1e-4):
+        return _hint("the weight is not the orthogonal matrix but the stored ORIGINAL "
+                     "(leave_parametrized=False keeps that); keep the derived value: "
+                     "leave_parametrized=True")
+    if not np.allclose(w, _values(w_before), atol=1e-6):
+        return _hint("the weight is not the one the parametrization computed: "
+                     "leave_parametrized=True keeps it")
+    return _correct("a plain nn.Linear whose weight is the trained orthogonal matrix "
+                    f"(WᵀW = I: {np.allclose(w.T @ w, np.eye(w.shape[0]), atol=1e-5)})")
+
+# --- lesson 08: initialization, dtype and device ------------------------------------------------
+
+
+def _dtype_name(tensor):
+    """``"float64"`` for ``torch.float64`` (edutorch or torch)."""
+    return str(tensor.dtype).replace("torch.", "")
+
+
+def _device_type(tensor):
+    """``"cpu"`` or ``"cuda"``: the device's type, without an index."""
+    return str(tensor.device).split(":")[0]
+
+
+@exercise
+def exercise_8_1(layer):
+    """``layer.weight`` from Xavier uniform with tanh's gain (5/3); ``layer.bias`` all zeros."""
+    lib = _library(layer)
+    if not isinstance(layer, lib.nn.Linear):
+        return _hint("pass the nn.Linear layer you re-initialised: checks.exercise_8_1(layer)")
+    fan_out, fan_in = layer.weight.shape
+    gain = lib.nn.init.calculate_gain("tanh")
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))  # xavier_uniform_: U(-bound, bound)
+    w = _values(layer.weight)
+    largest, std = float(np.abs(w).max()), float(w.std())
+    default = 1 / math.sqrt(fan_in)
+    if largest <= default * (1 + 1e-6) and std < 0.7 * default:
+        return _hint("the weight still has PyTorch's default values, U(-1/√fan_in, 1/√fan_in): call "
+                     "nn.init.xavier_uniform_(layer.weight, gain=...)")
+    plain = bound / gain
+    if largest <= plain * (1 + 1e-6) and largest > 0.9 * plain:
+        return _hint("that is Xavier uniform with gain 1: pass gain=nn.init.calculate_gain('tanh')")
+    if largest > bound * (1 + 1e-6):
+        return _hint(f"|weight| reaches {largest:.3g}, beyond Xavier's bound gain·√(6/(fan_in+fan_out)) = "
+                     f"{bound:.3g}: use xavier_uniform_ (not kaiming or normal) with gain=calculate_gain('tanh')")
+    if not (largest > 0.98 * bound and abs(std - bound / math.sqrt(3)) < 0.03 * bound / math.sqrt(3)):
+        return _hint(f"the weight's values are not spread over U(-{bound:.3g}, {bound:.3g}) (std "
+                     f"{std:.3g}, expected {bound / math.sqrt(3):.3g}): use nn.init.xavier_uniform_")
+    if layer.bias is None or np.any(_values(layer.bias) != 0):
+        return _hint("the weight is right; now set the bias to zero: nn.init.zeros_(layer.bias)")
+    return _correct(f"Xavier uniform with gain {gain:.4g}: bound {bound:.4f}, std {std:.4f}; bias 0")
+
+
+def _deep_relu_for_check(lib, depth=8, width=128):
+    nn = lib.nn
+    layers, size = [], 48
+    for _ in range(depth):
+        layers += [nn.Linear(size, width), nn.ReLU()]
+        size = width
+    return nn.Sequential(*layers, nn.Linear(size, 10))
+
+
+def _library_of_function(fn):
+    """``torch`` if the function's module imported real PyTorch as ``torch`` or ``nn``, else edutorch
+    (a student's function tests ``isinstance(m, nn.Linear)`` with the ``nn`` of its notebook)."""
+    names = getattr(fn, "__globals__", {})
+    for name in ("torch", "nn"):
+        module = names.get(name)
+        if getattr(module, "__name__", "").split(".")[0] == "torch" and "torch" in sys.modules:
+            return sys.modules["torch"]
+    return edutorch
+
+
+@exercise
+def exercise_8_2(init_weights):
+    """``init_weights(m)``: Kaiming normal (fan_in, relu) for every Linear weight, zero bias, nothing
+    else touched; the check applies it with ``Module.apply`` to a deep ReLU network."""
+    if not callable(init_weights):
+        return _hint("pass your function init_weights itself: checks.exercise_8_2(init_weights)")
+    lib = _library_of_function(init_weights)
+    lib.manual_seed(0)
+    model = _deep_relu_for_check(lib)
+    model.apply(init_weights)
+    linears = [m for m in model if isinstance(m, lib.nn.Linear)]
+    for i, m in enumerate(linears):
+        fan_in = m.weight.shape[1]
+        want = math.sqrt(2.0 / fan_in)
+        w = _values(m.weight)
+        std = float(w.std())
+        if abs(std - want) > 0.08 * want:
+            if np.abs(w).max() <= 1 / math.sqrt(fan_in) * (1 + 1e-6):
+                return _hint("the weights still look like PyTorch's default (|w| ≤ 1/√fan_in): does "
+                             "init_weights change m.weight when m is an nn.Linear?")
+            if abs(std - math.sqrt(2.0 / m.weight.shape[0])) < 0.08 * math.sqrt(2.0 / m.weight.shape[0]):
+                return _hint("the std is √(2/fan_out): use mode='fan_in' (the default)")
+            if abs(std - 1 / math.sqrt(fan_in)) < 0.08 / math.sqrt(fan_in):
+                return _hint("the std is 1/√fan_in, the gain of 'linear': pass nonlinearity='relu' "
+                             "(gain √2)")
+            return _hint(f"layer {i}'s weight has std {std:.3g}; Kaiming for ReLU gives √(2/fan_in) = "
+                         f"{want:.3g}: nn.init.kaiming_normal_(m.weight, nonlinearity='relu')")
+        if np.abs(w).max() <= math.sqrt(3.0) * want * (1 + 1e-6) and w.size > 1000:
+            return _hint("the weights are uniform (kaiming_uniform_): the exercise asks for Kaiming "
+                         "NORMAL, nn.init.kaiming_normal_")
+        if m.bias is not None and np.any(_values(m.bias) != 0):
+            return _hint("the weights are right, but the biases are not zero: nn.init.zeros_(m.bias)")
+    rng = np.random.default_rng(3)
+    h = lib.tensor(rng.normal(size=(128, 48)).astype(np.float32))
+    stds = []
+    with lib.no_grad():
+        for m in model:
+            h = m(h)
+            if isinstance(m, lib.nn.ReLU):
+                stds.append(float(_values(h).std()))
+    ratio = stds[-1] / stds[0]
+    if not 0.25 < ratio < 4:
+        return _hint(f"the activations change by {ratio:.2g}× over {len(stds)} layers: check the init")
+    return _correct(f"{len(linears)} Linear layers at std √(2/fan_in), biases 0; the activations' std "
+                    f"goes from {stds[0]:.2f} (layer 1) to {stds[-1]:.2f} (layer {len(stds)})")
+
+
+@exercise
+def exercise_8_3(rotation):
+    """``rotation``: a 64×64 ``nn.Linear`` with an orthogonal weight (W Wᵀ = I) and a zero bias."""
+    if rotation is None:
+        return _hint("rotation is None: rotation = nn.utils.skip_init(nn.Linear, 64, 64), then "
+                     "nn.init.orthogonal_(rotation.weight) and nn.init.zeros_(rotation.bias)")
+    lib = _library(rotation)
+    if not isinstance(rotation, lib.nn.Linear):
+        return _hint(f"rotation is a {type(rotation).__name__}: build an nn.Linear(64, 64) with skip_init")
+    if tuple(rotation.weight.shape) != (64, 64):
+        return _hint(f"the weight has shape {tuple(rotation.weight.shape)}: use nn.Linear(64, 64)")
+    w = _values(rotation.weight)
+    if not np.all(np.isfinite(w)):
+        return _hint("the weight holds inf or nan: skip_init leaves uninitialised memory, so "
+                     "initialise it: nn.init.orthogonal_(rotation.weight)")
+    gram = w @ w.T
+    scale = float(np.mean(np.diag(gram)))
+    if np.allclose(gram, scale * np.eye(64), atol=1e-4 * max(scale, 1)) and not math.isclose(scale, 1, rel_tol=1e-4):
+        return _hint(f"W Wᵀ = {scale:.3g}·I: orthogonal, but scaled; use gain 1 (the default)")
+    if not np.allclose(gram, np.eye(64), atol=1e-4):
+        return _hint("W Wᵀ is not the identity: give the weight orthogonal values with "
+                     "nn.init.orthogonal_(rotation.weight)")
+    if rotation.bias is None or np.any(_values(rotation.bias) != 0):
+        return _hint("the weight is orthogonal; the bias must be zero too (skip_init left it "
+                     "uninitialised): nn.init.zeros_(rotation.bias)")
+    x = np.random.default_rng(4).normal(size=(16, 64))
+    kept = np.linalg.norm(x @ w.T) / np.linalg.norm(x)
+    return _correct(f"W Wᵀ = I, bias 0: one layer multiplies a batch's norm by {kept:.6f}")
+
+
+@exercise
+def exercise_8_4(net32, net64, out64, x):
+    """``net64`` a float64 copy of ``net32`` (still float32), ``out64 = net64(x)`` in float64."""
+    if net64 is None or not hasattr(net64, "parameters"):
+        return _hint("net64 is missing: copy.deepcopy(net32), then convert the copy with .double()")
+    lib = _library(net32)
+    original = {name: _dtype_name(p) for name, p in net32.named_parameters()}
+    if net64 is net32:
+        return _hint("net64 IS net32: Module.double() converts in place and returns the same module; "
+                     "convert a copy: copy.deepcopy(net32).double()")
+    if set(original.values()) != {"float32"}:
+        return _hint(f"net32 is now {sorted(set(original.values()))}: the conversion changed the "
+                     "original. Module.double() works in place, so convert a copy (copy.deepcopy)")
+    converted = {name: _dtype_name(p) for name, p in net64.named_parameters()}
+    if sorted(converted) != sorted(original):
+        return _hint("net64 does not have net32's parameters: make it with copy.deepcopy(net32)")
+    if set(converted.values()) != {"float64"}:
+        return _hint(f"net64's parameters are {sorted(set(converted.values()))}: convert it with "
+                     ".double() or .to(torch.float64)")
+    params64 = dict(net64.named_parameters())
+    for name, p in net32.named_parameters():
+        if not np.array_equal(_values(p), _values(params64[name])):
+            return _hint(f"net64.{name} has other values than net32.{name}: copy the network "
+                         "(copy.deepcopy), do not build a new one")
+    if out64 is None or not _is_tensor(out64):
+        return _hint("out64 is missing: out64 = net64(xb.double())")
+    if _dtype_name(out64) != "float64":
+        return _hint(f"out64 is {_dtype_name(out64)}: compute it with net64 on the float64 batch, "
+                     "xb.double()")
+    with lib.no_grad():
+        expected = _values(net64(x.to(lib.float64)))
+    if _values(out64).shape != expected.shape or not np.allclose(_values(out64), expected, rtol=1e-12,
+                                                                 atol=1e-12):
+        return _hint("out64 is not net64's output on the whole batch xb (in float64)")
+    with lib.no_grad():
+        low = _values(net32(x.to(lib.float32)))
+    difference = float(np.abs(low - expected).max() / np.abs(expected).max())
+    return _correct(f"net32 still float32, net64 float64 with the same values; the float32 output "
+                    f"differs by {difference:.1e} of the largest output")
+
+
+@exercise
+def exercise_8_5(head, out, x, device):
+    """``head``: ``nn.Linear(64, 10)`` made in float64 on ``device`` with the default init; ``out``:
+    its output on ``x`` moved to that device and dtype."""
+    if head is None:
+        return _hint("head is None: nn.Linear(64, 10, device=device, dtype=torch.float64)")
+    lib = _library(head)
+    if not isinstance(head, lib.nn.Linear) or (head.in_features, head.out_features) != (64, 10):
+        return _hint("head must be an nn.Linear(64, 10)")
+    dtypes = {_dtype_name(p) for p in head.parameters()}
+    if dtypes != {"float64"}:
+        return _hint(f"head's parameters are {sorted(dtypes)}: pass dtype=torch.float64 to nn.Linear")
+    devices = {_device_type(p) for p in head.parameters()}
+    if devices != {str(device).split(":")[0]}:
+        return _hint(f"head's parameters are on {sorted(devices)}, not on {device!r}: pass "
+                     "device=device to nn.Linear")
+    bound = 1 / math.sqrt(64)
+    values = np.concatenate([_values(p).ravel() for p in head.parameters()])
+    if not np.all(np.isfinite(values)) or np.abs(values).max() > bound * (1 + 1e-9) or values.std() < 0.3 * bound:
+        return _hint("the parameters are not PyTorch's default U(-1/√64, 1/√64): build the layer with "
+                     "nn.Linear(..., device=device, dtype=...), not skip_init, and do not re-initialise it")
+    if out is None or not _is_tensor(out):
+        return _hint("out is missing: out = head(xb.to(device=device, dtype=torch.float64))")
+    if _dtype_name(out) != "float64" or _device_type(out) != str(device).split(":")[0]:
+        return _hint(f"out is {_dtype_name(out)} on {out.device}: move the batch with "
+                     "xb.to(device=device, dtype=torch.float64) before calling head")
+    with lib.no_grad():
+        expected = _values(head(x.to(device=device, dtype=lib.float64)))
+    if _values(out).shape != expected.shape or not np.allclose(_values(out), expected, rtol=1e-12,
+                                                               atol=1e-12):
+        return _hint("out is not head's output on the whole batch xb")
+    return _correct(f"Linear(64, 10) made in float64 on {device}, default init (|w| ≤ 1/8); "
+                    f"output {tuple(out.shape)} float64 on {device}")

@@ -244,7 +244,7 @@ class TrainingStepperModel:
         return {}
 
     def _forward(self):
-        self.model.train()
+        # the modes are the user's: model.train() by default, or e.g. a frozen body left in eval()
         self.output = self.model(self.x)
         return {"output": to_numpy(self.output), "accuracy": self._accuracy(self.output, self.y)}
 
@@ -331,13 +331,14 @@ class TrainingStepperModel:
         if self.test is None:
             return None
         x, y = self.test
-        was_training = self.model.training
+        modes = [(m, m.training) for m in self.model.modules()]
         self.model.eval()
         with self.lib.no_grad():
             output = self.model(x)
             record = {"step": self.steps, "loss": float(self.loss_fn(output, y).item()),
                       "accuracy": self._accuracy(output, y)}
-        self.model.train(was_training)
+        for m, training in modes:  # each module back in its own mode (model.train() would set all)
+            m.train(training)
         if self.evaluations and self.evaluations[-1]["step"] == self.steps:
             self.evaluations[-1] = record
         else:

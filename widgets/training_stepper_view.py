@@ -311,7 +311,9 @@ class TrainingStepper(PictureFallback, W.VBox):
                 self._show(self.left_panel, change.delta, "", f"Δ {name} (update)")
                 key = self.state_key.value
                 value = change.state.get(key)
-                if value is None:
+                if value is None and change.grad_after is None:  # e.g. a frozen parameter
+                    self._note(self.right_panel, f"{name} had no .grad:\nstep() skipped it, no state")
+                elif value is None:
                     self._note(self.right_panel,
                                f"{m.optimizer_name} keeps no\nper-parameter state")
                 elif np.ndim(value) == 0:

@@ -127,6 +127,20 @@ def dirac_(tensor, groups=1):
     return _fill(tensor, values)
 
 
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D matrix from N(0, std**2) with ``ceil(sparsity * rows)`` zeros in every column
+    (Martens, 2010: "Deep learning via Hessian-free optimization")."""
+    if tensor.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    rng = _rng(generator)
+    values = rng.normal(0.0, std, tensor.shape)
+    for col in range(cols):
+        values[rng.permutation(rows)[:num_zeros], col] = 0.0  # which rows: random per column
+    return _fill(tensor, values)
+
+
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))`` (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)

@@ -36,6 +36,9 @@ WIDGETS = {
     "05-training-loop-and-optimizers": (NEXT_STAGE, "lesson-05-training-stepper.png"),
     "06-train-and-eval": (".widget-slider", "lesson-06-train-eval.png"),
     "07-gradients-up-close": (".widget-slider", "gradients-up-close.png"),
+    "10-reparametrizations": (".widget-dropdown", "lesson-10-parameter-tree.png"),
+
+    "08-initialization-dtype-device": (".widget-toggle-buttons", "lesson-08-weight-distributions.png"),
     "examples/gradient_inspector": (".widget-slider", "gradient-inspector.png"),
     "examples/train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
     "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),

@@ -1,6 +1,6 @@
 """Devices: "cpu" is NumPy, "cuda" is CuPy (lazily imported).
 
-No GPU is needed: without CuPy, asking for CUDA is a RuntimeError with the
+No GPU is needed: without CuPy, asking for CUDA is an AssertionError (PyTorch's) with the
 install hint; mixing devices is checked with a stand-in "GPU array" class
 that only pretends to live on the GPU (edutorch tells devices apart by the
 array type, as Chainer's ``get_array_module`` does).
@@ -41,10 +41,23 @@ def fake_cuda_tensor(values):
     lambda: et.zeros(2, device="cuda"), lambda: et.tensor([1.0], device="cuda"), lambda: et.randn(2, device="cuda"),
 ])
 def test_cuda_without_cupy_says_how_to_install_it(ask):
-    with pytest.raises(RuntimeError, match="CuPy") as info:
+    """PyTorch built without CUDA raises ``AssertionError: Torch not compiled with CUDA enabled``."""
+    with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled: .*CuPy") as info:
         ask()
     assert "pip install" in str(info.value)
     assert backend.cuda_is_available() is False
+
+
+@pytest.mark.skipif(HAS_CUPY, reason="CuPy is installed: the missing-CuPy error cannot be shown")
+def test_cuda_without_cupy_is_the_error_of_pytorch_without_cuda():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    if torch.cuda.is_available():
+        pytest.skip("this PyTorch has CUDA: its no-CUDA error cannot be shown")
+    for lib in (et, torch):
+        with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
+            lib.zeros(2).to("cuda")
+        with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
+            lib.nn.Linear(2, 2, device="cuda")
 
 
 def test_mixing_devices_is_pytorchs_error():

@@ -80,3 +80,45 @@ def test_tensor_type_strings_and_checks():
     assert et.ones(1).is_floating_point() and not et.ones(1, dtype=et.int32).is_floating_point()
     assert et.is_floating_point(et.ones(1, dtype=et.float16))
     assert et.ones(2, dtype=et.float64).element_size() == 8
+
+
+def _error(lib, fn):
+    try:
+        fn(lib)
+    except Exception as exc:
+        return type(exc).__name__, str(exc)
+    return None
+
+def test_finfo_and_iinfo_match_pytorch():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    fields = ["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"]
+    for name in ("float16", "float32", "float64"):
+        ours, theirs = et.finfo(getattr(et, name)), torch.finfo(getattr(torch, name))
+        assert repr(ours) == repr(theirs)
+        assert [getattr(ours, f) for f in fields] == [getattr(theirs, f) for f in fields]
+    assert repr(et.finfo()) == repr(torch.finfo())  # the default dtype's
+    for name in ("uint8", "int8", "int16", "int32", "int64"):
+        ours, theirs = et.iinfo(getattr(et, name)), torch.iinfo(getattr(torch, name))
+        assert repr(ours) == repr(theirs) and (ours.bits, ours.min, ours.max) == (theirs.bits, theirs.min, theirs.max)
+    for make in (lambda lib: lib.finfo(lib.int32), lambda lib: lib.iinfo(lib.float32),
+                 lambda lib: lib.iinfo(lib.bool), lambda lib: lib.finfo("float")):
+        assert _error(et, make) == _error(torch, make)
+
+
+def test_finfo_documents_float16():
+    """The numbers lesson 08 teaches, without torch."""
+    half = et.finfo(et.float16)
+    assert (half.bits, half.max, half.eps, half.tiny) == (16, 65504.0, 2.0**-10, 2.0**-14)
+    assert et.finfo(et.float32).eps == 2.0**-23 and et.finfo(et.float64).eps == 2.0**-52
+    assert et.iinfo(et.int8).max == 127
+
+
+def test_casting_beyond_a_dtype_range_is_silent_like_pytorch():
+    """70000 does not fit in float16 (max 65504): it becomes inf without a NumPy warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        half = et.tensor([70000.0, -1e6, 1.0]).half()
+        assert half.tolist() == [float("inf"), float("-inf"), 1.0]
+        assert et.tensor([float("nan"), 1e300], dtype=et.float64).float().isnan().tolist() == [True, False]

@@ -126,3 +126,39 @@ def test_init_error_parity(fn):
 def test_zero_element_warning():
     with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
         init.kaiming_uniform_(et.empty(0, 3))
+
+
+@pytest.mark.parametrize("shape,sparsity", [((10, 7), 0.3), ((5, 4), 0.0), ((6, 3), 1.0), ((9, 20), 0.25)])
+def test_sparse_zeros_per_column_and_std(shape, sparsity):
+    """Every column has exactly ceil(sparsity * rows) zeros; the rest are N(0, std**2)."""
+    et.manual_seed(0)
+    w = _weight(*shape)
+    assert init.sparse_(w, sparsity, std=0.5) is w and w.grad_fn is None
+    values = w.detach().numpy()
+    zeros_per_column = (values == 0).sum(axis=0)
+    assert np.all(zeros_per_column == math.ceil(sparsity * shape[0]))
+    big = init.sparse_(_weight(400, 300), 0.1, std=0.5).detach().numpy()
+    assert abs(big[big != 0].std() - 0.5) < 0.01
+
+
+def test_sparse_default_std_and_parity():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    import inspect
+
+    ours = inspect.signature(init.sparse_).parameters
+    theirs = inspect.signature(torch.nn.init.sparse_).parameters
+    assert list(ours) == list(theirs)
+    assert ours["std"].default == theirs["std"].default == 0.01
+    et.manual_seed(0)
+    torch.manual_seed(0)
+    a = init.sparse_(_weight(300, 200), 0.2).detach().numpy()
+    b = torch.nn.init.sparse_(torch.empty(300, 200, dtype=torch.float64), 0.2).numpy()
+    assert np.array_equal((a == 0).sum(0), (b == 0).sum(0))  # 60 zeros in each column, both
+    assert abs(a[a != 0].std() - b[b != 0].std()) < 0.001
+
+
+def test_sparse_error_parity():
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+    assert _error(et, lambda lib: lib.nn.init.sparse_(lib.empty(3), 0.5)) == \
+        _error(torch, lambda lib: lib.nn.init.sparse_(lib.empty(3), 0.5))
+

@@ -167,6 +167,24 @@ def test_evaluation_leaves_the_training_mode_and_grads_alone():
     assert without.evaluate() is None
 
 
+def test_the_modules_keep_their_own_modes_a_frozen_body_in_eval_stays_there():
+    """Fine-tuning: the body (with a BatchNorm) is frozen and in eval(), the head trains.
+    Stepping and evaluating leave each module in the mode the user gave it, so the
+    pretrained running statistics do not move and the body's .grad stays None."""
+    et.manual_seed(0)
+    body = nn.Sequential(nn.Linear(64, 16), nn.BatchNorm1d(16), nn.ReLU())
+    model = nn.Sequential(body, nn.Linear(16, 10))
+    body.requires_grad_(False)
+    body.eval()
+    mean, head = body[1].running_mean.clone(), model[1].weight.detach().clone()
+    m = stepper(model)
+    m.run_all(3, chunk=1)  # three steps, the held-out set evaluated after each
+    assert model.training and model[1].training and not body.training and not body[1].training
+    np.testing.assert_array_equal(body[1].running_mean.numpy(), mean.numpy())
+    assert all(p.grad is None for p in body.parameters())
+    assert not np.array_equal(model[1].weight.detach().numpy(), head.numpy())  # the head learned
+
+
 def test_regression_has_no_accuracy():
     et.manual_seed(0)
     x = et.randn(40, 3)
@@ -202,6 +220,21 @@ def test_view_steps_through_the_loop():
     view.parameter.value = "2.bias"
     assert "Δ 2.bias" in view.left_title.value
     assert is_png(view.curves_image.value)
+
+
+def test_view_says_a_frozen_parameter_was_skipped_by_step():
+    """With Adam on a partly frozen model, a frozen parameter's panel says why it has no
+    optimizer state (no .grad, so step() skipped it); a trained one shows its exp_avg."""
+    train, test = digits()
+    model = small_model()
+    model[0].requires_grad_(False)
+    view = TrainingStepper(model, train, test, optimizer="Adam", lr=0.01)
+    for _ in STAGES:
+        view.next_button.click()
+    view.parameter.value = "0.weight"
+    assert view.right_panel.artists["text"].get_text() == "0.weight had no .grad:\nstep() skipped it, no state"
+    view.parameter.value = "2.weight"
+    assert "state[&#x27;exp_avg&#x27;]" in view.right_title.value
 
 
 def test_view_controls_change_the_optimizer_between_steps():

@@ -3,6 +3,8 @@
 
 (PyTorch once kept such helpers in ``torch/autograd/_functions/tensor.py``.)
 """
+import numpy as np
+
 from ... import backend
 from ..function import Function
 from . import utils
@@ -26,7 +28,8 @@ class ToDtype(Function):
     @staticmethod
     def forward(ctx, a, dtype):
         ctx.in_dtype = a.dtype
-        return a._data.astype(dtype.np)
+        with np.errstate(over="ignore", invalid="ignore"):  # 70000 -> float16: inf, silently (PyTorch)
+            return a._data.astype(dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
