@@ -188,7 +188,7 @@ def test_table_header_rules_and_footer_match_torch():
         assert re.fullmatch(r"Self CPU time total: \d+\.\d{3}(us|ms|s)", ours_lines[-1])
         # the top row: the record_function block holds everything, as in PyTorch
         assert ours_lines[3].split()[0] == theirs_lines[3].split()[0] == "model_step"
-        assert ours_lines[3].split()[3] == theirs_lines[3].split()[3] == "100.00%"
+        assert ours_lines[3].split()[3] == "100.00%"  # PyTorch's may round to 99.99% or 100.01%
 
 
 def test_table_sorts_limits_and_sums():
