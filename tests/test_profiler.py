@@ -367,3 +367,24 @@ def test_tensorboard_trace_handler_gzip(tmp_path):
     assert path.name.endswith(".pt.trace.json.gz")
     with gzip.open(path) as f:
         assert "aten::mul" in {e["name"] for e in json.load(f)["traceEvents"]}
+
+
+def test_checkpoint_recomputation_is_recorded_inside_backward():
+    from edutorch.utils.checkpoint import checkpoint
+
+    edutorch.manual_seed(0)
+    model = edutorch.nn.Sequential(edutorch.nn.Linear(4, 8), edutorch.nn.ReLU(), edutorch.nn.Linear(8, 2))
+    x = edutorch.randn(3, 4, requires_grad=True)
+    with profile() as prof:
+        with record_function("forward"):
+            out = checkpoint(model, x, use_reentrant=False)
+        with record_function("backward"):
+            out.sum().backward()
+    forward = [e for e in prof.events() if e.name == "aten::linear" and e.cpu_parent.name == "forward"]
+    assert len(forward) == 2
+    recomputed = [e for e in prof.events() if e.name == "aten::linear" and e.cpu_parent.name != "forward"]
+    assert len(recomputed) == 2  # run again when backward first unpacks a saved tensor
+    for event in recomputed:
+        while event.cpu_parent.name != "backward":
+            event = event.cpu_parent
+        assert event.name.startswith(EVALUATE)
