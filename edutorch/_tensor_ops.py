@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from . import _dtype, backend, return_types
-from .autograd import grad_mode
+from .autograd import _saved_tensor, grad_mode
 from .autograd.function import Function
 from .autograd._functions import (
     blas, comparison, indexing, pointwise, reduction, shape, softmax, sorting, unary, utils,
@@ -687,7 +687,10 @@ class TensorOps:
         if recording and (self._requires_grad or _any_requires_grad(args)):
             # the input as a tensor of its own (same array, own version counter), so that
             # backward can save it without seeing the write below
-            source = utils._Tensor._make(self._data, self._requires_grad, self.grad_fn, self._output_nr)
+            # under saved-tensor hooks the pack hook keeps the input before the write below: give it
+            # a copy of the old values (PyTorch saves a clone of self), not the array about to change
+            data = self._data.copy() if _saved_tensor._stack else self._data
+            source = utils._Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
         if source is not self and _saved_by(result.grad_fn, source):
             source._data = source._data.copy()  # saved for backward: keep the old values

@@ -19,7 +19,7 @@ a check of each gradient it returned against its input's shape and dtype.
 import heapq
 import itertools
 
-from . import grad_mode
+from . import _saved_tensor, grad_mode
 from .function import AccumulateGrad, _anomaly_state, accumulate_grad
 
 _state = grad_mode._state
@@ -189,6 +189,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     plain = targets is None and not _anomaly_state["enabled"]
     saved_mode = _state["enabled"]
     _state["enabled"] = bool(create_graph)  # backward formulas record only for create_graph
+    # this backward pass's id, read by saved-tensor hooks (torch._C._current_graph_task_id)
+    previous_task = _saved_tensor.enter_graph_task(inputs is None)
     try:
         while heap:
             node = _heappop(heap)[2]
@@ -245,6 +247,7 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                         _skip(child, deps, buffers, heap, ready)  # no gradient reached it
     finally:
         _state["enabled"] = saved_mode
+        _saved_tensor.exit_graph_task(previous_task)
     return captured
 
 

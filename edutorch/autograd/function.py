@@ -31,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from . import grad_mode
+from . import _saved_tensor, grad_mode
 
 _state = grad_mode._state
 _sequence = itertools.count()
@@ -108,6 +108,9 @@ class Node(FunctionCtx):
         A saved *output* is stored without its ``grad_fn`` (it is this node), so
         the node and the tensor do not keep each other alive.
         """
+        if _saved_tensor._stack:  # inside saved_tensors_hooks: keep pack_hook(t) instead (graph.py)
+            self._saved = _saved_tensor.pack_all(self, self._saved)
+            return
         packed = []
         for t in self._saved:
             if not isinstance(t, _Tensor):  # None, or a number
@@ -132,6 +135,8 @@ class Node(FunctionCtx):
             value, counter = entry[0], entry[1]
             if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
                 value = _Tensor._make(value, True, self, entry[3], counter)
+            elif type(value) is _saved_tensor.SavedTensor:  # packed by a saved-tensor hook
+                value = value.unpack(self)
             tensors.append(value)
         return tuple(tensors)
 
