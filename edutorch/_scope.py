@@ -24,7 +24,7 @@ RULES = [
      r"|ArgumentSpec|Block|CallStack|Code|CompilationUnit|CompleteArgumentSpec|ConcreteModuleType\w*"
      r"|DeepCopyMemoTable|ErrorReport|ExecutionPlan|FileCheck|FunctionSchema|Future|Gradient|Graph"
      r"|GraphExecutorState|IODescriptor|InferredType|JITException|LockingLogger|Node|NoopLogger|OperatorInfo"
-     r"|StaticModule|TracingState|Use|Value|AVG|SUM|AggregationType|Await\w*|Capsule)$|Type$|^import_ir_module"
+     r"|StaticModule|TracingState|Use|Value|AVG|SUM|AggregationType|Await\w*|Capsule)$|(?<!^Device)Type$|^import_ir_module"
      r"|^parse_(ir|schema|type_comment)$|^merge_type_from_type_comment$|^unify_type_list$",
      "TorchScript, torch.compile and torch.export (graph capture and compilation) are out of scope"),
     (r"autocast|GradScaler",

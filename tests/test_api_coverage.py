@@ -21,7 +21,7 @@ from edutorch import _scope
 
 NAMESPACES = [
     "torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.optim", "torch.optim.lr_scheduler",
-    "torch.autograd", "torch.nn.utils", "torch.utils.data", "torch.linalg",
+    "torch.autograd", "torch.nn.utils", "torch.utils.data", "torch.linalg", "torch.profiler",
     "torch.utils.checkpoint",
 ]
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "api-coverage.md"

@@ -29,7 +29,10 @@ view                  model                   shows
 - ``TrainEvalExplorer`` (model ``TrainEvalExplorerModel``): one input in
   ``train()`` and ``eval()`` side by side, what Dropout zeroed, BatchNorm's
   batch vs running statistics as batches are fed, any module that checks
-  ``self.training``.
+  ``self.training``;
+- ``ProfilerView`` (model ``ProfilerSummary``): a bar chart of a profiler's
+  ``key_averages()`` (edutorch's or PyTorch's), the top rows by a chosen sort
+  key, with PyTorch's table beside it.
 
 The models import neither ipywidgets nor matplotlib; the views render every
 figure to PNG bytes shown in a ``widgets.Image`` (works in the browser, under
@@ -53,6 +56,7 @@ from .prune_explorer import GLOBAL, PruneExplorerModel
 from .gradient_inspector import GradientInspectorModel
 from .train_eval_explorer import TrainEvalExplorerModel
 from .training_stepper import StageResult, TrainingStepperModel
+from .profiler_summary import ProfileRow, ProfilerSummary
 from .autograd_explorer_view import AutogradExplorer
 from .backward_stepper_view import BackwardStepper
 from .hook_monitor_view import HookMonitor
@@ -61,6 +65,7 @@ from .prune_explorer_view import PruneExplorer
 from .gradient_inspector_view import GradientInspector
 from .train_eval_explorer_view import TrainEvalExplorer
 from .training_stepper_view import TrainingStepper
+from .profiler_view import ProfilerView
 
 __all__ = [
     "ParameterTree", "ParameterTreeModel", "ModuleRow", "TensorRow",
@@ -72,4 +77,5 @@ __all__ = [
     "TrainEvalExplorer", "TrainEvalExplorerModel",
     "BackwardStepper", "BackwardTrace", "BackwardEvent", "ModuleScopes",
     "TrainingStepper", "TrainingStepperModel", "StageResult",
+    "ProfilerView", "ProfilerSummary", "ProfileRow",
 ]

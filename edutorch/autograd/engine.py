@@ -20,7 +20,7 @@ import heapq
 import itertools
 
 from . import _saved_tensor, grad_mode
-from .function import AccumulateGrad, _anomaly_state, accumulate_grad
+from .function import AccumulateGrad, _anomaly_state, _profiler_state, accumulate_grad
 
 _state = grad_mode._state
 _heappush, _heappop = heapq.heappush, heapq.heappop
@@ -186,7 +186,8 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     heapq.heapify(heap)
 
     # no autograd.grad targets and no anomaly mode: leaves may be accumulated on the spot
-    plain = targets is None and not _anomaly_state["enabled"]
+    # (nor a profiler: it records each leaf's AccumulateGrad node, as PyTorch's does)
+    plain = targets is None and not _anomaly_state["enabled"] and not _profiler_state["on"]
     saved_mode = _state["enabled"]
     _state["enabled"] = bool(create_graph)  # backward formulas record only for create_graph
     # this backward pass's id, read by saved-tensor hooks (torch._C._current_graph_task_id)
@@ -204,7 +205,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                 if node not in needed:
                     _skip(node, deps, buffers, heap, ready)
                     continue
-            if node._pre_hooks is None and node._post_hooks is None and not _anomaly_state["enabled"]:
+            if _profiler_state["on"]:  # torch.profiler (edutorch/profiler/_recorder.py) times this node
+                grad_inputs = _profiler_state["record_node"](node, grads, _call_node_hooked)
+            elif node._pre_hooks is None and node._post_hooks is None and not _anomaly_state["enabled"]:
                 if node._output_meta is None:  # one output: nothing to materialize
                     grad_inputs = node.apply(*grads)
                 else:

@@ -8,6 +8,7 @@ WIDGETS = Path(__file__).resolve().parents[2] / "widgets"
 MODELS = ["parameter_tree.py", "hook_monitor.py", "prune_explorer.py", "autograd_graph.py",
           "graph_groups.py", "_common.py"]
 MODELS += ["training_stepper.py", "backward_stepper.py"]
+MODELS += ["profiler_summary.py"]
 
 
 def imported_top_level_names(path):
@@ -30,7 +31,8 @@ def test_models_import_no_gui_library(filename):
                                                "hook_monitor_view.py", "prune_explorer_view.py",
                                                "autograd_explorer_view.py",
                                                "training_stepper_view.py",
-                                               "backward_stepper_view.py"])
+                                               "backward_stepper_view.py",
+                                               "profiler_view.py"])
 def test_widgets_take_the_framework_from_the_module(filename):
     """No direct edutorch import: the framework (edutorch or torch) comes from the module
     the user passes in, so the same widget code runs on real torch modules too."""

@@ -1,0 +1,77 @@
+"""ProfilerView: a bar chart of key_averages(), on edutorch's profiler and on PyTorch's."""
+import pytest
+
+import edutorch as et
+from widget_helpers import is_png, mlp
+from widgets import ProfilerSummary, ProfilerView
+from widgets.profiler_summary import SORT_KEYS, format_value, kind_of
+
+
+def _profile(T, memory=False):
+    T.manual_seed(0)
+    model = mlp(T.nn)
+    x, y = T.randn(8, 20), T.randint(0, 4, (8,))
+    with T.profiler.profile(profile_memory=memory) as prof:
+        for _ in range(2):
+            with T.profiler.record_function("train_step"):
+                T.nn.functional.cross_entropy(model(x), y).backward()
+    return prof
+
+
+def test_summary_ranks_rows_by_every_key():
+    summary = ProfilerSummary(_profile(et, memory=True))
+    for key in SORT_KEYS:
+        rows = summary.top(key, 5)
+        assert len(rows) == 5
+        assert [r.value for r in rows] == sorted((r.value for r in rows), reverse=True)
+        best = max(summary.rows, key=lambda r: getattr(r, key))
+        assert rows[0].value == getattr(best, key)
+    counts = {r.name: r.count for r in summary.top("count", len(summary))}
+    assert counts["aten::linear"] == 6 and counts["train_step"] == 2
+    time_rows = summary.top("self_cpu_time_total", len(summary))
+    assert sum(r.share for r in time_rows) == pytest.approx(1.0)
+
+
+def test_summary_kinds_labels_and_errors():
+    summary = ProfilerSummary(_profile(et).key_averages())  # an EventList works too
+    kinds = {r.name: r.kind for r in summary.top("count", len(summary))}
+    assert kinds["aten::linear"] == "forward op"
+    assert kinds["AddmmBackward0"] == "backward node"
+    assert kinds["autograd::engine::evaluate_function: AddmmBackward0"] == "backward node"
+    assert kinds["train_step"] == "record_function"
+    row = next(r for r in summary.top("count", len(summary)) if r.name.startswith("autograd::"))
+    assert row.label.startswith("evaluate_function: ")
+    with pytest.raises(ValueError, match="sort_by must be one of"):
+        summary.top("wall_time")
+    with pytest.raises(ValueError, match="row_limit must be at least 1"):
+        summary.top("count", 0)
+    with pytest.raises(ValueError, match="no events"):
+        ProfilerSummary([])
+    assert format_value(1500.0, "time") == "1.5 ms" and format_value(2048, "bytes") == "2 KB"
+    assert format_value(1, "count") == "1 call"
+
+
+def test_view_dropdown_and_slider_redraw():
+    view = ProfilerView(_profile(et, memory=True), row_limit=6)
+    assert repr(view).startswith("ProfilerView(") and is_png(view.image.value)
+    assert len(view.rows) == 6 and "Self CPU time total" in view.table.value
+    first = bytes(view.image.value)
+    view.sort_by.value = "count"
+    assert view.rows[0].name in ("aten::linear", "torch::autograd::AccumulateGrad",
+                                 "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad")
+    assert bytes(view.image.value) != first
+    view.row_limit.value = 3
+    assert len(view.rows) == 3 and view.table.value.count("\n") < 20
+    view.sort_by.value = "self_cpu_memory_usage"
+    assert view.rows[0].value == max(r.self_cpu_memory_usage for r in view.model.rows)
+    assert view.row_limit.max == len(view.model)
+
+
+def test_view_on_real_torch(real_torch):
+    import torch.profiler  # noqa: F401  (torch.profiler is a submodule)
+
+    view = ProfilerView(_profile(real_torch), row_limit=5)
+    names = [r.name for r in view.model.top("count", len(view.model))]
+    assert "aten::linear" in names and "train_step" in names
+    view.sort_by.value = "cpu_time_total"
+    assert view.rows[0].name == "train_step" and is_png(view.image.value)
