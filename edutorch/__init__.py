@@ -5,7 +5,7 @@ autograd, modules, optimizers and ``torch.nn.utils`` runs unchanged.
 """
 from . import _dtype, backend
 from ._dtype import (
-    bool, double, dtype, float, float16, float32, float64, get_default_dtype, half, int,
+    bfloat16, bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half, iinfo, int,
     int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short, uint8,
 )
 from ._tensor import Size, Tensor, device
@@ -44,6 +44,14 @@ from .autograd import profiler as _autograd_profiler  # makes torch.autograd.pro
 from .autograd import functional as _autograd_functional  # makes torch.autograd.functional
 del _autograd_functional
 from . import accelerator, backends, cuda  # is there a GPU? (CuPy)
+from . import amp, cpu  # torch.amp: autocast and GradScaler (torch.cpu: only its deprecated amp)
+from .amp import GradScaler, autocast
+from .amp.autocast_mode import (
+    autocast_decrement_nesting, autocast_increment_nesting, clear_autocast_cache, get_autocast_cpu_dtype,
+    get_autocast_dtype, get_autocast_gpu_dtype, is_autocast_cache_enabled, is_autocast_cpu_enabled,
+    is_autocast_enabled, set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+    set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype,
+)
 
 __version__ = "0.1.0"
 

@@ -44,7 +44,11 @@ _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfi
             zipfile.ZIP_LZMA: "lzma", 9: "deflate64", 93: "zstandard"}
 # The .npy dtypes a checkpoint may hold: edutorch's own, little-endian, keyed by the
 # full type string (byte order, kind, size), not by a name that hides the byte order.
-NPY_DTYPES = {d.np.newbyteorder("<").str: d.np.newbyteorder("<") for d in _dtype._ALL}
+# bfloat16, which .npy cannot name, is stored as its bits: uint16 (the manifest says bfloat16).
+NPY_DTYPES = {d.np.newbyteorder("<").str: d.np.newbyteorder("<") for d in _dtype._ALL if d is not _dtype.bfloat16}
+NPY_DTYPES["<u2"] = np.dtype("<u2")
+SUPPORTED = ("edutorch tensors are float16/32/64, int8/16/32/64, uint8 or bool, little-endian "
+             "(and bfloat16, stored as uint16 bits)")
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
                struct.error, NotImplementedError, zlib.error)
 
@@ -238,7 +242,7 @@ class Archive:
             self.fail(f"is damaged: {key!r} has no readable .npy header ({str(exc)[:200]})")
         if dtype.str not in NPY_DTYPES:
             self.fail(f"is refused: {key!r} holds {describe_dtype(dtype)} (dtype {dtype.str!r}); "
-                      "edutorch tensors are float16/32/64, int8/16/32/64, uint8 or bool, little-endian")
+                      + SUPPORTED)
         if any(n < 0 for n in shape):
             self.fail(f"is damaged: {key!r} has a negative size in its shape {shape}")
         nbytes = math.prod(shape) * dtype.itemsize  # Python ints: a forged shape cannot overflow

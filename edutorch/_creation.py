@@ -7,6 +7,7 @@ import numpy as np
 
 from . import _dtype, backend
 from ._tensor import Tensor, device as _device
+from ._dtype import is_floating as _is_floating
 
 
 def _np_dtype(dtype):
@@ -41,7 +42,7 @@ def _infer_dtype(data):
         return np.bool_
     if arr.dtype.kind in "iu":
         return np.int64 if arr.dtype.kind == "i" or arr.dtype.itemsize < 8 else arr.dtype
-    if arr.dtype.kind == "f":
+    if _is_floating(arr.dtype):
         return _dtype.get_default_dtype().np
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
@@ -53,7 +54,7 @@ def _finish(array, dtype, device, requires_grad):
         array = backend.to_device(array, device_type)
     t = Tensor._make(array)
     if requires_grad:
-        if array.dtype.kind != "f":
+        if not _dtype.is_floating(array.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         t._requires_grad = True
     return t

@@ -27,8 +27,8 @@ RULES = [
      r"|StaticModule|TracingState|Use|Value|AVG|SUM|AggregationType|Await\w*|Capsule)$|(?<!^Device)Type$|^import_ir_module"
      r"|^parse_(ir|schema|type_comment)$|^merge_type_from_type_comment$|^unify_type_list$",
      "TorchScript, torch.compile and torch.export (graph capture and compilation) are out of scope"),
-    (r"autocast|GradScaler",
-     "automatic mixed precision (autocast, GradScaler) is out of scope"),
+    (r"autocast_(ipu|xla)|_(ipu|xla)_",
+     "autocast for devices other than the CPU and CUDA is out of scope"),
     (r"distributed|DataParallel|SyncBatchNorm|^parallel$|record_stream|num_threads"
      r"|num_interop_threads",
      "distributed training and thread control are out of scope"),
@@ -46,8 +46,8 @@ RULES = [
     (r"DataPipe|datapipe|^DataChunk$|runtime_validation|^argument_validation$|^guaranteed_datapipes_determinism$"
      r"|^non_deterministic$",
      "DataPipes (torchdata, deprecated) are out of scope"),
-    (r"^bfloat16$|^float8|^float4|^bits|^u?int[1-7]$",
-     "dtypes without a NumPy equivalent (bfloat16, float8, bit-packed and sub-byte integers) are out of scope"),
+    (r"^float8|^float4|^bits|^u?int[1-7]$",
+     "dtypes without a NumPy equivalent (float8, bit-packed and sub-byte integers) are out of scope"),
     (r"DispatchKey|DisableTorchFunction|ExcludeDispatchKeyGuard|torch_function|^Tag$|Benchmark|PyTorchFile"
      r"|StorageContext|^BufferDict$|^hash_tensor$|^thread_safe_generator$|^as_subclass$|^module_load$"
      r"|flush_denormal|deterministic|float32_matmul_precision|^has_(lapack|mkl|openmp|spectral)$|warn_always"

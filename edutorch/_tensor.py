@@ -110,7 +110,7 @@ class Tensor(TensorOps, TensorApiOps):
         """``t.data = other``: swap ``t``'s storage for ``other``'s (any shape or dtype)."""
         if not isinstance(value, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {_tp_name(type(value))}")
-        if self._requires_grad and value._data.dtype.kind != "f":
+        if self._requires_grad and not _dtype.is_floating(value._data.dtype):
             raise RuntimeError(
                 "data set to a tensor that requires gradients must be floating point or complex dtype"
             )
@@ -170,7 +170,7 @@ class Tensor(TensorOps, TensorApiOps):
                 "use a computed variable in a subgraph that doesn't require differentiation "
                 "use var_no_grad = var.detach()."
             )
-        if value and self._data.dtype.kind != "f":
+        if value and not _dtype.is_floating(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(value)
 
@@ -321,7 +321,7 @@ class Tensor(TensorOps, TensorApiOps):
         return type(self._data) is not np.ndarray
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return _dtype.is_floating(self._data.dtype)
 
     def element_size(self):
         return self._data.itemsize
@@ -329,7 +329,7 @@ class Tensor(TensorOps, TensorApiOps):
     def type(self, dtype=None):
         """``'torch.FloatTensor'`` style name, or a cast when ``dtype`` is given."""
         if dtype is None:
-            names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            names = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
                      "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
             prefix = "torch." if not self.is_cuda else "torch.cuda."
             return f"{prefix}{names[self._data.dtype.name]}Tensor"

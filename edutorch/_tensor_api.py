@@ -12,6 +12,8 @@ from . import _dtype, backend
 from .autograd._functions import binary, blas, elementary, reduction, shape, special, unary
 from .autograd._functions import utils
 from .autograd._functions.utils import wrap_dim as _wrap_dim
+from ._dtype import is_floating as _is_floating
+from .amp.autocast_mode import autocast_op  # composite ops cast once, at entry
 
 
 def _make(array):
@@ -115,10 +117,12 @@ class TensorApiOps:
     def trace(self):
         return blas.Trace.apply(self)
 
+    @autocast_op("addmm")
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is ignored (NaN too)."""
         return _scaled_sum(self, mat1.mm(mat2), beta, alpha)
 
+    @autocast_op("baddbmm")
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """``beta * self + alpha * (batch1 @ batch2)``, batch by batch."""
         return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)
@@ -529,13 +533,13 @@ class TensorApiOps:
         if weights is None:
             return _make(np.bincount(x, minlength=minlength).astype(np.int64))
         w = weights._data
-        dtype = w.dtype if w.dtype.kind == "f" else np.float64
+        dtype = w.dtype if _is_floating(w.dtype) else np.float64
         return _make(np.bincount(x, weights=w, minlength=minlength).astype(dtype))
 
     def histc(self, bins=100, min=0, max=0):
         """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0)."""
         x = self._data
-        if x.dtype.kind != "f":
+        if not _is_floating(x.dtype):
             raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_scalar_name(x)}'")
         lo, hi = float(min), float(max)
         if lo == hi and x.size:
@@ -601,7 +605,7 @@ def _cumulative_extreme(t, dim, ufunc, name):
     positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
     # where the element itself is the running extreme (the latest on ties); a NaN is one too, and
     # once the running value is NaN no later element equals it
-    itself = (x == running) | (np.isnan(x) if x.dtype.kind == "f" else False)
+    itself = (x == running) | (np.isnan(x) if _is_floating(x.dtype) else False)
     hit = np.where(itself, positions, -1)
     index = np.maximum.accumulate(hit, axis=axis).astype(np.int64)
     values = (t if t.ndim else t.reshape(1)).gather(axis, _make(index))
@@ -634,6 +638,6 @@ def _median_positions(x, axis):
     order = xp.argsort(x, axis=axis, kind="stable")  # NaN sorts last
     k = (x.shape[axis] - 1) // 2
     positions = xp.take(order, k, axis=axis)
-    has_nan = xp.isnan(x).any(axis=axis) if x.dtype.kind == "f" else xp.zeros(positions.shape, bool)
-    first_nan = xp.argmax(xp.isnan(x), axis=axis) if x.dtype.kind == "f" else positions
+    has_nan = xp.isnan(x).any(axis=axis) if _is_floating(x.dtype) else xp.zeros(positions.shape, bool)
+    first_nan = xp.argmax(xp.isnan(x), axis=axis) if _is_floating(x.dtype) else positions
     return xp.where(has_nan, first_nan, positions).astype(np.int64)

@@ -17,6 +17,7 @@ from .autograd._functions import (
 )
 from .autograd._functions.tensor import Clone, Copy, CopySlices, Fill, IndexPut, ToDevice, ToDtype, Zero
 from .autograd._functions import linalg as linalg_fns  # triu, diagonal, det, ... (matrix ops)
+from ._dtype import is_floating as _is_floating
 
 _state = grad_mode._state
 
@@ -131,10 +132,10 @@ class TensorOps:
 
     # -- element-wise math ------------------------------------------------------
     def exp(self):
-        return pointwise.Exp.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Exp.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def log(self):
-        return pointwise.Log.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Log.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def log1p(self):
         return unary.Log1p.apply(self)
@@ -158,10 +159,10 @@ class TensorOps:
         return unary.Cos.apply(self)
 
     def tanh(self):
-        return pointwise.Tanh.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Tanh.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def sigmoid(self):
-        return pointwise.Sigmoid.apply(self if self._data.dtype.kind == "f" else _float(self))
+        return pointwise.Sigmoid.apply(self if _is_floating(self._data.dtype) else _float(self))
 
     def relu(self):
         return pointwise.Relu.apply(self)
@@ -172,16 +173,16 @@ class TensorOps:
     def round(self, *, decimals=0):
         if decimals:
             return (self * 10.0 ** decimals).round() / 10.0 ** decimals
-        return self if self._data.dtype.kind != "f" else unary.Round.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Round.apply(self)
 
     def floor(self):
-        return self if self._data.dtype.kind != "f" else unary.Floor.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Floor.apply(self)
 
     def ceil(self):
-        return self if self._data.dtype.kind != "f" else unary.Ceil.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Ceil.apply(self)
 
     def trunc(self):
-        return self if self._data.dtype.kind != "f" else unary.Trunc.apply(self)
+        return self if not _is_floating(self._data.dtype) else unary.Trunc.apply(self)
 
     def square(self):
         return self * self
@@ -251,7 +252,7 @@ class TensorOps:
     bitwise_and, bitwise_or, bitwise_xor = __and__, __or__, __xor__
 
     def __invert__(self):
-        if self._data.dtype.kind == "f":
+        if _is_floating(self._data.dtype):
             raise TypeError("ufunc 'invert' not supported for the input types") from None
         return utils._Tensor._make(np.invert(self._data))
 
@@ -649,6 +650,9 @@ class TensorOps:
     def half(self):
         return self.to(_dtype.float16)
 
+    def bfloat16(self):
+        return self.to(_dtype.bfloat16)
+
     def long(self):
         return self.to(_dtype.int64)
 
@@ -913,7 +917,7 @@ _wrap_dim = utils.wrap_dim
 
 def _float(t):
     """Integer tensors enter float-only math (exp, log, 1/x...) as the default float dtype."""
-    if t._data.dtype.kind == "f":
+    if _is_floating(t._data.dtype):
         return t
     return utils._Tensor._make(t._data.astype(_dtype.get_default_dtype().np))
 
@@ -998,7 +1002,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     with PyTorch's errors.
     """
     x = t._data
-    if type(x) is not np.ndarray or x.dtype.kind != "f" or not x.flags.writeable:
+    if type(x) is not np.ndarray or not _is_floating(x.dtype) or not x.flags.writeable:
         return False
     recording = _state["enabled"]
     if isinstance(other, utils._Tensor):

@@ -147,6 +147,8 @@ def format_values(t, indent):
     arr = backend.to_device(t._data, "cpu")
     if arr.size == 0:
         return "[]"
+    if arr.dtype == _dtype.bfloat16.np:  # printed by value, as float32 holds each exactly
+        arr = arr.astype(np.float32)
     summarize = arr.size > THRESHOLD
     is_float = arr.dtype.kind == "f"
     if arr.dtype.kind == "b":

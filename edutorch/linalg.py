@@ -12,6 +12,7 @@ from . import backend, return_types
 from ._tensor import Tensor, _wrap_dim
 from .autograd._functions import linalg as _F
 from .autograd._functions import reduction as _reduction
+from ._dtype import is_floating as _is_floating
 
 __all__ = [
     "LinAlgError", "det", "inv", "matrix_exp", "matrix_norm", "matrix_rank", "norm", "qr",
@@ -244,7 +245,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
             "torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions."
         )
     x = A._data
-    if x.dtype.kind != "f":
+    if not _is_floating(x.dtype):
         raise RuntimeError("This function doesn't handle types other than float and double")
     xp = backend.get_array_module(x)
     if hermitian:

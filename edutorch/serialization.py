@@ -27,10 +27,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import backend
+from . import _dtype, backend
 from ._atomic_file import atomic_replace
-from ._checkpoint_reader import MANIFEST, Archive, CheckpointError, open_source
+from ._checkpoint_reader import MANIFEST, SUPPORTED, Archive, CheckpointError, open_source
 from ._tensor import Tensor
+from ._dtype import is_floating as _is_floating
 
 __all__ = ["save", "load", "CheckpointError"]
 
@@ -147,6 +148,8 @@ def _write_archive(stream, manifest_text, tensors):
         archive.writestr(MANIFEST, manifest_text)
         for i, t in enumerate(tensors):
             array = backend.to_device(t._data, "cpu")
+            if array.dtype == _dtype.bfloat16.np:  # .npy has no bfloat16: its 16 bits as uint16
+                array = array.view(np.uint16)
             array = array.astype(array.dtype.newbyteorder("<"), copy=False)
             with archive.open(f"arrays/{i}.npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
@@ -254,6 +257,11 @@ class _Decoder:
 
         self._check_tensor_node(node)
         array = self.archive.read_array(f"arrays/{index}.npy")
+        if node.get("dtype") == "bfloat16" and array.dtype == np.uint16:  # stored as its bits
+            array = array.view(_dtype.bfloat16.np)
+        elif array.dtype == np.uint16:
+            self.archive.fail(f"is refused: 'arrays/{index}.npy' holds uint16 (dtype '<u2'), which only a bfloat16 "
+                      f"tensor's bits may be; {SUPPORTED}")
         if array.dtype.name != node.get("dtype") or list(array.shape) != node["shape"]:
             self.fail(
                 f"arrays/{index} has dtype {array.dtype.name} and shape {list(array.shape)}, the "
@@ -261,7 +269,7 @@ class _Decoder:
             )
         device = _target_device(node.get("device", "cpu"), self.map_location)
         tensor = Tensor._make(backend.to_device(array, device))
-        requires_grad = node.get("requires_grad", False) and array.dtype.kind == "f"
+        requires_grad = node.get("requires_grad", False) and _is_floating(array.dtype)
         if node["type"] == "parameter":
             return Parameter(tensor, requires_grad=requires_grad)
         return tensor.requires_grad_(requires_grad)

@@ -2,7 +2,7 @@
 
 - environment.yml (conda/Binder) lists the same dependencies as pyproject.toml
   (runtime + [widgets] + [lab] + [test]), with the same version specifiers;
-- torch is pinned exactly; the engine depends on NumPy only;
+- torch is pinned exactly; the engine depends on NumPy and ml_dtypes (bfloat16) only;
 - .ci/run calls the README's test command; the README shows both commands;
 - the nbval sanitize file masks addresses and timings and nothing else.
 """
@@ -129,8 +129,8 @@ def test_project_metadata():
     assert project["name"] == "edutorch"
     assert project["version"] == "0.1.0"
     assert project["requires-python"] == ">=3.10"
-    # the engine needs NumPy only
-    assert [normalise(r)[0] for r in project["dependencies"]] == ["numpy"]
+    # the engine needs NumPy, and ml_dtypes for bfloat16
+    assert [normalise(r)[0] for r in project["dependencies"]] == ["numpy", "ml-dtypes"]
     extras = project["optional-dependencies"]
     assert set(extras) >= {"widgets", "lab", "test", "gpu", "parity", "class"}
 

@@ -31,7 +31,7 @@ def _make_grads(outputs, grad_outputs, create_graph):
         if g is None:
             if out._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if out._data.dtype.kind != "f":
+            if not function._is_floating(out._data.dtype):
                 raise RuntimeError(
                     f"grad can be implicitly created only for real scalar outputs but got {out.dtype}"
                 )

@@ -13,6 +13,7 @@ import traceback
 import warnings
 
 from . import function
+from .._dtype import is_floating as _is_floating
 
 _state = function._anomaly_state
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -97,7 +98,7 @@ def check_backward_output(node, grad_inputs):
     if not _state["check_nan"]:
         return
     for i, g in enumerate(grad_inputs):
-        if g is not None and g._data.dtype.kind == "f" and bool((g._data != g._data).any()):  # NaN != NaN
+        if g is not None and _is_floating(g._data.dtype) and bool((g._data != g._data).any()):  # NaN != NaN
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 

@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from . import _saved_tensor, grad_mode
+from .._dtype import is_floating as _is_floating
 
 _state = grad_mode._state
 _sequence = itertools.count()
@@ -330,6 +331,11 @@ def _add_hook(hooks, fn):
     return handle
 
 
+# Set by edutorch/amp/autocast_mode.py while an autocast region is on: casts an op's
+# arguments by PyTorch's per-op policy.  None when autocast is off (one test per op).
+_autocast_hook = None
+
+
 class Function:
     """Base class of every differentiable op (``torch.autograd.Function``).
 
@@ -382,6 +388,8 @@ class Function:
         # torch.profiler (edutorch/profiler/_recorder.py): while it records, it times this op
         if _profiler_state["on"] and not _profiler_state.pop("entered", False):
             return _profiler_state["record_op"](cls, args, kwargs)
+        if _autocast_hook is not None:  # autocast is on: cast the arguments by the op's policy
+            args = _autocast_hook(cls, args)
         if _state["enabled"]:
             Tensor = _Tensor
             for a in args:
@@ -502,7 +510,7 @@ def _connect_output(node, nr, out, args):
         out._version_counter[0] += 1  # modified in place: it now belongs to this node
     elif _among(out, args):
         out = Tensor._make(out._data, False, None, 0, out._version_counter)  # an alias
-    if out._data.dtype.kind == "f" and not (
+    if _is_floating(out._data.dtype) and not (  # bfloat16 included (its NumPy kind is "V")
         node._non_differentiable and _among(out, node._non_differentiable)
     ):
         out._requires_grad = True

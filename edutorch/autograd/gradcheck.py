@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from . import function
+from .._dtype import is_floating as _is_floating
 
 
 class GradcheckError(RuntimeError):
@@ -57,7 +58,7 @@ def _check_inputs(inputs):
 
 
 def _float_outputs(out):
-    return tuple(o for o in _as_tuple(out) if _is_tensor(o) and o._data.dtype.kind == "f")
+    return tuple(o for o in _as_tuple(out) if _is_tensor(o) and _is_floating(o._data.dtype))
 
 
 def _numerical_jacobian(func, inputs, n_outputs, eps, select=_differentiable_outputs):

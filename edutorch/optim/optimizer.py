@@ -24,6 +24,7 @@ from .. import backend
 from .._tensor import Tensor
 from ..autograd.function import _add_hook
 from ..autograd.grad_mode import enable_grad
+from .._dtype import is_floating as _is_floating
 
 _global_step_pre_hooks = OrderedDict()
 _global_step_post_hooks = OrderedDict()
@@ -341,7 +342,7 @@ def _cast_state(param, value, key=None):
         data = value._data.copy()
         if key == "step":  # the step counter stays a CPU float32 scalar
             return Tensor._make(data)
-        if param._data.dtype.kind == "f":
+        if _is_floating(param._data.dtype):
             data = data.astype(param._data.dtype)
         return Tensor._make(backend.to_device(data, backend.device_of(param._data)))
     if isinstance(value, dict):

@@ -9,12 +9,13 @@ import numpy as np
 from ..function import Function
 from .pointwise import _binary_meta
 from .utils import binary_arrays, broadcast_error, check_integer_divisor, grad_for, quiet_fp
+from ..._dtype import is_floating as _is_floating
 
 
 def _float_pair(a, b):
     """Both operands as arrays of the result dtype, integers promoted to the default float."""
     x, y = binary_arrays(a, b)
-    if getattr(x, "dtype", np.dtype("f")).kind != "f":
+    if not _is_floating(getattr(x, "dtype", np.dtype("f"))):
         from ... import _dtype
 
         dt = _dtype.get_default_dtype().np

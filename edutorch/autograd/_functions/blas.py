@@ -47,7 +47,7 @@ class Mm(Function):
             _check_dtypes(a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
-        return x @ y
+        return _utils.matmul(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -55,8 +55,8 @@ class Mm(Function):
         need_a, need_b = ctx.needs_input_grad
         if not _state["enabled"]:  # a plain backward: one BLAS call per gradient, nothing recorded
             g, make = grad._data, _utils._Tensor._make
-            return (make(g @ b._data.T) if need_a else None,
-                    make(a._data.T @ g) if need_b else None)
+            return (make(_utils.matmul(g, b._data.T)) if need_a else None,
+                    make(_utils.matmul(a._data.T, g)) if need_b else None)
         ga = MmMat1Backward.apply(grad, b) if need_a else None
         gb = MmMat2Backward.apply(a, grad) if need_b else None
         return ga, gb
@@ -75,7 +75,7 @@ class MmMat1Backward(Function):
     def forward(ctx, grad, b):
         ctx.save_for_backward(grad if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
-        return grad._data @ b._data.T
+        return _utils.matmul(grad._data, b._data.T)
 
     @staticmethod
     def backward(ctx, gg):
@@ -95,7 +95,7 @@ class MmMat2Backward(Function):
     def forward(ctx, a, grad):
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               grad if ctx.needs_input_grad[0] else None)
-        return a._data.T @ grad._data
+        return _utils.matmul(a._data.T, grad._data)
 
     @staticmethod
     def backward(ctx, gg):
@@ -123,7 +123,7 @@ class Bmm(Function):
             )
         _check_dtypes(a, b)
         ctx.save_for_backward(a, b)
-        return x @ y
+        return _utils.matmul(x, y)
 
     @staticmethod
     def backward(ctx, grad):
@@ -195,7 +195,7 @@ class Matmul(Function):
     def forward(ctx, a, b):
         _check_matmul(a, b)
         ctx.save_for_backward(a, b)
-        return a._data @ b._data
+        return _utils.matmul(a._data, b._data)
 
     @staticmethod
     def backward(ctx, grad):

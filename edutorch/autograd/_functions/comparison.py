@@ -10,6 +10,7 @@ import numpy as np
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import array_of, binary_arrays, broadcast_error, grad_for, input_meta
+from ..._dtype import is_floating as _is_floating
 
 
 def _meta(ctx, out, *inputs):
@@ -80,7 +81,7 @@ class Clamp(Function):
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         ctx.save_for_backward(a)
         ctx.bounds = (min, max)
-        if x.dtype.kind != "f" and any(isinstance(v, float) for v in (min, max)):
+        if not _is_floating(x.dtype) and any(isinstance(v, float) for v in (min, max)):
             from ... import _dtype
 
             x = x.astype(_dtype.get_default_dtype().np)
@@ -89,7 +90,7 @@ class Clamp(Function):
             out = np.maximum(out, min)
         if max is not None:
             out = np.minimum(out, max)
-        return out if out is not x else x.copy()
+        return _utils.in_dtype_of(out, x) if out is not x else x.copy()
 
     @staticmethod
     def backward(ctx, grad):

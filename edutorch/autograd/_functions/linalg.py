@@ -14,6 +14,7 @@ from ... import _dtype, backend
 from ..function import Function
 from .utils import wrap_dim
 from . import utils
+from ..._dtype import is_floating as _is_floating
 
 
 class _LinAlgError(RuntimeError):
@@ -28,7 +29,7 @@ def check_matrix(a, op, arg="A"):
 
 
 def check_float(a, op):
-    if a._data.dtype.kind != "f":
+    if not _is_floating(a._data.dtype):
         raise RuntimeError(
             f"{op}: Expected a floating point or complex tensor as input. "
             f"Got {_dtype.scalar_type_name(a.dtype)}"
@@ -230,7 +231,7 @@ class Dist(Function):
         if isinstance(p, str):
             raise TypeError("dist(): argument 'p' (position 3) must be Number, not str")
         x, y = utils.binary_arrays(a, b)
-        if x.dtype.kind != "f":
+        if not _is_floating(x.dtype):
             raise RuntimeError(
                 "norm(): input dtype should be either floating point or complex. "
                 f"Got {_dtype.scalar_type_name(_dtype.from_numpy_dtype(x.dtype))} instead."
@@ -625,7 +626,7 @@ class Eigh(Function):
 
     @staticmethod
     def forward(ctx, A, UPLO="L"):
-        if A._data.dtype.kind != "f":  # PyTorch has no integer kernel (its error, before the shape checks)
+        if not _is_floating(A._data.dtype):  # PyTorch has no integer kernel (its error, before the shape checks)
             raise NotImplementedError(f"\"linalg_eigh_cpu\" not implemented for '{_dtype.scalar_type_name(A.dtype)}'")
         check_square(A, "linalg.eigh")
         if UPLO not in ("L", "U"):

@@ -10,6 +10,7 @@ from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from . import fused
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
+from ..._dtype import is_floating as _is_floating
 
 
 def _binary_meta(ctx, a, b, out):
@@ -130,7 +131,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        if x.dtype.kind != "f":  # true division of integers gives the default float
+        if not _is_floating(x.dtype):  # true division of integers gives the default float
             from ... import _dtype
 
             x = x.astype(_dtype.get_default_dtype().np)

@@ -9,6 +9,7 @@ from ..function import Function
 from ..grad_mode import _state
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import summed_to, wrap_dim
+from ..._dtype import is_floating as _is_floating
 
 
 def normalize_dims(dim, ndim):
@@ -125,7 +126,7 @@ class Mean(Function):
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
         x = a._data
-        if dtype is None and x.dtype.kind != "f":
+        if dtype is None and not _is_floating(x.dtype):
             raise RuntimeError(
                 "mean(): could not infer output dtype. Input dtype must be either a floating "
                 f"point or complex dtype. Got: {_dtype.scalar_type_name(a.dtype)}"
@@ -152,7 +153,7 @@ class MeanAll(Function):
     @staticmethod
     def forward(ctx, a, dtype=None):
         x = a._data
-        if dtype is not None or x.dtype.kind != "f" or x.dtype == np.float16 or x.size == 0:
+        if dtype is not None or not _is_floating(x.dtype) or x.dtype == np.float16 or x.size == 0:
             # the general path: its errors, dtype= and float16 handling, nan for no elements
             out = Mean.forward(ctx, a, None, False, dtype)
             ctx.count = max(ctx.count, 1)
@@ -194,7 +195,7 @@ def unreduce(t, in_shape, axes, keepdim):
 
 def _float_or_error(a, message):
     x = a._data
-    if x.dtype.kind != "f":
+    if not _is_floating(x.dtype):
         raise RuntimeError(message.format(_dtype.scalar_type_name(a.dtype)))
     return x
 
@@ -413,7 +414,7 @@ class LogSumExp(Function):
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
         x = a._data
-        if x.dtype.kind != "f":
+        if not _is_floating(x.dtype):
             x = x.astype(_dtype.get_default_dtype().np)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim

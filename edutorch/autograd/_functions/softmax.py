@@ -8,12 +8,13 @@ import numpy as np
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import wrap_dim
+from ..._dtype import is_floating as _is_floating
 
 
 def check_floating(a, axis, kernel):
     """PyTorch's softmax kernels take floating point only: its error names the kernel
     (the ``lastdim`` one along the last dimension)."""
-    if a._data.dtype.kind != "f":
+    if not _is_floating(a._data.dtype):
         from ... import _dtype
 
         last = "lastdim_" if axis is None or axis == a._data.ndim - 1 else ""

@@ -6,6 +6,7 @@ import numpy as np
 from ... import backend
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from ..._dtype import is_floating as _is_floating
 
 
 def _sorted_positions(x, axis, descending):
@@ -16,7 +17,7 @@ def _sorted_positions(x, axis, descending):
     """
     if not descending:
         return np.argsort(x, axis=axis, kind="stable")
-    if x.dtype.kind == "f":  # NaN first (the last key decides first), then largest first
+    if _is_floating(x.dtype):  # NaN first (the last key decides first), then largest first
         return np.lexsort((-x, ~np.isnan(x)), axis=axis)
     keys = -x.astype(np.int64) if x.dtype.kind in "bu" else -x  # largest first
     return np.argsort(keys, axis=axis, kind="stable")

@@ -9,12 +9,13 @@ import numpy as np
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import quiet_fp
+from ..._dtype import is_floating as _is_floating
 
 
 def _float_input(a):
     """Integer tensors go through these functions as the default float (like PyTorch)."""
     x = a._data
-    if x.dtype.kind != "f":
+    if not _is_floating(x.dtype):
         from ... import _dtype
 
         x = x.astype(_dtype.get_default_dtype().np)
@@ -200,7 +201,7 @@ class NanToNum(Function):
     def forward(ctx, a, nan=0.0, posinf=None, neginf=None):
         x = a._data
         ctx.save_for_backward(a)
-        if x.dtype.kind != "f":
+        if not _is_floating(x.dtype):
             return x.copy()
         return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 

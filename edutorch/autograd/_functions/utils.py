@@ -4,6 +4,9 @@ import numpy as np
 from ... import _dtype
 from ..grad_mode import _state as _grad_state
 
+_BFLOAT16 = _dtype.bfloat16.np
+from ..._dtype import is_floating as _is_floating
+
 _Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (which imports the ops: a cycle)
 
 
@@ -71,7 +74,9 @@ def binary_arrays(a, b):
             raise RuntimeError(_device_error(x, y))
         if x.dtype == y.dtype:
             return x, y
-    elif x_arr and x.dtype.kind == "f" and not isinstance(y, complex):
+    elif x_arr and _is_floating(x.dtype) and not isinstance(y, complex):
+        if x.dtype == _BFLOAT16 and not isinstance(y, np.ndarray):  # NumPy would widen to float32
+            return x, x.dtype.type(y)
         return x, y  # float tensor op Python number: stays the tensor's dtype
     dt = _dtype.result_type(a, b).np
     if x_arr and x.dtype != dt:
@@ -83,6 +88,21 @@ def binary_arrays(a, b):
     if not y_arr:
         y = dt.type(y)
     return x, y
+
+
+def matmul(x, y):
+    """``x @ y`` for arrays, in ``x``'s dtype.  float16 and bfloat16 are multiplied in
+    float32 and rounded once at the end, as PyTorch's CPU kernels accumulate: NumPy
+    has no BLAS for float16 (its own loop is ~100x slower) and returns float32 for bfloat16."""
+    if x.dtype == np.float16 or x.dtype == _BFLOAT16:
+        return (x.astype(np.float32) @ y.astype(np.float32)).astype(x.dtype)
+    return x @ y
+
+
+def in_dtype_of(out, x):
+    """``out`` in ``x``'s dtype.  NumPy multiplies bfloat16 (ml_dtypes) matrices in
+    float32 and returns float32; PyTorch's bfloat16 matmul returns bfloat16."""
+    return out if out.dtype == x.dtype else out.astype(x.dtype)
 
 
 def _device_error(x, y):
@@ -129,7 +149,7 @@ def sum_to_shape_axes(grad_shape, shape):
 
 def sign(x):
     """``np.sign`` with PyTorch's value for NaN: 0 (NumPy gives NaN)."""
-    if x.dtype.kind == "f":
+    if _is_floating(x.dtype):
         return np.where(np.isnan(x), 0, np.sign(x))
     return np.sign(x)
 

@@ -13,6 +13,7 @@ import numpy as np
 from ...autograd.function import Function
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
+from ...autograd._functions.utils import in_dtype_of
 
 
 def _const(array):
@@ -123,8 +124,8 @@ class Gelu(Function):
         ctx.approximate = approximate
         if approximate == "tanh":
             inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
-            return 0.5 * x * (1 + np.tanh(inner))
-        return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+            return in_dtype_of(0.5 * x * (1 + np.tanh(inner)), x)
+        return in_dtype_of(0.5 * x * (1 + _erf(x / math.sqrt(2))), x)  # bfloat16 * 0.5 is float32 in NumPy
 
     @staticmethod
     def backward(ctx, grad):

@@ -31,6 +31,7 @@ from ... import _functional
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from .utils import differentiable_backward
+from ...autograd._functions.utils import matmul
 from ..._tensor import Tensor
 
 
@@ -202,7 +203,7 @@ class Convolution(Function):
             width, pad_shape = wo, xp.shape
         cols_g = cols.reshape(n, groups, kh * kw * cg, ho * width)
         w_g = _weights_by_offset(w, groups)                          # (G, Og, kh*kw*Cg)
-        out = (w_g @ cols_g).reshape(n, o, ho, width)                # every output in one product
+        out = matmul(w_g, cols_g).reshape(n, o, ho, width)  # every output in one product
         if bias is not None:  # when cropping the padded width, the add also makes the copy
             out = np.add(out[..., :wo], bias._data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:
@@ -235,7 +236,7 @@ class Convolution(Function):
         g_g = g.reshape(n, groups, o // groups, ho * g.shape[3])    # (N, G, Og, Ho*width)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
-            dcols = np.swapaxes(ctx.w_g, 1, 2) @ g_g                # (N, G, kh*kw*Cg, Ho*width)
+            dcols = matmul(np.swapaxes(ctx.w_g, 1, 2), g_g)               # (N, G, kh*kw*Cg, Ho*width)
             (top, _), (left, _) = padding
             if rows:
                 dflat = col2im_rows(dcols.reshape(n, groups, kh, kw, cg, ho * width), pad_shape, width, dilation)
@@ -247,7 +248,7 @@ class Convolution(Function):
             gx = Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx[:, :, 0, :] if one_d else dx))
         if ctx.needs_input_grad[1]:
             # sum over samples of grad[n] @ cols[n].T, then back to (O, Cg, kh, kw)
-            dw = (g_g @ np.swapaxes(ctx.cols, 2, 3)).sum(axis=0)  # (G, Og, kh*kw*Cg)
+            dw = matmul(g_g, np.swapaxes(ctx.cols, 2, 3)).sum(axis=0)  # (G, Og, kh*kw*Cg)
             dw = dw.reshape(groups, o // groups, kh, kw, cg).transpose(0, 1, 4, 2, 3).reshape(w_shape)
             gw = Tensor._make(dw[:, :, 0, :] if one_d else dw)
         if ctx.needs_input_grad[2]:

@@ -13,6 +13,7 @@ from ...autograd.function import Function
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
 from ...autograd._functions.blas import _shape_str
+from ...autograd._functions.utils import matmul
 
 
 def _check(x, w, input, weight, bias=None):
@@ -54,7 +55,7 @@ class Addmm(Function):
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)
-        out = x @ w.T    # W.T is a view: BLAS reads the transpose, nothing is copied
+        out = matmul(x, w.T)  # W.T is a view: BLAS reads the transpose, nothing is copied
         out += bias._data  # in place, broadcast over the batch: no second (N, out) array
         return out
 
@@ -65,8 +66,8 @@ class Addmm(Function):
         if not _state["enabled"]:  # no graph to record: straight NumPy, one call per gradient
             g = grad._data
             return (Tensor._make(g.sum(0)) if need_bias else None,
-                    Tensor._make(g @ weight._data) if need_input else None,
-                    Tensor._make(g.T @ input._data) if need_weight else None)
+                    Tensor._make(matmul(g, weight._data)) if need_input else None,
+                    Tensor._make(matmul(g.T, input._data)) if need_weight else None)
         # the bias was broadcast over the batch: its gradient sums over it
         g_bias = grad.sum(0) if need_bias else None
         g_input = grad.mm(weight) if need_input else None      # (N, out) @ (out, in)
@@ -86,15 +87,15 @@ class Mm(Function):
             _check(x, w, input, weight)
         ctx.save_for_backward(input if ctx.needs_input_grad[1] else None,
                               weight if ctx.needs_input_grad[0] else None)
-        return x @ w.T
+        return matmul(x, w.T)
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         if not _state["enabled"]:  # no graph to record: straight NumPy
             g = grad._data
-            return (Tensor._make(g @ weight._data) if ctx.needs_input_grad[0] else None,
-                    Tensor._make(g.T @ input._data) if ctx.needs_input_grad[1] else None)
+            return (Tensor._make(matmul(g, weight._data)) if ctx.needs_input_grad[0] else None,
+                    Tensor._make(matmul(g.T, input._data)) if ctx.needs_input_grad[1] else None)
         g_input = grad.mm(weight) if ctx.needs_input_grad[0] else None
         g_weight = grad.t().mm(input) if ctx.needs_input_grad[1] else None
         return g_input, g_weight

@@ -16,6 +16,7 @@ from ...autograd.function import Function
 from ...autograd._functions.utils import sign
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
+from ..._dtype import is_floating as _is_floating
 
 
 def _const(array):
@@ -52,7 +53,7 @@ class _PointwiseLoss(Function):
     @classmethod
     def forward(cls, ctx, input, target, reduction, *params):
         x, t = np.broadcast_arrays(input._data, target._data)
-        if np.result_type(x, t).kind != "f":  # integer or bool operands: PyTorch has no kernel
+        if not _is_floating(np.result_type(x, t)):  # integer or bool operands: PyTorch has no kernel
             _not_implemented(cls._kernel, x.dtype if x.dtype.kind != "b" else t.dtype)
         ctx.save_for_backward(input, target)
         ctx.reduction, ctx.params = reduction, params
@@ -150,7 +151,7 @@ class NllLoss(Function):
         # before backward raises PyTorch's error
         ctx.save_for_backward(input, *saved)
         x, t = input._data, target
-        if x.dtype.kind != "f":
+        if not _is_floating(x.dtype):
             _not_implemented("nll_loss_out_frame", x.dtype)
         n_classes = x.shape[1]
         keep = t != ignore_index
@@ -200,7 +201,7 @@ class ClassNllLoss(Function):
     @staticmethod
     def forward(ctx, input, target, reduction, *, saved=()):
         x = input._data
-        if x.dtype.kind != "f":
+        if not _is_floating(x.dtype):
             _not_implemented("nll_loss_out_frame", x.dtype)
         rows = np.arange(x.shape[0])
         picked = x[rows, target]  # input[n, t[n]] for every n at once
@@ -236,7 +237,7 @@ class BinaryCrossEntropy(Function):
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
         x, t = input._data, target._data
-        if x.dtype.kind != "f" and t.dtype.kind != "f":
+        if not _is_floating(x.dtype) and not _is_floating(t.dtype):
             _not_implemented("binary_cross_entropy", x.dtype)
         if ((x < 0) | (x > 1)).any():
             raise RuntimeError("all elements of input should be between 0 and 1")

@@ -29,6 +29,7 @@ from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
 from .utils import differentiable_backward
 from ..._tensor import Tensor
+from ...autograd._functions.utils import in_dtype_of
 
 
 def _normalize_backward(g, x_hat, inv_std, axes):
@@ -152,6 +153,7 @@ class LayerNorm(Function):
             out = out * weight._data
         if bias is not None:
             out = out + bias._data
+        out = in_dtype_of(out, x)  # bfloat16 input: NumPy's 1.0 / sqrt(...) widened it to float32
         ctx.x_hat, ctx.inv_std, ctx.axes = _private_x_hat(x_hat, out), inv_std, axes
         ctx.save_for_backward(input, weight, bias)  # what PyTorch saves (bias too, for layer norm)
         ctx.mean, ctx.eps = mean, eps
@@ -204,7 +206,7 @@ class GroupNorm(Function):
         ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = _private_x_hat(x_hat, out), inv_std, num_groups, shape
         ctx.save_for_backward(input, weight)  # what PyTorch saves
         ctx.mean, ctx.eps = mean, eps
-        return out
+        return in_dtype_of(out, x)  # bfloat16 input: NumPy widened it to float32
 
     @staticmethod
     def forward_ops(ctx, x, weight, bias):

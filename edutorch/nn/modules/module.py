@@ -539,6 +539,9 @@ class Module:
     def half(self):
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
     # -- calling: forward with hooks ------------------------------------------
     def _call_impl(self, *args, **kwargs):
         """``module(x)``: run ``forward`` between the forward/backward hooks."""

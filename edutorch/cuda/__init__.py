@@ -4,7 +4,7 @@ Random numbers for every device come from the CPU generator (``torch.manual_seed
 seeds them all), so ``torch.cuda.manual_seed`` has nothing of its own to seed:
 like PyTorch without CUDA, it is silently ignored.
 """
-from . import backend
+from .. import backend
 
 
 def is_available():
@@ -42,3 +42,6 @@ def manual_seed(seed):
 
 def manual_seed_all(seed):
     """Ignored, as ``manual_seed``."""
+
+
+from . import amp  # noqa: E402  torch.cuda.amp: the deprecated autocast/GradScaler spellings

@@ -1,0 +1,2 @@
+"""``torch.cpu``: here only its ``amp`` namespace (deprecated spellings of ``torch.amp``)."""
+from . import amp
