@@ -8,7 +8,9 @@ engine API; unit-tested without ipywidgets) plus an ipywidgets/matplotlib
 view                  model                   shows
 ====================  ======================  =====================================
 ``ParameterTree``     ``ParameterTreeModel``  ``named_modules`` tree, parameters,
-                                              buffers, values and ``.grad``
+                                              buffers, values and ``.grad``;
+                                              derived (reparametrized) tensors
+                                              next to their stored originals
 ``HookMonitor``       ``HookRecorder``        forward/backward hook calls, in order,
                                               one event at a time
 ``PruneExplorer``     ``PruneExplorerModel``  ``nn.utils.prune``: masks, sparsity,

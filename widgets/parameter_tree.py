@@ -6,12 +6,23 @@ for each module, its *own* parameters and buffers
 A buffer is *persistent* when it appears in ``state_dict()``; a parameter
 always does. ``ParameterTree`` is the view: a text tree, a dropdown of tensor
 names and a picture of the chosen tensor next to its ``.grad``.
+
+Reparametrized tensors get rows of their own. A *derived* tensor is one a
+module computes from stored ones instead of storing it: ``weight`` after
+``parametrize.register_parametrization`` (a property, recomputed on every
+read, from ``parametrizations.weight.original``) or after the hook-based
+``weight_norm``, ``spectral_norm`` and pruning (a plain attribute that a
+forward pre-hook recomputes before each forward, from ``weight_g``/``weight_v``
+or ``weight_orig``). The stored tensors it comes from are marked *original*.
+Derived tensors are in neither ``parameters()`` nor ``state_dict()``.
 """
 from __future__ import annotations
 
+import importlib
+import re
 from dataclasses import dataclass
 
-from ._common import dtype_name, stats_of, to_numpy
+from ._common import dtype_name, framework_of, stats_of, to_numpy
 
 
 @dataclass(frozen=True)
@@ -27,6 +38,10 @@ class TensorRow:
     persistent: bool  # saved by state_dict()?
     numel: int
     has_grad: bool
+    role: str = ""  # "derived" (computed, kind "derived"), "original" (stored, a derived
+    #                 tensor is computed from it) or "" (neither)
+    related: tuple = ()  # derived: the names it is computed from; original: the derived name
+    how: str = ""  # derived: "parametrize" (a property) or "forward pre-hook"
 
 
 @dataclass(frozen=True)
@@ -37,7 +52,7 @@ class ModuleRow:
     depth: int
     class_name: str
     training: bool
-    tensors: tuple  # TensorRow for its own parameters, then its own buffers
+    tensors: tuple  # TensorRow for its own parameters, its own buffers, then derived tensors
 
     @property
     def parameter_count(self):
@@ -60,9 +75,15 @@ class ParameterTreeModel:
     def refresh(self):
         """Re-read the module (after training steps, pruning, ``.eval()``, ...)."""
         persistent = set(self.module.state_dict(keep_vars=True).keys())
-        self._tensors = {}  # qualified name -> live tensor
-        self._rows = tuple(self._module_row(name, m, persistent)
-                           for name, m in self.module.named_modules())
+        self._tensors = {}  # qualified name -> live tensor (derived: its value at refresh)
+        modules = list(self.module.named_modules())
+        self._derived = {}  # qualified derived name -> (how, names it is computed from)
+        for prefix, m in modules:
+            for name, (how, sources) in derived_tensors(m).items():
+                self._derived[_join(prefix, name)] = (how, tuple(_join(prefix, s) for s in sources))
+        self._original_of = {source: name for name, (_, sources) in self._derived.items()
+                             for source in sources}
+        self._rows = tuple(self._module_row(name, m, persistent) for name, m in modules)
 
     def _module_row(self, prefix, module, persistent):
         rows = []
@@ -71,12 +92,27 @@ class ParameterTreeModel:
             for name, t in pairs:
                 full = _join(prefix, name)
                 self._tensors[full] = t
+                derived = self._original_of.get(full)
                 rows.append(TensorRow(
                     name=full, kind=kind, shape=tuple(t.shape), dtype=dtype_name(t),
                     device=str(t.device), requires_grad=bool(t.requires_grad),
                     persistent=full in persistent, numel=int(t.numel()),
                     has_grad=kind == "parameter" and t.grad is not None,
+                    role="original" if derived else "", related=(derived,) if derived else (),
                 ))
+        for name in derived_tensors(module):
+            full = _join(prefix, name)
+            how, sources = self._derived[full]
+            t = derived_value(module, name)
+            self._tensors[full] = t
+            # computed under no_grad here: it requires grad when a tensor it comes from does
+            requires_grad = any(_lookup(self.module, s).requires_grad for s in sources)
+            rows.append(TensorRow(
+                name=full, kind="derived", shape=tuple(t.shape), dtype=dtype_name(t),
+                device=str(t.device), requires_grad=bool(requires_grad), persistent=False,
+                numel=int(t.numel()), has_grad=False, role="derived",
+                related=sources, how=how,
+            ))
         depth = prefix.count(".") + 1 if prefix else 0
         return ModuleRow(prefix, depth, type(module).__name__, bool(module.training), tuple(rows))
 
@@ -102,6 +138,15 @@ class ParameterTreeModel:
         self.tensor_row(name)  # a clear KeyError for unknown names
         return self._tensors[name]
 
+    def derived_names(self):
+        """The qualified names of the derived (computed, not stored) tensors."""
+        return list(self._derived)
+
+    def sources(self, name):
+        """For a derived tensor, the qualified names of the stored tensors it is computed from."""
+        row = self.tensor_row(name)
+        return row.related if row.role == "derived" else ()
+
     def values(self, name):
         """A NumPy copy of the tensor's values."""
         return to_numpy(self.tensor(name))
@@ -109,7 +154,7 @@ class ParameterTreeModel:
     def grad(self, name):
         """A NumPy copy of ``.grad``, or ``None`` (buffers and unused parameters)."""
         t = self.tensor(name)
-        if self.tensor_row(name).kind != "parameter" or t.grad is None:
+        if self.tensor_row(name).kind != "parameter" or t.grad is None:  # derived: never a leaf
             return None
         return to_numpy(t.grad)
 
@@ -159,9 +204,99 @@ def _join(prefix, name):
     return f"{prefix}.{name}" if prefix else name
 
 
+def _lookup(module, qualified):
+    """The parameter or buffer ``qualified`` ("0.parametrizations.weight.original") of ``module``."""
+    prefix, _, name = qualified.rpartition(".")
+    owner = module.get_submodule(prefix) if prefix else module
+    return dict(owner.named_parameters(recurse=False)).get(
+        name, dict(owner.named_buffers(recurse=False)).get(name))
+
+
+_ORIGINAL = re.compile(r"original\d*")
+
+
+def _parametrize_module_of(module):
+    """``torch.nn.utils.parametrize`` or ``edutorch.nn.utils.parametrize``, matching ``module``."""
+    return importlib.import_module(framework_of(module).__name__ + ".nn.utils.parametrize")
+
+
+def derived_tensors(module):
+    """``{name: (how, sources)}`` for the tensors ``module`` computes rather than stores.
+
+    ``sources`` are names relative to ``module``. Two mechanisms, both visible
+    through public attributes only:
+
+    * ``parametrize`` (``register_parametrization``, ``parametrizations.*``):
+      ``module.parametrizations[name]`` holds ``original`` (or ``original0``,
+      ``original1``, ...), and reading ``module.<name>`` computes the tensor;
+    * the hook-based ``weight_norm``/``spectral_norm``/pruning: ``<name>`` is a
+      plain tensor attribute (in ``vars(module)``, not a parameter or buffer),
+      next to the parameter ``<name>_orig`` (spectral norm; pruning: and the
+      buffer ``<name>_mask``) or the parameters ``<name>_g`` and ``<name>_v``
+      (weight norm), from which a forward pre-hook recomputes it.
+    """
+    found = {}
+    try:
+        parametrized = _parametrize_module_of(module).is_parametrized(module)
+    except TypeError:  # not an edutorch or torch module
+        parametrized = False
+    if parametrized:
+        for name, plist in module.parametrizations.items():
+            stored = [n for n, _ in plist.named_parameters(recurse=False)]
+            stored += [n for n, _ in plist.named_buffers(recurse=False)]
+            found[name] = ("parametrize", tuple(f"parametrizations.{name}.{n}" for n in stored
+                                                if _ORIGINAL.fullmatch(n)))
+    parameters = dict(module.named_parameters(recurse=False))
+    buffers = dict(module.named_buffers(recurse=False))
+    for name, value in vars(module).items():
+        if name.startswith("_") or not _is_tensor(value) or name in parameters or name in buffers:
+            continue
+        if f"{name}_orig" in parameters:
+            extra = [f"{name}_mask"] if f"{name}_mask" in buffers else []
+            found[name] = ("forward pre-hook", (f"{name}_orig", *extra))
+        elif f"{name}_g" in parameters and f"{name}_v" in parameters:
+            found[name] = ("forward pre-hook", (f"{name}_g", f"{name}_v"))
+    return found
+
+
+def derived_value(module, name):
+    """The derived tensor ``module.<name>``, read without changing anything.
+
+    A parametrization is read in eval mode (``spectral_norm`` would otherwise
+    take a power-iteration step, updating its ``_u``/``_v`` buffers, on every
+    read), without recording a graph; the training flags are put back.
+    A hook-computed tensor is the value the last forward pre-hook left.
+    """
+    lib = framework_of(module)
+    plist = None
+    if _parametrize_module_of(module).is_parametrized(module, name):
+        plist = module.parametrizations[name]
+    if plist is None:
+        return getattr(module, name).detach()
+    modes = [(m, m.training) for m in plist.modules()]
+    plist.eval()
+    try:
+        with lib.no_grad():
+            return getattr(module, name).detach()
+    finally:
+        for m, mode in modes:
+            m.training = mode
+
+
+def _is_tensor(value):
+    return hasattr(value, "shape") and hasattr(value, "requires_grad") and hasattr(value, "grad_fn")
+
+
 def _describe(t):
     """'weight (256, 784) float32 cpu, requires_grad, 200,704' style text for one tensor."""
     own = t.name.rsplit(".", 1)[-1]
+    if t.role == "derived":
+        prefix = t.name[:-len(own)]  # "0." for "0.weight": sources are shown relative to it
+        sources = ", ".join(s[len(prefix):] for s in t.related)
+        when = ("a property, recomputed on every read" if t.how == "parametrize"
+                else "set by a forward pre-hook at each forward")
+        return (f"{own} {t.shape} {t.dtype} {t.device}, derived from {sources} ({when}), "
+                f"not in state_dict, {t.numel:,} elements")
     flags = [t.kind]
     if t.requires_grad:
         flags.append("requires_grad")
@@ -169,4 +304,6 @@ def _describe(t):
         flags.append("persistent" if t.persistent else "non-persistent")
     if t.has_grad:
         flags.append("has .grad")
+    if t.role == "original":
+        flags.append(f"original of {t.related[0]}")
     return f"{own} {t.shape} {t.dtype} {t.device}, {', '.join(flags)}, {t.numel:,} elements"

@@ -6,6 +6,10 @@ Layout::
     [ module tree (HTML table) ]  [ tensor dropdown ] [refresh]
                                   [ values | .grad  (PNG)   ]
                                   [ summary text            ]
+
+A derived tensor (a parametrized ``weight``, or one a forward pre-hook
+computes) is drawn next to the stored original it is computed from, in the
+slot that otherwise shows ``.grad`` (derived tensors are not leaves: no ``.grad``).
 """
 from __future__ import annotations
 
@@ -13,8 +17,24 @@ import html
 
 import ipywidgets as W
 
-from ._render import Canvas, PictureFallback, TensorPanel, html_style
+from ._render import Canvas, PictureFallback, TensorPanel, font_size, html_style
 from .parameter_tree import ParameterTreeModel
+
+DERIVED_COLOR = "#1a7f37"  # derived (computed) tensors in the tree
+ORIGINAL_COLOR = "#8250df"  # the stored tensors they are computed from
+
+
+class _RetitledPanel(TensorPanel):
+    """A ``TensorPanel`` whose title can change (".grad" or "original ...")."""
+
+    def retitle(self, title):
+        if title != self.title:
+            self.title = title
+            for ax in self.axes.values():
+                ax.set_title(title, fontsize=font_size("title"))
+
+    def layout(self):  # the title is part of the cached background
+        return (self.kind, self.title)
 
 
 class ParameterTree(PictureFallback, W.VBox):
@@ -29,8 +49,8 @@ class ParameterTree(PictureFallback, W.VBox):
         self.model = ParameterTreeModel(module)
         self.style = html_style()  # the text scale when the widget was built
         self.canvas = Canvas(ncols=2, width=6.0, height=2.9)
-        self.values_panel = TensorPanel(self.canvas, 0, title="values")
-        self.grad_panel = TensorPanel(self.canvas, 1, title=".grad")
+        self.values_panel = _RetitledPanel(self.canvas, 0, title="values")
+        self.grad_panel = _RetitledPanel(self.canvas, 1, title=".grad")
 
         self.title = W.HTML()
         self.tree_html = W.HTML(layout=W.Layout(width="420px", max_height="440px",
@@ -92,7 +112,17 @@ class ParameterTree(PictureFallback, W.VBox):
             scale = self.values_panel.show(self.model.values(name))
             caption = f"<b>{html.escape(name)}</b> values: |max| = {scale:.3g}"
             grad = self.model.grad(name)
-            if self.model.tensor_row(name).kind == "buffer":
+            row = self.model.tensor_row(name)
+            self.values_panel.retitle("values")
+            self.grad_panel.retitle(".grad")
+            if row.kind == "derived":
+                original = self._shown_original(name)
+                self.values_panel.retitle(f"{name.rsplit('.', 1)[-1]} (derived)")
+                self.grad_panel.retitle(f"{original.rsplit('.', 1)[-1]} (stored)")
+                scale = self.grad_panel.show(self.model.values(original))
+                caption += (f" (derived); stored <b>{html.escape(original)}</b>: "
+                            f"|max| = {scale:.3g}")
+            elif row.kind == "buffer":
                 self.grad_panel.message("buffers never get a .grad")
             elif grad is None:
                 self.grad_panel.message("no .grad yet\n(run backward first)")
@@ -101,6 +131,13 @@ class ParameterTree(PictureFallback, W.VBox):
             self.caption.value = f"<div style='{self.style}'>{caption}</div>"
             self.summary.value = self._summary_html(name)
         self.image.value = self.canvas.png()
+
+    def _shown_original(self, name):
+        """The source drawn next to a derived tensor: the first one of the same shape."""
+        sources = self.model.sources(name)
+        shape = self.model.tensor_row(name).shape
+        same = [s for s in sources if self.model.tensor_row(s).shape == shape]
+        return (same or list(sources))[0]
 
     def _tree_table(self, selected):
         rows = []
@@ -113,13 +150,23 @@ class ParameterTree(PictureFallback, W.VBox):
                         f"{html.escape(row.class_name)} [{mode}]{own}</td></tr>")
             for t in row.tensors:
                 own = html.escape(t.name.rsplit(".", 1)[-1])
+                mark = "background:#ffe8a3;" if t.name == selected else ""
+                if t.role == "derived":
+                    how = "property" if t.how == "parametrize" else "pre-hook"
+                    rows.append(
+                        f"<tr><td style='{mark}'>{pad}&nbsp;&nbsp;<span style='color:"
+                        f"{DERIVED_COLOR}'>= <i>{own}</i> {t.shape} {t.dtype} (derived, "
+                        f"{how}; not in state_dict)</span></td></tr>")
+                    continue
                 flags = "param" if t.kind == "parameter" else (
                     "buffer" if t.persistent else "buffer, non-persistent")
                 if t.kind == "parameter" and not t.requires_grad:
                     flags += ", frozen"
                 if t.has_grad:
                     flags += ", grad"
-                mark = "background:#ffe8a3;" if t.name == selected else ""
+                if t.role == "original":
+                    flags += (f", <span style='color:{ORIGINAL_COLOR}'>original of "
+                              f"{html.escape(t.related[0])}</span>")
                 rows.append(
                     f"<tr><td style='{mark}'>{pad}&nbsp;&nbsp;· {own} "
                     f"{t.shape} {t.dtype} <span style='color:gray'>({flags}; {t.numel:,})</span>"
@@ -128,9 +175,16 @@ class ParameterTree(PictureFallback, W.VBox):
 
     def _summary_html(self, name):
         s = self.model.tensor_summary(name)
+        row = self.model.tensor_row(name)
         header = (f"{s['kind']}, shape {s['shape']}, {s['dtype']}, {s['device']}, "
                   f"requires_grad={s['requires_grad']}, "
                   f"{'in state_dict' if s['persistent'] else 'not in state_dict'}")
+        if row.role == "derived":
+            how = ("a property, recomputed on every read" if row.how == "parametrize"
+                   else "a plain attribute: a forward pre-hook recomputes it before each forward")
+            header += f"; derived from {', '.join(row.related)} ({how})"
+        elif row.role == "original":
+            header += f"; stored original of {row.related[0]}"
         lines = [f"<b>{html.escape(name)}</b> — {html.escape(header)}",
                  html.escape(f"values: {s['stats']}, zeros {s['stats'].zeros:.1%}")]
         if s["grad_stats"] is not None:

@@ -6,6 +6,7 @@ import edutorch as et
 import edutorch.nn as nn
 import edutorch.nn.utils.prune as prune
 from widgets import ParameterTree, ParameterTreeModel
+from widgets.parameter_tree_view import DERIVED_COLOR, ORIGINAL_COLOR
 
 from widget_helpers import is_png, mlp, png_bytes
 
@@ -107,7 +108,8 @@ def test_refresh_after_pruning_shows_orig_and_mask(model):
     prune.l1_unstructured(model[0], "weight", amount=0.5)
     tree.refresh()
     names = [t.name for t in tree.rows()[1].tensors]
-    assert names == ["0.bias", "0.weight_orig", "0.weight_mask"]
+    assert names == ["0.bias", "0.weight_orig", "0.weight_mask", "0.weight"]
+    assert [t.role for t in tree.rows()[1].tensors] == ["", "original", "original", "derived"]
     mask = tree.tensor_summary("0.weight_mask")
     assert mask["kind"] == "buffer" and mask["persistent"]
     assert mask["stats"].zeros == pytest.approx(0.5)
@@ -170,3 +172,132 @@ def test_view_of_the_784_mlp_switches_between_all_tensors():
         view.select.value = name
         pictures.add(png_bytes(view.image))
     assert len(pictures) == len(view.select.options) == 6
+
+
+# -- reparametrizations: derived tensors next to the originals they are computed from ------------
+def symmetric(nn_module):
+    class Symmetric(nn_module.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(-1, -2)
+
+        def right_inverse(self, A):
+            return A.triu()
+
+    return Symmetric()
+
+
+def reparametrized_model(framework):
+    """Four Linear layers: parametrize (symmetric), parametrizations.weight_norm, the hook-based
+    weight_norm, and l1 pruning."""
+    import importlib
+    import warnings
+
+    nn_module = framework.nn
+    utils = importlib.import_module(framework.__name__ + ".nn.utils.prune")
+    framework.manual_seed(0)
+    model = nn_module.Sequential(*(nn_module.Linear(3, 3) for _ in range(4)))
+    nn_module.utils.parametrize.register_parametrization(model[0], "weight", symmetric(nn_module))
+    nn_module.utils.parametrizations.weight_norm(model[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # the old weight_norm is deprecated
+        nn_module.utils.weight_norm(model[2])
+    utils.l1_unstructured(model[3], "weight", amount=0.5)
+    return model
+
+
+def test_parametrized_weight_is_a_derived_row_next_to_its_originals():
+    model = reparametrized_model(et)
+    tree = ParameterTreeModel(model)
+    assert tree.derived_names() == ["0.weight", "1.weight", "2.weight", "3.weight"]
+    row = tree.tensor_row("0.weight")
+    assert (row.kind, row.role, row.how, row.persistent, row.has_grad) == (
+        "derived", "derived", "parametrize", False, False)
+    assert row.related == ("0.parametrizations.weight.original",) == tree.sources("0.weight")
+    assert row.shape == (3, 3) and row.requires_grad
+    original = tree.tensor_row("0.parametrizations.weight.original")
+    assert (original.kind, original.role, original.related) == ("parameter", "original", ("0.weight",))
+    assert tree.sources("1.weight") == ("1.parametrizations.weight.original0",
+                                        "1.parametrizations.weight.original1")
+    assert tree.sources("2.weight") == ("2.weight_g", "2.weight_v")
+    assert tree.tensor_row("2.weight").how == "forward pre-hook"
+    assert tree.sources("3.weight") == ("3.weight_orig", "3.weight_mask")
+    assert tree.sources("3.weight_orig") == ()  # only derived tensors have sources
+    np.testing.assert_array_equal(tree.values("0.weight"), model[0].weight.detach().numpy())
+    w = tree.values("0.weight")
+    np.testing.assert_array_equal(w, w.T)  # the symmetric parametrization's value
+    assert tree.grad("0.weight") is None
+
+
+def test_derived_tensors_are_in_neither_state_dict_nor_parameters():
+    model = reparametrized_model(et)
+    tree = ParameterTreeModel(model)
+    stored = [n for n in tree.tensor_names() if n not in tree.derived_names()]
+    assert stored == list(model.state_dict().keys())
+    assert tree.totals()["parameters"] == sum(p.numel() for p in model.parameters())
+    lines = tree.tree_lines()
+    assert ("    · weight (3, 3) float32 cpu, derived from parametrizations.weight.original "
+            "(a property, recomputed on every read), not in state_dict, 9 elements") in lines
+    assert any("weight (3, 3) float32 cpu, derived from weight_g, weight_v (set by a forward "
+               "pre-hook at each forward)" in line for line in lines)
+    assert any("original0 (3, 1) float32 cpu, parameter, requires_grad, original of 1.weight"
+               in line for line in lines)
+
+
+def test_reading_a_spectral_norm_weight_changes_nothing():
+    """In train mode, reading a spectral_norm weight takes a power-iteration step (_u, _v change):
+    the tree reads it in eval mode and puts the training flags back."""
+    et.manual_seed(0)
+    layer = nn.utils.parametrizations.spectral_norm(nn.Linear(4, 3))
+    buffers = [b.detach().numpy().copy() for b in layer.buffers()]
+    tree = ParameterTreeModel(layer)
+    assert [b.detach().numpy().tolist() for b in layer.buffers()] == [b.tolist() for b in buffers]
+    assert all(m.training for m in layer.modules())
+    sigma = np.linalg.svd(tree.values("weight"), compute_uv=False)[0]
+    assert sigma == pytest.approx(1.0, rel=1e-3)
+    layer.weight  # noqa: B018 (a read in train mode does update them)
+    assert not all(np.array_equal(b.detach().numpy(), c) for b, c in zip(layer.buffers(), buffers))
+
+
+def test_remove_parametrizations_and_refresh_drops_the_derived_row():
+    model = reparametrized_model(et)
+    tree = ParameterTreeModel(model)
+    nn.utils.parametrize.remove_parametrizations(model[0], "weight", leave_parametrized=True)
+    tree.refresh()
+    row = tree.tensor_row("0.weight")
+    assert (row.kind, row.role) == ("parameter", "")
+    assert "0.parametrizations.weight.original" not in tree.tensor_names()
+    assert tree.derived_names() == ["1.weight", "2.weight", "3.weight"]
+
+
+def test_derived_rows_same_as_real_torch(real_torch):
+    ours = ParameterTreeModel(reparametrized_model(et))
+    theirs = ParameterTreeModel(reparametrized_model(real_torch))
+    assert ours.rows() == theirs.rows()
+    assert ours.tree_lines() == theirs.tree_lines()
+
+
+def titles(view):
+    """The titles of the visible panels, left to right (colour bars have none)."""
+    visible = [ax for ax in view.canvas.figure.axes if ax.get_visible() and ax.get_title()]
+    return [ax.get_title() for ax in sorted(visible, key=lambda ax: ax.get_position().x0)]
+
+
+def test_view_draws_a_derived_tensor_next_to_its_original():
+    model = reparametrized_model(et)
+    view = ParameterTree(model)
+    assert DERIVED_COLOR in view.tree_html.value and ORIGINAL_COLOR in view.tree_html.value
+    view.select.value = "0.bias"
+    plain = png_bytes(view.image)
+    view.select.value = "0.weight"
+    assert is_png(view.image.value) and png_bytes(view.image) != plain
+    assert titles(view) == ["weight (derived)", "original (stored)"]
+    assert "(derived); stored <b>0.parametrizations.weight.original</b>" in view.caption.value
+    assert "derived from 0.parametrizations.weight.original (a property" in view.summary.value
+    view.select.value = "1.weight"  # weight_norm: the original of the same shape is v
+    assert "1.parametrizations.weight.original1" in view.caption.value
+    view.select.value = "0.parametrizations.weight.original"
+    assert titles(view) == ["values", ".grad"]
+    assert "stored original of 0.weight" in view.summary.value
+    model(et.randn(2, 3)).sum().backward()
+    view.refresh()
+    assert ".grad: |max|" in view.caption.value  # the original is the leaf that gets .grad

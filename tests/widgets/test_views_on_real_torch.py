@@ -33,3 +33,13 @@ def test_prune_explorer_on_torch(real_torch):
     assert "0.weight_orig" in view.table.value
     view.undo_button.click()
     assert not real_torch.nn.utils.prune.is_pruned(model)
+
+
+def test_parameter_tree_shows_parametrized_weights_on_torch(real_torch):
+    from torch.nn.utils import parametrizations
+
+    model = real_torch.nn.Sequential(parametrizations.orthogonal(real_torch.nn.Linear(4, 4)))
+    view = ParameterTree(model)
+    view.select.value = "0.weight"
+    assert is_png(view.image.value) and "(derived)" in view.caption.value
+    assert "0.parametrizations.weight.original" in view.caption.value
