@@ -39,6 +39,8 @@ WIDGETS = {
     "08-initialization-dtype-device": (".widget-toggle-buttons", "lesson-08-weight-distributions.png"),
     "09-extending-autograd": (".widget-slider", "lesson-09-backward-stepper.png"),
     "10-reparametrizations": (".widget-dropdown", "lesson-10-parameter-tree.png"),
+    "11-freezing-and-fine-tuning": (NEXT_STAGE, "lesson-11-training-stepper.png"),
+    "12-beyond-the-basics": (".widget-slider", "lesson-12-backward-stepper.png"),
     "examples/gradient_inspector": (".widget-slider", "gradient-inspector.png"),
     "examples/train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
     "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),
