@@ -77,12 +77,16 @@ class ProfilerView(PictureFallback, W.VBox):
         self.canvas = canvas = Canvas(ncols=1, width=width, height=height)
         figure = canvas.figure
         figure.clear()
-        name_inches = min(3.6, 0.075 * tick / 10 * max(len(r.label) for r in rows) + 0.2)
-        ax = figure.add_axes([name_inches / width, 0.55 / height, 1 - (name_inches + 0.9) / width,
-                              1 - 0.7 / height])
+        ax = figure.add_axes([0.3, 0.55 / height, 0.5, 1 - 0.7 / height])
         values = [r.value for r in rows][::-1]  # barh draws bottom-up: largest on top
         ax.barh(range(len(rows)), values, color=[COLOURS[r.kind] for r in rows][::-1])
         ax.set_yticks(range(len(rows)), [r.label for r in rows][::-1], fontsize=tick)
+        # the left margin is the widest name, measured as drawn (long names are never cut off)
+        renderer = figure.canvas.get_renderer()
+        name_inches = max(label.get_window_extent(renderer).width for label in ax.get_yticklabels())
+        name_inches = name_inches / figure.dpi + 0.15
+        ax.set_position([name_inches / width, 0.55 / height, max(0.2, 1 - (name_inches + 0.9) / width),
+                         1 - 0.7 / height])
         ax.set_ylim(-0.6, len(rows) - 0.4)
         largest = max((abs(v) for v in values), default=0) or 1
         ax.set_xlim(min(0, min(values)) * 1.05, largest * 1.05)

@@ -75,3 +75,14 @@ def test_view_on_real_torch(real_torch):
     assert "aten::linear" in names and "train_step" in names
     view.sort_by.value = "cpu_time_total"
     assert view.rows[0].name == "train_step" and is_png(view.image.value)
+
+
+def test_long_names_are_never_cut_off_on_the_left():
+    """The chart's left margin is the widest name as drawn (e.g. an AccumulateGrad node)."""
+    view = ProfilerView(_profile(et), sort_by="count", row_limit=10)
+    figure = view.canvas.figure
+    renderer = figure.canvas.get_renderer()
+    (ax,) = figure.axes
+    labels = ax.get_yticklabels()
+    assert any("AccumulateGrad" in label.get_text() for label in labels)
+    assert min(label.get_window_extent(renderer).x0 for label in labels) >= 0
