@@ -42,7 +42,7 @@ def linear(input, weight, bias=None):
     if ndim == 2 and bias is not None:
         return _linear.Addmm.apply(bias, input, weight)
     if ndim == 2:
-        return _linear.Mm.apply(input, weight)
+        return _linear.LinearNoBias.apply(None, input, weight)
     if ndim > 2:  # flatten the batch dims, one product, restore them
         out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
         return out.view(*input.shape[:-1], weight.shape[0])

@@ -11,12 +11,8 @@ import math
 import numpy as np
 
 from ...autograd.function import Function
-from ..._tensor import Tensor
-from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
+from .utils import constant
 
-
-def _const(array):
-    return Tensor._make(array)
 
 
 class LeakyRelu(Function):
@@ -35,7 +31,7 @@ class LeakyRelu(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         x = input._data
-        return grad * _const(np.where(x > 0, 1, ctx.slope).astype(x.dtype)), None
+        return grad * constant(np.where(x > 0, 1, ctx.slope).astype(x.dtype)), None
 
 
 class LeakyReluInplace(Function):
@@ -46,7 +42,7 @@ class LeakyReluInplace(Function):
 
     @staticmethod
     def forward(ctx, input, negative_slope):
-        out = Tensor._make(LeakyRelu.forward(ctx, input, negative_slope))
+        out = constant(LeakyRelu.forward(ctx, input, negative_slope))
         ctx.save_for_backward(out)  # the result, in place of the input saved above
         return out
 
@@ -62,7 +58,7 @@ class LeakyReluInplace(Function):
             )
         (result,) = ctx.saved_tensors
         r = result._data
-        return grad * _const(np.where(r > 0, 1, ctx.slope).astype(r.dtype)), None
+        return grad * constant(np.where(r > 0, 1, ctx.slope).astype(r.dtype)), None
 
 
 class Elu(Function):
@@ -81,7 +77,7 @@ class Elu(Function):
     def backward(ctx, grad):
         # f'(x) = 1 for x > 0, alpha * exp(x) otherwise
         (input,) = ctx.saved_tensors
-        negative = _const(input._data <= 0)  # PyTorch's test: a NaN counts as positive
+        negative = constant(input._data <= 0)  # PyTorch's test: a NaN counts as positive
         pos = 1 - negative.to(input.dtype)
         neg_part = input.masked_fill(~negative, 0).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
         return grad * (pos + (1 - pos) * neg_part), None
@@ -95,14 +91,14 @@ class EluInplace(Function):
 
     @staticmethod
     def forward(ctx, input, alpha):
-        out = Tensor._make(Elu.forward(ctx, input, alpha))
+        out = constant(Elu.forward(ctx, input, alpha))
         ctx.save_for_backward(out)  # the result, in place of the input saved above
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        positive = _const(result._data > 0).to(result.dtype)
+        positive = constant(result._data > 0).to(result.dtype)
         return grad * (positive + (1 - positive) * (result + ctx.alpha)), None
 
 
@@ -197,7 +193,7 @@ class Softplus(Function):
     def backward(ctx, grad):
         # sigmoid(beta x) where the softplus is active, 1 where it is linear
         (input,) = ctx.saved_tensors
-        linear = _const((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
+        linear = constant((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
         return grad * (linear + (1 - linear) * (input * ctx.beta).sigmoid()), None, None
 
 
@@ -210,7 +206,7 @@ class Softmax(Function):
     def forward(ctx, input, dim):
         x = input._data
         e = np.exp(x - x.max(axis=dim, keepdims=True))
-        out = _const(e / e.sum(axis=dim, keepdims=True))
+        out = constant(e / e.sum(axis=dim, keepdims=True))
         ctx.save_for_backward(out)
         ctx.dim = dim
         return out
@@ -236,7 +232,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, input, dim):
-        out = _const(log_softmax_array(input._data, dim))
+        out = constant(log_softmax_array(input._data, dim))
         ctx.save_for_backward(out)  # PyTorch saves the result (a Tensor: create_graph needs its graph)
         ctx.dim = dim
         return out
@@ -245,10 +241,4 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         # dL/dx = g - softmax(x) * sum(g), and softmax(x) = exp(log_softmax(x))
         (y,) = ctx.saved_tensors
-        if _state["enabled"]:  # create_graph=True: Tensor ops, differentiable again
-            return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
-        g = grad._data
-        dx = np.exp(y._data)
-        dx *= g.sum(axis=ctx.dim, keepdims=True)
-        np.subtract(g, dx, out=dx)
-        return _const(dx), None
+        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None

@@ -14,12 +14,8 @@ from ... import backend
 
 from ...autograd.function import Function
 from ...autograd._functions.utils import sign
-from ..._tensor import Tensor
-from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
+from .utils import constant
 
-
-def _const(array):
-    return Tensor._make(array)
 
 
 def reduce_array(loss, reduction):
@@ -75,7 +71,7 @@ def _masks(d, limit):
     As PyTorch's kernels test ``d < -limit`` and ``d > limit``, a NaN counts as inside.
     """
     inside = ~(np.abs(d._data) > limit)
-    return _const(inside.astype(d._data.dtype)), _const(sign(d._data))
+    return constant(inside.astype(d._data.dtype)), constant(sign(d._data))
 
 
 class MseLoss(_PointwiseLoss):
@@ -182,7 +178,7 @@ class NllLoss(Function):
             local /= ctx.total
         if reduction == "none":
             grad = grad.unsqueeze(1)  # one gradient per sample, broadcast over classes
-        return grad * _const(local), None, None, None, None
+        return grad * constant(local), None, None, None, None
 
 
 class ClassNllLoss(Function):
@@ -207,7 +203,7 @@ class ClassNllLoss(Function):
         # ``target`` is an array (no edge, as in PyTorch); ``saved`` holds its tensor, kept with
         # the input as PyTorch does, so that an in-place change before backward raises
         ctx.save_for_backward(input, *saved)
-        ctx.meta = (x.shape, x.dtype, reduction, rows)
+        ctx.input_shape, ctx.reduction, ctx.rows = x.shape, reduction, constant(rows)
         if reduction == "none":
             return np.negative(picked, out=picked)
         total = -picked.sum()
@@ -216,16 +212,11 @@ class ClassNllLoss(Function):
     @staticmethod
     def backward(ctx, grad):
         _, target = ctx.saved_tensors
-        target = target._data
-        shape, dtype, reduction, rows = ctx.meta
-        local = np.zeros(shape, dtype=dtype)
-        scale = -1.0 / shape[0] if reduction == "mean" else -1.0
-        none = reduction == "none"  # then one gradient per sample, broadcast over classes
-        if not _state["enabled"]:  # no graph to record: only the picked entries are nonzero
-            local[rows, target] = scale * grad._data  # (N,) for "none", one value otherwise
-            return _const(local), None, None
-        local[rows, target] = scale
-        return (grad.unsqueeze(1) if none else grad) * _const(local), None, None
+        n = ctx.input_shape[0]
+        # zeros, and -grad (divided by N for "mean") at each picked [n, t[n]], as PyTorch's nll_loss_backward
+        grad_input = grad.new_zeros(ctx.input_shape)
+        grad_input[ctx.rows, target] = grad * (-1.0 / n if ctx.reduction == "mean" else -1.0)
+        return grad_input, None, None
 
 
 class BinaryCrossEntropy(Function):

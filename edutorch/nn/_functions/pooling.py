@@ -15,9 +15,8 @@ from ... import backend
 
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
-from ..._tensor import Tensor
 from .conv import _offset_slices, col2im, pad2d, pad2d_ops
-from .utils import differentiable_backward
+from .utils import constant, differentiable_backward
 
 
 def out_size(size, k, s, p, d, ceil_mode):
@@ -121,7 +120,7 @@ class MaxPool2d(Function):
         double backward (which gathers the second-order gradient the same way).
         """
         n, c, h, w = x.shape
-        index = Tensor._make(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
+        index = constant(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
         flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
         return x.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
 
@@ -143,7 +142,7 @@ class MaxPool2d(Function):
                 np.multiply(g, hit, out=dxp[sl])
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None
+        return constant(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None
 
 
 def avg_divisor(size, k, s, p, out, count_include_pad):
@@ -189,7 +188,7 @@ class AvgPool2d(Function):
         total = xp[_offset_slices(0, 0, out_hw, stride, (1, 1))]
         for p in range(1, kh * kw):
             total = total + xp[_offset_slices(p // kw, p % kw, out_hw, stride, (1, 1))]
-        return total / Tensor._make(div)
+        return total / constant(div)
 
     @staticmethod
     def backward(ctx, grad):
@@ -205,7 +204,7 @@ class AvgPool2d(Function):
         dxp = col2im(dcols, xp_shape, stride, (1, 1))
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None, None
+        return constant(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None, None
 
 
 def adaptive_bounds(size, out):
@@ -235,7 +234,7 @@ class AdaptiveAvgPool2d(Function):
     def forward_ops(ctx, x):
         """The forward with Tensor ops: the same two matrix products."""
         ah, aw = ctx.mats
-        return Tensor._make(ah) @ x @ Tensor._make(aw.T)
+        return constant(ah) @ x @ constant(aw.T)
 
     @staticmethod
     def backward(ctx, grad):
@@ -244,7 +243,7 @@ class AdaptiveAvgPool2d(Function):
                                             ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
             return gx, None
         ah, aw = ctx.mats
-        return Tensor._make(ah.T @ grad._data @ aw), None
+        return constant(ah.T @ grad._data @ aw), None
 
 
 def _averaging_matrix(size, out, dtype):
