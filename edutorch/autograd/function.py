@@ -265,13 +265,12 @@ def accumulate_grad(variable, grad):
       same values and never aliases a tensor someone else holds (the same
       gradient reaching two leaves of ``a + b``, the user's ``gradient=``).
     * Later gradients are added in place (``.grad`` keeps its identity and its
-      version goes up), unless a graph is being recorded (``create_graph=True``)
-      or ``.grad`` itself requires grad: then ``.grad`` becomes a new,
-      differentiable sum.
+      version goes up), unless a graph is being recorded (``create_graph=True``):
+      then ``.grad`` becomes a new, differentiable sum.
     """
     if variable._grad is None:
         variable._grad = grad.clone()  # under create_graph, clone records its node: .grad keeps its graph
-    elif grad_mode.is_grad_enabled() or variable._grad.requires_grad:
+    elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + grad
     else:
         variable._grad.add_(grad)

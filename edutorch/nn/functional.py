@@ -668,8 +668,7 @@ def _plain_class_targets(input, target, weight, ignore_index):
     if type(t) is not np.ndarray or t.ndim != 1 or t.dtype is not _INT64 or not 0 < t.shape[0] == x.shape[0]:
         return False
     n_classes = x.shape[1]
-    # viewed as unsigned, a negative index becomes huge: one max checks both ends of the range
-    return x.dtype.kind == "f" and np.maximum.reduce(t.view(np.uint64)) < n_classes and not (
+    return x.dtype.kind == "f" and 0 <= t.min() and t.max() < n_classes and not (
         0 <= ignore_index < n_classes and (t == ignore_index).any())
 
 
