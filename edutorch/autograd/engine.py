@@ -99,31 +99,28 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
                     _skip(node, deps, buffers, queue)
                     continue
             grad_inputs = _call_node(node, grads)               # pre-hooks, backward, post-hooks
-            if not retain_graph:
+            if not retain_graph and node._saved:
                 node._free_saved()
             _send(node, grad_inputs, deps, buffers, queue)      # along next_functions to the children
     return captured
 
 
-class _ReadyQueue:
-    """Nodes whose gradients are all in, newest first (PyTorch's ready queue).
+class _ReadyQueue(list):
+    """Nodes whose gradients are all in, newest first (PyTorch's ready queue): a heap.
 
     Ordered by ``_sequence_nr`` (creation order; leaves' ``AccumulateGrad``
     nodes have the highest), ties in the order the nodes became ready.
     """
 
     def __init__(self):
-        self.heap = []
+        super().__init__()
         self.order = itertools.count()
 
-    def __bool__(self):
-        return bool(self.heap)
-
     def push(self, node):
-        heapq.heappush(self.heap, (-node._sequence_nr, next(self.order), node))
+        heapq.heappush(self, (-node._sequence_nr, next(self.order), node))
 
     def pop(self):
-        return heapq.heappop(self.heap)[2]
+        return heapq.heappop(self)[2]
 
 
 def _add_gradient(buffers, node, nr, g):
@@ -140,7 +137,10 @@ def _send(node, grad_inputs, deps, buffers, queue):
         if child is None:
             continue
         if g is not None:
-            _add_gradient(buffers, child, nr, _fit_gradient(node, i, g, node._input_meta[i]))
+            shape, dtype = node._input_meta[i]
+            if g._data.shape != shape or g._data.dtype != dtype:  # it must fit the input
+                g = _fit_gradient(node, i, g, shape, dtype)
+            _add_gradient(buffers, child, nr, g)
         deps[child] -= 1
         if deps[child] == 0:
             if child in buffers:
@@ -196,9 +196,9 @@ def _call_node(node, grads):
     if _anomaly_state["enabled"]:  # detect_anomaly: NaN check, forward traceback on errors
         from .anomaly_mode import run_node_checked
 
-        grad_inputs = run_node_checked(node, _run_backward_formula, grads)
+        grad_inputs = run_node_checked(node, _apply, grads)
     else:
-        grad_inputs = _run_backward_formula(node, grads)
+        grad_inputs = node.apply(*grads)
     post = node._post_hooks
     if post:
         for fn in list(post.values()):
@@ -208,20 +208,17 @@ def _call_node(node, grads):
     return grad_inputs
 
 
-def _run_backward_formula(node, grads):
-    """The node's ``backward``, given zeros for outputs that got no gradient (``materialize_grads``)."""
-    if node.materialize_grads and node._output_meta is not None:
-        grads = _materialize(node, grads)
+def _apply(node, grads):
+    """The node's backward, as anomaly mode's ``run_node_checked`` calls it."""
     return node.apply(*grads)
 
 
-def _fit_gradient(node, i, g, meta):
+def _fit_gradient(node, i, g, shape, dtype):
     """Make a gradient fit its input: sum a broadcast one back, cast the dtype.
 
     PyTorch's ``validate_outputs``: a gradient whose shape the input can be
     expanded to is summed back to the input's shape; any other shape is an error.
     """
-    shape, dtype = meta
     if g._data.shape != shape:
         if not _expandable(shape, g._data.shape):
             raise RuntimeError(
@@ -242,14 +239,3 @@ def _expandable(shape, target):
         return False
     return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
-
-def _materialize(node, grads):
-    """Replace missing output gradients by zeros shaped like the outputs."""
-    if all(g is not None for g in grads):
-        return grads
-    from .. import _creation
-
-    return [
-        g if g is not None or meta is None else _creation.zeros(meta[0], dtype=meta[1], device=meta[2])
-        for g, meta in zip(grads, node._output_meta)
-    ]

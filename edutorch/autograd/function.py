@@ -199,6 +199,8 @@ class Node(FunctionCtx):
     # -- backward ------------------------------------------------------------
     def apply(self, *grad_outputs):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
+        if self._output_meta is not None and self.materialize_grads:
+            grad_outputs = _materialize(self, grad_outputs)
         if self._saved and self._unpacks_all:
             self._check_saved_versions()
         grads = self._forward_cls.backward(self, *grad_outputs)
@@ -228,6 +230,18 @@ class Node(FunctionCtx):
                         )
             grads = [grads[i] for i in positions]
         return grads
+
+
+def _materialize(node, grads):
+    """Replace missing output gradients by zeros shaped like the outputs."""
+    if all(g is not None for g in grads):
+        return grads
+    from .. import _creation
+
+    return [
+        g if g is not None or meta is None else _creation.zeros(meta[0], dtype=meta[1], device=meta[2])
+        for g, meta in zip(grads, node._output_meta)
+    ]
 
 
 def _forward_name(node):
@@ -367,7 +381,7 @@ class Function:
         node = _new_node(cls, args) if _state["enabled"] and _requires_grad(args) else None
         outputs = _run_forward(cls, FunctionCtx() if node is None else node, args, kwargs)
         if node is None:
-            return _as_tensors(outputs)
+            return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
         return _connect_outputs(node, outputs, args)
 
 
@@ -401,8 +415,6 @@ def _run_forward(cls, ctx, args, kwargs):
 def _as_tensors(outputs):
     """Turn the raw arrays ``forward`` returned into Tensors outside the graph."""
     Tensor = _Tensor
-    if type(outputs) is _ndarray:  # the common case: one NumPy array
-        return Tensor._make(outputs)
     if isinstance(outputs, tuple):
         return tuple(o if o is None or isinstance(o, Tensor) else Tensor._make(o) for o in outputs)
     return outputs if isinstance(outputs, Tensor) else Tensor._make(outputs)
@@ -460,6 +472,9 @@ def _connect_outputs(node, outputs, args):
         node._num_outputs = len(outputs)
         results = tuple(_connect_output(node, i, o, args) for i, o in enumerate(outputs))
         node._output_meta = [None if r is None else (r._data.shape, r.dtype, r.device) for r in results]
+    elif type(outputs) is _ndarray and outputs.dtype.kind == "f":  # the common case: a new float array
+        node._num_outputs = 1
+        results = _Tensor._make(outputs, True, node, 0)
     else:
         node._num_outputs = 1
         results = _connect_output(node, 0, outputs, args)

@@ -8,12 +8,10 @@ _Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (which imports the
 
 def wrap_dim(dim, ndim):
     """Turn a negative ``dim`` into a positive one, with PyTorch's IndexError."""
-    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
-    if not lo <= dim <= hi:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-        )
-    return dim + max(ndim, 1) if dim < 0 else dim
+    n = ndim if ndim > 0 else 1  # a 0-d tensor accepts dims -1 and 0
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
 
 
 def quiet_fp():

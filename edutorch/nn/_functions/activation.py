@@ -241,4 +241,32 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         # dL/dx = g - softmax(x) * sum(g), and softmax(x) = exp(log_softmax(x))
         (y,) = ctx.saved_tensors
-        return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+        return LogSoftmaxBackward.apply(grad, y, ctx.dim), None
+
+
+class LogSoftmaxBackward(Function):
+    """PyTorch's ``_log_softmax_backward_data``: ``grad - exp(y) * grad.sum(dim)``, one op.
+
+    ``y`` is the log-softmax output, so ``exp(y)`` is the softmax.  Its own
+    backward (for ``create_graph=True``), with ``p = exp(y)``:
+    d/dgrad = ``gg - (gg * p).sum(dim)``;  d/dy = ``-gg * p * grad.sum(dim)``.
+    """
+
+    _backward_name = "LogSoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, y, dim):
+        ctx.save_for_backward(grad, y)
+        ctx.dim = dim
+        g = grad._data
+        dx = np.exp(y._data)
+        dx *= g.sum(axis=dim, keepdims=True)
+        return np.subtract(g, dx, out=dx)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        p, dim = y.exp(), ctx.dim
+        g_grad = gg - (gg * p).sum(dim, keepdim=True) if ctx.needs_input_grad[0] else None
+        g_y = -gg * p * grad.sum(dim, keepdim=True) if ctx.needs_input_grad[1] else None
+        return g_grad, g_y, None

@@ -203,7 +203,7 @@ class ClassNllLoss(Function):
         # ``target`` is an array (no edge, as in PyTorch); ``saved`` holds its tensor, kept with
         # the input as PyTorch does, so that an in-place change before backward raises
         ctx.save_for_backward(input, *saved)
-        ctx.input_shape, ctx.reduction, ctx.rows = x.shape, reduction, constant(rows)
+        ctx.reduction = reduction
         if reduction == "none":
             return np.negative(picked, out=picked)
         total = -picked.sum()
@@ -211,12 +211,36 @@ class ClassNllLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        _, target = ctx.saved_tensors
-        n = ctx.input_shape[0]
-        # zeros, and -grad (divided by N for "mean") at each picked [n, t[n]], as PyTorch's nll_loss_backward
-        grad_input = grad.new_zeros(ctx.input_shape)
-        grad_input[ctx.rows, target] = grad * (-1.0 / n if ctx.reduction == "mean" else -1.0)
-        return grad_input, None, None
+        input, target = ctx.saved_tensors
+        return NllLossBackward.apply(grad, target, input.shape, ctx.reduction), None, None
+
+
+class NllLossBackward(Function):
+    """PyTorch's ``nll_loss_backward`` for ``ClassNllLoss``, one op (as ``autograd/_functions/fused.py``).
+
+    The gradient is zero except at each picked ``[n, t[n]]``, where it is
+    ``-grad`` (divided by N for ``"mean"``; ``grad[n]`` for ``"none"``).  Its own
+    backward, for ``create_graph=True``, gathers those entries back.
+    """
+
+    _backward_name = "NllLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, target, shape, reduction):
+        g, t = grad._data, target._data
+        ctx.save_for_backward(target)
+        ctx.rows = np.arange(shape[0])
+        ctx.scale = -1.0 / shape[0] if reduction == "mean" else -1.0
+        ctx.per_sample = reduction == "none"  # then grad has one value per sample
+        out = backend.get_array_module(g).zeros(shape, dtype=g.dtype)
+        out[ctx.rows, t] = g * ctx.scale  # (N,) for "none", one value otherwise
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        (target,) = ctx.saved_tensors
+        picked = gg[constant(ctx.rows), target] * ctx.scale  # (N,)
+        return (picked if ctx.per_sample else picked.sum()), None, None, None
 
 
 class BinaryCrossEntropy(Function):
