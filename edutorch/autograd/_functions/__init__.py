@@ -3,8 +3,8 @@
 PyTorch writes these derivatives in ``tools/autograd/derivatives.yaml`` and
 generates C++; edutorch writes each one by hand, in Python, so a student can
 read an op and its gradient side by side.  Each gradient is written once, with
-Tensor ops, as the mathematics reads (``Mm.backward``: ``grad @ b.mT`` and
-``a.mT @ grad``).  The same line serves both kinds of backward:
+Tensor ops, as the mathematics reads (``Mm.backward``: ``grad @ b.t()`` and
+``a.t() @ grad``).  The same line serves both kinds of backward:
 
 * a plain ``backward()`` runs it with grad mode off, so each op takes
   ``Function.apply``'s short path (no node recorded: a ``forward`` on the

@@ -50,8 +50,8 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        ga = grad @ b.mT if ctx.needs_input_grad[0] else None  # PyTorch's mm_mat1_backward
-        gb = a.mT @ grad if ctx.needs_input_grad[1] else None  # PyTorch's mm_mat2_backward
+        ga = grad @ b.t() if ctx.needs_input_grad[0] else None  # dA = G Bᵀ (PyTorch's mm_mat1_backward)
+        gb = a.t() @ grad if ctx.needs_input_grad[1] else None  # dB = Aᵀ G (PyTorch's mm_mat2_backward)
         return ga, gb
 
 

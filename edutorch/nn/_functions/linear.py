@@ -5,7 +5,7 @@ PyTorch computes ``F.linear(x, W, b)`` for a 2-D ``x`` as ONE call,
 ``AddmmBackward0`` (``MmBackward0`` without a bias).  We do the same in one
 Function: one matmul and one in-place broadcast add in NumPy, and one graph
 node whose edges go to (bias, input, weight).  Backward is three Tensor ops
-(``grad.sum(0)``, ``grad @ W``, ``grad.mT @ x``), so with ``create_graph=True``
+(``grad.sum(0)``, ``grad @ W``, ``grad.t() @ x``), so with ``create_graph=True``
 they are differentiated again.
 """
 from ... import _dtype
@@ -63,7 +63,7 @@ class Addmm(Function):
         need_bias, need_input, need_weight = ctx.needs_input_grad  # one flag per input
         g_bias = grad.sum(0) if need_bias else None  # the bias was broadcast over the batch
         g_input = grad @ weight if need_input else None  # (N, out) @ (out, in)
-        g_weight = grad.mT @ input if need_weight else None  # (out, N) @ (N, in)
+        g_weight = grad.t() @ input if need_weight else None  # (out, N) @ (N, in)
         return g_bias, g_input, g_weight
 
 
