@@ -378,7 +378,12 @@ class Function:
         requires grad) an op costs a ``ctx``, its ``forward`` and a Tensor around
         the result: the path every backward formula takes, so it stays that short.
         """
-        node = _new_node(cls, args) if _state["enabled"] and _requires_grad(args) else None
+        node = None
+        if _state["enabled"]:  # record a node if an input requires grad
+            for a in args:
+                if isinstance(a, _Tensor) and a._requires_grad:
+                    node = _new_node(cls, args)
+                    break
         outputs = _run_forward(cls, FunctionCtx() if node is None else node, args, kwargs)
         if node is None:
             return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
