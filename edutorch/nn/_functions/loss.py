@@ -229,10 +229,11 @@ class NllLossBackward(Function):
     def forward(ctx, grad, target, shape, reduction):
         g, t = grad._data, target._data
         ctx.save_for_backward(target)
-        ctx.rows = np.arange(shape[0])
+        xp = backend.get_array_module(g)  # NumPy or CuPy
+        ctx.rows = xp.arange(shape[0])
         ctx.scale = -1.0 / shape[0] if reduction == "mean" else -1.0
         ctx.per_sample = reduction == "none"  # then grad has one value per sample
-        out = backend.get_array_module(g).zeros(shape, dtype=g.dtype)
+        out = xp.zeros(shape, dtype=g.dtype)
         out[ctx.rows, t] = g * ctx.scale  # (N,) for "none", one value otherwise
         return out
 
