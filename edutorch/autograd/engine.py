@@ -91,7 +91,9 @@ def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
     with grad_mode.set_grad_enabled(create_graph):  # backward formulas record only for create_graph
         while queue:
             node = queue.pop()                                  # the newest node whose gradients are all in
-            grads = _call_tensor_hooks(node, buffers.pop(node))  # register_hook, retain_grad
+            grads = buffers.pop(node)
+            if node._tensor_hooks or node._retained:            # register_hook, retain_grad
+                grads = _call_tensor_hooks(node, grads)
             if targets is not None:                             # autograd.grad: keep what reaches a target
                 if node in targets:
                     captured.update(((node, nr), g) for nr, g in enumerate(grads))
