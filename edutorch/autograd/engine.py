@@ -20,10 +20,7 @@ import heapq
 import itertools
 
 from . import _saved_tensor, grad_mode
-from .function import AccumulateGrad, _anomaly_state, _profiler_state, accumulate_grad
-
-_state = grad_mode._state
-_heappush, _heappop = heapq.heappush, heapq.heappop
+from .function import _anomaly_state, _profiler_state
 
 
 def _dependencies(roots):
@@ -69,6 +66,119 @@ def _needed(roots, targets):
     return {node for node, yes in needed.items() if yes}
 
 
+def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
+    """Propagate ``root_grads`` from the ``roots`` edges back through the graph.
+
+    Without ``inputs`` every node runs and leaves accumulate into ``.grad``.
+    With ``inputs`` (a set of edges, for ``autograd.grad`` or
+    ``backward(inputs=...)``) only nodes on a path to them run, nothing is
+    accumulated, and the gradients arriving at those edges are returned.
+    """
+    root_nodes = [node for node, _ in roots]
+    deps = _dependencies(root_nodes)
+    targets = None if inputs is None else {node for node, _ in inputs}
+    needed = None if inputs is None else _needed(root_nodes, targets)
+    captured = {}
+    queue = _ReadyQueue()
+    buffers = {}  # node -> the gradients received so far, one slot per output
+    for (node, nr), g in zip(roots, root_grads):
+        if node is not None:
+            _add_gradient(buffers, node, nr, g)
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            queue.push(node)
+
+    # this backward pass's id, read by saved-tensor hooks (torch._C._current_graph_task_id)
+    previous_task = _saved_tensor.enter_graph_task(inputs is None)
+    try:
+        with grad_mode.set_grad_enabled(create_graph):  # backward formulas record only for create_graph
+            _run_loop(queue, buffers, deps, targets, needed, captured, retain_graph)
+    finally:
+        _saved_tensor.exit_graph_task(previous_task)
+    return captured
+
+
+def _run_loop(queue, buffers, deps, targets, needed, captured, retain_graph):
+    """The backward loop: pop a ready node, hooks, run it, free what it saved, send its gradients."""
+    while queue:
+        node = queue.pop()                                  # the newest node whose gradients are all in
+        grads = buffers.pop(node)
+        if node._tensor_hooks or node._retained:            # register_hook, retain_grad
+            grads = _call_tensor_hooks(node, grads)
+        if targets is not None:                             # autograd.grad: keep what reaches a target
+            if node in targets:
+                captured.update(((node, nr), g) for nr, g in enumerate(grads))
+            if node not in needed:
+                _skip(node, deps, buffers, queue)
+                continue
+        if _profiler_state["on"]:                           # torch.profiler times this node
+            grad_inputs = _profiler_state["record_node"](node, grads, _call_node)
+        else:
+            grad_inputs = _call_node(node, grads)           # pre-hooks, backward, post-hooks
+        if not retain_graph and node._saved:
+            node._free_saved()
+        _send(node, grad_inputs, deps, buffers, queue)      # along next_functions to the children
+
+
+class _ReadyQueue(list):
+    """Nodes whose gradients are all in, newest first (PyTorch's ready queue): a heap.
+
+    Ordered by ``_sequence_nr`` (creation order; leaves' ``AccumulateGrad``
+    nodes have the highest), ties in the order the nodes became ready.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.order = itertools.count()
+
+    def push(self, node):
+        heapq.heappush(self, (-node._sequence_nr, next(self.order), node))
+
+    def pop(self):
+        return heapq.heappop(self)[2]
+
+
+def _add_gradient(buffers, node, nr, g):
+    """Add ``g`` into slot ``nr`` of ``node``'s buffer: where several paths meet, gradients are summed."""
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node._num_outputs
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _send(node, grad_inputs, deps, buffers, queue):
+    """Send each gradient along its edge; a child that has all its gradients is ready."""
+    for i, ((child, nr), g) in enumerate(zip(node.next_functions, grad_inputs)):
+        if child is None:
+            continue
+        if g is not None:
+            shape, dtype = node._input_meta[i]
+            if g._data.shape != shape or g._data.dtype != dtype:  # it must fit the input
+                g = _fit_gradient(node, i, g, shape, dtype)
+            _add_gradient(buffers, child, nr, g)
+        deps[child] -= 1
+        if deps[child] == 0:
+            if child in buffers:
+                queue.push(child)
+            else:
+                _skip(child, deps, buffers, queue)  # no gradient reached it
+
+
+def _skip(node, deps, buffers, queue):
+    """A node that does not run still counts as done for the nodes below it."""
+    stack = [node]
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            deps[child] -= 1
+            if deps[child] == 0:
+                if child in buffers:
+                    queue.push(child)
+                else:
+                    stack.append(child)
+
+
 def _call_tensor_hooks(node, grads):
     """Run ``Tensor.register_hook`` hooks, then ``retain_grad``, for a node's outputs."""
     hooks = node._tensor_hooks
@@ -85,13 +195,13 @@ def _call_tensor_hooks(node, grads):
         for nr, ref in retained.items():
             tensor = ref()
             if tensor is not None and grads[nr] is not None:
-                g = grads[nr] if _state["enabled"] else grads[nr].detach()
+                g = grads[nr] if grad_mode.is_grad_enabled() else grads[nr].detach()
                 tensor._grad = g.clone() if tensor._grad is None else tensor._grad + g
     return grads
 
 
-def _call_node_hooked(node, grads):
-    """Run one node with its pre-hooks and post-hooks (the slow, observable path)."""
+def _call_node(node, grads):
+    """Run one node: its pre-hooks, its backward, its post-hooks."""
     pre = node._pre_hooks
     if pre:
         for fn in list(pre.values()):
@@ -101,9 +211,9 @@ def _call_node_hooked(node, grads):
     if _anomaly_state["enabled"]:  # detect_anomaly: NaN check, forward traceback on errors
         from .anomaly_mode import run_node_checked
 
-        grad_inputs = run_node_checked(node, _call_node, grads)
+        grad_inputs = run_node_checked(node, _apply, grads)
     else:
-        grad_inputs = _call_node(node, grads)
+        grad_inputs = node.apply(*grads)
     post = node._post_hooks
     if post:
         for fn in list(post.values()):
@@ -113,20 +223,17 @@ def _call_node_hooked(node, grads):
     return grad_inputs
 
 
-def _call_node(node, grads):
-    """Run one node's backward and check what it returned."""
-    if node.materialize_grads and node._output_meta is not None:
-        grads = _materialize(node, grads)
+def _apply(node, grads):
+    """The node's backward, as anomaly mode's ``run_node_checked`` calls it."""
     return node.apply(*grads)
 
 
-def _fix_gradient(node, i, g, meta):
-    """A gradient that does not fit its input: sum a broadcast one back, cast the dtype.
+def _fit_gradient(node, i, g, shape, dtype):
+    """Make a gradient fit its input: sum a broadcast one back, cast the dtype.
 
     PyTorch's ``validate_outputs``: a gradient whose shape the input can be
     expanded to is summed back to the input's shape; any other shape is an error.
     """
-    shape, dtype = meta
     if g._data.shape != shape:
         if not _expandable(shape, g._data.shape):
             raise RuntimeError(
@@ -147,123 +254,3 @@ def _expandable(shape, target):
         return False
     return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
-
-def _materialize(node, grads):
-    """Replace missing output gradients by zeros shaped like the outputs."""
-    if all(g is not None for g in grads):
-        return grads
-    from .. import _creation
-
-    return [
-        g if g is not None or meta is None else _creation.zeros(meta[0], dtype=meta[1], device=meta[2])
-        for g, meta in zip(grads, node._output_meta)
-    ]
-
-
-def run_backward(roots, root_grads, retain_graph, create_graph, inputs=None):
-    """Propagate ``root_grads`` from the ``roots`` edges back through the graph.
-
-    Without ``inputs`` every node runs and leaves accumulate into ``.grad``.
-    With ``inputs`` (a set of edges, for ``autograd.grad`` or
-    ``backward(inputs=...)``) only nodes on a path to them run, nothing is
-    accumulated, and the gradients arriving at those edges are returned.
-    """
-    root_nodes = [node for node, _ in roots]
-    deps = _dependencies(root_nodes)
-    targets = None if inputs is None else {node for node, _ in inputs}
-    needed = None if inputs is None else _needed(root_nodes, targets)
-    captured = {}
-
-    buffers = {}
-    for (node, nr), g in zip(roots, root_grads):
-        if node is not None:
-            buf = buffers.setdefault(node, [None] * node._num_outputs)
-            buf[nr] = g if buf[nr] is None else buf[nr] + g
-    # heap entries: (-sequence_nr, order of readiness, node): the newest node pops first; nodes
-    # with the same number (leaves' AccumulateGrad) run in the order they became ready
-    ready = itertools.count()
-    heap = [(-node._sequence_nr, next(ready), node) for node in buffers if deps.get(node, 0) == 0]
-    heapq.heapify(heap)
-
-    # no autograd.grad targets and no anomaly mode: leaves may be accumulated on the spot
-    # (nor a profiler: it records each leaf's AccumulateGrad node, as PyTorch's does)
-    plain = targets is None and not _anomaly_state["enabled"] and not _profiler_state["on"]
-    saved_mode = _state["enabled"]
-    _state["enabled"] = bool(create_graph)  # backward formulas record only for create_graph
-    # this backward pass's id, read by saved-tensor hooks (torch._C._current_graph_task_id)
-    previous_task = _saved_tensor.enter_graph_task(inputs is None)
-    try:
-        while heap:
-            node = _heappop(heap)[2]
-            grads = buffers.pop(node)
-            if node._tensor_hooks is not None or node._retained is not None:
-                grads = _call_tensor_hooks(node, grads)
-            if targets is not None:
-                if node in targets:
-                    for nr, g in enumerate(grads):
-                        captured[(node, nr)] = g
-                if node not in needed:
-                    _skip(node, deps, buffers, heap, ready)
-                    continue
-            if _profiler_state["on"]:  # torch.profiler (edutorch/profiler/_recorder.py) times this node
-                grad_inputs = _profiler_state["record_node"](node, grads, _call_node_hooked)
-            elif node._pre_hooks is None and node._post_hooks is None and not _anomaly_state["enabled"]:
-                if node._output_meta is None:  # one output: nothing to materialize
-                    grad_inputs = node.apply(*grads)
-                else:
-                    grad_inputs = _call_node(node, grads)
-            else:
-                grad_inputs = _call_node_hooked(node, grads)
-            if not retain_graph and node._saved:  # free what forward saved; a second backward then fails
-                node._saved = ()
-                node._released = True
-            # send each gradient along its edge; a child whose inputs are all in is ready
-            metas = node._input_meta
-            for i, ((child, nr), g) in enumerate(zip(node.next_functions, grad_inputs)):
-                if child is None:
-                    continue
-                if g is not None:
-                    # check it fits the input (NumPy shares dtype objects: ``is`` is the fast test;
-                    # no local name for g._data: it would keep the array referenced, and
-                    # AccumulateGrad reuses only arrays that nothing else holds)
-                    shape, dtype = metas[i]
-                    if g._data.shape != shape or (g._data.dtype is not dtype and g._data.dtype != dtype):
-                        g = _fix_gradient(node, i, g, metas[i])
-                    if plain and type(child) is AccumulateGrad and deps[child] == 1 and child not in buffers \
-                            and child._tensor_hooks is None and child._pre_hooks is None and child._post_hooks is None:
-                        # a leaf whose only gradient this is, without hooks: accumulate it now.  PyTorch's
-                        # ready queue runs AccumulateGrad first anyway; this skips the heap round trip.
-                        del deps[child]
-                        accumulate_grad(child.variable, g)
-                        continue
-                    buf = buffers.get(child)
-                    if buf is None:
-                        buf = buffers[child] = [None] * child._num_outputs
-                    # several paths meet here: sum their gradients
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                left = deps[child] - 1  # one fewer gradient to wait for
-                deps[child] = left
-                if left == 0:  # all are in: the child is ready
-                    if child in buffers:
-                        _heappush(heap, (-child._sequence_nr, next(ready), child))
-                    else:
-                        _skip(child, deps, buffers, heap, ready)  # no gradient reached it
-    finally:
-        _state["enabled"] = saved_mode
-        _saved_tensor.exit_graph_task(previous_task)
-    return captured
-
-
-def _skip(node, deps, buffers, heap, ready):
-    """A node that does not run still counts as done for the nodes below it."""
-    stack = [node]
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is None:
-                continue
-            deps[child] -= 1
-            if deps[child] == 0:
-                if child in buffers:
-                    _heappush(heap, (-child._sequence_nr, next(ready), child))
-                else:
-                    stack.append(child)

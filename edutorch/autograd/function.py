@@ -21,12 +21,12 @@ that node: ``y.grad_fn`` is an instance of the class ``ExpBackward`` made for
 ``Exp``, it keeps what ``forward`` saved, and ``next_functions`` points to the
 nodes of the inputs.  The engine (``engine.py``) later calls ``backward`` on it.
 
-``apply`` runs for every op a model executes, so it is kept short: one loop
-over the arguments, no per-call allocations beyond the node itself.
+``apply`` runs for every op a model executes, and every backward formula
+runs through it too (with grad mode off, in a plain backward), so its path
+without a graph is kept short: a ``ctx``, ``forward``, a Tensor around the array.
 """
 import itertools
 import re
-import sys
 import weakref
 
 import numpy as np
@@ -196,9 +196,17 @@ class Node(FunctionCtx):
         """A free dict per node; anomaly mode stores the forward traceback here."""
         return self.__dict__.setdefault("_metadata", {})
 
+    def _free_saved(self):
+        """Drop what ``forward`` saved (backward without ``retain_graph``); a second backward then fails."""
+        if self._saved:
+            self._saved = ()
+            self._released = True
+
     # -- backward ------------------------------------------------------------
     def apply(self, *grad_outputs):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
+        if self._output_meta is not None and self.materialize_grads:
+            grad_outputs = _materialize(self, grad_outputs)
         if self._saved and self._unpacks_all:
             self._check_saved_versions()
         grads = self._forward_cls.backward(self, *grad_outputs)
@@ -230,6 +238,18 @@ class Node(FunctionCtx):
         return grads
 
 
+def _materialize(node, grads):
+    """Replace missing output gradients by zeros shaped like the outputs."""
+    if all(g is not None for g in grads):
+        return grads
+    from .. import _creation
+
+    return [
+        g if g is not None or meta is None else _creation.zeros(meta[0], dtype=meta[1], device=meta[2])
+        for g, meta in zip(grads, node._output_meta)
+    ]
+
+
 def _forward_name(node):
     """The op name PyTorch prints in version errors: ``ExpBackward0`` -> ``Exp``,
     ``PowBackward1`` -> ``Pow1``, ``MyFnBackward`` -> ``MyFn``."""
@@ -258,47 +278,26 @@ class AccumulateGrad(Node):
 
 
 def accumulate_grad(variable, grad):
-    """``variable.grad += grad`` the way PyTorch's AccumulateGrad does it."""
+    """``variable.grad += grad`` the way PyTorch's AccumulateGrad node does it.
+
+    * The first gradient becomes ``.grad`` as a copy (``clone``).  PyTorch may
+      reuse the incoming tensor when nothing else refers to it; a copy has the
+      same values and never aliases a tensor someone else holds (the same
+      gradient reaching two leaves of ``a + b``, the user's ``gradient=``).
+    * Later gradients are added in place (``.grad`` keeps its identity and its
+      version goes up), unless a graph is being recorded (``create_graph=True``):
+      then ``.grad`` becomes a new, differentiable sum.
+    """
     if variable._grad is None:
-        if _state["enabled"]:  # create_graph=True: .grad keeps its graph
-            variable._grad = grad.clone()
-        elif _can_steal(grad, variable):
-            # Nobody else holds this array: reuse it as .grad, as PyTorch does.
-            variable._grad = _Tensor._make(grad._data)
-        else:
-            # A copy: the same gradient may reach several leaves (``a + b``),
-            # be a view, or be the user's ``gradient=``.
-            variable._grad = _Tensor._make(grad._data.copy())
-    elif _state["enabled"] or variable._grad._requires_grad:
-        variable._grad = variable._grad + grad  # keep the sum differentiable
+        variable._grad = grad.clone()  # under create_graph, clone records its node: .grad keeps its graph
+    elif grad_mode.is_grad_enabled():
+        variable._grad = variable._grad + grad
     else:
-        variable._grad._data += grad._data
-        variable._grad._version_counter[0] += 1
+        variable._grad.add_(grad)
     hooks = variable._post_accumulate_grad_hooks
     if hooks:
         for fn in list(hooks.values()):
             fn(variable)
-
-
-def _can_steal(grad, variable):
-    """True if ``grad``'s array may become ``variable.grad`` without a copy.
-
-    PyTorch "steals" an incoming gradient that no one else references.  Here:
-    the array owns its memory (not a view), is referenced only by ``grad``
-    (``sys.getrefcount`` counts that slot plus its own argument: 2), matches the
-    leaf's layout, and no tensor hook on the leaf could have kept ``grad``.
-    Once stolen, the array has two holders, so a second leaf receiving the
-    same ``grad`` (``a + b``) gets a copy.
-    """
-    data = grad._data
-    return (
-        type(data) is np.ndarray
-        and data.base is None
-        and sys.getrefcount(data) == 3  # grad's slot, our local ``data``, the call's argument
-        and data.flags.c_contiguous
-        and data.dtype == variable._data.dtype
-        and variable._hooks is None
-    )
 
 
 class RemovableHandle:
@@ -384,52 +383,71 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        """Run ``forward``; if any input requires grad (and grad mode is on) record a node."""
+        """Run ``forward``; if grad mode is on and an input requires grad, record a node.
+
+        Without a node (grad mode off, as in a plain backward, or no input that
+        requires grad) an op costs a ``ctx``, its ``forward`` and a Tensor around
+        the result: the path every backward formula takes, so it stays that short.
+        """
         # torch.profiler (edutorch/profiler/_recorder.py): while it records, it times this op
         if _profiler_state["on"] and not _profiler_state.pop("entered", False):
             return _profiler_state["record_op"](cls, args, kwargs)
         if _autocast_hook is not None:  # autocast is on: cast the arguments by the op's policy
             args = _autocast_hook(cls, args)
-        if _state["enabled"]:
-            Tensor = _Tensor
+        node = None
+        if _state["enabled"]:  # record a node if an input requires grad
             for a in args:
-                if isinstance(a, Tensor) and a._requires_grad:
-                    return _apply_with_graph(cls, args, kwargs)
-            _state["enabled"] = False  # forward never records (as in PyTorch)
-            try:
-                if cls._uses_setup_context:
-                    outputs = _forward_then_setup_context(cls, FunctionCtx(), args, kwargs)
-                else:
-                    outputs = cls.forward(FunctionCtx(), *args, **kwargs)
-            finally:
-                _state["enabled"] = True
-        elif cls._uses_setup_context:
-            outputs = _forward_then_setup_context(cls, FunctionCtx(), args, kwargs)
-        else:
-            outputs = cls.forward(FunctionCtx(), *args, **kwargs)
-        # the common case first: one NumPy array out
-        if type(outputs) is _ndarray:
-            return _Tensor._make(outputs)
-        return _wrap_plain(outputs)
+                if isinstance(a, _Tensor) and a._requires_grad:
+                    node = _new_node(cls, args)
+                    break
+        outputs = _run_forward(cls, FunctionCtx() if node is None else node, args, kwargs)
+        if node is None:
+            return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
+        return _connect_outputs(node, outputs, args)
 
 
-def _forward_then_setup_context(cls, ctx, args, kwargs):
-    """PyTorch 2's split form: ``forward(*args)``, then ``setup_context(ctx, inputs, output)``."""
-    output = cls.forward(*args, **kwargs)
-    cls.setup_context(ctx, args, output)
-    return output
+def _requires_grad(args):
+    """Does any argument require grad (so that the op must be recorded)?"""
+    Tensor = _Tensor
+    for a in args:
+        if isinstance(a, Tensor) and a._requires_grad:
+            return True
+    return False
 
 
-def _wrap_plain(outputs):
-    """Turn raw arrays returned by ``forward`` into Tensors (no graph)."""
+def _run_forward(cls, ctx, args, kwargs):
+    """Call the op's ``forward`` with grad mode off: a forward never records (as in PyTorch).
+
+    PyTorch 2's split form is also accepted: ``forward(*args)`` without ``ctx``,
+    then ``setup_context(ctx, inputs, output)``.
+    """
+    enabled = _state["enabled"]
+    _state["enabled"] = False
+    try:
+        if cls._uses_setup_context:
+            output = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, output)
+            return output
+        return cls.forward(ctx, *args, **kwargs)
+    finally:
+        _state["enabled"] = enabled
+
+
+def _as_tensors(outputs):
+    """Turn the raw arrays ``forward`` returned into Tensors outside the graph."""
     Tensor = _Tensor
     if isinstance(outputs, tuple):
         return tuple(o if o is None or isinstance(o, Tensor) else Tensor._make(o) for o in outputs)
     return outputs if outputs is None or isinstance(outputs, Tensor) else Tensor._make(outputs)  # None: as PyTorch
 
 
-def _apply_with_graph(cls, args, kwargs):
-    """``Function.apply`` when a graph must be recorded."""
+def _new_node(cls, args):
+    """The graph node (also the ``ctx``) of one call: an edge per tensor input.
+
+    Records, per argument, whether it needs a gradient (``needs_input_grad``),
+    the edge its gradient will travel (``next_functions``) and its shape and
+    dtype (to check the gradient ``backward`` returns).
+    """
     Tensor = _Tensor
     node = cls._backward_cls()
     node._sequence_nr = next(_sequence)
@@ -443,8 +461,7 @@ def _apply_with_graph(cls, args, kwargs):
                 needs.append(True)
                 fn = a.grad_fn
                 edges.append((fn, a._output_nr) if fn is not None else a._edge())
-                data = a._data
-                meta.append((data.shape, data.dtype))  # to check the gradient backward returns
+                meta.append((a._data.shape, a._data.dtype))
             else:
                 needs.append(False)
                 edges.append(_NO_EDGE)
@@ -467,31 +484,23 @@ def _apply_with_graph(cls, args, kwargs):
         node._tensor_positions = positions
     if _anomaly_state["enabled"]:
         node.metadata["traceback_"] = _anomaly_state["stack"]()
+    return node
 
-    _state["enabled"] = False
-    try:
-        if cls._uses_setup_context:
-            outputs = _forward_then_setup_context(cls, node, args, kwargs)
-        else:
-            outputs = cls.forward(node, *args, **kwargs)
-    finally:
-        _state["enabled"] = True
-    if type(outputs) is not tuple:  # one output: the common case
+
+def _connect_outputs(node, outputs, args):
+    """Make forward's outputs Tensors whose ``grad_fn`` is ``node``; pack what it saved."""
+    if type(outputs) is tuple:
+        node._num_outputs = len(outputs)
+        results = tuple(_connect_output(node, i, o, args) for i, o in enumerate(outputs))
+        node._output_meta = [None if r is None else (r._data.shape, r.dtype, r.device) for r in results]
+    elif type(outputs) is _ndarray and outputs.dtype.kind == "f":  # the common case: a new float array
         node._num_outputs = 1
-        if type(outputs) is _ndarray and outputs.dtype.kind == "f":  # a new float array
-            result = Tensor._make(outputs, True, node, 0)
-        else:
-            result = _connect_output(node, 0, outputs, args)
-        if node._saved:
-            node._pack_saved((result,))
-        return result
-    node._num_outputs = len(outputs)
-    results = tuple(_connect_output(node, i, o, args) for i, o in enumerate(outputs))
-    node._output_meta = [
-        None if r is None else (r._data.shape, r.dtype, r.device) for r in results
-    ]
+        results = _Tensor._make(outputs, True, node, 0)
+    else:
+        node._num_outputs = 1
+        results = _connect_output(node, 0, outputs, args)
     if node._saved:
-        node._pack_saved(results)
+        node._pack_saved(results if type(results) is tuple else (results,))
     return results
 
 
@@ -548,13 +557,11 @@ def once_differentiable(fn):
     def wrapper(ctx, *args):
         with grad_mode.no_grad():
             outputs = fn(ctx, *args)
-        if not _state["enabled"]:
-            return outputs
-        if not any(isinstance(a, _Tensor) and a._requires_grad for a in args):
+        if not grad_mode.is_grad_enabled() or not _requires_grad(args):
             return outputs
         single = not isinstance(outputs, tuple)
         # detached copies that require grad, so that the error node is recorded
-        fakes = [o if o is None else _Tensor._make(o._data, True) for o in ((outputs,) if single else outputs)]
+        fakes = [o if o is None else o.detach().requires_grad_() for o in ((outputs,) if single else outputs)]
         wrapped = DelayedError.apply(*fakes)
         return wrapped if single else (wrapped if isinstance(wrapped, tuple) else (wrapped,))
 

@@ -45,7 +45,7 @@ def linear(input, weight, bias=None):
     if ndim == 2 and bias is not None:
         return _linear.Addmm.apply(bias, input, weight)
     if ndim == 2:
-        return _linear.Mm.apply(input, weight)
+        return _linear.LinearNoBias.apply(None, input, weight)
     if ndim > 2:  # flatten the batch dims, one product, restore them
         out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
         return out.view(*input.shape[:-1], weight.shape[0])
@@ -673,8 +673,7 @@ def _plain_class_targets(input, target, weight, ignore_index):
     if type(t) is not np.ndarray or t.ndim != 1 or t.dtype is not _INT64 or not 0 < t.shape[0] == x.shape[0]:
         return False
     n_classes = x.shape[1]
-    # viewed as unsigned, a negative index becomes huge: one max checks both ends of the range
-    return _is_floating(x.dtype) and np.maximum.reduce(t.view(np.uint64)) < n_classes and not (
+    return _is_floating(x.dtype) and 0 <= t.min() and t.max() < n_classes and not (
         0 <= ignore_index < n_classes and (t == ignore_index).any())
 
 

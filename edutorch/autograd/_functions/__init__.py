@@ -2,6 +2,17 @@
 
 PyTorch writes these derivatives in ``tools/autograd/derivatives.yaml`` and
 generates C++; edutorch writes each one by hand, in Python, so a student can
-read an op and its gradient side by side.  Backward formulas use Tensor ops,
-so with ``create_graph=True`` they are differentiated again.
+read an op and its gradient side by side.  Each gradient is written once, with
+Tensor ops, as the mathematics reads (``Mm.backward``: ``grad @ b.t()`` and
+``a.t() @ grad``).  The same line serves both kinds of backward:
+
+* a plain ``backward()`` runs it with grad mode off, so each op takes
+  ``Function.apply``'s short path (no node recorded: a ``forward`` on the
+  arrays and a Tensor around the result);
+* ``create_graph=True`` runs it with grad mode on, so the gradient is itself
+  recorded and can be differentiated again.
+
+Where PyTorch fuses a formula into one kernel (``tanh_backward``,
+``threshold_backward``...), ``fused.py`` has it as one ``Function`` with its
+own backward.
 """

@@ -8,9 +8,7 @@ import numpy as np
 
 from ... import _dtype
 from ..function import Function
-from ..grad_mode import _state
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
-
 
 
 def _shape_str(shape):
@@ -52,58 +50,9 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        need_a, need_b = ctx.needs_input_grad
-        if not _state["enabled"]:  # a plain backward: one BLAS call per gradient, nothing recorded
-            g, make = grad._data, _utils._Tensor._make
-            return (make(_utils.matmul(g, b._data.T)) if need_a else None,
-                    make(_utils.matmul(a._data.T, g)) if need_b else None)
-        ga = MmMat1Backward.apply(grad, b) if need_a else None
-        gb = MmMat2Backward.apply(a, grad) if need_b else None
+        ga = grad @ b.t() if ctx.needs_input_grad[0] else None  # dA = G Bᵀ (PyTorch's mm_mat1_backward)
+        gb = a.t() @ grad if ctx.needs_input_grad[1] else None  # dB = Aᵀ G (PyTorch's mm_mat2_backward)
         return ga, gb
-
-
-class MmMat1Backward(Function):
-    """``grad @ bᵀ``: the gradient of ``a @ b`` w.r.t. ``a`` (PyTorch's ``mm_mat1_backward``).
-
-    One op on the arrays instead of ``grad.mm(b.t())`` (two Tensor ops); its own
-    backward keeps ``create_graph=True`` working.  PyTorch's node here is an ``mm``.
-    """
-
-    _backward_name = "MmBackward0"
-
-    @staticmethod
-    def forward(ctx, grad, b):
-        ctx.save_for_backward(grad if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
-        return _utils.matmul(grad._data, b._data.T)
-
-    @staticmethod
-    def backward(ctx, gg):
-        grad, b = ctx.saved_tensors
-        # out = G Bᵀ:  d/dG = gg B,  d/dB = ggᵀ G
-        g_grad = Mm.apply(gg, b) if ctx.needs_input_grad[0] else None
-        g_b = MmMat2Backward.apply(gg, grad) if ctx.needs_input_grad[1] else None
-        return g_grad, g_b
-
-
-class MmMat2Backward(Function):
-    """``aᵀ @ grad``: the gradient of ``a @ b`` w.r.t. ``b`` (PyTorch's ``mm_mat2_backward``)."""
-
-    _backward_name = "MmBackward0"
-
-    @staticmethod
-    def forward(ctx, a, grad):
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              grad if ctx.needs_input_grad[0] else None)
-        return _utils.matmul(a._data.T, grad._data)
-
-    @staticmethod
-    def backward(ctx, gg):
-        a, grad = ctx.saved_tensors
-        # out = Aᵀ G:  d/dA = G ggᵀ,  d/dG = A gg
-        g_a = MmMat1Backward.apply(grad, gg) if ctx.needs_input_grad[0] else None
-        g_grad = Mm.apply(a, gg) if ctx.needs_input_grad[1] else None
-        return g_a, g_grad
 
 
 class Bmm(Function):
@@ -128,8 +77,8 @@ class Bmm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        ga = grad.bmm(b.transpose(1, 2)) if ctx.needs_input_grad[0] else None
-        gb = a.transpose(1, 2).bmm(grad) if ctx.needs_input_grad[1] else None
+        ga = grad.bmm(b.mT) if ctx.needs_input_grad[0] else None
+        gb = a.mT.bmm(grad) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -209,9 +158,9 @@ class Matmul(Function):
         ga = gb = None
         if ctx.needs_input_grad[0]:
             # batch dims that were broadcast are summed back (sum_to_size)
-            ga = g.matmul(b2.transpose(-1, -2)).sum_to_size(a2.shape).reshape(a.shape)
+            ga = (g @ b2.mT).sum_to_size(a2.shape).reshape(a.shape)
         if ctx.needs_input_grad[1]:
-            gb = a2.transpose(-1, -2).matmul(g).sum_to_size(b2.shape).reshape(b.shape)
+            gb = (a2.mT @ g).sum_to_size(b2.shape).reshape(b.shape)
         return ga, gb
 
 

@@ -6,7 +6,6 @@ import numpy as np
 
 from ... import _dtype, backend
 from ..function import Function
-from ..grad_mode import _state
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import summed_to, wrap_dim
 from ..._dtype import is_floating as _is_floating
@@ -28,25 +27,9 @@ def normalize_dims(dim, ndim):
 
 def expand_grad(grad, in_shape, axes, keepdim, count=1):
     """Undo a reduction's shape: re-insert reduced axes, broadcast to ``in_shape`` (``/ count``)."""
-    if not _state["enabled"]:  # a plain backward: no graph to record, straight on the array
-        return _utils._Tensor._make(_expanded(grad._data, in_shape, axes, keepdim, count))
     if count == 1:
         return SumBackward.apply(grad, in_shape, axes, keepdim, 1)
     return MeanBackward.apply(grad, in_shape, axes, keepdim, count)
-
-
-def _expanded(g, in_shape, axes, keepdim, count):
-    """The array of ``expand_grad``: ``g / count`` with the reduced axes put back, broadcast."""
-    if count != 1:
-        g = g / count  # mean: divide the few values before broadcasting them
-        if isinstance(g, np.generic):  # NumPy turns 0-d arithmetic into a scalar
-            g = np.asarray(g)
-    if not keepdim and g.ndim:  # a 0-d grad (every axis reduced) expands as is
-        shape = list(in_shape)
-        for ax in axes:
-            shape[ax] = 1
-        g = g.reshape(shape)
-    return _utils.broadcast_to(g, in_shape)
 
 
 class SumBackward(Function):
@@ -62,7 +45,15 @@ class SumBackward(Function):
     @staticmethod
     def forward(ctx, grad, in_shape, axes, keepdim, count):
         ctx.axes, ctx.keepdim, ctx.count = axes, keepdim, count
-        return _expanded(grad._data, in_shape, axes, keepdim, count)
+        g = grad._data
+        if count != 1:
+            g = g / count  # mean: divide the few values before broadcasting them
+        if not keepdim and g.ndim:  # a 0-d grad (every axis reduced) expands as is
+            shape = list(in_shape)
+            for ax in axes:
+                shape[ax] = 1
+            g = g.reshape(shape)
+        return _utils.broadcast_to(g, in_shape)
 
     @staticmethod
     def backward(ctx, gg):

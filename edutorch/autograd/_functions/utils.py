@@ -1,8 +1,7 @@
 """Helpers shared by the op definitions: operand dtypes, broadcasting in backward."""
 import numpy as np
 
-from ... import _dtype
-from ..grad_mode import _state as _grad_state
+from ... import _dtype, backend
 
 _BFLOAT16 = _dtype.bfloat16.np
 from ..._dtype import is_floating as _is_floating
@@ -12,12 +11,10 @@ _Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (which imports the
 
 def wrap_dim(dim, ndim):
     """Turn a negative ``dim`` into a positive one, with PyTorch's IndexError."""
-    lo, hi = -max(ndim, 1), max(ndim, 1) - 1
-    if not lo <= dim <= hi:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-        )
-    return dim + max(ndim, 1) if dim < 0 else dim
+    n = ndim if ndim > 0 else 1  # a 0-d tensor accepts dims -1 and 0
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim + n if dim < 0 else dim
 
 
 def quiet_fp():
@@ -112,8 +109,6 @@ def in_dtype_of(out, x):
 
 
 def _device_error(x, y):
-    from ... import backend
-
     names = {"cpu": "cpu", "cuda": "cuda:0"}
     return (
         "Expected all tensors to be on the same device, but found at least two devices, "
@@ -136,10 +131,7 @@ def grad_for(grad, meta):
         return grad
     shape, dtype = meta
     if grad._data.shape != shape:
-        if _grad_state["enabled"]:  # create_graph=True: a recorded op, differentiable again
-            grad = grad.sum_to_size(shape)
-        else:  # a plain backward: sum the array directly
-            grad = _Tensor._make(summed_to(grad._data, shape))
+        grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:
         grad = grad.to(_dtype.from_numpy_dtype(dtype))
     return grad
@@ -171,21 +163,8 @@ def summed_to(x, shape):
 
 
 def broadcast_to(x, shape):
-    """``np.broadcast_to`` (a read-only view), fast for a one-element array.
-
-    Expanding a reduction's gradient (``loss.sum()`` -> every element) is the
-    common case: there ``np.ndarray`` with all strides 0 builds the same view
-    without ``np.broadcast_to``'s Python-level checks (about 8x faster).
-    """
-    if type(x) is np.ndarray and x.size == 1:  # one element: always contiguous
-        view = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
-        view.flags.writeable = False  # as np.broadcast_to: writing would hit every element
-        return view
-    if type(x) is np.ndarray:
-        return np.broadcast_to(x, shape)
-    import cupy  # only reached for CUDA arrays, so CuPy is installed
-
-    return cupy.broadcast_to(x, shape)
+    """``np.broadcast_to`` for a NumPy or CuPy array: a read-only view, nothing copied."""
+    return backend.get_array_module(x).broadcast_to(x, shape)
 
 
 def broadcast_error(x, y):

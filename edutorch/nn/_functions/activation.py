@@ -11,13 +11,9 @@ import math
 import numpy as np
 
 from ...autograd.function import Function
-from ..._tensor import Tensor
-from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
+from .utils import constant
 from ...autograd._functions.utils import in_dtype_of
 
-
-def _const(array):
-    return Tensor._make(array)
 
 
 class LeakyRelu(Function):
@@ -36,7 +32,7 @@ class LeakyRelu(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         x = input._data
-        return grad * _const(np.where(x > 0, 1, ctx.slope).astype(x.dtype)), None
+        return grad * constant(np.where(x > 0, 1, ctx.slope).astype(x.dtype)), None
 
 
 class LeakyReluInplace(Function):
@@ -47,7 +43,7 @@ class LeakyReluInplace(Function):
 
     @staticmethod
     def forward(ctx, input, negative_slope):
-        out = Tensor._make(LeakyRelu.forward(ctx, input, negative_slope))
+        out = constant(LeakyRelu.forward(ctx, input, negative_slope))
         ctx.save_for_backward(out)  # the result, in place of the input saved above
         return out
 
@@ -63,7 +59,7 @@ class LeakyReluInplace(Function):
             )
         (result,) = ctx.saved_tensors
         r = result._data
-        return grad * _const(np.where(r > 0, 1, ctx.slope).astype(r.dtype)), None
+        return grad * constant(np.where(r > 0, 1, ctx.slope).astype(r.dtype)), None
 
 
 class Elu(Function):
@@ -82,7 +78,7 @@ class Elu(Function):
     def backward(ctx, grad):
         # f'(x) = 1 for x > 0, alpha * exp(x) otherwise
         (input,) = ctx.saved_tensors
-        negative = _const(input._data <= 0)  # PyTorch's test: a NaN counts as positive
+        negative = constant(input._data <= 0)  # PyTorch's test: a NaN counts as positive
         pos = 1 - negative.to(input.dtype)
         neg_part = input.masked_fill(~negative, 0).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
         return grad * (pos + (1 - pos) * neg_part), None
@@ -96,14 +92,14 @@ class EluInplace(Function):
 
     @staticmethod
     def forward(ctx, input, alpha):
-        out = Tensor._make(Elu.forward(ctx, input, alpha))
+        out = constant(Elu.forward(ctx, input, alpha))
         ctx.save_for_backward(out)  # the result, in place of the input saved above
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (result,) = ctx.saved_tensors
-        positive = _const(result._data > 0).to(result.dtype)
+        positive = constant(result._data > 0).to(result.dtype)
         return grad * (positive + (1 - positive) * (result + ctx.alpha)), None
 
 
@@ -198,7 +194,7 @@ class Softplus(Function):
     def backward(ctx, grad):
         # sigmoid(beta x) where the softplus is active, 1 where it is linear
         (input,) = ctx.saved_tensors
-        linear = _const((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
+        linear = constant((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
         return grad * (linear + (1 - linear) * (input * ctx.beta).sigmoid()), None, None
 
 
@@ -211,7 +207,7 @@ class Softmax(Function):
     def forward(ctx, input, dim):
         x = input._data
         e = np.exp(x - x.max(axis=dim, keepdims=True))
-        out = _const(e / e.sum(axis=dim, keepdims=True))
+        out = constant(e / e.sum(axis=dim, keepdims=True))
         ctx.save_for_backward(out)
         ctx.dim = dim
         return out
@@ -237,7 +233,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, input, dim):
-        out = _const(log_softmax_array(input._data, dim))
+        out = constant(log_softmax_array(input._data, dim))
         ctx.save_for_backward(out)  # PyTorch saves the result (a Tensor: create_graph needs its graph)
         ctx.dim = dim
         return out
@@ -246,10 +242,32 @@ class LogSoftmax(Function):
     def backward(ctx, grad):
         # dL/dx = g - softmax(x) * sum(g), and softmax(x) = exp(log_softmax(x))
         (y,) = ctx.saved_tensors
-        if _state["enabled"]:  # create_graph=True: Tensor ops, differentiable again
-            return grad - y.exp() * grad.sum(ctx.dim, keepdim=True), None
+        return LogSoftmaxBackward.apply(grad, y, ctx.dim), None
+
+
+class LogSoftmaxBackward(Function):
+    """PyTorch's ``_log_softmax_backward_data``: ``grad - exp(y) * grad.sum(dim)``, one op.
+
+    ``y`` is the log-softmax output, so ``exp(y)`` is the softmax.  Its own
+    backward (for ``create_graph=True``), with ``p = exp(y)``:
+    d/dgrad = ``gg - (gg * p).sum(dim)``;  d/dy = ``-gg * p * grad.sum(dim)``.
+    """
+
+    _backward_name = "LogSoftmaxBackwardDataBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, y, dim):
+        ctx.save_for_backward(grad, y)
+        ctx.dim = dim
         g = grad._data
         dx = np.exp(y._data)
-        dx *= g.sum(axis=ctx.dim, keepdims=True)
-        np.subtract(g, dx, out=dx)
-        return _const(dx), None
+        dx *= g.sum(axis=dim, keepdims=True)
+        return np.subtract(g, dx, out=dx)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        p, dim = y.exp(), ctx.dim
+        g_grad = gg - (gg * p).sum(dim, keepdim=True) if ctx.needs_input_grad[0] else None
+        g_y = -gg * p * grad.sum(dim, keepdim=True) if ctx.needs_input_grad[1] else None
+        return g_grad, g_y, None

@@ -30,9 +30,8 @@ from ... import backend
 from ... import _functional
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
-from .utils import differentiable_backward
+from .utils import constant, differentiable_backward
 from ...autograd._functions.utils import matmul
-from ..._tensor import Tensor
 
 
 def _offset_slices(i, j, out_hw, stride, dilation):
@@ -213,44 +212,45 @@ class Convolution(Function):
         ctx.save_for_backward(input, weight)
         ctx.cols = cols_g if ctx.needs_input_grad[1] else None
         ctx.w_g = w_g if ctx.needs_input_grad[0] else None
-        ctx.meta = (x.shape, pad_shape, w.shape, stride, padding, dilation, groups, one_d, rows, width)
+        ctx.x_shape, ctx.pad_shape, ctx.w_shape = x.shape, pad_shape, w.shape  # x, w as 2-D convolution sees them
+        ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, padding, dilation, groups
+        ctx.one_d, ctx.rows, ctx.width = one_d, rows, width  # conv1d?  stride 1 (the row layout)?  its width
         return out[:, :, 0, :] if one_d else out
 
     @staticmethod
     def backward(ctx, grad):
         if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            _, _, _, stride, padding, dilation, groups, one_d, *_ = ctx.meta
             gx, gw = differentiable_backward(
-                lambda x, w: conv_ops(x, w, None, stride, padding, dilation, groups),
+                lambda x, w: conv_ops(x, w, None, ctx.stride, ctx.padding, ctx.dilation, ctx.groups),
                 ctx.saved_tensors, ctx.needs_input_grad[:2], grad)
-            gb = grad.sum((0, 2) if one_d else (0, 2, 3)) if ctx.needs_input_grad[2] else None
+            gb = grad.sum((0, 2) if ctx.one_d else (0, 2, 3)) if ctx.needs_input_grad[2] else None
             return gx, gw, gb, None, None, None, None
-        x_shape, pad_shape, w_shape, stride, padding, dilation, groups, one_d, rows, width = ctx.meta
-        g = grad._data[:, :, None, :] if one_d else grad._data
+        g = grad._data[:, :, None, :] if ctx.one_d else grad._data
         n, o, ho, wo = g.shape
-        _, cg, kh, kw = w_shape
-        if rows:  # back to the padded width: the extra columns get zero gradient
-            wide = backend.get_array_module(g).zeros((n, o, ho, width), dtype=g.dtype)
+        _, cg, kh, kw = ctx.w_shape
+        if ctx.rows:  # back to the padded width: the extra columns get zero gradient
+            wide = backend.get_array_module(g).zeros((n, o, ho, ctx.width), dtype=g.dtype)
             wide[..., :wo] = g
             g = wide
-        g_g = g.reshape(n, groups, o // groups, ho * g.shape[3])    # (N, G, Og, Ho*width)
+        g_g = g.reshape(n, ctx.groups, o // ctx.groups, ho * g.shape[3])    # (N, G, Og, Ho*width)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
-            dcols = matmul(np.swapaxes(ctx.w_g, 1, 2), g_g)               # (N, G, kh*kw*Cg, Ho*width)
-            (top, _), (left, _) = padding
-            if rows:
-                dflat = col2im_rows(dcols.reshape(n, groups, kh, kw, cg, ho * width), pad_shape, width, dilation)
-                hp = x_shape[2] + sum(padding[0])
-                dxp = dflat[:, :, :hp * width].reshape(n, pad_shape[1], hp, width)
+            dcols = matmul(np.swapaxes(ctx.w_g, 1, 2), g_g) # (N, G, kh*kw*Cg, Ho*width)
+            (top, _), (left, _) = ctx.padding
+            if ctx.rows:
+                dflat = col2im_rows(dcols.reshape(n, ctx.groups, kh, kw, cg, ho * ctx.width), ctx.pad_shape,
+                                    ctx.width, ctx.dilation)
+                hp = ctx.x_shape[2] + sum(ctx.padding[0])
+                dxp = dflat[:, :, :hp * ctx.width].reshape(n, ctx.pad_shape[1], hp, ctx.width)
             else:
-                dxp = col2im(dcols.reshape(n, groups, kh, kw, cg, ho, wo), pad_shape, stride, dilation)
-            dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-            gx = Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx[:, :, 0, :] if one_d else dx))
+                dxp = col2im(dcols.reshape(n, ctx.groups, kh, kw, cg, ho, wo), ctx.pad_shape, ctx.stride, ctx.dilation)
+            dx = dxp[:, :, top: top + ctx.x_shape[2], left: left + ctx.x_shape[3]]
+            gx = constant(backend.get_array_module(dx).ascontiguousarray(dx[:, :, 0, :] if ctx.one_d else dx))
         if ctx.needs_input_grad[1]:
             # sum over samples of grad[n] @ cols[n].T, then back to (O, Cg, kh, kw)
             dw = matmul(g_g, np.swapaxes(ctx.cols, 2, 3)).sum(axis=0)  # (G, Og, kh*kw*Cg)
-            dw = dw.reshape(groups, o // groups, kh, kw, cg).transpose(0, 1, 4, 2, 3).reshape(w_shape)
-            gw = Tensor._make(dw[:, :, 0, :] if one_d else dw)
+            dw = dw.reshape(ctx.groups, o // ctx.groups, kh, kw, cg).transpose(0, 1, 4, 2, 3).reshape(ctx.w_shape)
+            gw = constant(dw[:, :, 0, :] if ctx.one_d else dw)
         if ctx.needs_input_grad[2]:
-            gb = Tensor._make(grad._data.sum(axis=(0, 2)) if one_d else grad._data.sum(axis=(0, 2, 3)))
+            gb = constant(grad._data.sum(axis=(0, 2)) if ctx.one_d else grad._data.sum(axis=(0, 2, 3)))
         return gx, gw, gb, None, None, None, None

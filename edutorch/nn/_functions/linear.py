@@ -4,14 +4,12 @@ PyTorch computes ``F.linear(x, W, b)`` for a 2-D ``x`` as ONE call,
 ``addmm(b, x, W.t())`` = ``b + x @ W.t()``, whose graph node is
 ``AddmmBackward0`` (``MmBackward0`` without a bias).  We do the same in one
 Function: one matmul and one in-place broadcast add in NumPy, and one graph
-node whose edges go to (bias, input, weight).  Backward is three NumPy calls
-(``g.sum(0)``, ``g @ W``, ``g.T @ x``: BLAS reads the transposed view in
-place); with ``create_graph=True`` the same formulas run as Tensor ops.
+node whose edges go to (bias, input, weight).  Backward is three Tensor ops
+(``grad.sum(0)``, ``grad @ W``, ``grad.t() @ x``), so with ``create_graph=True``
+they are differentiated again.
 """
 from ... import _dtype
 from ...autograd.function import Function
-from ..._tensor import Tensor
-from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
 from ...autograd._functions.blas import _shape_str
 from ...autograd._functions.utils import matmul
 
@@ -50,55 +48,34 @@ class Addmm(Function):
     @staticmethod
     def forward(ctx, bias, input, weight):
         x, w = input._data, weight._data
-        if x.shape[1] != w.shape[1] or x.dtype != w.dtype or bias._data.dtype != w.dtype:
+        if x.shape[1] != w.shape[1] or x.dtype != w.dtype or bias is not None and bias._data.dtype != w.dtype:
             _check(x, w, input, weight, bias)
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)
         out = matmul(x, w.T)  # W.T is a view: BLAS reads the transpose, nothing is copied
-        out += bias._data  # in place, broadcast over the batch: no second (N, out) array
+        if bias is not None:
+            out += bias._data  # in place, broadcast over the batch: no second (N, out) array
         return out
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         need_bias, need_input, need_weight = ctx.needs_input_grad  # one flag per input
-        if not _state["enabled"]:  # no graph to record: straight NumPy, one call per gradient
-            g = grad._data
-            return (Tensor._make(g.sum(0)) if need_bias else None,
-                    Tensor._make(matmul(g, weight._data)) if need_input else None,
-                    Tensor._make(matmul(g.T, input._data)) if need_weight else None)
-        # the bias was broadcast over the batch: its gradient sums over it
-        g_bias = grad.sum(0) if need_bias else None
-        g_input = grad.mm(weight) if need_input else None      # (N, out) @ (out, in)
-        g_weight = grad.t().mm(input) if need_weight else None  # (out, N) @ (N, in)
+        g_bias = grad.sum(0) if need_bias else None  # the bias was broadcast over the batch
+        g_input = grad @ weight if need_input else None  # (N, out) @ (out, in)
+        g_weight = grad.t() @ input if need_weight else None  # (out, N) @ (N, in)
         return g_bias, g_input, g_weight
 
 
-class Mm(Function):
-    """``input @ weight.T`` for a 2-D input (``nn.Linear(bias=False)``)."""
+class LinearNoBias(Addmm):
+    """``input @ weight.T`` (``nn.Linear(bias=False)``): ``Addmm`` called with ``bias=None``.
+
+    PyTorch computes it with ``mm``, so the node is an ``MmBackward0``; its
+    edges go to (input, weight) only, since ``None`` is not a tensor.
+    """
 
     _backward_name = "MmBackward0"
-
-    @staticmethod
-    def forward(ctx, input, weight):
-        x, w = input._data, weight._data
-        if x.shape[1] != w.shape[1] or x.dtype != w.dtype:
-            _check(x, w, input, weight)
-        ctx.save_for_backward(input if ctx.needs_input_grad[1] else None,
-                              weight if ctx.needs_input_grad[0] else None)
-        return matmul(x, w.T)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, weight = ctx.saved_tensors
-        if not _state["enabled"]:  # no graph to record: straight NumPy
-            g = grad._data
-            return (Tensor._make(matmul(g, weight._data)) if ctx.needs_input_grad[0] else None,
-                    Tensor._make(matmul(g.T, input._data)) if ctx.needs_input_grad[1] else None)
-        g_input = grad.mm(weight) if ctx.needs_input_grad[0] else None
-        g_weight = grad.t().mm(input) if ctx.needs_input_grad[1] else None
-        return g_input, g_weight
 
 
 class Bilinear(Function):

@@ -14,13 +14,9 @@ from ... import backend
 
 from ...autograd.function import Function
 from ...autograd._functions.utils import sign
-from ..._tensor import Tensor
-from ...autograd.grad_mode import _state  # _state["enabled"]: is_grad_enabled() without the call
+from .utils import constant
 from ..._dtype import is_floating as _is_floating
 
-
-def _const(array):
-    return Tensor._make(array)
 
 
 def reduce_array(loss, reduction):
@@ -76,7 +72,7 @@ def _masks(d, limit):
     As PyTorch's kernels test ``d < -limit`` and ``d > limit``, a NaN counts as inside.
     """
     inside = ~(np.abs(d._data) > limit)
-    return _const(inside.astype(d._data.dtype)), _const(sign(d._data))
+    return constant(inside.astype(d._data.dtype)), constant(sign(d._data))
 
 
 class MseLoss(_PointwiseLoss):
@@ -183,7 +179,7 @@ class NllLoss(Function):
             local /= ctx.total
         if reduction == "none":
             grad = grad.unsqueeze(1)  # one gradient per sample, broadcast over classes
-        return grad * _const(local), None, None, None, None
+        return grad * constant(local), None, None, None, None
 
 
 class ClassNllLoss(Function):
@@ -208,7 +204,7 @@ class ClassNllLoss(Function):
         # ``target`` is an array (no edge, as in PyTorch); ``saved`` holds its tensor, kept with
         # the input as PyTorch does, so that an in-place change before backward raises
         ctx.save_for_backward(input, *saved)
-        ctx.meta = (x.shape, x.dtype, reduction, rows)
+        ctx.reduction = reduction
         if reduction == "none":
             return np.negative(picked, out=picked)
         total = -picked.sum()
@@ -216,17 +212,37 @@ class ClassNllLoss(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        _, target = ctx.saved_tensors
-        target = target._data
-        shape, dtype, reduction, rows = ctx.meta
-        local = np.zeros(shape, dtype=dtype)
-        scale = -1.0 / shape[0] if reduction == "mean" else -1.0
-        none = reduction == "none"  # then one gradient per sample, broadcast over classes
-        if not _state["enabled"]:  # no graph to record: only the picked entries are nonzero
-            local[rows, target] = scale * grad._data  # (N,) for "none", one value otherwise
-            return _const(local), None, None
-        local[rows, target] = scale
-        return (grad.unsqueeze(1) if none else grad) * _const(local), None, None
+        input, target = ctx.saved_tensors
+        return NllLossBackward.apply(grad, target, input.shape, ctx.reduction), None, None
+
+
+class NllLossBackward(Function):
+    """PyTorch's ``nll_loss_backward`` for ``ClassNllLoss``, one op (as ``autograd/_functions/fused.py``).
+
+    The gradient is zero except at each picked ``[n, t[n]]``, where it is
+    ``-grad`` (divided by N for ``"mean"``; ``grad[n]`` for ``"none"``).  Its own
+    backward, for ``create_graph=True``, gathers those entries back.
+    """
+
+    _backward_name = "NllLossBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, target, shape, reduction):
+        g, t = grad._data, target._data
+        ctx.save_for_backward(target)
+        xp = backend.get_array_module(g)  # NumPy or CuPy
+        ctx.rows = xp.arange(shape[0])
+        ctx.scale = -1.0 / shape[0] if reduction == "mean" else -1.0
+        ctx.per_sample = reduction == "none"  # then grad has one value per sample
+        out = xp.zeros(shape, dtype=g.dtype)
+        out[ctx.rows, t] = g * ctx.scale  # (N,) for "none", one value otherwise
+        return out
+
+    @staticmethod
+    def backward(ctx, gg):
+        (target,) = ctx.saved_tensors
+        picked = gg[constant(ctx.rows), target] * ctx.scale  # (N,)
+        return (picked if ctx.per_sample else picked.sum()), None, None, None
 
 
 class BinaryCrossEntropy(Function):

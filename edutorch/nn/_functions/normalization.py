@@ -27,8 +27,7 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
-from .utils import differentiable_backward
-from ..._tensor import Tensor
+from .utils import constant, differentiable_backward
 from ...autograd._functions.utils import in_dtype_of
 
 
@@ -40,7 +39,7 @@ def _normalize_backward(g, x_hat, inv_std, axes):
 
 
 def _wrap(a):
-    return None if a is None else Tensor._make(a)
+    return None if a is None else constant(a)
 
 
 def _private_x_hat(x_hat, out):
@@ -109,7 +108,7 @@ class BatchNorm(Function):
         if ctx.training:
             x_hat = _normalize_ops(x, ctx.axes, ctx.eps)
         else:
-            x_hat = (x - Tensor._make(ctx.mean)) * Tensor._make(ctx.inv_std)
+            x_hat = (x - constant(ctx.mean)) * constant(ctx.inv_std)
         return _affine_ops(x_hat, weight, bias, ctx.shape)
 
     @staticmethod

@@ -15,9 +15,8 @@ from ... import backend
 
 from ...autograd.function import Function
 from ...autograd.grad_mode import is_grad_enabled
-from ..._tensor import Tensor
 from .conv import _offset_slices, col2im, pad2d, pad2d_ops
-from .utils import differentiable_backward
+from .utils import constant, differentiable_backward
 
 
 def out_size(size, k, s, p, d, ceil_mode):
@@ -51,7 +50,8 @@ class MaxPool2d(Function):
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
         hw = (out_size(x.shape[2], kh, sh, ph, dh, ceil_mode), out_size(x.shape[3], kw, sw, pw, dw, ceil_mode))
         xp, pads = _padded(x, kernel, stride, padding, dilation, hw, -np.inf)  # -inf is never the max
-        ctx.meta = (x.shape, pads, kernel, stride, padding, dilation, hw)
+        ctx.x_shape, ctx.pads, ctx.hw = x.shape, pads, hw  # hw: the output's (height, width)
+        ctx.kernel, ctx.stride, ctx.padding, ctx.dilation = kernel, stride, padding, dilation
         ctx.save_for_backward(input)  # version-checked: ``xp`` may be the input's own array
         ctx.xp = xp
         offsets = [_offset_slices(p // kw, p % kw, hw, stride, dilation) for p in range(kh * kw)]
@@ -76,7 +76,7 @@ class MaxPool2d(Function):
         offset is excluded from the later masks; a NaN is the maximum, and of
         several NaNs the LAST one wins.
         """
-        _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
+        (kh, kw), stride, dilation, hw = ctx.kernel, ctx.stride, ctx.dilation, ctx.hw
         xp = backend.get_array_module(ctx.out)
         found = xp.zeros(ctx.out.shape, dtype=bool)
         hit = xp.empty(ctx.out.shape, dtype=bool)
@@ -94,7 +94,7 @@ class MaxPool2d(Function):
     @staticmethod
     def last_nan_offset(ctx):
         """For each window, the last kernel offset holding a NaN (-1 if none)."""
-        _, _, (kh, kw), stride, _, dilation, hw = ctx.meta
+        (kh, kw), stride, dilation, hw = ctx.kernel, ctx.stride, ctx.dilation, ctx.hw
         last = backend.get_array_module(ctx.out).full(ctx.out.shape, -1)
         for p in range(kh * kw):
             last[np.isnan(ctx.xp[_offset_slices(p // kw, p % kw, hw, stride, dilation)])] = p
@@ -103,7 +103,8 @@ class MaxPool2d(Function):
     @staticmethod
     def indices(ctx):
         """``return_indices=True``: the flat index ``h * W + w`` of each max in its input plane."""
-        (n, c, h, w), _, (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = ctx.meta
+        w, kw = ctx.x_shape[3], ctx.kernel[1]
+        (sh, sw), (ph, pw), (dh, dw), (ho, wo) = ctx.stride, ctx.padding, ctx.dilation, ctx.hw
         xp = backend.get_array_module(ctx.out)
         arg = xp.zeros(ctx.out.shape, dtype=np.int64)  # which kernel offset holds the max
         for p, _, hit in MaxPool2d.first_max(ctx):
@@ -121,7 +122,7 @@ class MaxPool2d(Function):
         double backward (which gathers the second-order gradient the same way).
         """
         n, c, h, w = x.shape
-        index = Tensor._make(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
+        index = constant(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
         flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
         return x.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
 
@@ -131,7 +132,7 @@ class MaxPool2d(Function):
             (gx,) = differentiable_backward(lambda x: MaxPool2d.forward_ops(ctx, x), ctx.saved_tensors,
                                             ctx.needs_input_grad[:1], grad)
             return gx, None, None, None, None, None
-        x_shape, pads, kernel, stride, _, dilation, _ = ctx.meta
+        x_shape, pads, kernel, stride, dilation = ctx.x_shape, ctx.pads, ctx.kernel, ctx.stride, ctx.dilation
         g = grad._data
         dxp = backend.get_array_module(g).zeros(ctx.xp.shape, dtype=g.dtype)
         # windows that do not overlap write each input pixel at most once: plain stores
@@ -143,7 +144,7 @@ class MaxPool2d(Function):
                 np.multiply(g, hit, out=dxp[sl])
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None
+        return constant(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None
 
 
 def avg_divisor(size, k, s, p, out, count_include_pad):
@@ -177,19 +178,20 @@ class AvgPool2d(Function):
             div = np.outer(avg_divisor(x.shape[2], kh, sh, ph, hw[0], count_include_pad),
                            avg_divisor(x.shape[3], kw, sw, pw, hw[1], count_include_pad)).astype(x.dtype)
             div = backend.get_array_module(x).asarray(div)  # the table is built on the host
-        ctx.meta = (x.shape, xp.shape, kernel, stride, pads, div)
+        ctx.x_shape, ctx.xp_shape, ctx.kernel, ctx.stride, ctx.pads = x.shape, xp.shape, kernel, stride, pads
+        ctx.div = div  # the count each window's sum is divided by
         ctx.save_for_backward(input)  # read only by a create_graph backward
         return total / div
 
     @staticmethod
     def forward_ops(ctx, x, out_hw):
         """The forward with Tensor ops: pad, add the kh*kw shifted slices, divide by the counts."""
-        _, _, (kh, kw), stride, pads, div = ctx.meta
+        (kh, kw), stride, pads, div = ctx.kernel, ctx.stride, ctx.pads, ctx.div
         xp = pad2d_ops(x, pads)
         total = xp[_offset_slices(0, 0, out_hw, stride, (1, 1))]
         for p in range(1, kh * kw):
             total = total + xp[_offset_slices(p // kw, p % kw, out_hw, stride, (1, 1))]
-        return total / Tensor._make(div)
+        return total / constant(div)
 
     @staticmethod
     def backward(ctx, grad):
@@ -197,7 +199,7 @@ class AvgPool2d(Function):
             (gx,) = differentiable_backward(lambda x: AvgPool2d.forward_ops(ctx, x, grad.shape[2:]),
                                             ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
             return gx, None, None, None, None, None, None
-        x_shape, xp_shape, (kh, kw), stride, pads, div = ctx.meta
+        x_shape, xp_shape, (kh, kw), stride, pads, div = ctx.x_shape, ctx.xp_shape, ctx.kernel, ctx.stride, ctx.pads, ctx.div
         g = grad._data / div
         # every element of a window receives the window's grad / count
         n, c, ho, wo = g.shape
@@ -205,7 +207,7 @@ class AvgPool2d(Function):
         dxp = col2im(dcols, xp_shape, stride, (1, 1))
         (top, _), (left, _) = pads
         dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return Tensor._make(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None, None
+        return constant(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None, None
 
 
 def adaptive_bounds(size, out):
@@ -235,7 +237,7 @@ class AdaptiveAvgPool2d(Function):
     def forward_ops(ctx, x):
         """The forward with Tensor ops: the same two matrix products."""
         ah, aw = ctx.mats
-        return Tensor._make(ah) @ x @ Tensor._make(aw.T)
+        return constant(ah) @ x @ constant(aw.T)
 
     @staticmethod
     def backward(ctx, grad):
@@ -244,7 +246,7 @@ class AdaptiveAvgPool2d(Function):
                                             ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
             return gx, None
         ah, aw = ctx.mats
-        return Tensor._make(ah.T @ grad._data @ aw), None
+        return constant(ah.T @ grad._data @ aw), None
 
 
 def _averaging_matrix(size, out, dtype):

@@ -4,7 +4,7 @@ import numpy as np
 from ... import backend
 
 from ...autograd.function import Function
-from ..._tensor import Tensor
+from .utils import constant
 
 
 class Embedding(Function):
@@ -64,7 +64,7 @@ class EmbeddingBackward(Function):
         idx, padding_idx, scale_grad_by_freq, num = ctx.meta
         flat = idx.reshape(-1)
         factor = _row_factors(flat, num, padding_idx, scale_grad_by_freq, gg._data.dtype)
-        rows = gg[Tensor._make(flat)] * Tensor._make(factor)
+        rows = gg[constant(flat)] * constant(factor)
         return rows.reshape(*idx.shape, gg.shape[1]), None, None, None, None
 
 
