@@ -2395,8 +2395,8 @@ def exercise_10_4(deep):
     originals = [m.parametrizations.weight.original for m in layers]
     if any(o.grad is None for o in originals):
         return _hint("the gradient does not reach every layer's original")
-    return _correct(f"{len(layers)} orthogonal layers: ‖deep(x)‖ / ‖x‖ = 1 to within "
-                    f"{np.abs(ratio - 1).max():.1e}")
+    # the bound checked, not the error itself: float32 rounding depends on the CPU's BLAS kernels
+    return _correct(f"{len(layers)} orthogonal layers: ‖deep(x)‖ / ‖x‖ = 1 (to within 1e-3)")
 
 
 @exercise
