@@ -3,27 +3,8 @@ with edutorch objects and with real PyTorch objects."""
 import pytest
 
 import checks
+from check_helpers import assert_hint, assert_ok
 import edutorch as et
-
-
-def assert_ok(result):
-    assert result.ok, repr(result)
-    assert repr(result).startswith("✓ correct")
-
-
-def assert_hint(result, *words):
-    assert not result.ok, repr(result)
-    text = repr(result)
-    assert text.startswith("✗ not yet") and "Traceback" not in text
-    for word in words:
-        assert word in text, text
-
-
-@pytest.fixture(params=["edutorch", "torch"])
-def lib(request):
-    if request.param == "torch":
-        return pytest.importorskip("torch", reason="real PyTorch not installed: torch-object checks skipped")
-    return et
 
 
 def notebook_function(source, lib):
