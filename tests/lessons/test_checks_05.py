@@ -5,19 +5,8 @@ import math
 import pytest
 
 import checks
+from check_helpers import assert_hint, assert_ok
 import edutorch as et
-
-
-def assert_ok(result):
-    assert result.ok, repr(result)
-    assert repr(result).startswith("✓ correct")
-
-
-def assert_hint(result, *words):
-    assert not result.ok, repr(result)
-    assert repr(result).startswith("✗ not yet")
-    for word in words:
-        assert word in repr(result), repr(result)
 
 
 @pytest.fixture(scope="module")

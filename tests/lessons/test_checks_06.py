@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import checks
+from check_helpers import assert_hint, assert_ok
 import edutorch
 
 LIBRARIES = ["edutorch", "torch"]
@@ -14,17 +15,6 @@ def lib(request):
     if request.param == "torch":
         return pytest.importorskip("torch", reason="real PyTorch not installed: torch answers skipped")
     return edutorch
-
-
-def assert_ok(result):
-    assert result.ok, repr(result)
-    assert repr(result).startswith("✓ correct")
-
-
-def assert_hint(result, *words):
-    assert not result.ok, repr(result)
-    for word in words:
-        assert word in repr(result), repr(result)
 
 
 def defined(source, lib, name):

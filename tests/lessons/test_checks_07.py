@@ -6,21 +6,9 @@ import numpy as np
 import pytest
 
 import checks
+from check_helpers import assert_hint, assert_ok
 import edutorch as et
 from edutorch.datasets import load_digits
-
-
-def assert_ok(result):
-    assert result.ok, repr(result)
-    assert repr(result).startswith("✓ correct")
-
-
-def assert_hint(result, *words):
-    assert not result.ok, repr(result)
-    text = repr(result)
-    assert text.startswith("✗ not yet") and "Traceback" not in text
-    for word in words:
-        assert word in text, text
 
 
 @pytest.fixture
