@@ -10,6 +10,7 @@ straight into the array (``_inplace_no_graph``): the optimizers' path.
 import numpy as np
 
 from .. import _dtype
+from ..autograd.function import _requires_grad as _any_requires_grad
 from ..autograd import _saved_tensor, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
@@ -33,10 +34,6 @@ def _check_writable(t):
     data = t._data
     if type(data) is np.ndarray and not data.flags.writeable:
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
-
-
-def _any_requires_grad(args):
-    return any(isinstance(a, utils._Tensor) and a._requires_grad for a in args)
 
 
 def _saved_by(node, t):

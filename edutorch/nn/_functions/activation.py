@@ -15,6 +15,12 @@ from .utils import constant
 from ...autograd._functions.utils import in_dtype_of
 
 
+def _leaky_relu_grad(grad, t, slope):
+    """``grad * f'``: 1 where ``t > 0``, ``slope`` elsewhere (``t``: the input, or the result,
+    which has the input's sign when ``slope >= 0``)."""
+    x = t._data
+    return grad * constant(np.where(x > 0, 1, slope).astype(x.dtype))
+
 
 class LeakyRelu(Function):
     """``x if x > 0 else negative_slope * x``."""
@@ -31,8 +37,7 @@ class LeakyRelu(Function):
     @staticmethod
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
-        x = input._data
-        return grad * constant(np.where(x > 0, 1, ctx.slope).astype(x.dtype)), None
+        return _leaky_relu_grad(grad, input, ctx.slope), None
 
 
 class LeakyReluInplace(Function):
@@ -58,8 +63,7 @@ class LeakyReluInplace(Function):
                 "backward calculation with negative slope"
             )
         (result,) = ctx.saved_tensors
-        r = result._data
-        return grad * constant(np.where(r > 0, 1, ctx.slope).astype(r.dtype)), None
+        return _leaky_relu_grad(grad, result, ctx.slope), None
 
 
 class Elu(Function):

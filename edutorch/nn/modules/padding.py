@@ -69,8 +69,7 @@ class ZeroPad3d(_ZeroPadNd):
 
 
 class _ModePadNd(_PadNd):
-    def __init__(self, padding):
-        super().__init__(padding)
+    """Padding by a mode other than a constant: reflect, replicate, circular."""
 
 
 class ReflectionPad1d(_ModePadNd):
