@@ -280,7 +280,8 @@ class AccumulateGrad(Node):
 def accumulate_grad(variable, grad):
     """``variable.grad += grad`` the way PyTorch's AccumulateGrad node does it.
 
-    * The first gradient becomes ``.grad`` as a copy (``clone``).  PyTorch may
+    * The first gradient becomes ``.grad`` as a copy of its array (a recorded
+      ``clone`` under ``create_graph``).  PyTorch may
       reuse the incoming tensor when nothing else refers to it; a copy has the
       same values and never aliases a tensor someone else holds (the same
       gradient reaching two leaves of ``a + b``, the user's ``gradient=``).
@@ -289,7 +290,8 @@ def accumulate_grad(variable, grad):
       then ``.grad`` becomes a new, differentiable sum.
     """
     if variable._grad is None:
-        variable._grad = grad.clone()  # under create_graph, clone records its node: .grad keeps its graph
+        # a copy; under create_graph, ``clone`` records its node, so .grad keeps its graph
+        variable._grad = grad.clone() if grad_mode.is_grad_enabled() else _Tensor._make(grad._data.copy())
     elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + grad
     else:
