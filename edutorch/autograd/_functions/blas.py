@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import _dtype
 from ..function import Function
+from .._saved_attrs import Saved, layout
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 
 
@@ -31,6 +32,14 @@ class Mm(Function):
     """2-D matrix product (``torch.mm``)."""
 
     _backward_name = "MmBackward0"
+    # grad_fn._saved_<name> (_saved_attrs.py); as in PyTorch, a stride is kept only where
+    # the operand needs a gradient (it shapes that gradient), else it reads ()
+    _saved_attrs = {
+        "self": Saved(0), "mat2": Saved(1),
+        "self_sym_sizes": lambda ctx: ctx.layouts[0][0], "mat2_sym_sizes": lambda ctx: ctx.layouts[1][0],
+        "self_sym_strides": lambda ctx: ctx.layouts[0][1] if ctx.needs_input_grad[0] else (),
+        "mat2_sym_strides": lambda ctx: ctx.layouts[1][1] if ctx.needs_input_grad[1] else (),
+    }
 
     @staticmethod
     def forward(ctx, a, b):
@@ -45,6 +54,8 @@ class Mm(Function):
             _check_dtypes(a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:  # a graph node: keep the operands' layout
+            ctx.layouts = (layout(x), layout(y))
         return _utils.matmul(x, y)
 
     @staticmethod
@@ -59,6 +70,7 @@ class Bmm(Function):
     """Batched matrix product of two 3-D tensors (``torch.bmm``), no broadcasting."""
 
     _backward_name = "BmmBackward0"
+    _saved_attrs = {"self": Saved(0), "mat2": Saved(1)}  # grad_fn._saved_self, ... (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -71,7 +83,9 @@ class Bmm(Function):
                 f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]."
             )
         _check_dtypes(a, b)
-        ctx.save_for_backward(a, b)
+        # each operand is needed only for the other's gradient (PyTorch saves the same)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
         return _utils.matmul(x, y)
 
     @staticmethod

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...autograd.function import Function
+from ...autograd._saved_attrs import Saved, int64
 from .utils import constant
 from ...autograd._functions.utils import in_dtype_of
 
@@ -206,6 +207,8 @@ class Softmax(Function):
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so exp cannot overflow."""
 
     _backward_name = "SoftmaxBackward0"
+    # grad_fn._saved_<name> (autograd/_saved_attrs.py): dim as the caller gave it
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "result": Saved(0)}
 
     @staticmethod
     def forward(ctx, input, dim):
@@ -234,6 +237,7 @@ class LogSoftmax(Function):
     """``x - log(sum(exp(x)))`` along ``dim``."""
 
     _backward_name = "LogSoftmaxBackward0"
+    _saved_attrs = Softmax._saved_attrs
 
     @staticmethod
     def forward(ctx, input, dim):
