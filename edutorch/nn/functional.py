@@ -475,7 +475,7 @@ def tanh(input):
     return pointwise.Tanh.apply(input)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1, threshold=20):  # PyTorch's defaults are ints (grad_fn._saved_beta shows 1)
     """``log(1 + exp(beta x)) / beta``, and just ``x`` where ``beta x > threshold``."""
     return _act.Softplus.apply(input, beta, threshold)
 

@@ -164,6 +164,7 @@ class Squeeze(View):
     """``squeeze()`` with no dim (``SqueezeBackward0``)."""
 
     _backward_name = "SqueezeBackward0"
+    _saved_attrs = View._saved_attrs
 
 
 class SqueezeDim(View):
@@ -235,10 +236,13 @@ class Cat(Function):
     """``torch.cat(tensors, dim)``: the gradient is cut back into the pieces."""
 
     _backward_name = "CatBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim)}  # as the caller gave it (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, dim, *tensors):
         from ... import _dtype
+
+        ctx.dim = dim
 
         if not tensors:
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -288,10 +292,13 @@ class Stack(Function):
     """``torch.stack(tensors, dim)``: a new axis; the gradient is unbound along it."""
 
     _backward_name = "StackBackward0"
+    _saved_attrs = Cat._saved_attrs
 
     @staticmethod
     def forward(ctx, dim, *tensors):
         from ... import _dtype
+
+        ctx.dim = dim
 
         if not tensors:
             raise RuntimeError("stack expects a non-empty TensorList")
