@@ -83,8 +83,17 @@ def int64_list(value):
 
 
 def layout(array):
-    """``(sizes, strides)`` of an array, strides in elements as PyTorch counts them (``sym_strides``)."""
-    return tuple(array.shape), tuple(s // array.itemsize for s in array.strides)
+    """What ``sym_sizes``/``sym_strides`` are read from later: kept as NumPy has it (cheap in a forward)."""
+    return array.shape, array.strides, array.itemsize
+
+
+def sym_sizes(layout):
+    return tuple(layout[0])
+
+
+def sym_strides(layout):
+    """Strides in elements, as PyTorch counts them (NumPy's are in bytes)."""
+    return tuple(s // layout[2] for s in layout[1])
 
 
 # -- installing the table on a node class -----------------------------------------
@@ -118,7 +127,7 @@ def _tensor_reader(index):
 def _raw_reader(name, index):
     def read(node):
         # one object per saved tensor, as PyTorch's (``g._raw_saved_self is g._raw_saved_self``)
-        raws = node.__dict__.setdefault("_raw_saved", {})
+        raws = node.__dict__.setdefault("_raw_handles", {})
         if name not in raws:
             raws[name] = SavedTensor(node, index)
         return raws[name]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import _dtype
 from ..function import Function
-from .._saved_attrs import Saved, layout
+from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 
 
@@ -36,9 +36,9 @@ class Mm(Function):
     # the operand needs a gradient (it shapes that gradient), else it reads ()
     _saved_attrs = {
         "self": Saved(0), "mat2": Saved(1),
-        "self_sym_sizes": lambda ctx: ctx.layouts[0][0], "mat2_sym_sizes": lambda ctx: ctx.layouts[1][0],
-        "self_sym_strides": lambda ctx: ctx.layouts[0][1] if ctx.needs_input_grad[0] else (),
-        "mat2_sym_strides": lambda ctx: ctx.layouts[1][1] if ctx.needs_input_grad[1] else (),
+        "self_sym_sizes": lambda ctx: sym_sizes(ctx.layouts[0]), "mat2_sym_sizes": lambda ctx: sym_sizes(ctx.layouts[1]),
+        "self_sym_strides": lambda ctx: sym_strides(ctx.layouts[0]) if ctx.needs_input_grad[0] else (),
+        "mat2_sym_strides": lambda ctx: sym_strides(ctx.layouts[1]) if ctx.needs_input_grad[1] else (),
     }
 
     @staticmethod

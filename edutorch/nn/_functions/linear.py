@@ -10,7 +10,7 @@ they are differentiated again.
 """
 from ... import _dtype
 from ...autograd.function import Function
-from ...autograd._saved_attrs import Saved, layout
+from ...autograd._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from ...autograd._functions.blas import _shape_str
 from ...autograd._functions.utils import matmul
 
@@ -49,8 +49,8 @@ class Addmm(Function):
     # this one keeps the weight itself, so it has no _saved_mat2 (README, known differences)
     _saved_attrs = {
         "alpha": lambda ctx: 1, "beta": lambda ctx: 1, "mat1": Saved(0),
-        "mat1_sym_sizes": lambda ctx: ctx.input_layout[0],
-        "mat1_sym_strides": lambda ctx: ctx.input_layout[1] if ctx.needs_input_grad[1] else (),
+        "mat1_sym_sizes": lambda ctx: sym_sizes(ctx.input_layout),
+        "mat1_sym_strides": lambda ctx: sym_strides(ctx.input_layout) if ctx.needs_input_grad[1] else (),
     }
 
     @staticmethod
@@ -88,8 +88,8 @@ class LinearNoBias(Addmm):
     _backward_name = "MmBackward0"
     # PyTorch's mm(input, weight.t()): the same table under mm's names, no _saved_mat2 either
     _saved_attrs = {
-        "self": Saved(0), "self_sym_sizes": lambda ctx: ctx.input_layout[0],
-        "self_sym_strides": lambda ctx: ctx.input_layout[1] if ctx.needs_input_grad[1] else (),
+        "self": Saved(0), "self_sym_sizes": lambda ctx: sym_sizes(ctx.input_layout),
+        "self_sym_strides": lambda ctx: sym_strides(ctx.input_layout) if ctx.needs_input_grad[1] else (),
     }
 
 
