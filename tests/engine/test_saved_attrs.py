@@ -19,7 +19,8 @@ FREED_ERROR = "Trying to backward through the graph a second time (or directly a
 
 
 def _leaves(lib):
-    """The same float64 data in ``lib``: ``x, y, p`` (positive), ``w, v, r, b3`` require grad; ``c, c3`` do not."""
+    """The same float64 data in ``lib``: ``x, y, p`` (positive), ``w, W, v, r, b3`` require grad; ``c, c3``
+    do not; ``i`` holds indices into ``W``'s rows."""
     rng = np.random.default_rng(0)
     data = {
         "x": rng.standard_normal((3, 4)), "y": rng.standard_normal((3, 4)),
@@ -28,7 +29,9 @@ def _leaves(lib):
         "r": rng.standard_normal((1, 4)), "b3": rng.standard_normal((2, 3, 4)),
         "c3": rng.standard_normal((2, 4, 5)),
     }
-    return {k: lib.tensor(a, requires_grad=k not in ("c", "c3")) for k, a in data.items()}
+    leaves = {k: lib.tensor(a, requires_grad=k not in ("c", "c3")) for k, a in data.items()}
+    leaves["i"] = lib.tensor([[0, 2], [4, 2]])
+    return leaves
 
 
 # name -> (lib, F, leaves) -> the tensor whose grad_fn is inspected, or (it, other outputs...)
@@ -147,6 +150,12 @@ CASES = {
     "clamp_min_op": lambda lib, F, t: t["x"].clamp_min(0.1),
     "clamp_max_op": lambda lib, F, t: t["x"].clamp_max(0.1),
     "where": lambda lib, F, t: lib.where(t["c"] > 0, t["x"], t["y"]),
+    "prod": lambda lib, F, t: t["x"].prod(),
+    "prod_dim": lambda lib, F, t: t["x"].prod(-1, keepdim=True),
+    "logsumexp": lambda lib, F, t: t["x"].logsumexp(1),
+    "logsumexp_dims": lambda lib, F, t: t["x"].logsumexp((-1, 0), keepdim=True),
+    "embedding": lambda lib, F, t: F.embedding(t["i"], t["W"]),
+    "embedding_padding": lambda lib, F, t: F.embedding(t["i"], t["W"], padding_idx=-2, scale_grad_by_freq=True),
 }
 
 # PyTorch's F.linear node saves mat2 = weight.t(); edutorch's keeps the weight itself

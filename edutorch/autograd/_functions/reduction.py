@@ -215,12 +215,14 @@ class Prod(Function):
     """
 
     _backward_name = "ProdBackward1"
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
+                    "result": Saved(1), "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
         x = a._data
         axes = normalize_dims(dim, x.ndim)
-        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        ctx.in_shape, ctx.axes, ctx.keepdim, ctx.dim = x.shape, axes, keepdim, dim
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
         out = _utils._Tensor._make(x.prod(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype)))
@@ -252,6 +254,7 @@ class Prod(Function):
 
 class ProdAll(Prod):
     _backward_name = "ProdBackward0"
+    _saved_attrs = {"result": Saved(1), "self": Saved(0)}
 
 
 class ProdOthers(Function):
@@ -411,9 +414,12 @@ class LogSumExp(Function):
     """``log(sum(exp(x)))`` computed stably by subtracting the max first."""
 
     _backward_name = "LogsumexpBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
+                    "result": Saved(1), "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
+        ctx.dim = dim
         x = a._data
         if not _is_floating(x.dtype):
             x = x.astype(_dtype.get_default_dtype().np)
