@@ -75,6 +75,10 @@ CASES = {
     "mm_first_only": lambda lib, F, t: t["x"] @ t["w"].detach(),
     "mm_second_only": lambda lib, F, t: t["c"] @ t["w"],
     "mm_transposed": lambda lib, F, t: t["x"].t().mm(t["y"]),
+    "mv": lambda lib, F, t: t["x"] @ t["w"][:, 0].detach(),
+    "mv_both": lambda lib, F, t: t["x"].mv(t["p"][0]),
+    "dot": lambda lib, F, t: t["v"] @ t["v"],
+    "dot_constant": lambda lib, F, t: t["c"][0].dot(t["x"][1]),
     "bmm": lambda lib, F, t: t["b3"].bmm(t["c3"]),
     "bmm_both": lambda lib, F, t: t["b3"].bmm(t["b3"].transpose(1, 2)),
     "linear": lambda lib, F, t: F.linear(t["x"], t["W"], t["v"]),
@@ -416,6 +420,16 @@ def test_negative_int64_values_read_unsigned_as_in_torch():
 def test_max_min_dim_gradients_numerically(name, shape, dim, keepdim):
     x = et.tensor(np.random.default_rng(1).standard_normal(shape), requires_grad=True)
     assert et.autograd.gradcheck(lambda a: getattr(a, name)(dim, keepdim=keepdim)[0], (x,))
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((4,), (4,)), ((4,), (4, 2)), ((2, 3, 4), (4, 2)),
+                                    ((3, 4), (2, 4, 2)), ((4,), (2, 4, 3)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_gradients_numerically_with_one_operand_constant(shapes):
+    rng = np.random.default_rng(4)
+    a, b = (et.tensor(rng.standard_normal(s)) for s in shapes)
+    assert et.autograd.gradcheck(lambda t: t @ b, (a.clone().requires_grad_(),))
+    assert et.autograd.gradcheck(lambda t: a @ t, (b.clone().requires_grad_(),))
+    assert et.autograd.gradcheck(lambda s, t: s @ t, (a.clone().requires_grad_(), b.clone().requires_grad_()))
 
 
 def test_bmm_gradient_numerically_with_one_operand_constant():
