@@ -189,6 +189,8 @@ class SavedTensor:
     ``saved_tensors_hooks`` hooks every tensor saved in a region: ``pack_hook``
     runs at once on the saved tensor and the node keeps what it returns;
     ``unpack_hook`` runs at each later access (``_saved_<name>``, backward).
+    (The packed entry it then puts in the node is ``_saved_tensor.SavedTensor``;
+    this one is only the handle on a node's slot, named as PyTorch's class.)
     """
 
     __slots__ = ("_node", "_index")
