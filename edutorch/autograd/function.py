@@ -31,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from . import _saved_tensor, grad_mode
+from . import _saved_attrs, _saved_tensor, grad_mode
 from .._dtype import is_floating as _is_floating
 
 _state = grad_mode._state
@@ -366,6 +366,7 @@ class Function:
             "_forward_cls": cls, "__module__": cls.__module__,
             "_unpacks_all": getattr(cls, "_backward_name", None) is not None,
         })
+        _saved_attrs.install(cls)  # grad_fn._saved_<name>, from the class's ``_saved_attrs`` table
         # PyTorch 2 style: ``forward(*args)`` without ctx, plus ``setup_context``
         cls._uses_setup_context = cls.setup_context is not Function.setup_context
 
