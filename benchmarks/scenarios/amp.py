@@ -63,6 +63,57 @@ def _on_off_ratio(lib, sizes, batch, rounds=15):
     return statistics.median(ratios)
 
 
+def _bookkeeping_share(sizes, batch, steps=40):
+    """The share of edutorch's autocast-on step spent deciding what to cast, casts excluded.
+
+    Times, by wrapping them for the measurement, what autocast adds around the
+    work: entering and leaving regions, the per-op policy lookup
+    (``_cast_function_args``, ``_cast_args``: device, eligibility, the cast
+    cache) minus the casts they start (``Tensor.to``), which are real work that
+    PyTorch's autocast pays too.  The median over ``steps`` steps of that time
+    over the step's time (both measured in the same, wrapped, step).
+    """
+    from edutorch.amp import autocast_mode as mode
+
+    clock = time.perf_counter
+    spent = {"book": 0.0, "cast": 0.0, "depth": 0}
+
+    def timed(fn, key):
+        def wrapper(*args, **kwargs):
+            outermost = spent["depth"] == 0 if key == "book" else spent["depth"] > 0
+            spent["depth"] += key == "book"
+            t0 = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if outermost:
+                    spent[key] += clock() - t0
+                spent["depth"] -= key == "book"
+        return wrapper
+
+    patched = [(mode, "_cast_function_args"), (mode, "_cast_args"), (mode.autocast, "__enter__"),
+               (mode.autocast, "__exit__"), (et.Tensor, "to")]
+    originals = [(owner, name, owner.__dict__.get(name)) for owner, name in patched]  # None: inherited
+    step = _step(et, sizes, batch, True)
+    shares = []
+    try:
+        for owner, name, _ in originals:
+            setattr(owner, name, timed(getattr(owner, name), "cast" if name == "to" else "book"))
+        step()
+        for _ in range(steps):
+            spent["book"] = spent["cast"] = 0.0
+            t0 = clock()
+            step()
+            shares.append((spent["book"] - spent["cast"]) / (clock() - t0))
+    finally:
+        for owner, name, fn in originals:
+            if fn is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, fn)
+    return statistics.median(shares)
+
+
 def _scenario(sizes, batch):
     ratio = _on_off_ratio(et, sizes, batch)
     torch_ratio = _on_off_ratio(torch, sizes, batch) if torch is not None else None
