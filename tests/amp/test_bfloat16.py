@@ -208,6 +208,7 @@ EXACT_REDUCTIONS = {
     "sum": lambda x: x.sum(), "sum_dim": lambda x: x.sum(1), "sum_dims_keepdim": lambda x: x.sum((0, 1), keepdim=True),
     "nansum": lambda x: x.nansum(0), "cumsum": lambda x: x.cumsum(1), "cumsum_dim0": lambda x: x.cumsum(0),
     "sum_to_size": lambda x: x.sum_to_size(1, 300),
+    "cumprod": lambda x: (1 + x / 64).cumprod(0),  # float32 running products, in the same order in both
 }
 ROUNDED_REDUCTIONS = {  # a float32 division or root before the one rounding: equal to within one unit
     "mean": lambda x: x.mean(), "mean_dim": lambda x: x.mean(1), "var": lambda x: x.var(1), "std": lambda x: x.std(0),
