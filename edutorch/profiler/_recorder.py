@@ -31,7 +31,7 @@ from .profiler_util import EventList, FunctionEvent
 
 _hook_state = _function._profiler_state
 _clock_ns = time.perf_counter_ns
-_thread_id = threading.get_native_id
+_this_thread = threading.local()  # .id: the thread's system id, asked once per thread
 _current = None  # the Recorder that is recording, or None
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -80,7 +80,8 @@ class Recorder:
         ``trace_name`` is the Chrome trace's name when it differs (``ProfilerStep#3``)."""
         shapes = [_shape(a) for a in args] if self.record_shapes else None
         frames = _python_stack() if self.with_stack else None
-        record = [name, cat, _thread_id(), 0, 0, shapes, sequence_nr, frames, 0, trace_name]
+        thread = getattr(_this_thread, "id", None) or _thread_id()
+        record = [name, cat, thread, 0, 0, shapes, sequence_nr, frames, 0, trace_name]
         record[START] = record[END] = _clock_ns()  # last, so that the bookkeeping above is not timed
         self.log.append(record)
         return record
@@ -113,10 +114,16 @@ class Recorder:
                 pass
 
 
+def _thread_id():
+    """This thread's system id (PyTorch's ``tid``); a system call, so kept per thread."""
+    _this_thread.id = threading.get_native_id()
+    return _this_thread.id
+
+
 def _freed(recorder, nbytes):
     """An array counted by ``count_allocations`` was released: a negative record."""
     if recorder is _current:
-        recorder.log.append((threading.get_native_id(), -nbytes))
+        recorder.log.append((getattr(_this_thread, "id", None) or _thread_id(), -nbytes))
 
 
 def _replay(log, t0_ns):
