@@ -14,6 +14,11 @@ Optional: ``"measured_limits": {"mem": {"value": 1.01, "limit": 1.2, "pass": Tru
 verdicts the scenario measured itself while it was built (e.g. peak memory in a
 subprocess); they are shown and counted like the timing limits.
 
+Optional: ``"pairs": {"torch on/off": (on_fn, off_fn)}``, two more functions
+timed the same way (interleaved, paired rounds) whose ratio is shown beside the
+row without a limit: e.g. PyTorch's own cost of its profiler or autocast, next
+to edutorch's ``/numpy`` on/off ratio.
+
 Each ``fn()`` runs ONE repetition (setup happened when the dict was built).
 This script runs the contenders interleaved (A B C A B C ...) so that the
 machine's load drifts onto all of them alike, prints a table of medians and the
@@ -82,7 +87,13 @@ def calibrate(fn, target_s):
 
 
 def measure(contenders, samples, target_s):
-    """Interleave the contenders sample by sample; return each one's seconds per call, per sample."""
+    """Interleave the contenders sample by sample; return each one's seconds per call, per sample.
+
+    Before each timed sample of more than one call, one untimed call: the sample then
+    starts with this contender's arrays in the caches, not those of the contender
+    before it or the garbage collection between rounds (which otherwise land on
+    whichever contender runs first in a round).
+    """
     loops = {name: calibrate(fn, target_s) for name, fn in contenders.items()}
     times = {name: [] for name in contenders}
     gc_was_enabled = gc.isenabled()
@@ -91,6 +102,8 @@ def measure(contenders, samples, target_s):
         for _ in range(samples):
             for name, fn in contenders.items():
                 n = loops[name]
+                if n > 1:
+                    fn()  # the untimed warm-up call
                 t0 = clock()
                 for _ in range(n):
                     fn()
@@ -110,6 +123,15 @@ def paired_ratio(mine, other):
     that the ratio of two separate medians would keep.
     """
     return statistics.median(a / b for a, b in zip(mine, other))
+
+
+def measure_pairs(pairs, samples, target_s):
+    """``{label: (fn_a, fn_b)}`` -> ``{label: paired ratio a/b}``, timed as the contenders are."""
+    ratios = {}
+    for label, (a, b) in pairs.items():
+        times = measure({"a": a, "b": b}, samples, target_s)
+        ratios[label] = paired_ratio(times["a"], times["b"])
+    return ratios
 
 
 def check_limits(medians, ratio, limits):
@@ -165,6 +187,8 @@ def run(args):
         marks = " ".join(
             f"{k}<={v['limit']}:{'PASS' if v['pass'] else 'FAIL'}" for k, v in verdicts.items()
         )
+        pairs = measure_pairs(sc.get("pairs", {}), samples, target_s)
+        marks += "".join(f"  {k} {v:.2f}" for k, v in pairs.items())
         print(
             f"{sc['name'][:58]:58s} {fmt_time(medians.get('edutorch')):>11s} "
             f"{fmt_time(medians.get('numpy')):>11s} {fmt_time(medians.get('torch')):>11s} "
@@ -173,7 +197,7 @@ def run(args):
         )
         rows.append({
             "name": sc["name"], "source": sc["source"], "setup_note": sc.get("setup_note", ""),
-            "median_s": medians, "ratio": ratio, "limits": verdicts,
+            "median_s": medians, "ratio": ratio, "limits": verdicts, "pairs": pairs,
         })
     failed = [r["name"] for r in rows if any(not v["pass"] for v in r.get("limits", {}).values())]
     print(f"\n{len(rows)} scenarios, {len(failed)} with a failed limit")

@@ -157,6 +157,20 @@ def test_hooks_are_off_outside_the_block_even_after_an_error():
             profile().__enter__()
 
 
+def test_a_block_left_open_ends_when_the_profiler_stops():
+    """Recording only logs raw records; the events are built from the log once, when read."""
+    with profile() as prof:
+        record_function("left_open").__enter__()  # never exited
+        edutorch.ones(2) * 2
+    events = prof.events()
+    block = next(e for e in events if e.name == "left_open")
+    (mul,) = block.cpu_children
+    assert mul.name == "aten::mul" and mul.cpu_parent is block
+    assert block.start_us <= mul.start_us and mul.end_us <= block.end_us  # closed at the stop, after the op
+    assert block.cpu_time_total > mul.cpu_time_total > 0
+    assert prof.events()[0] is events[0]  # the same event objects on a second read
+
+
 def test_autograd_profiler_aliases():
     assert edutorch.autograd.profiler.record_function is edutorch.profiler.record_function
     x = edutorch.ones(2, requires_grad=True)

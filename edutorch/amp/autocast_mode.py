@@ -247,10 +247,13 @@ def _device_of(args):
     return None
 
 
+# The dtypes autocast casts: the floating ones but float64 (one set lookup per tensor, per op).
+_CASTABLE = frozenset({np.dtype(np.float16), np.dtype(np.float32), _dtype.bfloat16.np})
+
+
 def _is_eligible(t, device_type):
     """A floating tensor of this device that is not float64 (never cast)."""
-    d = t._data.dtype
-    return _dtype.is_floating(d) and d != np.float64 and backend.device_of(t._data) == device_type
+    return t._data.dtype in _CASTABLE and backend.device_of(t._data) == device_type
 
 
 def _cached_cast(t, dtype, device_type):
@@ -311,8 +314,9 @@ def _cast_args(op, args, kwargs):
     dtype = _target_dtype(op, args, device_type)
     if dtype is None:
         return None, args, kwargs
-    args = tuple(_cast(a, dtype, device_type) for a in args)
-    kwargs = {k: _cast(v, dtype, device_type) for k, v in kwargs.items()}
+    args = tuple([_cast(a, dtype, device_type) for a in args])
+    if kwargs:
+        kwargs = {k: _cast(v, dtype, device_type) for k, v in kwargs.items()}
     return device_type, args, kwargs
 
 

@@ -2,10 +2,19 @@
 
 ``Function.apply`` (every op) and the backward engine's loop (every graph node)
 each test one flag, ``function._profiler_state["on"]``; while a profiler
-records, they call :func:`record_op` and :func:`record_node` here, which open
-a :class:`~.profiler_util.FunctionEvent`, run the op or node, and close it.
-Events opened while another is open become its children, which is how the
-table knows self time from total time, and how Perfetto nests the bars.
+records, they call :func:`record_op` and :func:`record_node` here, which time
+the op or node.
+
+Recording must cost little next to the op it times, so it only writes raw
+*records* (a small list: name, thread, start and end on the clock, ...) into
+one log, in the order things happen: a record is appended when it opens and
+appended again when it closes.  The :class:`~.profiler_util.FunctionEvent`
+objects PyTorch's API returns are built from the log only when they are asked
+for (``events()``, ``key_averages()``, ``export_chrome_trace``): replaying the
+log, an event opened while another is open on its thread becomes its child,
+which is how the table knows self time from total time, and how Perfetto nests
+the bars (PyTorch's Kineto likewise records raw activity and builds
+``FunctionEvent`` objects after the profile).
 
 One :class:`Recorder` records at a time (as in PyTorch, where a second
 profiler inside the first is an error).
@@ -22,20 +31,29 @@ from .profiler_util import EventList, FunctionEvent
 
 _hook_state = _function._profiler_state
 _clock_ns = time.perf_counter_ns
-_thread_id = threading.get_native_id
+_this_thread = threading.local()  # .id: the thread's system id, asked once per thread
 _current = None  # the Recorder that is recording, or None
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# The fields of a record (a list, so that closing it can fill in the end time).
+NAME, CAT, THREAD, START, END, SHAPES, SEQUENCE_NR, STACK, MEMORY, TRACE_NAME = range(10)
+_STOP = "stop"  # the log entry written when recording stops: whatever is still open ends there
+
 
 class Recorder:
-    """The events of one recording window, with the options that say what to record."""
+    """The log of one recording window, with the options that say what to record.
+
+    The log holds, in order: each record when it opens and again when it
+    closes, a ``(thread, -nbytes)`` tuple when an array counted by
+    ``profile_memory`` is released, and ``(_STOP, time)`` when recording stops.
+    """
 
     def __init__(self, record_shapes=False, profile_memory=False, with_stack=False):
         self.record_shapes = record_shapes
         self.profile_memory = profile_memory
         self.with_stack = with_stack
-        self.events = []
-        self._stacks = {}  # thread id -> the open events, innermost last
+        self.log = []
+        self._built = (-1, None)  # (length of the log, its events): built once per state of the log
         self._t0_ns = _clock_ns()
         self.base_time_ns = time.time_ns()  # the wall clock at t0, for the Chrome trace
 
@@ -54,62 +72,106 @@ class Recorder:
         if _current is self:
             _hook_state["on"] = False
             _current = None
-        for stack in self._stacks.values():  # close what an exception left open
-            while stack:
-                self.end(stack[-1])
+        self.log.append((_STOP, _clock_ns()))  # closes what an exception left open
 
-    # -- events ---------------------------------------------------------------
-    def begin(self, name, cat="cpu_op", args=(), sequence_nr=-1):
-        """Open an event; it ends with :meth:`end`.  ``args`` give the input shapes."""
-        thread = _thread_id()
-        stack = self._stacks.get(thread)
-        if stack is None:
-            stack = self._stacks[thread] = []
+    # -- records --------------------------------------------------------------
+    def begin(self, name, cat="cpu_op", args=(), sequence_nr=-1, trace_name=None):
+        """Open a record; it closes with :meth:`end`.  ``args`` give the input shapes;
+        ``trace_name`` is the Chrome trace's name when it differs (``ProfilerStep#3``)."""
         shapes = [_shape(a) for a in args] if self.record_shapes else None
         frames = _python_stack() if self.with_stack else None
-        event = FunctionEvent(len(self.events), name, thread, _clock_ns(), self._t0_ns, cat, shapes,
-                              sequence_nr, frames)
-        if stack:
-            event.cpu_parent = parent = stack[-1]
-            parent.cpu_children.append(event)
-        stack.append(event)
-        self.events.append(event)
-        return event
+        thread = getattr(_this_thread, "id", None) or _thread_id()
+        record = [name, cat, thread, 0, 0, shapes, sequence_nr, frames, 0, trace_name]
+        record[START] = record[END] = _clock_ns()  # last, so that the bookkeeping above is not timed
+        self.log.append(record)
+        return record
 
-    def end(self, event):
-        event._end_ns = _clock_ns()
-        stack = self._stacks[event.thread]
-        while stack:  # pops ``event`` (and anything left open inside it)
-            if stack.pop() is event:
-                break
+    def end(self, record):
+        record[END] = _clock_ns()
+        self.log.append(record)
 
     def event_list(self):
         """The events in order of start, as an :class:`EventList`."""
-        return EventList(sorted(self.events, key=lambda e: (e.start_us, e.id)),
-                         profile_memory=self.profile_memory)
+        length, events = self._built
+        if length != len(self.log):
+            events = _replay(self.log, self._t0_ns)
+            self._built = (len(self.log), events)
+        return EventList(sorted(events, key=lambda e: (e.start_us, e.id)), profile_memory=self.profile_memory)
 
     # -- memory ---------------------------------------------------------------
-    def count_allocations(self, event, outputs, args):
-        """Charge ``event`` with the arrays its op returned that own new memory, and
+    def count_allocations(self, record, outputs, args):
+        """Charge ``record`` with the arrays its op returned that own new memory, and
         arrange for their release to be charged to the event open at that moment."""
         for out in outputs if isinstance(outputs, tuple) else (outputs,):
             data = getattr(out, "_data", None)
             if data is None or getattr(data, "base", 0) is not None or any(
                     getattr(a, "_data", None) is data for a in args):
                 continue  # not a tensor, a view, or an input returned in place
-            event.own_memory += data.nbytes
+            record[MEMORY] += data.nbytes
             try:
                 weakref.finalize(data, _freed, self, data.nbytes)
             except TypeError:  # an array type without weak references
                 pass
 
 
+def _thread_id():
+    """This thread's system id (PyTorch's ``tid``); a system call, so kept per thread."""
+    _this_thread.id = threading.get_native_id()
+    return _this_thread.id
+
+
 def _freed(recorder, nbytes):
     """An array counted by ``count_allocations`` was released: a negative record."""
     if recorder is _current:
-        stack = recorder._stacks.get(threading.get_native_id())
-        if stack:
-            stack[-1].own_memory -= nbytes
+        recorder.log.append((getattr(_this_thread, "id", None) or _thread_id(), -nbytes))
+
+
+def _replay(log, t0_ns):
+    """Build the :class:`FunctionEvent` of each record by replaying the log.
+
+    Per thread, a stack of the open events: a record seen for the first time
+    opens an event, the child of the innermost open one; seen again, it closes
+    (with anything left open inside it); a release is charged to the innermost
+    open event; the stop entry ends every open event at the stop time.
+    """
+    events = {}  # id(record) -> its event
+    stacks = {}  # thread -> the open events, innermost last
+    for entry in log:
+        if type(entry) is tuple:
+            key, value = entry
+            if key == _STOP:
+                for stack in stacks.values():
+                    for event in stack:
+                        event._end_ns = value
+                    stack.clear()
+            else:
+                stack = stacks.get(key)
+                if stack:
+                    stack[-1].own_memory += value
+            continue
+        event = events.get(id(entry))
+        stack = stacks.setdefault(entry[THREAD], [])
+        if event is None:
+            events[id(entry)] = event = _open(entry, len(events), t0_ns)
+            if stack:
+                event.cpu_parent = stack[-1]
+                stack[-1].cpu_children.append(event)
+            stack.append(event)
+        else:
+            event._end_ns = entry[END]
+            while stack:  # pops ``event`` (and anything left open inside it)
+                if stack.pop() is event:
+                    break
+    return list(events.values())
+
+
+def _open(record, number, t0_ns):
+    """A record's event, before its children, its end and its releases are known."""
+    event = FunctionEvent(number, record[NAME], record[THREAD], record[START], t0_ns, record[CAT],
+                          record[SHAPES], record[SEQUENCE_NR], record[STACK])
+    event.own_memory = record[MEMORY]
+    event.trace_name = record[TRACE_NAME]
+    return event
 
 
 def _shape(value):
@@ -134,25 +196,25 @@ _MODULES_DIR = os.path.join("nn", "modules")
 
 
 def record_op(cls, args, kwargs):
-    """``Function.apply`` while recording: the op as one event named as PyTorch names it."""
+    """``Function.apply`` while recording: the op as one record, named as PyTorch names it."""
     recorder = _current
-    event = recorder.begin(_names.op_name(cls), "cpu_op", args)
+    record = recorder.begin(_names.op_name(cls), "cpu_op", args)
     try:
         _hook_state["entered"] = True  # the call below runs the op itself, not this hook again
         outputs = cls.apply(*args, **kwargs)
         first = outputs[0] if type(outputs) is tuple and outputs else outputs
         node = getattr(first, "grad_fn", None)
         if node is not None and node._forward_cls is cls:  # PyTorch links an op to its node by this number
-            event.sequence_nr = node._sequence_nr
+            record[SEQUENCE_NR] = node._sequence_nr
         if recorder.profile_memory:
-            recorder.count_allocations(event, outputs, args)
+            recorder.count_allocations(record, outputs, args)
         return outputs
     finally:
-        recorder.end(event)
+        recorder.end(record)
 
 
 def record_node(node, grads, run_node):
-    """The engine's step for one node while recording: PyTorch's two nested events,
+    """The engine's step for one node while recording: PyTorch's two nested records,
     ``autograd::engine::evaluate_function: <node>`` around ``<node>`` around its backward."""
     recorder = _current
     name = _names.node_name(node)
@@ -183,20 +245,20 @@ class record_function:
     def __init__(self, name, args=None):
         self.name = name
         self.args = args
-        self._event = None
+        self._record = None
         self._recorder = None
 
     def __enter__(self):
         recorder = _current
         if recorder is not None:
             self._recorder = recorder
-            self._event = recorder.begin(self.name, "user_annotation")
+            self._record = recorder.begin(self.name, "user_annotation")
         return self
 
     def __exit__(self, *exc_info):
-        if self._event is not None:
-            self._recorder.end(self._event)
-            self._event = self._recorder = None
+        if self._record is not None:
+            self._recorder.end(self._record)
+            self._record = self._recorder = None
         return False
 
     def __call__(self, fn):

@@ -196,7 +196,7 @@ class profile(_KinetoProfile):
         self.on_trace_ready = on_trace_ready
         self.step_num = 0
         self.current_action = self.schedule(self.step_num)
-        self._step_event = None
+        self._step_record = None
 
     def __enter__(self):
         self.start()
@@ -253,10 +253,10 @@ class profile(_KinetoProfile):
     def _open_step(self):
         if self.record_steps and self.recorder is not None and self.current_action in (
                 ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE):
-            self._step_event = self.recorder.begin("ProfilerStep*", "user_annotation")
-            self._step_event.trace_name = f"ProfilerStep#{self.step_num}"
+            self._step_record = self.recorder.begin("ProfilerStep*", "user_annotation",
+                                                   trace_name=f"ProfilerStep#{self.step_num}")
 
     def _close_step(self):
-        if self._step_event is not None:
-            self.recorder.end(self._step_event)
-            self._step_event = None
+        if self._step_record is not None:
+            self.recorder.end(self._step_record)
+            self._step_record = None

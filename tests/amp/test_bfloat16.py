@@ -196,3 +196,57 @@ def test_every_op_of_the_op_table_in_bfloat16(real_torch, case):
             if g_t is not None:
                 assert g_e[0] == g_t[0]
                 np.testing.assert_allclose(g_e[1], g_t[1], rtol=5e-2, atol=5e-2)
+
+
+# -- reductions: float16 and bfloat16 accumulate in float32, rounded once (PyTorch's CPU kernels) --------
+
+LOW = ["bfloat16", "float16"]
+# integers 0..9: every float32 partial sum is exact, so the rounded result is defined whatever the order
+_INTS = np.random.default_rng(4).integers(0, 10, (64, 300)).astype(np.float32)
+
+EXACT_REDUCTIONS = {
+    "sum": lambda x: x.sum(), "sum_dim": lambda x: x.sum(1), "sum_dims_keepdim": lambda x: x.sum((0, 1), keepdim=True),
+    "nansum": lambda x: x.nansum(0), "cumsum": lambda x: x.cumsum(1), "cumsum_dim0": lambda x: x.cumsum(0),
+    "sum_to_size": lambda x: x.sum_to_size(1, 300),
+    "cumprod": lambda x: (1 + x / 64).cumprod(0),  # float32 running products, in the same order in both
+}
+ROUNDED_REDUCTIONS = {  # a float32 division or root before the one rounding: equal to within one unit
+    "mean": lambda x: x.mean(), "mean_dim": lambda x: x.mean(1), "var": lambda x: x.var(1), "std": lambda x: x.std(0),
+    "norm": lambda x: x.norm(), "logsumexp": lambda x: (x / 4).logsumexp(1), "nanmean": lambda x: x.nanmean(1),
+}
+
+
+def test_bfloat16_sum_of_ones_does_not_stall_at_256():
+    ones = edutorch.ones(1000, dtype=edutorch.bfloat16)
+    assert ones.sum().item() == 1000 and ones.mean().item() == 1 and ones.cumsum(0)[-1].item() == 1000
+    assert ones.sum().dtype is edutorch.bfloat16 and ones.mean().dtype is edutorch.bfloat16
+    assert edutorch.ones(1000).sum(dtype=edutorch.bfloat16).item() == 1000
+
+
+@pytest.mark.parametrize("dtype", LOW)
+@pytest.mark.parametrize("name", list(EXACT_REDUCTIONS))
+def test_low_precision_sums_match_torch_exactly(real_torch, dtype, name):
+    results = [EXACT_REDUCTIONS[name](lib.tensor(_INTS).to(getattr(lib, dtype))) for lib in (edutorch, real_torch)]
+    assert str(results[0].dtype) == str(results[1].dtype) == f"torch.{dtype}"
+    np.testing.assert_array_equal(results[0].float().numpy(), results[1].float().numpy())
+
+
+@pytest.mark.parametrize("dtype", LOW)
+@pytest.mark.parametrize("name", list(ROUNDED_REDUCTIONS))
+def test_low_precision_reductions_match_torch(real_torch, dtype, name):
+    results = [ROUNDED_REDUCTIONS[name](lib.tensor(_INTS).to(getattr(lib, dtype))) for lib in (edutorch, real_torch)]
+    assert str(results[0].dtype) == str(results[1].dtype) == f"torch.{dtype}"
+    ulp = 2.0 ** -7 if dtype == "bfloat16" else 2.0 ** -10  # a naive low-precision sum is off by far more
+    np.testing.assert_allclose(results[0].float().numpy(), results[1].float().numpy(), rtol=ulp, atol=0)
+
+
+@pytest.mark.parametrize("dtype", LOW)
+def test_low_precision_broadcast_gradient_is_summed_in_float32(real_torch, dtype):
+    """The gradient of a broadcast bias (``sum_to_size`` in backward) sums 1000 ones: 1000, not 256."""
+    grads = []
+    for lib in (edutorch, real_torch):
+        bias = lib.zeros(4, dtype=getattr(lib, dtype), requires_grad=True)
+        (lib.ones(1000, 4, dtype=getattr(lib, dtype)) + bias).sum().backward()
+        grads.append(bias.grad.float().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert grads[0].tolist() == [1000.0] * 4

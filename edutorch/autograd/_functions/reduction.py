@@ -1,4 +1,9 @@
-"""Reductions (sum, mean) and their gradients: broadcast the gradient back."""
+"""Reductions (sum, mean) and their gradients: broadcast the gradient back.
+
+float16 and bfloat16 are reduced as PyTorch's CPU kernels do: accumulated in
+float32 and rounded once to the low precision (``utils.summed``,
+``utils.accumulation_input``).
+"""
 import math
 import warnings
 
@@ -8,7 +13,7 @@ from ... import _dtype, backend
 from ..function import Function
 from .._saved_attrs import Saved, int64, int64_list
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
-from .utils import summed_to, wrap_dim
+from .utils import REDUCED_FLOATS, accumulation_input, rounded_to, summed, summed_to, wrap_dim
 from ..._dtype import is_floating as _is_floating
 
 
@@ -84,7 +89,7 @@ class Sum(Function):
             dtype = np.int64  # PyTorch sums integers and bools into int64
         elif dtype is not None:
             dtype = getattr(dtype, "np", dtype)
-        return x.sum(axis=ctx.axes, keepdims=keepdim, dtype=dtype)
+        return summed(x, ctx.axes, keepdim, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -109,7 +114,7 @@ class SumAll(Function):
             dtype = np.int64  # PyTorch sums integers and bools into int64
         elif dtype is not None:
             dtype = getattr(dtype, "np", dtype)
-        return x.sum(dtype=dtype)
+        return summed(x, dtype=dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -134,7 +139,10 @@ class Mean(Function):
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.dim = x.shape, axes, keepdim, dim
         ctx.count = math.prod(x.shape[ax] for ax in axes) if x.ndim else 1
-        if dtype is None and x.dtype != np.float16 and ctx.count:
+        target = x.dtype if dtype is None else np.dtype(getattr(dtype, "np", dtype))
+        if target in REDUCED_FLOATS and ctx.count:  # float16, bfloat16: the float32 sum / count, rounded once
+            return rounded_to(summed(x.astype(target, copy=False), axes, keepdim, np.float32) / ctx.count, target)
+        if dtype is None and ctx.count:
             # what ndarray.mean computes (sum, then divide), without its slow Python checks
             return x.sum(axis=axes, keepdims=keepdim) / ctx.count
         return x.mean(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
@@ -154,8 +162,8 @@ class MeanAll(Function):
     @staticmethod
     def forward(ctx, a, dtype=None):
         x = a._data
-        if dtype is not None or not _is_floating(x.dtype) or x.dtype == np.float16 or x.size == 0:
-            # the general path: its errors, dtype= and float16 handling, nan for no elements
+        if dtype is not None or not _is_floating(x.dtype) or x.dtype in REDUCED_FLOATS or x.size == 0:
+            # the general path: its errors, dtype=, float16/bfloat16 accumulation, nan for no elements
             out = Mean.forward(ctx, a, None, False, dtype)
             ctx.count = max(ctx.count, 1)
             return out
@@ -315,8 +323,9 @@ class Var(Function):
         _warn_if_no_degrees_of_freedom("var", n, correction)
         ctx.n = n
         ctx.save_for_backward(a)
-        return x.var(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else \
-            backend.get_array_module(x).full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype)
+        if n <= correction:
+            return backend.get_array_module(x).full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype)
+        return rounded_to(accumulation_input(x).var(axis=axes, ddof=correction, keepdims=keepdim), x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -342,8 +351,11 @@ class Std(Function):
         _warn_if_no_degrees_of_freedom("std", n, correction)
         ctx.n = n
 
-        out = _utils._Tensor._make(x.std(axis=axes, ddof=correction, keepdims=keepdim) if n > correction else
-                           backend.get_array_module(x).full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype))
+        if n > correction:
+            std = rounded_to(accumulation_input(x).std(axis=axes, ddof=correction, keepdims=keepdim), x.dtype)
+        else:
+            std = backend.get_array_module(x).full(_reduced_shape(x.shape, axes, keepdim), np.nan, dtype=x.dtype)
+        out = _utils._Tensor._make(std)
         ctx.save_for_backward(a, out)
         return out
 
@@ -370,13 +382,14 @@ class Norm(Function):
         x = _float_or_error(a, _NORM_DTYPE_ERROR)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.p = x.shape, axes, keepdim, p
+        dtype, x = x.dtype, accumulation_input(x)
         ax = np.abs(x)
         if p == float("inf"):
             out = ax.max(axis=axes, keepdims=keepdim, initial=0)
         elif p == -float("inf"):
             out = ax.min(axis=axes, keepdims=keepdim)
         elif p == 0:
-            out = (ax != 0).sum(axis=axes, keepdims=keepdim).astype(x.dtype)
+            out = (ax != 0).sum(axis=axes, keepdims=keepdim).astype(dtype)
         elif p == 1:
             out = ax.sum(axis=axes, keepdims=keepdim)
         elif p == 2:
@@ -384,7 +397,7 @@ class Norm(Function):
         else:
             out = (ax ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
 
-        out = _utils._Tensor._make(backend.get_array_module(x).asarray(out, dtype=x.dtype))
+        out = _utils._Tensor._make(rounded_to(backend.get_array_module(x).asarray(out), dtype))
         ctx.save_for_backward(a, out)
         return out
 
@@ -425,9 +438,10 @@ class LogSumExp(Function):
             x = x.astype(_dtype.get_default_dtype().np)
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        dtype, x = x.dtype, accumulation_input(x)
         m = x.max(axis=axes, keepdims=True) if x.size else backend.get_array_module(x).zeros(_reduced_shape(x.shape, axes, True), x.dtype)
         m = np.where(np.isfinite(m), m, 0)  # all -inf (or inf) rows: do not subtract inf
-        out = np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m
+        out = rounded_to(np.log(np.exp(x - m).sum(axis=axes, keepdims=True)) + m, dtype)
 
         out = _utils._Tensor._make(out if keepdim else out.reshape(_reduced_shape(x.shape, axes, False)))
         ctx.save_for_backward(a, out)
@@ -588,11 +602,17 @@ class MinDim(MaxDim):
 
 
 def _cumulative(scan, a, axis, dtype):
-    """``np.cumsum``/``np.cumprod`` of ``a`` along ``axis``: integers and bools accumulate in int64, as in PyTorch."""
+    """``np.cumsum``/``np.cumprod`` of ``a`` along ``axis``, as PyTorch accumulates: integers and
+    bools in int64, float16 and bfloat16 in float32 (each running value rounded once)."""
     x = a._data
     if dtype is None and x.dtype.kind in "biu":
         dtype = np.int64
-    return scan(x if x.ndim else x.reshape(1), axis=axis, dtype=getattr(dtype, "np", dtype)).reshape(x.shape)
+    dtype = getattr(dtype, "np", dtype)
+    target = x.dtype if dtype is None else np.dtype(dtype)
+    if target in REDUCED_FLOATS:
+        return rounded_to(scan(x.astype(target, copy=False).reshape(x.shape or (1,)), axis=axis, dtype=np.float32),
+                          target).reshape(x.shape)
+    return scan(x if x.ndim else x.reshape(1), axis=axis, dtype=dtype).reshape(x.shape)
 
 
 class Cumsum(Function):

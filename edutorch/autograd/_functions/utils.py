@@ -152,14 +152,50 @@ def sign(x):
     return np.sign(x)
 
 
+# float16 and bfloat16: PyTorch's CPU reductions accumulate them in float32 and round once at
+# the end (its "acc_type"); a bfloat16 running sum would stop at 256, where 256 + 1 rounds to 256.
+REDUCED_FLOATS = frozenset({np.dtype(np.float16), np.dtype(_BFLOAT16)})
+_FLOAT32 = np.dtype(np.float32)
+
+
+def accumulation_input(x):
+    """``x`` as a reduction over it computes: float16 and bfloat16 widened to float32
+    (round the result back with ``rounded_to(out, x.dtype)``), any other array as it is."""
+    return x.astype(_FLOAT32) if x.dtype in REDUCED_FLOATS else x
+
+
+def rounded_to(x, dtype):
+    """A float32 accumulation rounded once to ``dtype``: beyond float16's range it becomes inf
+    silently, as in PyTorch (NumPy would warn)."""
+    if x.dtype == dtype:
+        return x
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+def summed(x, axis=None, keepdims=False, dtype=None):
+    """``x.sum(axis, keepdims=..., dtype=...)`` as PyTorch's CPU sum: a float16 or bfloat16
+    result is accumulated in float32 and rounded once (``dtype`` casts ``x`` first)."""
+    target = x.dtype if dtype is None else np.dtype(dtype)
+    if target not in REDUCED_FLOATS:
+        return x.sum(axis=axis, keepdims=keepdims, dtype=dtype)
+    if x.dtype != target:
+        x = x.astype(target)
+    return rounded_to(x.sum(axis=axis, keepdims=keepdims, dtype=_FLOAT32), target)
+
+
 def summed_to(x, shape):
-    """The array ``x`` summed over its broadcast axes down to ``shape``."""
+    """The array ``x`` summed over its broadcast axes down to ``shape`` (in float32 for
+    float16 and bfloat16, rounded once, as PyTorch's ``sum_to_size``)."""
     lead, kept = sum_to_shape_axes(x.shape, tuple(shape))
+    if not lead and not kept:
+        return x
+    wide = accumulation_input(x)
     if kept:
-        x = x.sum(axis=kept, keepdims=True)
+        wide = wide.sum(axis=kept, keepdims=True)
     if lead:
-        x = x.sum(axis=lead)
-    return x
+        wide = wide.sum(axis=lead)
+    return rounded_to(wide, x.dtype)
 
 
 def broadcast_to(x, shape):
