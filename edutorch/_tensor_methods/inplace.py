@@ -40,7 +40,7 @@ def _saved_by(node, t):
     """Did ``node`` save ``t`` for backward?  (The in-place ops copy their input only then.)"""
     if node is None:
         return False
-    for entry in node._saved:
+    for entry in node._for_backward:
         if entry[0] is t:
             return True
     return False
@@ -54,7 +54,7 @@ def _saved_output_is_now(result, t):
     memory and version counter so the same check fires here.
     """
     node = result.grad_fn
-    saved = node._saved
+    saved = node._for_backward
     for i, entry in enumerate(saved):
         if len(entry) == 4 and entry[0] is result._data:  # (array, counter, version, output_nr)
             saved[i] = (t._data, t._version_counter, t._version_counter[0], entry[3])

@@ -137,7 +137,7 @@ def _raw_reader(name, index):
 
 def _free_saved_keeping_nones(node):
     """``Node._free_saved``, remembering which slots held ``None`` (they still read ``None``)."""
-    nones = [i for i, entry in enumerate(node._saved) if entry[0] is None]
+    nones = [i for i, entry in enumerate(node._for_backward) if entry[0] is None]
     _function.Node._free_saved(node)
     if nones:
         node._freed_nones = nones
@@ -150,9 +150,9 @@ def unpack(node, index):
         if index in node.__dict__.get("_freed_nones", ()):
             return None
         raise RuntimeError(_function.FREED_GRAPH_ERROR)
-    if index >= len(node._saved):
+    if index >= len(node._for_backward):
         return None
-    entry = node._saved[index]
+    entry = node._for_backward[index]
     value, counter = entry[0], entry[1]
     if value is None:
         return None
@@ -209,7 +209,7 @@ class SavedTensor:
                 + ", ".join(repr(a) for a in (self,) + hooks)
             )
         node, index = self._node, self._index
-        entry = node._saved[index] if not node._released and index < len(node._saved) else None
+        entry = node._for_backward[index] if not node._released and index < len(node._for_backward) else None
         if entry is not None and type(entry[0]) is _saved_tensor.SavedTensor:
             raise RuntimeError(_TWICE_HOOKS_ERROR)
         if node._released:
@@ -219,4 +219,4 @@ class SavedTensor:
             raise RuntimeError(_NONE_HOOKS_ERROR)
         # as PyTorch: the tensor is packed as it is now, without a version check
         tensor = _as_tensor(node, entry)
-        node._saved[index] = (_saved_tensor.SavedTensor(node, tensor, *hooks), None, -1)
+        node._for_backward[index] = (_saved_tensor.SavedTensor(node, tensor, *hooks), None, -1)

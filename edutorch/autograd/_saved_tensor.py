@@ -114,7 +114,7 @@ class SavedTensor:
 
 
 def pack_all(node, saved):
-    """``node``'s saved values as entries of ``Node._saved``, tensors packed by the active hook.
+    """``node``'s saved values as entries of ``Node._for_backward``, tensors packed by the active hook.
 
     The entries have the shape ``(value, version_counter, version)`` that
     ``Node`` expects, with no version counter: hooked tensors are not version-checked.

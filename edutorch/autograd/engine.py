@@ -115,7 +115,7 @@ def _run_loop(queue, buffers, deps, targets, needed, captured, retain_graph):
             grad_inputs = _profiler_state["record_node"](node, grads, _call_node)
         else:
             grad_inputs = _call_node(node, grads)           # pre-hooks, backward, post-hooks
-        if not retain_graph and node._saved:
+        if not retain_graph and node._for_backward:
             node._free_saved()
         _send(node, grad_inputs, deps, buffers, queue)      # along next_functions to the children
 

@@ -52,7 +52,7 @@ FREED_GRAPH_ERROR = (
 class FunctionCtx:
     """What ``forward`` can tell ``backward`` (``torch.autograd.function.FunctionCtx``)."""
 
-    _saved = ()
+    _for_backward = ()
     _dirty = ()
     _non_differentiable = ()
     materialize_grads = True
@@ -61,7 +61,7 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Keep tensors for ``backward``; their version is checked when unpacked."""
-        self._saved = tensors
+        self._for_backward = tensors
 
     def mark_dirty(self, *tensors):
         """Declare inputs that ``forward`` modified in place."""
@@ -110,10 +110,10 @@ class Node(FunctionCtx):
         the node and the tensor do not keep each other alive.
         """
         if _saved_tensor._stack:  # inside saved_tensors_hooks: keep pack_hook(t) instead (graph.py)
-            self._saved = _saved_tensor.pack_all(self, self._saved)
+            self._for_backward = _saved_tensor.pack_all(self, self._for_backward)
             return
         packed = []
-        for t in self._saved:
+        for t in self._for_backward:
             if not isinstance(t, _Tensor):  # None, or a number
                 packed.append((t, None, -1))
             elif t.grad_fn is self:
@@ -121,7 +121,7 @@ class Node(FunctionCtx):
             else:
                 counter = t._version_counter
                 packed.append((t, counter, counter[0]))
-        self._saved = packed
+        self._for_backward = packed
 
     @property
     def saved_tensors(self):
@@ -132,7 +132,7 @@ class Node(FunctionCtx):
         if not self._unpacks_all:
             self._check_saved_versions()
         tensors = []
-        for entry in self._saved:
+        for entry in self._for_backward:
             value, counter = entry[0], entry[1]
             if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
                 value = _Tensor._make(value, True, self, entry[3], counter)
@@ -148,7 +148,7 @@ class Node(FunctionCtx):
         variable before it computes anything, so the check fires even where the
         formula would not read the tensor; the engine calls this for built-ins.
         """
-        for entry in self._saved:
+        for entry in self._for_backward:
             counter = entry[1]
             if counter is not None and counter[0] != entry[2]:
                 raise RuntimeError(self._inplace_error(entry))
@@ -198,8 +198,8 @@ class Node(FunctionCtx):
 
     def _free_saved(self):
         """Drop what ``forward`` saved (backward without ``retain_graph``); a second backward then fails."""
-        if self._saved:
-            self._saved = ()
+        if self._for_backward:
+            self._for_backward = ()
             self._released = True
 
     # -- backward ------------------------------------------------------------
@@ -207,7 +207,7 @@ class Node(FunctionCtx):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
         if self._output_meta is not None and self.materialize_grads:
             grad_outputs = _materialize(self, grad_outputs)
-        if self._saved and self._unpacks_all:
+        if self._for_backward and self._unpacks_all:
             self._check_saved_versions()
         grads = self._forward_cls.backward(self, *grad_outputs)
         if type(grads) is not tuple:
@@ -502,7 +502,7 @@ def _connect_outputs(node, outputs, args):
     else:
         node._num_outputs = 1
         results = _connect_output(node, 0, outputs, args)
-    if node._saved:
+    if node._for_backward:
         node._pack_saved(results if type(results) is tuple else (results,))
     return results
 

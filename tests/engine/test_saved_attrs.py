@@ -177,7 +177,8 @@ MISSING = {"linear": LINEAR_MAT2, "linear_constant_input": LINEAR_MAT2, "linear_
 
 
 def _saved_names(node):
-    return sorted(a for a in dir(node) if a.startswith(("_saved_", "_raw_saved_")))
+    """The idiom of the autograd mechanics note: every name of ``dir(grad_fn)`` starting with "_saved"."""
+    return sorted(a for a in dir(node) if a.startswith(("_saved", "_raw_saved")))
 
 
 def _build(lib, F, name):
