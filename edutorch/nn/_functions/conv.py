@@ -140,83 +140,94 @@ def col2im_rows(dcols, flat_shape, wp, dilation):
 
 # -- the two layouts behind one pair of functions ------------------------------------------
 
-def _plan(x_shape, kernel, stride, padding, dilation):
-    """Where the columns come from: (Ho, Wo, width, rows), ``width`` the columns' row length.
+def _plan(x_hw, kernel, stride, padding, dilation, rows):
+    """The columns' geometry: (Ho, Wo, width), ``width`` the length of a row of columns.
 
-    ``rows`` (stride 1): the row layout, the output computed on the padded width Wp;
+    ``rows`` (stride 1 only): the row layout, computed on the padded width Wp;
     otherwise the strided layout, ``width`` = Wo.
     """
-    hp, wp = x_shape[2] + sum(padding[0]), x_shape[3] + sum(padding[1])
+    hp, wp = x_hw[0] + sum(padding[0]), x_hw[1] + sum(padding[1])
     ho, wo = out_hw((hp, wp), kernel, stride, dilation)
-    rows = stride == (1, 1)
-    return ho, wo, wp if rows else wo, rows
+    return ho, wo, wp if rows else wo
 
 
-def columns(x, kernel, stride, padding, dilation, groups):
-    """im2col of the array x (N, C, H, W): (N, G, kh*kw*C/G, Ho*width), in ``_plan``'s layout."""
+def columns(x, kernel, dilation, padding, stride, groups, rows):
+    """im2col of the array x (N, C, H, W): (N, G * kh*kw*C/G, Ho*width), rows in (g, i, j, c) order.
+
+    With one channel per group (``groups = C``) that is PyTorch's ``F.unfold`` layout (c, i, j).
+    """
     n, c = x.shape[:2]
-    ho, _, width, rows = _plan(x.shape, kernel, stride, padding, dilation)
+    ho, _, width = _plan(x.shape[2:], kernel, stride, padding, dilation, rows)
     if rows:
         flat, hw_p = flat_padded(x, padding, dilation, kernel)
         cols = im2col_rows(flat, hw_p, kernel, dilation, groups)
     else:
         cols = im2col(pad2d(x, padding), kernel, stride, dilation, groups)
-    return cols.reshape(n, groups, kernel[0] * kernel[1] * (c // groups), ho * width)
+    return cols.reshape(n, kernel[0] * kernel[1] * c, ho * width)
 
 
-def uncolumns(dcols, x_shape, kernel, stride, padding, dilation):
-    """col2im: the adjoint of ``columns``, back to an (N, C, H, W) array of ``x_shape``."""
-    n, groups, _, length = dcols.shape
-    (kh, kw), cg = kernel, x_shape[1] // groups
-    ho, wo, width, rows = _plan(x_shape, kernel, stride, padding, dilation)
-    hp, wp = x_shape[2] + sum(padding[0]), x_shape[3] + sum(padding[1])
+def uncolumns(dcols, x_hw, kernel, dilation, padding, stride, groups, rows):
+    """col2im: the adjoint of ``columns``, back to an (N, C, H, W) array with (H, W) = ``x_hw``."""
+    (kh, kw), (h, w) = kernel, x_hw
+    n, c, length = dcols.shape[0], dcols.shape[1] // (kh * kw), dcols.shape[2]
+    ho, wo, width = _plan(x_hw, kernel, stride, padding, dilation, rows)
+    hp, wp = h + sum(padding[0]), w + sum(padding[1])
+    blocks = (n, groups, kh, kw, c // groups)
     if rows:
-        flat_shape = (n, x_shape[1], hp * wp + dilation[1] * (kw - 1))
-        dflat = col2im_rows(dcols.reshape(n, groups, kh, kw, cg, length), flat_shape, wp, dilation)
-        dxp = dflat[:, :, :hp * wp].reshape(n, x_shape[1], hp, wp)
+        flat_shape = (n, c, hp * wp + dilation[1] * (kw - 1))
+        dflat = col2im_rows(dcols.reshape(*blocks, length), flat_shape, wp, dilation)
+        dxp = dflat[:, :, :hp * wp].reshape(n, c, hp, wp)
     else:
-        dxp = col2im(dcols.reshape(n, groups, kh, kw, cg, ho, wo), (n, x_shape[1], hp, wp), stride, dilation)
-    return _crop(dxp, padding, x_shape[2:])
+        dxp = col2im(dcols.reshape(*blocks, ho, wo), (n, c, hp, wp), stride, dilation)
+    return _crop(dxp, padding, x_hw)
 
 
 class Im2Col(Function):
-    """im2col as an autograd Function: (N, C, H, W) -> (N, G, kh*kw*C/G, Ho*width).
+    """im2col as an autograd Function (``F.unfold``): (N, C, H, W) -> (N, kh*kw*C, Ho*width).
 
-    Its gradient is ``Col2Im`` (and ``Col2Im``'s is this one): PyTorch's pair
-    behind ``F.unfold`` / ``F.fold``.  ``cols``, when given, is the result the
-    convolution's forward already built from this very input: returned as is.
+    ``padding`` is ``((top, bottom), (left, right))``; ``groups`` and ``rows``
+    choose the convolution's layouts (``F.unfold``: ``groups = C``, no rows).
+    An unbatched (C, H, W) input gives unbatched columns.  Its gradient is
+    ``Col2Im`` (and ``Col2Im``'s is this one), as in PyTorch.  ``cols``, when
+    given, is what the convolution's forward already built from this very
+    input: returned as is.
     """
 
     _backward_name = "Im2ColBackward0"
 
     @staticmethod
-    def forward(ctx, input, kernel, stride, padding, dilation, groups, cols=None):
-        ctx.geometry = (input.shape, kernel, stride, padding, dilation)
+    def forward(ctx, input, kernel, dilation, padding, stride, groups, rows, cols=None):
+        x = input._data
+        ctx.geometry = (tuple(x.shape[-2:]), kernel, dilation, padding, stride, groups, rows)
         if cols is None:
-            cols = columns(input._data, kernel, stride, padding, dilation, groups)
+            cols = columns(x if x.ndim == 4 else x[None], kernel, dilation, padding, stride, groups, rows)
+            cols = cols if x.ndim == 4 else cols[0]
         return cols
 
     @staticmethod
     def backward(ctx, grad):
-        return Col2Im.apply(grad, *ctx.geometry), None, None, None, None, None, None
+        return (Col2Im.apply(grad, *ctx.geometry),) + (None,) * 7
 
 
 class Col2Im(Function):
-    """col2im as an autograd Function: (N, G, kh*kw*C/G, Ho*width) -> (N, C, H, W) of ``x_shape``.
+    """col2im as an autograd Function (``F.fold``): (N, kh*kw*C, Ho*width) -> (N, C, H, W).
 
-    Adds every column entry onto the pixel it was read from; its gradient is ``Im2Col``.
+    Adds every column entry onto the pixel it was read from (``x_hw`` = (H, W));
+    its gradient is ``Im2Col``.  Unbatched (kh*kw*C, L) columns give (C, H, W).
     """
 
     _backward_name = "Col2ImBackward0"
 
     @staticmethod
-    def forward(ctx, dcols, x_shape, kernel, stride, padding, dilation):
-        ctx.geometry = (kernel, stride, padding, dilation, dcols.shape[1])
-        return uncolumns(dcols._data, tuple(x_shape), kernel, stride, padding, dilation)
+    def forward(ctx, dcols, x_hw, kernel, dilation, padding, stride, groups, rows):
+        ctx.geometry = (kernel, dilation, padding, stride, groups, rows)
+        d = dcols._data
+        dx = uncolumns(d if d.ndim == 3 else d[None], tuple(x_hw), kernel, dilation, padding, stride, groups, rows)
+        return dx if d.ndim == 3 else dx[0]
 
     @staticmethod
     def backward(ctx, grad):
-        return Im2Col.apply(grad, *ctx.geometry), None, None, None, None, None
+        return (Im2Col.apply(grad, *ctx.geometry),) + (None,) * 7
 
 
 def _weights_by_offset(w, groups):
@@ -246,11 +257,12 @@ class Convolution(Function):
         one_d = input.ndim == 3  # conv1d: run as conv2d over a height of 1
         x, w = (input.unsqueeze(2), weight.unsqueeze(2)) if one_d else (input, weight)
         n, o = x.shape[0], w.shape[0]
-        kernel = tuple(w.shape[2:])
-        ho, wo, width, rows = _plan(x.shape, kernel, stride, padding, dilation)
-        cols = columns(x._data, kernel, stride, padding, dilation, groups)  # (N, G, kh*kw*Cg, Ho*width)
-        w_g = _weights_by_offset(w, groups)._data                           # (G, Og, kh*kw*Cg)
-        out = matmul(w_g, cols).reshape(n, o, ho, width)  # every output in one product
+        kernel, rows = tuple(w.shape[2:]), stride == (1, 1)
+        ho, wo, width = _plan(x.shape[2:], kernel, stride, padding, dilation, rows)
+        cols = columns(x._data, kernel, dilation, padding, stride, groups, rows)  # (N, G*kh*kw*Cg, Ho*width)
+        w_g = _weights_by_offset(w, groups)._data                                   # (G, Og, kh*kw*Cg)
+        # every output in one product: (G, Og, K) @ (N, G, K, Ho*width)
+        out = matmul(w_g, cols.reshape(n, groups, w_g.shape[2], ho * width)).reshape(n, o, ho, width)
         if bias is not None:  # when cropping the padded width, the add also makes the copy
             out = np.add(out[..., :wo], bias._data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:
@@ -268,19 +280,21 @@ class Convolution(Function):
         input, weight = ctx.saved_tensors
         one_d = input.ndim == 3
         x, w, g = (input.unsqueeze(2), weight.unsqueeze(2), grad.unsqueeze(2)) if one_d else (input, weight, grad)
-        geometry = (tuple(w.shape[2:]), ctx.stride, ctx.padding, ctx.dilation)
         n, o, ho, wo = g.shape
-        groups = ctx.groups
-        width = _plan(x.shape, *geometry)[2]
+        groups, rows = ctx.groups, ctx.stride == (1, 1)
+        geometry = (tuple(w.shape[2:]), ctx.dilation, ctx.padding, ctx.stride, groups, rows)
+        k = w.shape[2] * w.shape[3]  # kernel offsets
+        width = _plan(x.shape[2:], geometry[0], ctx.stride, ctx.padding, ctx.dilation, rows)[2]
         if width > wo:  # the row layout's padded width: the extra columns get zero gradient
             g = Pad.apply(g, ((0, 0), (0, 0), (0, 0), (0, width - wo)), "constant", 0.0)
         g_g = g.reshape(n, groups, o // groups, ho * width)                 # (N, G, Og, Ho*width)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:  # dx = col2im(W.T @ grad)
-            gx = Col2Im.apply(_weights_by_offset(w, groups).mT @ g_g, x.shape, *geometry)
+            dcols = _weights_by_offset(w, groups).mT @ g_g                   # (N, G, kh*kw*Cg, Ho*width)
+            gx = Col2Im.apply(dcols.reshape(n, x.shape[1] * k, ho * width), tuple(x.shape[2:]), *geometry)
             gx = gx.squeeze(2) if one_d else gx
         if ctx.needs_input_grad[1]:  # dW = sum over samples of grad[n] @ cols[n].T
-            cols = Im2Col.apply(x, *geometry, groups, ctx.cols)
+            cols = Im2Col.apply(x, *geometry, ctx.cols).reshape(n, groups, w.shape[1] * k, ho * width)
             gw = _weights_from_offset((g_g @ cols.mT).sum(0), w.shape)
             gw = gw.squeeze(2) if one_d else gw
         if ctx.needs_input_grad[2]:

@@ -240,15 +240,33 @@ class AdaptiveAvgPool2d(Function):
         # an averaging matrix per axis: out = Ah @ x @ Aw^T, exact for any sizes
         ah = _averaging_matrix(h, ho, x.dtype)
         aw = _averaging_matrix(w, wo, x.dtype)
-        ctx.mats = (ah, aw)
+        ctx.mats, ctx.output_size = (ah, aw), output_size
         ctx.save_for_backward(input)  # what PyTorch saves (backward does not read it)
         return ah @ x @ aw.T
 
     @staticmethod
     def backward(ctx, grad):
-        """The gradient of ``Ah @ x @ Aw^T``, as Tensor ops (``create_graph`` records them)."""
-        ah, aw = ctx.mats
-        return constant(ah.T) @ grad @ constant(aw), None
+        return AdaptiveAvgPool2dBackward.apply(grad, ctx), None
+
+
+class AdaptiveAvgPool2dBackward(Function):
+    """The gradient of ``Ah @ x @ Aw^T``: ``Ah^T @ grad @ Aw``.
+
+    Linear in ``grad``; its own gradient is the adaptive average pooling again
+    (as in PyTorch).  ``pool`` is the pooling's node: its averaging matrices.
+    """
+
+    _backward_name = "AdaptiveAvgPool2DBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, pool):
+        ctx.pool = pool
+        ah, aw = pool.mats
+        return ah.T @ grad._data @ aw
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        return AdaptiveAvgPool2d.apply(grad_grad, ctx.pool.output_size), None
 
 
 def _averaging_matrix(size, out, dtype):
