@@ -42,6 +42,14 @@ def _padded(x, kernel, stride, padding, dilation, out_hw, value):
     return pad2d(x, pads, value), pads
 
 
+def _zeros_for_input(ctx, grad_grad):
+    """A pooling backward's gradient w.r.t. the pooling's input: zeros (PyTorch's ``zeros_like(self)``).
+
+    ``grad_grad``, the gradient of the pooling's input gradient, has that input's shape.
+    """
+    return grad_grad.new_zeros(grad_grad.shape) if ctx.needs_input_grad[1] else None
+
+
 class MaxPool2d(Function):
     """Max over each window; the gradient goes to the (first) max of each window."""
 
@@ -119,7 +127,7 @@ class MaxPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return MaxPool2dBackward.apply(grad, ctx), None, None, None, None, None
+        return MaxPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None, None, None, None, None
 
 
 class MaxPool2dBackward(Function):
@@ -128,12 +136,13 @@ class MaxPool2dBackward(Function):
     Linear in ``grad`` (the argmax is fixed): its own gradient gathers the
     incoming gradient at the argmax, as PyTorch's ``max_pool_double_backward``.
     ``pool`` is the max pooling's node, which knows the windows and their maxima.
+    As in PyTorch, the pooling's ``input`` is an input here too, with a zero gradient.
     """
 
     _backward_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, pool):
+    def forward(ctx, grad, input, pool):
         ctx.pool = pool
         g = grad._data
         dxp = backend.get_array_module(g).zeros(pool.xp.shape, dtype=g.dtype)
@@ -151,7 +160,8 @@ class MaxPool2dBackward(Function):
         n, c, h, w = grad_grad.shape
         index = constant(MaxPool2d.indices(ctx.pool))  # (N, C, Ho, Wo) flat indices into each plane
         flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
-        return grad_grad.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape), None
+        gg = grad_grad.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
+        return gg, _zeros_for_input(ctx, grad_grad), None
 
 
 def avg_divisor(size, k, s, p, out, count_include_pad):
@@ -193,7 +203,7 @@ class AvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return AvgPool2dBackward.apply(grad, ctx), None, None, None, None, None, None
+        return AvgPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None, None, None, None, None, None
 
 
 class AvgPool2dBackward(Function):
@@ -201,13 +211,14 @@ class AvgPool2dBackward(Function):
 
     Linear in ``grad``; its own gradient is the average pooling of the incoming
     gradient (PyTorch's double backward of ``avg_pool2d``).  ``pool`` is the
-    average pooling's node: the windows, their counts and its arguments.
+    average pooling's node: the windows, their counts and its arguments.  As in
+    PyTorch, the pooling's ``input`` is an input here too, with a zero gradient.
     """
 
     _backward_name = "AvgPool2DBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, pool):
+    def forward(ctx, grad, input, pool):
         ctx.pool = pool
         (kh, kw), stride = pool.kernel, pool.stride
         g = grad._data / pool.div
@@ -218,7 +229,8 @@ class AvgPool2dBackward(Function):
 
     @staticmethod
     def backward(ctx, grad_grad):
-        return AvgPool2d.apply(grad_grad, *ctx.pool.args), None
+        zeros = _zeros_for_input(ctx, grad_grad)
+        return AvgPool2d.apply(grad_grad, *ctx.pool.args), zeros, None
 
 
 def adaptive_bounds(size, out):
@@ -246,7 +258,7 @@ class AdaptiveAvgPool2d(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return AdaptiveAvgPool2dBackward.apply(grad, ctx), None
+        return AdaptiveAvgPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None
 
 
 class AdaptiveAvgPool2dBackward(Function):
@@ -254,19 +266,21 @@ class AdaptiveAvgPool2dBackward(Function):
 
     Linear in ``grad``; its own gradient is the adaptive average pooling again
     (as in PyTorch).  ``pool`` is the pooling's node: its averaging matrices.
+    As in PyTorch, the pooling's ``input`` is an input here too, with a zero gradient.
     """
 
     _backward_name = "AdaptiveAvgPool2DBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, pool):
+    def forward(ctx, grad, input, pool):
         ctx.pool = pool
         ah, aw = pool.mats
         return ah.T @ grad._data @ aw
 
     @staticmethod
     def backward(ctx, grad_grad):
-        return AdaptiveAvgPool2d.apply(grad_grad, ctx.pool.output_size), None
+        zeros = _zeros_for_input(ctx, grad_grad)
+        return AdaptiveAvgPool2d.apply(grad_grad, ctx.pool.output_size), zeros, None
 
 
 def _averaging_matrix(size, out, dtype):
