@@ -5,9 +5,10 @@ from ..._tensor import Tensor
 def constant(array):
     """An array a layer computed in NumPy (or CuPy), as a Tensor that autograd sees as a constant.
 
-    Forwards and NumPy backwards work on raw arrays (``t._data``).  A result
-    saved for backward, a mask inside a backward formula, or a gradient
-    computed on arrays enters the Tensor world through here: no copy, no
-    ``requires_grad``, no ``grad_fn`` (the internal ``Tensor._make``).
+    Forwards work on raw arrays (``t._data``); backward formulas are Tensor
+    ops.  An array a forward computed and a backward formula reads (argmax
+    indices, averaging matrices, running statistics) enters the Tensor world
+    through here: no copy, no ``requires_grad``, no ``grad_fn`` (the internal
+    ``Tensor._make``), so autograd treats it as a constant.
     """
     return Tensor._make(array)
