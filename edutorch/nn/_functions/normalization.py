@@ -13,14 +13,20 @@ that only shift or scale the group, which normalisation cancels anyway.
 
 That backward is written once, with Tensor ops (``_normalize_backward``), so
 the same lines serve a plain backward and ``create_graph=True`` (double
-backward: gradient penalties, Hessian-vector products).  Its ``x_hat`` and
-``1 / sqrt(var + eps)`` are recomputed from the saved input with Tensor ops
-(``_standardize``): under ``create_graph`` they are then differentiable
-functions of the input, as the second derivative needs.
+backward: gradient penalties, Hessian-vector products).  It reads ``x_hat``
+and ``rstd = 1 / sqrt(var + eps)`` through ``Standardize``, the normalisation
+step as a Function of the input: a plain backward gets the arrays the forward
+already computed, and under ``create_graph`` the same call records a node, so
+``x_hat`` and ``rstd`` are then differentiable functions of the input (whose
+gradient is ``_normalize_backward`` again), as the second derivative needs.
 
 What backward reads: the tensors PyTorch saves (input, weight, running
 statistics; LayerNorm also bias) go through ``save_for_backward``, so an
 in-place change of any of them before backward raises PyTorch's error.
+``ctx`` keeps only arrays private to the node: the statistics, and ``x_hat``
+when it is not itself the output (without weight and bias the output *is*
+``x_hat``, which the user may change in place: it is then recomputed from
+the saved input).
 """
 import numpy as np
 
@@ -29,22 +35,48 @@ from .utils import constant
 from ...autograd._functions.utils import in_dtype_of
 
 
-def _standardize(x, axes, eps):
-    """``(x_hat, rstd)``: ``x_hat = (x - mean) * rstd`` over ``axes``, ``rstd = 1 / sqrt(var + eps)``.
+def _normalize_backward(g, x_hat, rstd, axes, g_rstd=None):
+    """dL/dx of ``x_hat = (x - mean) * rstd`` over ``axes`` (see module doc), in Tensor ops.
 
-    Tensor ops (PyTorch's ``save_mean`` / ``save_invstd`` recomputed from the
-    saved input): under ``create_graph`` both are differentiable in ``x``.
+    ``g_rstd``, when given, is a gradient reaching ``rstd`` itself (only in a
+    double backward): ``d rstd / dx = -rstd² x_hat / m`` adds to the second mean.
     """
-    mean = x.mean(axes, keepdim=True)
-    rstd = (x.var(axes, correction=0, keepdim=True) + eps).rsqrt()  # biased, as in forward
-    return (x - mean) * rstd, rstd
-
-
-def _normalize_backward(g, x_hat, rstd, axes):
-    """dL/dx of ``x_hat = (x - mean) * rstd`` over ``axes`` (see module doc), in Tensor ops."""
     mean_g = g.mean(axes, keepdim=True)
     mean_gx = (g * x_hat).mean(axes, keepdim=True)
+    if g_rstd is not None:
+        mean_gx = mean_gx + g_rstd * rstd * (rstd.numel() / max(x_hat.numel(), 1))
     return (g - mean_g - x_hat * mean_gx) * rstd
+
+
+class Standardize(Function):
+    """``x -> (x_hat, rstd)`` over ``axes``: the normalisation step shared by the three layers.
+
+    Called by the layers' backwards on their saved input, with ``stats`` =
+    (x_hat or None, mean, rstd), the arrays their forward computed: the forward
+    returns them (x_hat recomputed from mean and rstd when None).  Its gradient
+    is ``_normalize_backward``.  PyTorch has no such node (its layers' double
+    backward is one hand-written kernel): the name is edutorch's.
+    """
+
+    _backward_name = "StandardizeBackward"
+
+    @staticmethod
+    def forward(ctx, input, axes, stats):
+        x_hat, mean, rstd = stats
+        ctx.save_for_backward(input)
+        ctx.axes, ctx.stats = axes, stats
+        return (input._data - mean) * rstd if x_hat is None else x_hat, rstd
+
+    @staticmethod
+    def backward(ctx, g_x_hat, g_rstd):
+        (input,) = ctx.saved_tensors
+        x_hat, rstd = Standardize.apply(input, ctx.axes, ctx.stats)
+        return _normalize_backward(g_x_hat, x_hat, rstd, ctx.axes, g_rstd), None, None
+
+
+def _private_x_hat(x_hat, out):
+    """``x_hat`` for backward, unless it is the output itself (then backward recomputes it)."""
+    return None if out is x_hat else x_hat
 
 
 def _sum_over(t, dims):
@@ -84,9 +116,9 @@ class BatchNorm(Function):
             out = out * weight._data.reshape(shape)
         if bias is not None:
             out = out + bias._data.reshape(shape)
-        ctx.inv_std, ctx.axes, ctx.shape, ctx.training = inv_std, axes, shape, training
+        ctx.axes, ctx.shape, ctx.training = axes, shape, training
+        ctx.stats = (_private_x_hat(x_hat, out), mean, inv_std)
         ctx.save_for_backward(input, weight, running_mean, running_var)  # what PyTorch saves
-        ctx.mean, ctx.eps = mean, eps
         return out
 
     @staticmethod
@@ -94,10 +126,11 @@ class BatchNorm(Function):
         input, weight, _, _ = ctx.saved_tensors
         axes = ctx.axes
         if ctx.training:
-            x_hat, rstd = _standardize(input, axes, ctx.eps)
+            x_hat, rstd = Standardize.apply(input, axes, ctx.stats)
         else:  # eval: mean and var are the running constants, the map is affine
-            rstd = constant(ctx.inv_std)
-            x_hat = (input - constant(ctx.mean)) * rstd
+            _, mean, inv_std = ctx.stats
+            rstd = constant(inv_std)
+            x_hat = (input - constant(mean)) * rstd
         g = grad if weight is None else grad * weight.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
@@ -127,7 +160,7 @@ class LayerNorm(Function):
         if bias is not None:
             out = out + bias._data
         out = in_dtype_of(out, x)  # bfloat16 input: NumPy's 1.0 / sqrt(...) widened it to float32
-        ctx.axes, ctx.eps = axes, eps
+        ctx.axes, ctx.stats = axes, (_private_x_hat(x_hat, out), mean, inv_std)
         ctx.save_for_backward(input, weight, bias)  # what PyTorch saves (bias too, for layer norm)
         return out
 
@@ -135,7 +168,7 @@ class LayerNorm(Function):
     def backward(ctx, grad):
         input, weight, _ = ctx.saved_tensors
         axes = ctx.axes
-        x_hat, rstd = _standardize(input, axes, ctx.eps)
+        x_hat, rstd = Standardize.apply(input, axes, ctx.stats)
         g = grad if weight is None else grad * weight
         lead = tuple(range(grad.ndim - len(axes)))  # the batch dims: summed for weight/bias
         gx = _normalize_backward(g, x_hat, rstd, axes) if ctx.needs_input_grad[0] else None
@@ -156,23 +189,26 @@ class GroupNorm(Function):
         xg = x.reshape(n, num_groups, -1)  # one row of statistics per (sample, group)
         mean = xg.mean(axis=2, keepdims=True)
         inv_std = 1.0 / np.sqrt(xg.var(axis=2, keepdims=True) + eps)
-        x_hat = ((xg - mean) * inv_std).reshape(x.shape)
+        x_hat_g = (xg - mean) * inv_std
+        x_hat = x_hat_g.reshape(x.shape)
         shape = (1, c) + (1,) * (x.ndim - 2)
         out = x_hat
         if weight is not None:
             out = out * weight._data.reshape(shape)
         if bias is not None:
             out = out + bias._data.reshape(shape)
-        ctx.groups, ctx.shape, ctx.eps = num_groups, shape, eps
+        out = in_dtype_of(out, x)  # bfloat16 input: NumPy widened it to float32
+        ctx.groups, ctx.shape = num_groups, shape
+        ctx.stats = (None if out is x_hat else x_hat_g, mean, inv_std)  # per (sample, group) row
         ctx.save_for_backward(input, weight)  # what PyTorch saves
-        return in_dtype_of(out, x)  # bfloat16 input: NumPy widened it to float32
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
         n, groups = input.shape[0], ctx.groups
         rows = (n, groups, input.numel() // max(n * groups, 1))  # one row of statistics per (sample, group)
-        x_hat, rstd = _standardize(input.reshape(rows), 2, ctx.eps)
+        x_hat, rstd = Standardize.apply(input.reshape(rows), 2, ctx.stats)
         x_hat = x_hat.reshape(input.shape)
         axes = (0,) + tuple(range(2, grad.ndim))
         g = grad if weight is None else grad * weight.reshape(ctx.shape)
