@@ -160,13 +160,13 @@ def enter_graph_task(whole_graph):
     ``whole_graph`` is False for ``autograd.grad`` and ``backward(inputs=...)``,
     which run only part of the graph.
     """
-    previous = dict(_graph_task)
-    _graph_task.update(id=next(_graph_task_ids), whole_graph=whole_graph)
+    previous = _graph_task["id"], _graph_task["whole_graph"]
+    _graph_task["id"], _graph_task["whole_graph"] = next(_graph_task_ids), whole_graph
     return previous
 
 
 def exit_graph_task(previous):
-    _graph_task.update(previous)
+    _graph_task["id"], _graph_task["whole_graph"] = previous
 
 
 def is_checkpoint_valid():

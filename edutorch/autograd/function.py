@@ -31,7 +31,7 @@ import weakref
 
 import numpy as np
 
-from . import _saved_tensor, grad_mode
+from . import _saved_attrs, _saved_tensor, grad_mode
 from .._dtype import is_floating as _is_floating
 
 _state = grad_mode._state
@@ -280,7 +280,8 @@ class AccumulateGrad(Node):
 def accumulate_grad(variable, grad):
     """``variable.grad += grad`` the way PyTorch's AccumulateGrad node does it.
 
-    * The first gradient becomes ``.grad`` as a copy (``clone``).  PyTorch may
+    * The first gradient becomes ``.grad`` as a copy of its array (a recorded
+      ``clone`` under ``create_graph``).  PyTorch may
       reuse the incoming tensor when nothing else refers to it; a copy has the
       same values and never aliases a tensor someone else holds (the same
       gradient reaching two leaves of ``a + b``, the user's ``gradient=``).
@@ -289,7 +290,8 @@ def accumulate_grad(variable, grad):
       then ``.grad`` becomes a new, differentiable sum.
     """
     if variable._grad is None:
-        variable._grad = grad.clone()  # under create_graph, clone records its node: .grad keeps its graph
+        # a copy; under create_graph, ``clone`` records its node, so .grad keeps its graph
+        variable._grad = grad.clone() if grad_mode.is_grad_enabled() else _Tensor._make(grad._data.copy())
     elif grad_mode.is_grad_enabled():
         variable._grad = variable._grad + grad
     else:
@@ -364,6 +366,7 @@ class Function:
             "_forward_cls": cls, "__module__": cls.__module__,
             "_unpacks_all": getattr(cls, "_backward_name", None) is not None,
         })
+        _saved_attrs.install(cls)  # grad_fn._saved_<name>, from the class's ``_saved_attrs`` table
         # PyTorch 2 style: ``forward(*args)`` without ctx, plus ``setup_context``
         cls._uses_setup_context = cls.setup_context is not Function.setup_context
 

@@ -542,7 +542,7 @@ def tanh(input):
     return pointwise.Tanh.apply(input)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input, beta=1, threshold=20):  # PyTorch's defaults are ints (grad_fn._saved_beta shows 1)
     """``log(1 + exp(beta x)) / beta``, and just ``x`` where ``beta x > threshold``."""
     return _act.Softplus.apply(input, beta, threshold)
 
@@ -562,9 +562,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    dim = wrap_dim(dim, input.ndim)
-    _softmax.check_floating(input, dim, "softmax")
-    return _act.Softmax.apply(input, dim)
+    _softmax.check_floating(input, wrap_dim(dim, input.ndim), "softmax")
+    return _act.Softmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -573,9 +572,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    dim = wrap_dim(dim, input.ndim)
-    _softmax.check_floating(input, dim, "log_softmax")
-    return _act.LogSoftmax.apply(input, dim)
+    _softmax.check_floating(input, wrap_dim(dim, input.ndim), "log_softmax")
+    return _act.LogSoftmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
 
 
 # ----------------------------------------------------------------- losses ----

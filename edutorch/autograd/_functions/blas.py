@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import _dtype
 from ..function import Function
+from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 
 
@@ -31,6 +32,14 @@ class Mm(Function):
     """2-D matrix product (``torch.mm``)."""
 
     _backward_name = "MmBackward0"
+    # grad_fn._saved_<name> (_saved_attrs.py); as in PyTorch, a stride is kept only where
+    # the operand needs a gradient (it shapes that gradient), else it reads ()
+    _saved_attrs = {
+        "self": Saved(0), "mat2": Saved(1),
+        "self_sym_sizes": lambda ctx: sym_sizes(ctx.layouts[0]), "mat2_sym_sizes": lambda ctx: sym_sizes(ctx.layouts[1]),
+        "self_sym_strides": lambda ctx: sym_strides(ctx.layouts[0]) if ctx.needs_input_grad[0] else (),
+        "mat2_sym_strides": lambda ctx: sym_strides(ctx.layouts[1]) if ctx.needs_input_grad[1] else (),
+    }
 
     @staticmethod
     def forward(ctx, a, b):
@@ -45,6 +54,8 @@ class Mm(Function):
             _check_dtypes(a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
+        if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:  # a graph node: keep the operands' layout
+            ctx.layouts = (layout(x), layout(y))
         return _utils.matmul(x, y)
 
     @staticmethod
@@ -59,6 +70,7 @@ class Bmm(Function):
     """Batched matrix product of two 3-D tensors (``torch.bmm``), no broadcasting."""
 
     _backward_name = "BmmBackward0"
+    _saved_attrs = {"self": Saved(0), "mat2": Saved(1)}  # grad_fn._saved_self, ... (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -71,7 +83,9 @@ class Bmm(Function):
                 f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]."
             )
         _check_dtypes(a, b)
-        ctx.save_for_backward(a, b)
+        # each operand is needed only for the other's gradient (PyTorch saves the same)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
         return _utils.matmul(x, y)
 
     @staticmethod
@@ -143,33 +157,41 @@ class Matmul(Function):
     @staticmethod
     def forward(ctx, a, b):
         _check_matmul(a, b)
-        ctx.save_for_backward(a, b)
+        ctx.shapes = (a._data.shape, b._data.shape)
+        # each operand is needed only for the other's gradient (PyTorch saves the same)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[0] else None)
         return _utils.matmul(a._data, b._data)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
+        a_shape, b_shape = ctx.shapes
         # Promote 1-D operands to matrices so one formula covers every case.
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        a2_shape = (1,) + a_shape if len(a_shape) == 1 else a_shape
+        b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape
         # the gradient of the matrix-shaped product: batch dims + (rows, cols)
-        batch = np.broadcast_shapes(tuple(a2.shape[:-2]), tuple(b2.shape[:-2]))
-        g = grad.reshape(batch + (a2.shape[-2], b2.shape[-1]))
+        batch = np.broadcast_shapes(tuple(a2_shape[:-2]), tuple(b2_shape[:-2]))
+        g = grad.reshape(batch + (a2_shape[-2], b2_shape[-1]))
         ga = gb = None
         if ctx.needs_input_grad[0]:
+            b2 = b.unsqueeze(-1) if b.ndim == 1 else b
             # batch dims that were broadcast are summed back (sum_to_size)
-            ga = (g @ b2.mT).sum_to_size(a2.shape).reshape(a.shape)
+            ga = (g @ b2.mT).sum_to_size(a2_shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
-            gb = (a2.mT @ g).sum_to_size(b2.shape).reshape(b.shape)
+            a2 = a.unsqueeze(0) if a.ndim == 1 else a
+            gb = (a2.mT @ g).sum_to_size(b2_shape).reshape(b_shape)
         return ga, gb
 
 
 class Dot(Matmul):
     _backward_name = "DotBackward0"
+    _saved_attrs = {"self": Saved(0), "tensor": Saved(1)}  # grad_fn._saved_* (_saved_attrs.py)
 
 
 class Mv(Matmul):
     _backward_name = "MvBackward0"
+    _saved_attrs = {"self": Saved(0), "vec": Saved(1)}
 
 
 class VecMat(Matmul):

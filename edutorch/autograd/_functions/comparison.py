@@ -8,6 +8,7 @@ import operator
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import array_of, binary_arrays, broadcast_error, grad_for, input_meta
 from ..._dtype import is_floating as _is_floating
@@ -47,6 +48,7 @@ def _pick_backward(ctx, grad, loses):
 
 class Maximum(Function):
     _backward_name = "MaximumBackward0"
+    _saved_attrs = {"self": Saved(0), "other": Saved(1)}  # grad_fn._saved_* (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -59,6 +61,7 @@ class Maximum(Function):
 
 class Minimum(Function):
     _backward_name = "MinimumBackward0"
+    _saved_attrs = Maximum._saved_attrs
 
     @staticmethod
     def forward(ctx, a, b):
@@ -73,6 +76,7 @@ class Clamp(Function):
     """``clamp(x, min, max)`` with numbers: the gradient passes where min <= x <= max."""
 
     _backward_name = "ClampBackward1"
+    _saved_attrs = {"min": lambda ctx: ctx.bounds[0], "max": lambda ctx: ctx.bounds[1], "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a, min=None, max=None):
@@ -108,10 +112,12 @@ class ClampMin(Clamp):
     """``clamp_min(x, min)`` (also ``clamp(x, min=...)`` written as its own op)."""
 
     _backward_name = "ClampMinBackward0"
+    _saved_attrs = {"min": lambda ctx: ctx.bounds[0], "self": Saved(0)}
 
 
 class ClampMax(Clamp):
     _backward_name = "ClampMaxBackward0"
+    _saved_attrs = {"max": lambda ctx: ctx.bounds[1], "self": Saved(0)}
 
 
 class ClampTensor(Function):
@@ -156,6 +162,7 @@ class Where(Function):
     """``where(condition, a, b)``: ``a`` where the condition holds, else ``b``."""
 
     _backward_name = "WhereBackward0"
+    _saved_attrs = {"condition": Saved(0)}
 
     @staticmethod
     def forward(ctx, condition, a, b):

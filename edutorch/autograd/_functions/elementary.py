@@ -15,13 +15,18 @@ import math
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved
 from .special import _erfc
 from .unary import _float_input, _output
 from .utils import quiet_fp
 
 
-def _elementwise(name, backward_name, forward, derivative):
-    """A ``Function`` computing ``forward`` element-wise, with ``grad * derivative(x, y)`` as backward."""
+def _elementwise(name, backward_name, forward, derivative, saved=None):
+    """A ``Function`` computing ``forward`` element-wise, with ``grad * derivative(x, y)`` as backward.
+
+    ``saved``: what PyTorch's node keeps and shows as ``grad_fn._saved_<saved>``
+    (``"self"``, the input, or ``"result"``); ``None`` for none.
+    """
 
     def forward_(ctx, a):
         with quiet_fp():  # outside the domain: nan or inf, silently, as in PyTorch
@@ -39,6 +44,7 @@ def _elementwise(name, backward_name, forward, derivative):
     return type(name, (Function,), {
         "__doc__": f"``torch.{name.lower()}`` element-wise.", "_backward_name": backward_name,
         "forward": staticmethod(forward_), "backward": staticmethod(backward_),
+        "_saved_attrs": {saved: Saved(0 if saved == "self" else 1)} if saved else None,
     })
 
 
@@ -46,20 +52,20 @@ def _erfc_array(x):
     return _erfc(x).astype(x.dtype) if x.size else x.copy()
 
 
-Tan = _elementwise("Tan", "TanBackward0", np.tan, lambda x, y: 1 + y * y)
-Asin = _elementwise("Asin", "AsinBackward0", np.arcsin, lambda x, y: (1 - x * x).rsqrt())
-Acos = _elementwise("Acos", "AcosBackward0", np.arccos, lambda x, y: -(1 - x * x).rsqrt())
-Atan = _elementwise("Atan", "AtanBackward0", np.arctan, lambda x, y: 1 / (1 + x * x))
-Sinh = _elementwise("Sinh", "SinhBackward0", np.sinh, lambda x, y: x.cosh())
-Cosh = _elementwise("Cosh", "CoshBackward0", np.cosh, lambda x, y: x.sinh())
-Asinh = _elementwise("Asinh", "AsinhBackward0", np.arcsinh, lambda x, y: (x * x + 1).rsqrt())
-Acosh = _elementwise("Acosh", "AcoshBackward0", np.arccosh, lambda x, y: (x * x - 1).rsqrt())
-Atanh = _elementwise("Atanh", "AtanhBackward0", np.arctanh, lambda x, y: 1 / (1 - x * x))
-Log2 = _elementwise("Log2", "Log2Backward0", np.log2, lambda x, y: 1 / (x * math.log(2)))
-Log10 = _elementwise("Log10", "Log10Backward0", np.log10, lambda x, y: 1 / (x * math.log(10)))
-Expm1 = _elementwise("Expm1", "Expm1Backward0", np.expm1, lambda x, y: y + 1)
-Exp2 = _elementwise("Exp2", "Exp2Backward0", np.exp2, lambda x, y: y * math.log(2))
-Erfc = _elementwise("Erfc", "ErfcBackward0", _erfc_array, lambda x, y: (-x * x).exp() * (-2 / math.sqrt(math.pi)))
+Tan = _elementwise("Tan", "TanBackward0", np.tan, lambda x, y: 1 + y * y, "result")
+Asin = _elementwise("Asin", "AsinBackward0", np.arcsin, lambda x, y: (1 - x * x).rsqrt(), "self")
+Acos = _elementwise("Acos", "AcosBackward0", np.arccos, lambda x, y: -(1 - x * x).rsqrt(), "self")
+Atan = _elementwise("Atan", "AtanBackward0", np.arctan, lambda x, y: 1 / (1 + x * x), "self")
+Sinh = _elementwise("Sinh", "SinhBackward0", np.sinh, lambda x, y: x.cosh(), "self")
+Cosh = _elementwise("Cosh", "CoshBackward0", np.cosh, lambda x, y: x.sinh(), "self")
+Asinh = _elementwise("Asinh", "AsinhBackward0", np.arcsinh, lambda x, y: (x * x + 1).rsqrt(), "self")
+Acosh = _elementwise("Acosh", "AcoshBackward0", np.arccosh, lambda x, y: (x * x - 1).rsqrt(), "self")
+Atanh = _elementwise("Atanh", "AtanhBackward0", np.arctanh, lambda x, y: 1 / (1 - x * x), "self")
+Log2 = _elementwise("Log2", "Log2Backward0", np.log2, lambda x, y: 1 / (x * math.log(2)), "self")
+Log10 = _elementwise("Log10", "Log10Backward0", np.log10, lambda x, y: 1 / (x * math.log(10)), "self")
+Expm1 = _elementwise("Expm1", "Expm1Backward0", np.expm1, lambda x, y: y + 1, "result")
+Exp2 = _elementwise("Exp2", "Exp2Backward0", np.exp2, lambda x, y: y * math.log(2), "result")
+Erfc = _elementwise("Erfc", "ErfcBackward0", _erfc_array, lambda x, y: (-x * x).exp() * (-2 / math.sqrt(math.pi)), "self")
 Deg2rad = _elementwise("Deg2rad", "Deg2RadBackward0", np.deg2rad, lambda x, y: math.pi / 180)
 # the in-place forms PyTorch cannot differentiate: same values, a backward that refuses
 AsinhInplace = _elementwise("AsinhInplace", "AsinhBackward0", np.arcsinh, None)

@@ -7,6 +7,7 @@ input's shape again.
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from . import fused
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
@@ -25,6 +26,7 @@ class Add(Function):
 
     _backward_name = "AddBackward0"
     _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha}  # grad_fn._saved_alpha (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -53,6 +55,7 @@ class Sub(Function):
 
     _backward_name = "SubBackward0"
     _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha}  # grad_fn._saved_alpha (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -81,6 +84,7 @@ class RSub(Function):
     """``b - alpha * a`` (Python number on the left: ``2 - x``)."""
 
     _backward_name = "RsubBackward1"
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha}  # grad_fn._saved_alpha (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -99,6 +103,7 @@ class Mul(Function):
 
     _backward_name = "MulBackward0"
     _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+    _saved_attrs = {"self": Saved(0), "other": Saved(1)}  # grad_fn._saved_self, ... (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -127,6 +132,7 @@ class Div(Function):
 
     _backward_name = "DivBackward0"
     _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+    _saved_attrs = {"self": Saved(0), "other": Saved(1)}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -175,6 +181,7 @@ class Pow(Function):
     """``a ** exponent``, exponent a Python number: d/da = exponent * a**(exponent-1)."""
 
     _backward_name = "PowBackward0"
+    _saved_attrs = {"self": Saved(0), "exponent": lambda ctx: ctx.exponent}
 
     @staticmethod
     def forward(ctx, a, exponent):
@@ -198,6 +205,7 @@ class Pow(Function):
 
 class Exp(Function):
     _backward_name = "ExpBackward0"
+    _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -214,6 +222,7 @@ class Exp(Function):
 
 class Log(Function):
     _backward_name = "LogBackward0"
+    _saved_attrs = {"self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -229,6 +238,7 @@ class Log(Function):
 
 class Tanh(Function):
     _backward_name = "TanhBackward0"
+    _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -245,6 +255,7 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     _backward_name = "SigmoidBackward0"
+    _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -263,6 +274,7 @@ class Sigmoid(Function):
 
 class Relu(Function):
     _backward_name = "ReluBackward0"
+    _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -281,6 +293,7 @@ class PowTensor(Function):
     """``a ** b`` with a tensor exponent: d/da = b a^(b-1), d/db = a^b log(a)."""
 
     _backward_name = "PowBackward1"
+    _saved_attrs = {"self": Saved(0), "exponent": Saved(1), "result": Saved(2)}
 
     @staticmethod
     def forward(ctx, a, b):
@@ -314,6 +327,7 @@ class RPow(Function):
     """``base ** b`` with a Python number as base (``2 ** x``): d/db = base^b log(base)."""
 
     _backward_name = "PowBackward2"
+    _saved_attrs = {"self": lambda ctx: ctx.base, "exponent": Saved(0), "result": Saved(1)}
 
     @staticmethod
     def forward(ctx, b, base):

@@ -6,6 +6,7 @@ import numpy as np
 
 from ... import _dtype, backend
 from ..function import Function
+from .._saved_attrs import Saved, int64, int64_list
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import summed_to, wrap_dim
 from ..._dtype import is_floating as _is_floating
@@ -70,11 +71,15 @@ class MeanBackward(SumBackward):
 
 class Sum(Function):
     _backward_name = "SumBackward1"
+    # grad_fn._saved_<name> (_saved_attrs.py): the dims as the caller gave them
+    _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
+                    "self_sym_sizes": lambda ctx: ctx.in_shape}
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
         x = a._data
         ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, normalize_dims(dim, x.ndim), keepdim
+        ctx.dim = dim
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64  # PyTorch sums integers and bools into int64
         elif dtype is not None:
@@ -94,6 +99,7 @@ class SumAll(Function):
     """
 
     _backward_name = "SumBackward0"
+    _saved_attrs = {"self_sym_sizes": lambda ctx: ctx.in_shape}  # grad_fn._saved_self_sym_sizes
 
     @staticmethod
     def forward(ctx, a, dtype=None):
@@ -113,6 +119,9 @@ class SumAll(Function):
 
 class Mean(Function):
     _backward_name = "MeanBackward1"
+    _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
+                    "self_sym_numel": lambda ctx: math.prod(ctx.in_shape),
+                    "self_sym_sizes": lambda ctx: ctx.in_shape}
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
@@ -123,7 +132,7 @@ class Mean(Function):
                 f"point or complex dtype. Got: {_dtype.scalar_type_name(a.dtype)}"
             )
         axes = normalize_dims(dim, x.ndim)
-        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        ctx.in_shape, ctx.axes, ctx.keepdim, ctx.dim = x.shape, axes, keepdim, dim
         ctx.count = math.prod(x.shape[ax] for ax in axes) if x.ndim else 1
         if dtype is None and x.dtype != np.float16 and ctx.count:
             # what ndarray.mean computes (sum, then divide), without its slow Python checks
@@ -140,6 +149,7 @@ class MeanAll(Function):
     """``x.mean()`` with no dim (``MeanBackward0``); the lean form of ``Mean``, as ``SumAll``."""
 
     _backward_name = "MeanBackward0"
+    _saved_attrs = {"self_sym_numel": lambda ctx: math.prod(ctx.in_shape), "self_sym_sizes": lambda ctx: ctx.in_shape}
 
     @staticmethod
     def forward(ctx, a, dtype=None):
@@ -205,12 +215,14 @@ class Prod(Function):
     """
 
     _backward_name = "ProdBackward1"
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
+                    "result": Saved(1), "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a, dim=None, keepdim=False, dtype=None):
         x = a._data
         axes = normalize_dims(dim, x.ndim)
-        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        ctx.in_shape, ctx.axes, ctx.keepdim, ctx.dim = x.shape, axes, keepdim, dim
         if dtype is None and x.dtype.kind in "biu":
             dtype = np.int64
         out = _utils._Tensor._make(x.prod(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype)))
@@ -242,6 +254,7 @@ class Prod(Function):
 
 class ProdAll(Prod):
     _backward_name = "ProdBackward0"
+    _saved_attrs = {"result": Saved(1), "self": Saved(0)}
 
 
 class ProdOthers(Function):
@@ -401,9 +414,12 @@ class LogSumExp(Function):
     """``log(sum(exp(x)))`` computed stably by subtracting the max first."""
 
     _backward_name = "LogsumexpBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
+                    "result": Saved(1), "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
+        ctx.dim = dim
         x = a._data
         if not _is_floating(x.dtype):
             x = x.astype(_dtype.get_default_dtype().np)
@@ -431,6 +447,8 @@ class Amax(Function):
 
     _backward_name = "AmaxBackward0"
     _reduce = staticmethod(np.max)
+    _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
+                    "self": Saved(0), "result": Saved(1)}
 
     @classmethod
     def _forward(cls, ctx, a, dim=(), keepdim=False):
@@ -443,8 +461,7 @@ class Amax(Function):
         empty = [ax for ax in axes if x.shape[ax] == 0]
         if empty:  # reducing over no element: there is no max (other dims may be empty, that is fine)
             raise IndexError(f"{name}(): Expected reduction dim {empty[0]} to have non-zero size.")
-        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
-
+        ctx.in_shape, ctx.axes, ctx.keepdim, ctx.dim = x.shape, axes, keepdim, dim
         out = _utils._Tensor._make(cls._reduce(x, axis=axes, keepdims=keepdim))
         ctx.save_for_backward(a, out)
         return out
@@ -464,6 +481,7 @@ class Amax(Function):
 class Amin(Amax):
     _backward_name = "AminBackward0"
     _reduce = staticmethod(np.min)
+    _saved_attrs = Amax._saved_attrs
 
     @staticmethod
     def forward(ctx, a, dim=(), keepdim=False):
@@ -475,6 +493,7 @@ class MaxAll(Amax):
 
     _backward_name = "MaxBackward1"
     _name = "max"
+    _saved_attrs = {"self": Saved(0), "result": Saved(1)}
 
     @classmethod
     def _forward_all(cls, ctx, a):
@@ -504,6 +523,7 @@ class MinAll(MaxAll):
     _backward_name = "MinBackward1"
     _name = "min"
     _reduce = staticmethod(np.min)
+    _saved_attrs = MaxAll._saved_attrs
 
     @staticmethod
     def forward(ctx, a):
@@ -516,6 +536,9 @@ class MaxDim(Function):
     _backward_name = "MaxBackward0"
     _arg = staticmethod(np.argmax)
     _name = "max"
+    # grad_fn._saved_<name> (_saved_attrs.py); indices is the returned indices tensor itself
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "indices": Saved(0), "keepdim": lambda ctx: ctx.keepdim,
+                    "self_sym_sizes": lambda ctx: ctx.in_shape}
 
     @classmethod
     def _forward(cls, ctx, a, dim, keepdim):
@@ -529,12 +552,14 @@ class MaxDim(Function):
         xs = x if x.ndim else x.reshape(1)
         idx = np.expand_dims(cls._arg(xs, axis=axis), axis)
         values = np.take_along_axis(xs, idx, axis)
-        ctx.in_shape, ctx.axis, ctx.keepdim = x.shape, axis, keepdim
-        ctx.indices = idx
+        ctx.in_shape, ctx.axis, ctx.keepdim, ctx.dim = x.shape, axis, keepdim, dim
         if not keepdim:
             values, idx = values.reshape(_reduced_shape(x.shape, (axis,), False)), \
                 idx.reshape(_reduced_shape(x.shape, (axis,), False))
-        return values, idx.astype(np.int64)
+        # saved as PyTorch does: backward reads it, and changing it in place is then an error
+        indices = _utils._Tensor._make(idx.astype(np.int64))
+        ctx.save_for_backward(indices)
+        return values, indices
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
@@ -544,8 +569,10 @@ class MaxDim(Function):
     def backward(ctx, grad, grad_indices=None):
 
         # put each gradient back at the position its value was taken from
+        (indices,) = ctx.saved_tensors
         g = unreduce(grad, ctx.in_shape, (ctx.axis,), ctx.keepdim) if ctx.in_shape else grad.reshape(1)
-        out = g.new_zeros(ctx.in_shape or (1,)).scatter(ctx.axis, _utils._Tensor._make(ctx.indices), g)
+        index = _utils._Tensor._make(indices._data.reshape(g.shape))
+        out = g.new_zeros(ctx.in_shape or (1,)).scatter(ctx.axis, index, g)
         return (out if ctx.in_shape else out.reshape(())), None, None
 
 
@@ -553,6 +580,7 @@ class MinDim(MaxDim):
     _backward_name = "MinBackward0"
     _arg = staticmethod(np.argmin)
     _name = "min"
+    _saved_attrs = MaxDim._saved_attrs
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):

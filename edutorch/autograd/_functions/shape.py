@@ -6,6 +6,7 @@ memory (and, in edutorch, the version counter) with its base.
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import int64
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import wrap_dim
 from .utils import broadcast_to
@@ -31,6 +32,7 @@ def _infer_shape(shape, numel, in_shape):
 
 class View(Function):
     _backward_name = "ViewBackward0"
+    _saved_attrs = {"self_sym_sizes": lambda ctx: ctx.in_shape}  # grad_fn._saved_self_sym_sizes
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -56,6 +58,7 @@ class Reshape(View):
     """``reshape``: a view when possible, else a copy (``ReshapeAliasBackward0``/``ViewBackward0``)."""
 
     _backward_name = "ViewBackward0"
+    _saved_attrs = View._saved_attrs
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -66,9 +69,11 @@ class Reshape(View):
 
 class Permute(Function):
     _backward_name = "PermuteBackward0"
+    _saved_attrs = {"dims": lambda ctx: int64(ctx.given_dims)}  # as the caller gave them (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a, dims):
+        ctx.given_dims = dims
 
         dims = tuple(wrap_dim(d, a._data.ndim) for d in dims)
         if sorted(dims) != list(range(a._data.ndim)):
@@ -91,9 +96,12 @@ class Permute(Function):
 
 class Transpose(Function):
     _backward_name = "TransposeBackward0"
+    # as the caller gave them (_saved_attrs.py)
+    _saved_attrs = {"dim0": lambda ctx: int64(ctx.given_dims[0]), "dim1": lambda ctx: int64(ctx.given_dims[1])}
 
     @staticmethod
     def forward(ctx, a, dim0, dim1):
+        ctx.given_dims = (dim0, dim1)
 
         n = a._data.ndim
         ctx.dims = (wrap_dim(dim0, n), wrap_dim(dim1, n))
@@ -107,6 +115,7 @@ class Transpose(Function):
 
 class Expand(Function):
     _backward_name = "ExpandBackward0"
+    _saved_attrs = {"self_sym_sizes": lambda ctx: ctx.in_shape}  # grad_fn._saved_self_sym_sizes
 
     @staticmethod
     def forward(ctx, a, shape):
@@ -155,6 +164,7 @@ class Squeeze(View):
     """``squeeze()`` with no dim (``SqueezeBackward0``)."""
 
     _backward_name = "SqueezeBackward0"
+    _saved_attrs = View._saved_attrs
 
 
 class SqueezeDim(View):
@@ -226,10 +236,13 @@ class Cat(Function):
     """``torch.cat(tensors, dim)``: the gradient is cut back into the pieces."""
 
     _backward_name = "CatBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim)}  # as the caller gave it (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, dim, *tensors):
         from ... import _dtype
+
+        ctx.dim = dim
 
         if not tensors:
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -279,10 +292,13 @@ class Stack(Function):
     """``torch.stack(tensors, dim)``: a new axis; the gradient is unbound along it."""
 
     _backward_name = "StackBackward0"
+    _saved_attrs = Cat._saved_attrs
 
     @staticmethod
     def forward(ctx, dim, *tensors):
         from ... import _dtype
+
+        ctx.dim = dim
 
         if not tensors:
             raise RuntimeError("stack expects a non-empty TensorList")

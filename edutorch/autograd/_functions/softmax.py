@@ -6,6 +6,7 @@ Subtracting the row maximum before ``exp`` changes nothing mathematically
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved, int64
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import wrap_dim
 from ..._dtype import is_floating as _is_floating
@@ -38,10 +39,12 @@ class Softmax(Function):
     """softmax(x)_i = exp(x_i) / Σ_j exp(x_j);  backward: y * (g - Σ g y)."""
 
     _backward_name = "SoftmaxBackward0"
+    # grad_fn._saved_<name> (_saved_attrs.py): dim as the caller gave it
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a, dim):
-
+        ctx.dim = dim
         z, axis = _shifted(a, dim, "softmax")
         e = np.exp(z)
         out = _utils._Tensor._make(e / (e.sum(axis=axis, keepdims=True) if z.ndim else e))
@@ -61,10 +64,11 @@ class LogSoftmax(Function):
     """log_softmax(x) = x - logsumexp(x);  backward: g - softmax(x) Σ g."""
 
     _backward_name = "LogSoftmaxBackward0"
+    _saved_attrs = Softmax._saved_attrs
 
     @staticmethod
     def forward(ctx, a, dim):
-
+        ctx.dim = dim
         z, axis = _shifted(a, dim, "log_softmax")
         out = _utils._Tensor._make(z - np.log(np.exp(z).sum(axis=axis, keepdims=True)) if z.ndim else z)
         ctx.axis = axis

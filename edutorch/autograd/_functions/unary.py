@@ -7,6 +7,7 @@ d rsqrt(x) = -rsqrt(x)³/2,  d|x| = sign(x),  d sin = cos,  d cos = -sin.
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import quiet_fp
 from ..._dtype import is_floating as _is_floating
@@ -29,6 +30,7 @@ def _output(data):
 
 class Log1p(Function):
     _backward_name = "Log1PBackward0"
+    _saved_attrs = {"self": Saved(0)}  # grad_fn._saved_self (_saved_attrs.py)
 
     @staticmethod
     def forward(ctx, a):
@@ -44,6 +46,7 @@ class Log1p(Function):
 
 class Sqrt(Function):
     _backward_name = "SqrtBackward0"
+    _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -60,6 +63,7 @@ class Sqrt(Function):
 
 class Rsqrt(Function):
     _backward_name = "RsqrtBackward0"
+    _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -77,6 +81,7 @@ class Rsqrt(Function):
 
 class Abs(Function):
     _backward_name = "AbsBackward0"
+    _saved_attrs = {"self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -105,6 +110,7 @@ class Sign(Function):
 
 class Sin(Function):
     _backward_name = "SinBackward0"
+    _saved_attrs = {"self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -119,6 +125,7 @@ class Sin(Function):
 
 class Cos(Function):
     _backward_name = "CosBackward0"
+    _saved_attrs = {"self": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):
@@ -135,6 +142,7 @@ class Reciprocal(Function):
     """``1 / x``; d/dx = -1/x² = -out²."""
 
     _backward_name = "ReciprocalBackward0"
+    _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
     def forward(ctx, a):

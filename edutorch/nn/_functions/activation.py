@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ...autograd.function import Function
+from ...autograd._saved_attrs import Saved, int64
 from .utils import constant
 from ...autograd._functions.utils import in_dtype_of
 
@@ -26,6 +27,7 @@ class LeakyRelu(Function):
     """``x if x > 0 else negative_slope * x``."""
 
     _backward_name = "LeakyReluBackward0"
+    _saved_attrs = {"negative_slope": lambda ctx: ctx.slope, "self": Saved(0)}  # grad_fn._saved_*
 
     @staticmethod
     def forward(ctx, input, negative_slope):
@@ -70,6 +72,9 @@ class Elu(Function):
     """``x if x > 0 else alpha * (exp(x) - 1)``."""
 
     _backward_name = "EluBackward0"
+    # F.elu is PyTorch's elu(x, alpha, scale=1, input_scale=1)
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "input_scale": lambda ctx: 1, "scale": lambda ctx: 1,
+                    "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, input, alpha):
@@ -116,6 +121,7 @@ class Gelu(Function):
     """``x * Phi(x)`` (Phi = standard normal CDF), or its tanh approximation."""
 
     _backward_name = "GeluBackward0"
+    _saved_attrs = {"approximate": lambda ctx: ctx.approximate, "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, input, approximate):
@@ -162,6 +168,7 @@ class Silu(Function):
     """``x * sigmoid(x)`` (a.k.a. swish)."""
 
     _backward_name = "SiluBackward0"
+    _saved_attrs = {"self": Saved(0)}
 
     @staticmethod
     def forward(ctx, input):
@@ -185,6 +192,7 @@ class Softplus(Function):
     """``log(1 + exp(beta * x)) / beta``; linear (``x``) where ``beta * x > threshold``."""
 
     _backward_name = "SoftplusBackward0"
+    _saved_attrs = {"beta": lambda ctx: ctx.beta, "self": Saved(0), "threshold": lambda ctx: ctx.threshold}
 
     @staticmethod
     def forward(ctx, input, beta, threshold):
@@ -206,6 +214,8 @@ class Softmax(Function):
     """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so exp cannot overflow."""
 
     _backward_name = "SoftmaxBackward0"
+    # grad_fn._saved_<name> (autograd/_saved_attrs.py): dim as the caller gave it
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "result": Saved(0)}
 
     @staticmethod
     def forward(ctx, input, dim):
@@ -234,6 +244,7 @@ class LogSoftmax(Function):
     """``x - log(sum(exp(x)))`` along ``dim``."""
 
     _backward_name = "LogSoftmaxBackward0"
+    _saved_attrs = Softmax._saved_attrs
 
     @staticmethod
     def forward(ctx, input, dim):

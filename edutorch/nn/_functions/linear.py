@@ -10,6 +10,7 @@ they are differentiated again.
 """
 from ... import _dtype
 from ...autograd.function import Function
+from ...autograd._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from ...autograd._functions.blas import _shape_str
 from ...autograd._functions.utils import matmul
 
@@ -44,6 +45,13 @@ class Addmm(Function):
     """``bias + input @ weight.T`` for a 2-D input: the op behind ``nn.Linear``."""
 
     _backward_name = "AddmmBackward0"
+    # grad_fn._saved_<name> (autograd/_saved_attrs.py).  PyTorch's node saves mat2 = weight.t();
+    # this one keeps the weight itself, so it has no _saved_mat2 (README, known differences)
+    _saved_attrs = {
+        "alpha": lambda ctx: 1, "beta": lambda ctx: 1, "mat1": Saved(0),
+        "mat1_sym_sizes": lambda ctx: sym_sizes(ctx.input_layout),
+        "mat1_sym_strides": lambda ctx: sym_strides(ctx.input_layout) if ctx.needs_input_grad[1] else (),
+    }
 
     @staticmethod
     def forward(ctx, bias, input, weight):
@@ -53,6 +61,8 @@ class Addmm(Function):
         # save only what backward will read: x for dW, W for dx
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)
+        if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:  # a graph node: keep the input's layout
+            ctx.input_layout = layout(x)
         out = matmul(x, w.T)  # W.T is a view: BLAS reads the transpose, nothing is copied
         if bias is not None:
             out += bias._data  # in place, broadcast over the batch: no second (N, out) array
@@ -76,6 +86,11 @@ class LinearNoBias(Addmm):
     """
 
     _backward_name = "MmBackward0"
+    # PyTorch's mm(input, weight.t()): the same table under mm's names, no _saved_mat2 either
+    _saved_attrs = {
+        "self": Saved(0), "self_sym_sizes": lambda ctx: sym_sizes(ctx.input_layout),
+        "self_sym_strides": lambda ctx: sym_strides(ctx.input_layout) if ctx.needs_input_grad[1] else (),
+    }
 
 
 class Bilinear(Function):

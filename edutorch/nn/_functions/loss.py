@@ -13,10 +13,14 @@ import numpy as np
 from ... import backend
 
 from ...autograd.function import Function
+from ...autograd._saved_attrs import Saved
 from ...autograd._functions.utils import sign
 from .utils import constant
 from ..._dtype import is_floating as _is_floating
 
+
+
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}  # PyTorch's at::Reduction, as its nodes save it
 
 
 def reduce_array(loss, reduction):
@@ -79,6 +83,8 @@ class MseLoss(_PointwiseLoss):
     """``(x - t)**2``."""
 
     _backward_name = "MseLossBackward0"
+    # grad_fn._saved_<name> (autograd/_saved_attrs.py); reduction as PyTorch's enum: none 0, mean 1, sum 2
+    _saved_attrs = {"reduction": lambda ctx: _REDUCTION_ENUM[ctx.reduction], "self": Saved(0), "target": Saved(1)}
     _kernel = "mse_cpu"
 
     @staticmethod
@@ -94,6 +100,7 @@ class SmoothL1Loss(_PointwiseLoss):
     """``0.5 d**2 / beta`` if ``|d| < beta`` else ``|d| - 0.5 beta``."""
 
     _backward_name = "SmoothL1LossBackward0"
+    _saved_attrs = dict(MseLoss._saved_attrs, beta=lambda ctx: ctx.params[0])
     _kernel = "smooth_l1_cpu"
 
     @staticmethod
@@ -116,6 +123,7 @@ class HuberLoss(_PointwiseLoss):
     """``0.5 d**2`` if ``|d| < delta`` else ``delta (|d| - 0.5 delta)`` (= delta * SmoothL1)."""
 
     _backward_name = "HuberLossBackward0"
+    _saved_attrs = dict(MseLoss._saved_attrs, delta=lambda ctx: ctx.params[0])
     _kernel = "huber_cpu"
 
     @staticmethod

@@ -4,6 +4,7 @@ import numpy as np
 from ... import backend
 
 from ...autograd.function import Function
+from ...autograd._saved_attrs import Saved, int64
 from .utils import constant
 
 
@@ -15,6 +16,12 @@ class Embedding(Function):
     """
 
     _backward_name = "EmbeddingBackward0"
+    # grad_fn._saved_<name> (autograd/_saved_attrs.py); PyTorch stores "no padding_idx" as -1
+    _saved_attrs = {
+        "indices": Saved(0), "padding_idx": lambda ctx: int64(-1 if ctx.meta[1] is None else ctx.meta[1]),
+        "scale_grad_by_freq": lambda ctx: ctx.meta[2], "sparse": lambda ctx: False,  # sparse=True is refused
+        "weight_sym_argsize_0": lambda ctx: ctx.meta[0][0],
+    }
 
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq=False):
