@@ -54,11 +54,10 @@ class Standardize(Function):
     Called by the layers' backwards on their saved input, with ``stats`` =
     (x_hat or None, mean, rstd), the arrays their forward computed: the forward
     returns them (x_hat recomputed from mean and rstd when None).  Its gradient
-    is ``_normalize_backward``.  PyTorch has no such node (its layers' double
-    backward is one hand-written kernel): the name is edutorch's.
+    is ``_normalize_backward``.  PyTorch has no such op (its layers' double
+    backward is one hand-written kernel), so it is named like a custom
+    Function: node ``StandardizeBackward``, profiler event ``Standardize``.
     """
-
-    _backward_name = "StandardizeBackward"
 
     @staticmethod
     def forward(ctx, input, axes, stats):
