@@ -188,6 +188,73 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+# ------------------------------------------------------ unfold and fold ----
+def _fold_pair(value, name):
+    """PyTorch's ``_pair`` for unfold/fold: an int, or exactly two of them."""
+    pair = (value, value) if isinstance(value, int) else tuple(value)
+    if len(pair) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(pair)}")
+    return pair
+
+
+def _fold_args(input, op, kernel_size, dilation, padding, stride):
+    """Check and pair up the geometry of ``F.unfold`` / ``F.fold`` (PyTorch's ``im2col`` / ``col2im`` checks)."""
+    kernel, dilation = _fold_pair(kernel_size, "kernel_size"), _fold_pair(dilation, "dilation")
+    padding, stride = _fold_pair(padding, "padding"), _fold_pair(stride, "stride")
+    for what, (a, b), ok in (("kernel size", kernel, "greater than zero"), ("stride", stride, "greater than zero"),
+                             ("dilation", dilation, "greater than zero"), ("padding", padding, "non-negative")):
+        if (min(a, b) < 0) if ok == "non-negative" else (min(a, b) <= 0):
+            key = what.replace(" ", "_").replace("kernel_size", "kernel").replace("padding", "pad")
+            raise RuntimeError(f"{what} should be {ok}, but got {key}_height: {a} {key}_width: {b}")
+    if input._data.dtype.kind in "iu":  # integers (bool and floats are fine)
+        raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for '{_dtype.scalar_type_name(input.dtype)}'")
+    return kernel, dilation, ((padding[0],) * 2, (padding[1],) * 2), stride
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extract sliding local blocks (im2col): (N, C, H, W) -> (N, C*kh*kw, L), L the number of blocks.
+
+    Column ``l`` holds block ``l``'s pixels in (channel, kernel row, kernel column)
+    order: what a convolution multiplies by its weights.  Its gradient is ``fold``.
+    """
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {_shape_list(input)}")
+    kernel, dilation, pads, stride = _fold_args(input, "im2col", kernel_size, dilation, padding, stride)
+    blocks = _convolution.out_hw([n + 2 * p for n, (p, _) in zip(input.shape[-2:], pads)], kernel, stride, dilation)
+    if min(blocks) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {tuple(input.shape[-2:])}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={(pads[0][0], pads[1][0])}, calculated shape of the array of sliding blocks as {blocks}, "
+            "but its components must be at least one.")
+    return _convolution.Im2Col.apply(input, kernel, dilation, pads, stride, input.shape[-3], False)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Combine sliding local blocks into a tensor (col2im): (N, C*kh*kw, L) -> (N, C, H, W).
+
+    The adjoint of ``unfold``: overlapping blocks add up.  Its gradient is ``unfold``.
+    """
+    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {_shape_list(input)}")
+    output_size = _fold_pair(output_size, "output_size")
+    kernel, dilation, pads, stride = _fold_args(input, "col2im", kernel_size, dilation, padding, stride)
+    rows, length = input.shape[-2:]
+    if rows % (kernel[0] * kernel[1]):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+                           f"but got input.size(1)={rows} and kernel_size={kernel}.")
+    blocks = _convolution.out_hw([n + 2 * p for n, (p, _) in zip(output_size, pads)], kernel, stride, dilation)
+    if max(blocks[0], 0) * max(blocks[1], 0) != length:
+        raise RuntimeError(
+            f"Given output_size={output_size}, kernel_size={kernel}, dilation={dilation}, "
+            f"padding={(pads[0][0], pads[1][0])}, stride={stride}, expected size of input's dimension 2 to match "
+            f"the calculated number of sliding blocks {max(blocks[0], 0)} * {max(blocks[1], 0)} = "
+            f"{max(blocks[0], 0) * max(blocks[1], 0)}, but got input.size(2)={length}.")
+    channels = rows // (kernel[0] * kernel[1])
+    return _convolution.Col2Im.apply(input, output_size, kernel, dilation, pads, stride, channels, False)
+
+
 # ---------------------------------------------------------------- pooling ----
 def _check_pool_input(input, dims):
     """(N, C, *spatial) or unbatched (C, *spatial); only the batch may be empty, as in PyTorch."""

@@ -11,26 +11,25 @@ Instead of looping over the Ho*Wo positions we
 2. view it as (N, G, kh*kw*C/G, Ho*Wo) (free: it is contiguous) and multiply
    by the weights, reordered to the same (i, j, c) order:
    ``W (G, O/G, kh*kw*C/G) @ cols``: all outputs of all samples in one
-   batched matrix product, landing directly in the (N, O, Ho, Wo) layout;
-3. in backward, ``dW = sum_n grad[n] @ cols[n].T`` and ``dcols = W.T @ grad``;
-   ``col2im`` adds each shifted plane of ``dcols`` back where it was read from.
+   batched matrix product, landing directly in the (N, O, Ho, Wo) layout.
 
 ``groups`` splits the channels into independent convolutions (the G axis).
 A 1-D convolution is the 2-D one with height 1.  With stride 1 (the common
 case) ``im2col_rows`` below copies whole rows at a time: same idea, faster.
 
-Double backward (``create_graph=True``): the NumPy backward cannot be
-differentiated, so ``conv_ops`` writes the same im2col with Tensor ops and
-``utils.differentiable_backward`` lets autograd differentiate it.
+Backward is the matrix product's gradient, written once with Tensor ops
+(``Convolution.backward``): ``dW = sum_n grad[n] @ cols[n].T`` and
+``dx = col2im(W.T @ grad)``.  ``Im2Col`` and ``Col2Im`` are two autograd
+Functions, each the other's gradient (``col2im`` adds each shifted plane back
+where ``im2col`` read it from), so the same lines serve a plain backward and
+``create_graph=True`` (double backward: the backward is differentiated again).
 """
 import numpy as np
 
 from ... import backend
 
-from ... import _functional
 from ...autograd.function import Function
-from ...autograd.grad_mode import is_grad_enabled
-from .utils import constant, differentiable_backward
+from .sparse import Pad
 from ...autograd._functions.utils import matmul
 
 
@@ -86,16 +85,11 @@ def pad2d(x, padding, value=0.0):
     return xp
 
 
-def pad2d_ops(x, padding):
-    """``pad2d`` (zeros) with differentiable Tensor ops: concatenate zero blocks around H and W."""
-    (top, bottom), (left, right) = padding
-    n, c, h, w = x.shape
-    if top or bottom:
-        x = _functional.cat([x.new_zeros((n, c, top, w)), x, x.new_zeros((n, c, bottom, w))], 2)
-    if left or right:
-        hp = x.shape[2]
-        x = _functional.cat([x.new_zeros((n, c, hp, left)), x, x.new_zeros((n, c, hp, right))], 3)
-    return x
+def _crop(xp, padding, hw):
+    """The inverse of ``pad2d``: the (H, W) middle of a padded (N, C, Hp, Wp) array, contiguous."""
+    (top, _), (left, _) = padding
+    inner = xp[:, :, top: top + hw[0], left: left + hw[1]]
+    return backend.get_array_module(xp).ascontiguousarray(inner)
 
 
 # -- stride 1: copy whole rows at a time ---------------------------------------------------
@@ -144,32 +138,109 @@ def col2im_rows(dcols, flat_shape, wp, dilation):
     return dflat
 
 
-def _weights_by_offset(w, groups):
-    """(O, C/G, kh, kw) -> (G, O/G, kh*kw*C/G): the column order of ``im2col``."""
-    o, cg, kh, kw = w.shape
-    return w.reshape(groups, o // groups, cg, kh, kw).transpose(0, 1, 3, 4, 2).reshape(groups, o // groups, -1)
+# -- the two layouts behind one pair of functions ------------------------------------------
 
+def _plan(x_hw, kernel, stride, padding, dilation, rows):
+    """The columns' geometry: (Ho, Wo, width), ``width`` the length of a row of columns.
 
-def conv_ops(input, weight, bias, stride, padding, dilation, groups):
-    """``Convolution``'s forward with differentiable Tensor ops (for double backward).
-
-    The same im2col + matmul as the NumPy forward, step by step on Tensors:
-    pad, one strided slice per kernel offset, stack, one batched matmul.
+    ``rows`` (stride 1 only): the row layout, computed on the padded width Wp;
+    otherwise the strided layout, ``width`` = Wo.
     """
-    one_d = input.ndim == 3
-    x, w = (input.unsqueeze(2), weight.unsqueeze(2)) if one_d else (input, weight)
-    n = x.shape[0]
+    hp, wp = x_hw[0] + sum(padding[0]), x_hw[1] + sum(padding[1])
+    ho, wo = out_hw((hp, wp), kernel, stride, dilation)
+    return ho, wo, wp if rows else wo
+
+
+def columns(x, kernel, dilation, padding, stride, groups, rows):
+    """im2col of the array x (N, C, H, W): (N, G * kh*kw*C/G, Ho*width), rows in (g, i, j, c) order.
+
+    With one channel per group (``groups = C``) that is PyTorch's ``F.unfold`` layout (c, i, j).
+    """
+    n, c = x.shape[:2]
+    ho, _, width = _plan(x.shape[2:], kernel, stride, padding, dilation, rows)
+    if rows:
+        flat, hw_p = flat_padded(x, padding, dilation, kernel)
+        cols = im2col_rows(flat, hw_p, kernel, dilation, groups)
+    else:
+        cols = im2col(pad2d(x, padding), kernel, stride, dilation, groups)
+    return cols.reshape(n, kernel[0] * kernel[1] * c, ho * width)
+
+
+def uncolumns(dcols, x_hw, kernel, dilation, padding, stride, groups, rows):
+    """col2im: the adjoint of ``columns``, back to an (N, C, H, W) array with (H, W) = ``x_hw``."""
+    (kh, kw), (h, w) = kernel, x_hw
+    n, c, length = dcols.shape[0], dcols.shape[1] // (kh * kw), dcols.shape[2]
+    ho, wo, width = _plan(x_hw, kernel, stride, padding, dilation, rows)
+    hp, wp = h + sum(padding[0]), w + sum(padding[1])
+    blocks = (n, groups, kh, kw, c // groups)
+    if rows:
+        flat_shape = (n, c, hp * wp + dilation[1] * (kw - 1))
+        dflat = col2im_rows(dcols.reshape(*blocks, length), flat_shape, wp, dilation)
+        dxp = dflat[:, :, :hp * wp].reshape(n, c, hp, wp)
+    else:
+        dxp = col2im(dcols.reshape(*blocks, ho, wo), (n, c, hp, wp), stride, dilation)
+    return _crop(dxp, padding, x_hw)
+
+
+class Im2Col(Function):
+    """im2col as an autograd Function (``F.unfold``): (N, C, H, W) -> (N, kh*kw*C, Ho*width).
+
+    ``padding`` is ``((top, bottom), (left, right))``; ``groups`` and ``rows``
+    choose the convolution's layouts (``F.unfold``: ``groups = C``, no rows).
+    An unbatched (C, H, W) input gives unbatched columns.  Its gradient is
+    ``Col2Im`` (and ``Col2Im``'s is this one), as in PyTorch.  ``cols``, when
+    given, is what the convolution's forward already built from this very
+    input: returned as is.
+    """
+
+    _backward_name = "Im2ColBackward0"
+
+    @staticmethod
+    def forward(ctx, input, kernel, dilation, padding, stride, groups, rows, cols=None):
+        x = input._data
+        ctx.geometry = (tuple(x.shape[-2:]), kernel, dilation, padding, stride, groups, rows)
+        if cols is None:
+            cols = columns(x if x.ndim == 4 else x[None], kernel, dilation, padding, stride, groups, rows)
+            cols = cols if x.ndim == 4 else cols[0]
+        return cols
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (Col2Im.apply(grad, *ctx.geometry),) + (None,) * 7
+
+
+class Col2Im(Function):
+    """col2im as an autograd Function (``F.fold``): (N, kh*kw*C, Ho*width) -> (N, C, H, W).
+
+    Adds every column entry onto the pixel it was read from (``x_hw`` = (H, W));
+    its gradient is ``Im2Col``.  Unbatched (kh*kw*C, L) columns give (C, H, W).
+    """
+
+    _backward_name = "Col2ImBackward0"
+
+    @staticmethod
+    def forward(ctx, dcols, x_hw, kernel, dilation, padding, stride, groups, rows):
+        ctx.geometry = (kernel, dilation, padding, stride, groups, rows)
+        d = dcols._data
+        dx = uncolumns(d if d.ndim == 3 else d[None], tuple(x_hw), kernel, dilation, padding, stride, groups, rows)
+        return dx if d.ndim == 3 else dx[0]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (Im2Col.apply(grad, *ctx.geometry),) + (None,) * 7
+
+
+def _weights_by_offset(w, groups):
+    """Tensor (O, C/G, kh, kw) -> (G, O/G, kh*kw*C/G): the column order of ``im2col``."""
     o, cg, kh, kw = w.shape
-    xp = pad2d_ops(x, padding)
-    ho, wo = out_hw(xp.shape[2:], (kh, kw), stride, dilation)
-    x5 = xp.reshape(n, groups, cg, *xp.shape[2:])
-    shifted = [x5[_offset_slices(i, j, (ho, wo), stride, dilation)] for i in range(kh) for j in range(kw)]
-    cols = _functional.stack(shifted, 2).reshape(n, groups, kh * kw * cg, ho * wo)
-    w_g = w.reshape(groups, o // groups, cg, kh, kw).permute(0, 1, 3, 4, 2).reshape(groups, o // groups, -1)
-    out = (w_g @ cols).reshape(n, o, ho, wo)
-    if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1)
-    return out.squeeze(2) if one_d else out
+    return w.reshape(groups, o // groups, cg, kh, kw).permute(0, 1, 3, 4, 2).reshape(groups, o // groups, -1)
+
+
+def _weights_from_offset(w_g, w_shape):
+    """The inverse of ``_weights_by_offset``: (G, O/G, kh*kw*C/G) -> (O, C/G, kh, kw)."""
+    o, cg, kh, kw = w_shape
+    groups = w_g.shape[0]
+    return w_g.reshape(groups, o // groups, kh, kw, cg).permute(0, 1, 4, 2, 3).reshape(w_shape)
 
 
 class Convolution(Function):
@@ -183,74 +254,49 @@ class Convolution(Function):
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, groups):
-        x, w = input._data, weight._data
-        one_d = x.ndim == 3  # conv1d: run as conv2d over a height of 1
-        if one_d:
-            x, w = x[:, :, None, :], w[:, :, None, :]
-        n = x.shape[0]
-        o, cg, kh, kw = w.shape
-        rows = stride == (1, 1)
-        if rows:  # output computed on the padded width Wp, extra columns dropped below
-            flat, (hp, wp) = flat_padded(x, padding, dilation, (kh, kw))
-            cols = im2col_rows(flat, (hp, wp), (kh, kw), dilation, groups)
-            ho, wo, width = hp - dilation[0] * (kh - 1), wp - dilation[1] * (kw - 1), wp
-            pad_shape = flat.shape
-        else:
-            xp = pad2d(x, padding)
-            cols = im2col(xp, (kh, kw), stride, dilation, groups)   # (N, G, kh, kw, Cg, Ho, Wo)
-            ho, wo = cols.shape[-2:]
-            width, pad_shape = wo, xp.shape
-        cols_g = cols.reshape(n, groups, kh * kw * cg, ho * width)
-        w_g = _weights_by_offset(w, groups)                          # (G, Og, kh*kw*Cg)
-        out = matmul(w_g, cols_g).reshape(n, o, ho, width)  # every output in one product
+        one_d = input.ndim == 3  # conv1d: run as conv2d over a height of 1
+        x, w = (input.unsqueeze(2), weight.unsqueeze(2)) if one_d else (input, weight)
+        n, o = x.shape[0], w.shape[0]
+        kernel, rows = tuple(w.shape[2:]), stride == (1, 1)
+        ho, wo, width = _plan(x.shape[2:], kernel, stride, padding, dilation, rows)
+        cols = columns(x._data, kernel, dilation, padding, stride, groups, rows)  # (N, G*kh*kw*Cg, Ho*width)
+        w_g = _weights_by_offset(w, groups)._data                                   # (G, Og, kh*kw*Cg)
+        # every output in one product: (G, Og, K) @ (N, G, K, Ho*width)
+        out = matmul(w_g, cols.reshape(n, groups, w_g.shape[2], ho * width)).reshape(n, o, ho, width)
         if bias is not None:  # when cropping the padded width, the add also makes the copy
             out = np.add(out[..., :wo], bias._data.reshape(1, -1, 1, 1), out=None if rows else out)
         elif rows:
             out = backend.get_array_module(out).ascontiguousarray(out[..., :wo])
         # what PyTorch saves (not the bias: its gradient is a sum of grad); version-checked,
-        # so ``cols`` and ``w_g``, which may be views of them, stay valid
+        # so ``cols``, built from the input, stays valid
         ctx.save_for_backward(input, weight)
-        ctx.cols = cols_g if ctx.needs_input_grad[1] else None
-        ctx.w_g = w_g if ctx.needs_input_grad[0] else None
-        ctx.x_shape, ctx.pad_shape, ctx.w_shape = x.shape, pad_shape, w.shape  # x, w as 2-D convolution sees them
+        ctx.cols = cols if ctx.needs_input_grad[1] else None
         ctx.stride, ctx.padding, ctx.dilation, ctx.groups = stride, padding, dilation, groups
-        ctx.one_d, ctx.rows, ctx.width = one_d, rows, width  # conv1d?  stride 1 (the row layout)?  its width
         return out[:, :, 0, :] if one_d else out
 
     @staticmethod
     def backward(ctx, grad):
-        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            gx, gw = differentiable_backward(
-                lambda x, w: conv_ops(x, w, None, ctx.stride, ctx.padding, ctx.dilation, ctx.groups),
-                ctx.saved_tensors, ctx.needs_input_grad[:2], grad)
-            gb = grad.sum((0, 2) if ctx.one_d else (0, 2, 3)) if ctx.needs_input_grad[2] else None
-            return gx, gw, gb, None, None, None, None
-        g = grad._data[:, :, None, :] if ctx.one_d else grad._data
+        """The matrix product's gradient (written once, as Tensor ops: ``create_graph`` records it)."""
+        input, weight = ctx.saved_tensors
+        one_d = input.ndim == 3
+        x, w, g = (input.unsqueeze(2), weight.unsqueeze(2), grad.unsqueeze(2)) if one_d else (input, weight, grad)
         n, o, ho, wo = g.shape
-        _, cg, kh, kw = ctx.w_shape
-        if ctx.rows:  # back to the padded width: the extra columns get zero gradient
-            wide = backend.get_array_module(g).zeros((n, o, ho, ctx.width), dtype=g.dtype)
-            wide[..., :wo] = g
-            g = wide
-        g_g = g.reshape(n, ctx.groups, o // ctx.groups, ho * g.shape[3])    # (N, G, Og, Ho*width)
+        groups, rows = ctx.groups, ctx.stride == (1, 1)
+        geometry = (tuple(w.shape[2:]), ctx.dilation, ctx.padding, ctx.stride, groups, rows)
+        k = w.shape[2] * w.shape[3]  # kernel offsets
+        width = _plan(x.shape[2:], geometry[0], ctx.stride, ctx.padding, ctx.dilation, rows)[2]
+        if width > wo:  # the row layout's padded width: the extra columns get zero gradient
+            g = Pad.apply(g, ((0, 0), (0, 0), (0, 0), (0, width - wo)), "constant", 0.0)
+        g_g = g.reshape(n, groups, o // groups, ho * width)                 # (N, G, Og, Ho*width)
         gx = gw = gb = None
-        if ctx.needs_input_grad[0]:
-            dcols = matmul(np.swapaxes(ctx.w_g, 1, 2), g_g) # (N, G, kh*kw*Cg, Ho*width)
-            (top, _), (left, _) = ctx.padding
-            if ctx.rows:
-                dflat = col2im_rows(dcols.reshape(n, ctx.groups, kh, kw, cg, ho * ctx.width), ctx.pad_shape,
-                                    ctx.width, ctx.dilation)
-                hp = ctx.x_shape[2] + sum(ctx.padding[0])
-                dxp = dflat[:, :, :hp * ctx.width].reshape(n, ctx.pad_shape[1], hp, ctx.width)
-            else:
-                dxp = col2im(dcols.reshape(n, ctx.groups, kh, kw, cg, ho, wo), ctx.pad_shape, ctx.stride, ctx.dilation)
-            dx = dxp[:, :, top: top + ctx.x_shape[2], left: left + ctx.x_shape[3]]
-            gx = constant(backend.get_array_module(dx).ascontiguousarray(dx[:, :, 0, :] if ctx.one_d else dx))
-        if ctx.needs_input_grad[1]:
-            # sum over samples of grad[n] @ cols[n].T, then back to (O, Cg, kh, kw)
-            dw = matmul(g_g, np.swapaxes(ctx.cols, 2, 3)).sum(axis=0)  # (G, Og, kh*kw*Cg)
-            dw = dw.reshape(ctx.groups, o // ctx.groups, kh, kw, cg).transpose(0, 1, 4, 2, 3).reshape(ctx.w_shape)
-            gw = constant(dw[:, :, 0, :] if ctx.one_d else dw)
+        if ctx.needs_input_grad[0]:  # dx = col2im(W.T @ grad)
+            dcols = _weights_by_offset(w, groups).mT @ g_g                   # (N, G, kh*kw*Cg, Ho*width)
+            gx = Col2Im.apply(dcols.reshape(n, x.shape[1] * k, ho * width), tuple(x.shape[2:]), *geometry)
+            gx = gx.squeeze(2) if one_d else gx
+        if ctx.needs_input_grad[1]:  # dW = sum over samples of grad[n] @ cols[n].T
+            cols = Im2Col.apply(x, *geometry, ctx.cols).reshape(n, groups, w.shape[1] * k, ho * width)
+            gw = _weights_from_offset((g_g @ cols.mT).sum(0), w.shape)
+            gw = gw.squeeze(2) if one_d else gw
         if ctx.needs_input_grad[2]:
-            gb = constant(grad._data.sum(axis=(0, 2)) if ctx.one_d else grad._data.sum(axis=(0, 2, 3)))
+            gb = grad.sum((0, 2) if one_d else (0, 2, 3))
         return gx, gw, gb, None, None, None, None

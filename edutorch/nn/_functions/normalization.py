@@ -11,35 +11,66 @@ the classic formula
 where ``g = dy * weight``: the two means remove the parts of the gradient
 that only shift or scale the group, which normalisation cancels anyway.
 
-Double backward (``create_graph=True``): that formula is NumPy code, so the
-layers then recompute ``y`` with Tensor ops (``mean``, ``var``, ``rsqrt``)
-and let autograd differentiate it (``utils.differentiable_backward``).
+That backward is written once, with Tensor ops (``_normalize_backward``), so
+the same lines serve a plain backward and ``create_graph=True`` (double
+backward: gradient penalties, Hessian-vector products).  It reads ``x_hat``
+and ``rstd = 1 / sqrt(var + eps)`` through ``Standardize``, the normalisation
+step as a Function of the input: a plain backward gets the arrays the forward
+already computed, and under ``create_graph`` the same call records a node, so
+``x_hat`` and ``rstd`` are then differentiable functions of the input (whose
+gradient is ``_normalize_backward`` again), as the second derivative needs.
 
 What backward reads: the tensors PyTorch saves (input, weight, running
 statistics; LayerNorm also bias) go through ``save_for_backward``, so an
 in-place change of any of them before backward raises PyTorch's error.
 ``ctx`` keeps only arrays private to the node: the statistics, and ``x_hat``
 when it is not itself the output (without weight and bias the output *is*
-``x_hat``, which the user may change in place: backward then recomputes it
-from the saved input).
+``x_hat``, which the user may change in place: it is then recomputed from
+the saved input).
 """
 import numpy as np
 
 from ...autograd.function import Function
-from ...autograd.grad_mode import is_grad_enabled
-from .utils import constant, differentiable_backward
+from .utils import constant
 from ...autograd._functions.utils import in_dtype_of
 
 
-def _normalize_backward(g, x_hat, inv_std, axes):
-    """dL/dx of ``x_hat = (x - mean) * inv_std`` over ``axes`` (see module doc)."""
-    mean_g = g.mean(axis=axes, keepdims=True)
-    mean_gx = (g * x_hat).mean(axis=axes, keepdims=True)
-    return (g - mean_g - x_hat * mean_gx) * inv_std
+def _normalize_backward(g, x_hat, rstd, axes, g_rstd=None):
+    """dL/dx of ``x_hat = (x - mean) * rstd`` over ``axes`` (see module doc), in Tensor ops.
+
+    ``g_rstd``, when given, is a gradient reaching ``rstd`` itself (only in a
+    double backward): ``d rstd / dx = -rstd² x_hat / m`` adds to the second mean.
+    """
+    mean_g = g.mean(axes, keepdim=True)
+    mean_gx = (g * x_hat).mean(axes, keepdim=True)
+    if g_rstd is not None:
+        mean_gx = mean_gx + g_rstd * rstd * (rstd.numel() / max(x_hat.numel(), 1))
+    return (g - mean_g - x_hat * mean_gx) * rstd
 
 
-def _wrap(a):
-    return None if a is None else constant(a)
+class Standardize(Function):
+    """``x -> (x_hat, rstd)`` over ``axes``: the normalisation step shared by the three layers.
+
+    Called by the layers' backwards on their saved input, with ``stats`` =
+    (x_hat or None, mean, rstd), the arrays their forward computed: the forward
+    returns them (x_hat recomputed from mean and rstd when None).  Its gradient
+    is ``_normalize_backward``.  PyTorch has no such op (its layers' double
+    backward is one hand-written kernel), so it is named like a custom
+    Function: node ``StandardizeBackward``, profiler event ``Standardize``.
+    """
+
+    @staticmethod
+    def forward(ctx, input, axes, stats):
+        x_hat, mean, rstd = stats
+        ctx.save_for_backward(input)
+        ctx.axes, ctx.stats = axes, stats
+        return (input._data - mean) * rstd if x_hat is None else x_hat, rstd
+
+    @staticmethod
+    def backward(ctx, g_x_hat, g_rstd):
+        (input,) = ctx.saved_tensors
+        x_hat, rstd = Standardize.apply(input, ctx.axes, ctx.stats)
+        return _normalize_backward(g_x_hat, x_hat, rstd, ctx.axes, g_rstd), None, None
 
 
 def _private_x_hat(x_hat, out):
@@ -47,21 +78,9 @@ def _private_x_hat(x_hat, out):
     return None if out is x_hat else x_hat
 
 
-def _normalize_ops(x, axes, eps):
-    """``x_hat = (x - mean) / sqrt(var + eps)`` over ``axes``, with differentiable Tensor ops."""
-    mean = x.mean(axes, keepdim=True)
-    var = x.var(axes, correction=0, keepdim=True)  # biased, as in forward
-    return (x - mean) * (var + eps).rsqrt()
-
-
-def _affine_ops(x_hat, weight, bias, shape=None):
-    """``x_hat * weight + bias`` (each optional), weight and bias viewed as ``shape`` if given."""
-    out = x_hat
-    if weight is not None:
-        out = out * (weight if shape is None else weight.reshape(shape))
-    if bias is not None:
-        out = out + (bias if shape is None else bias.reshape(shape))
-    return out
+def _sum_over(t, dims):
+    """``t.sum(dims)``, where no dims means no sum (PyTorch's ``sum(())`` would sum everything)."""
+    return t.sum(dims) if dims else t
 
 
 class BatchNorm(Function):
@@ -96,43 +115,30 @@ class BatchNorm(Function):
             out = out * weight._data.reshape(shape)
         if bias is not None:
             out = out + bias._data.reshape(shape)
-        ctx.x_hat, ctx.inv_std, ctx.axes, ctx.shape, ctx.training = \
-            _private_x_hat(x_hat, out), inv_std, axes, shape, training
+        ctx.axes, ctx.shape, ctx.training = axes, shape, training
+        ctx.stats = (_private_x_hat(x_hat, out), mean, inv_std)
         ctx.save_for_backward(input, weight, running_mean, running_var)  # what PyTorch saves
-        ctx.mean, ctx.eps = mean, eps
         return out
-
-    @staticmethod
-    def forward_ops(ctx, x, weight, bias):
-        """The forward with Tensor ops: batch statistics (train) or the constant running ones (eval)."""
-        if ctx.training:
-            x_hat = _normalize_ops(x, ctx.axes, ctx.eps)
-        else:
-            x_hat = (x - constant(ctx.mean)) * constant(ctx.inv_std)
-        return _affine_ops(x_hat, weight, bias, ctx.shape)
 
     @staticmethod
     def backward(ctx, grad):
         input, weight, _, _ = ctx.saved_tensors
-        needs, axes = ctx.needs_input_grad, ctx.axes
-        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            gx, gw = differentiable_backward(lambda x, w: BatchNorm.forward_ops(ctx, x, w, None),
-                                             (input, weight), needs[:2], grad)
-            return gx, gw, grad.sum(axes) if needs[2] else None, None, None, None, None, None
-        g_out = grad._data
-        x_hat = ctx.x_hat if ctx.x_hat is not None else (input._data - ctx.mean) * ctx.inv_std
-        g = g_out if weight is None else g_out * weight._data.reshape(ctx.shape)
+        axes = ctx.axes
+        if ctx.training:
+            x_hat, rstd = Standardize.apply(input, axes, ctx.stats)
+        else:  # eval: mean and var are the running constants, the map is affine
+            _, mean, inv_std = ctx.stats
+            rstd = constant(inv_std)
+            x_hat = (input - constant(mean)) * rstd
+        g = grad if weight is None else grad * weight.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
-            if ctx.training:
-                gx = _normalize_backward(g, x_hat, ctx.inv_std, axes)
-            else:  # eval: mean and var are constants, the map is affine
-                gx = g * ctx.inv_std
+            gx = _normalize_backward(g, x_hat, rstd, axes) if ctx.training else g * rstd
         if ctx.needs_input_grad[1]:
-            gw = (g_out * x_hat).sum(axis=axes)
+            gw = (grad * x_hat).sum(axes)
         if ctx.needs_input_grad[2]:
-            gb = g_out.sum(axis=axes)
-        return _wrap(gx), _wrap(gw), _wrap(gb), None, None, None, None, None
+            gb = grad.sum(axes)
+        return gx, gw, gb, None, None, None, None, None
 
 
 class LayerNorm(Function):
@@ -153,34 +159,21 @@ class LayerNorm(Function):
         if bias is not None:
             out = out + bias._data
         out = in_dtype_of(out, x)  # bfloat16 input: NumPy's 1.0 / sqrt(...) widened it to float32
-        ctx.x_hat, ctx.inv_std, ctx.axes = _private_x_hat(x_hat, out), inv_std, axes
+        ctx.axes, ctx.stats = axes, (_private_x_hat(x_hat, out), mean, inv_std)
         ctx.save_for_backward(input, weight, bias)  # what PyTorch saves (bias too, for layer norm)
-        ctx.mean, ctx.eps = mean, eps
         return out
 
     @staticmethod
-    def forward_ops(ctx, x, weight, bias):
-        """The forward with Tensor ops; weight and bias broadcast over the leading dims."""
-        return _affine_ops(_normalize_ops(x, ctx.axes, ctx.eps), weight, bias)
-
-    @staticmethod
     def backward(ctx, grad):
-        saved = ctx.saved_tensors
-        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            needs = ctx.needs_input_grad
-            gx, gw, gb = differentiable_backward(lambda *args: LayerNorm.forward_ops(ctx, *args),
-                                                 saved, (needs[0], needs[2], needs[3]), grad)
-            return gx, None, gw, gb, None
-        input, weight, _ = saved
-        g_out = grad._data
+        input, weight, _ = ctx.saved_tensors
         axes = ctx.axes
-        x_hat = ctx.x_hat if ctx.x_hat is not None else (input._data - ctx.mean) * ctx.inv_std
-        g = g_out if weight is None else g_out * weight._data
-        lead = tuple(range(g_out.ndim - len(axes)))  # the batch dims: summed for weight/bias
-        gx = _normalize_backward(g, x_hat, ctx.inv_std, axes) if ctx.needs_input_grad[0] else None
-        gw = (g_out * x_hat).sum(axis=lead) if ctx.needs_input_grad[2] else None
-        gb = g_out.sum(axis=lead) if ctx.needs_input_grad[3] else None
-        return _wrap(gx), None, _wrap(gw), _wrap(gb), None
+        x_hat, rstd = Standardize.apply(input, axes, ctx.stats)
+        g = grad if weight is None else grad * weight
+        lead = tuple(range(grad.ndim - len(axes)))  # the batch dims: summed for weight/bias
+        gx = _normalize_backward(g, x_hat, rstd, axes) if ctx.needs_input_grad[0] else None
+        gw = _sum_over(grad * x_hat, lead) if ctx.needs_input_grad[2] else None
+        gb = _sum_over(grad, lead) if ctx.needs_input_grad[3] else None
+        return gx, None, gw, gb, None
 
 
 class GroupNorm(Function):
@@ -195,46 +188,34 @@ class GroupNorm(Function):
         xg = x.reshape(n, num_groups, -1)  # one row of statistics per (sample, group)
         mean = xg.mean(axis=2, keepdims=True)
         inv_std = 1.0 / np.sqrt(xg.var(axis=2, keepdims=True) + eps)
-        x_hat = ((xg - mean) * inv_std).reshape(x.shape)
+        x_hat_g = (xg - mean) * inv_std
+        x_hat = x_hat_g.reshape(x.shape)
         shape = (1, c) + (1,) * (x.ndim - 2)
         out = x_hat
         if weight is not None:
             out = out * weight._data.reshape(shape)
         if bias is not None:
             out = out + bias._data.reshape(shape)
-        ctx.x_hat, ctx.inv_std, ctx.groups, ctx.shape = _private_x_hat(x_hat, out), inv_std, num_groups, shape
+        out = in_dtype_of(out, x)  # bfloat16 input: NumPy widened it to float32
+        ctx.groups, ctx.shape = num_groups, shape
+        ctx.stats = (None if out is x_hat else x_hat_g, mean, inv_std)  # per (sample, group) row
         ctx.save_for_backward(input, weight)  # what PyTorch saves
-        ctx.mean, ctx.eps = mean, eps
-        return in_dtype_of(out, x)  # bfloat16 input: NumPy widened it to float32
-
-    @staticmethod
-    def forward_ops(ctx, x, weight, bias):
-        """The forward with Tensor ops: statistics over each (sample, group) row."""
-        x_hat = _normalize_ops(x.reshape(x.shape[0], ctx.groups, -1), 2, ctx.eps).reshape(x.shape)
-        return _affine_ops(x_hat, weight, bias, ctx.shape)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        needs = ctx.needs_input_grad
+        n, groups = input.shape[0], ctx.groups
+        rows = (n, groups, input.numel() // max(n * groups, 1))  # one row of statistics per (sample, group)
+        x_hat, rstd = Standardize.apply(input.reshape(rows), 2, ctx.stats)
+        x_hat = x_hat.reshape(input.shape)
         axes = (0,) + tuple(range(2, grad.ndim))
-        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            gx, gw = differentiable_backward(lambda x, w: GroupNorm.forward_ops(ctx, x, w, None),
-                                             (input, weight), (needs[0], needs[2]), grad)
-            return gx, None, gw, grad.sum(axes) if needs[3] else None, None
-        g_out = grad._data
-        n = g_out.shape[0]
-        x_hat = ctx.x_hat
-        if x_hat is None:  # recomputed per (sample, group) row, as in forward
-            x_hat = ((input._data.reshape(n, ctx.groups, -1) - ctx.mean) * ctx.inv_std).reshape(g_out.shape)
-        g = g_out if weight is None else g_out * weight._data.reshape(ctx.shape)
+        g = grad if weight is None else grad * weight.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
-            grouped = _normalize_backward(g.reshape(n, ctx.groups, -1),
-                                          x_hat.reshape(n, ctx.groups, -1), ctx.inv_std, 2)
-            gx = grouped.reshape(g_out.shape)
+            gx = _normalize_backward(g.reshape(rows), x_hat.reshape(rows), rstd, 2).reshape(input.shape)
         if ctx.needs_input_grad[2]:
-            gw = (g_out * x_hat).sum(axis=axes)
+            gw = (grad * x_hat).sum(axes)
         if ctx.needs_input_grad[3]:
-            gb = g_out.sum(axis=axes)
-        return _wrap(gx), None, _wrap(gw), _wrap(gb), None
+            gb = grad.sum(axes)
+        return gx, None, gw, gb, None

@@ -4,19 +4,22 @@ As in convolution (``conv.py``), we loop over the kh*kw *offsets* of the
 window, not over the output positions: offset (i, j) of every window at once
 is one strided slice of the input, so a 2x2 pool is four vectorised steps.
 
-Double backward (``create_graph=True``): each layer then rewrites its forward
-with differentiable Tensor ops (``gather`` at the argmax for max pooling,
-sums of slices or matrix products for the averages) and lets autograd
-differentiate that (``utils.differentiable_backward``).
+Each backward is written once and works for ``create_graph=True`` too (double
+backward), as in PyTorch: a pooling is linear in its input once the windows
+(and, for max pooling, each window's argmax) are fixed, so its backward is a
+Function of ``grad`` whose own gradient is the pooling again: max pooling's
+backward scatters ``grad`` to the argmax positions (its gradient *gathers*
+there), average pooling's spreads ``grad / count`` over each window (its
+gradient is the average pooling itself), the adaptive average is two matrix
+products.
 """
 import numpy as np
 
 from ... import backend
 
 from ...autograd.function import Function
-from ...autograd.grad_mode import is_grad_enabled
-from .conv import _offset_slices, col2im, pad2d, pad2d_ops
-from .utils import constant, differentiable_backward
+from .conv import _crop, _offset_slices, col2im, pad2d
+from .utils import constant
 
 
 def out_size(size, k, s, p, d, ceil_mode):
@@ -37,6 +40,14 @@ def _padded(x, kernel, stride, padding, dilation, out_hw, value):
     extra_w = max(0, (wo - 1) * sw + (kw - 1) * dw + 1 - (x.shape[3] + 2 * pw))
     pads = ((ph, ph + extra_h), (pw, pw + extra_w))
     return pad2d(x, pads, value), pads
+
+
+def _zeros_for_input(ctx, grad_grad):
+    """A pooling backward's gradient w.r.t. the pooling's input: zeros (PyTorch's ``zeros_like(self)``).
+
+    ``grad_grad``, the gradient of the pooling's input gradient, has that input's shape.
+    """
+    return grad_grad.new_zeros(grad_grad.shape) if ctx.needs_input_grad[1] else None
 
 
 class MaxPool2d(Function):
@@ -115,36 +126,42 @@ class MaxPool2d(Function):
         return rows * w + cols
 
     @staticmethod
-    def forward_ops(ctx, x):
-        """The forward with Tensor ops: ``gather`` each window's max at its argmax.
+    def backward(ctx, grad):
+        return MaxPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None, None, None, None, None
 
-        With the argmax fixed, max pooling is a selection, as in PyTorch's
-        double backward (which gathers the second-order gradient the same way).
-        """
-        n, c, h, w = x.shape
-        index = constant(MaxPool2d.indices(ctx))  # (N, C, Ho, Wo) flat indices into each plane
-        flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
-        return x.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
+
+class MaxPool2dBackward(Function):
+    """The gradient of max pooling: each window's ``grad`` goes to its (first) max.
+
+    Linear in ``grad`` (the argmax is fixed): its own gradient gathers the
+    incoming gradient at the argmax, as PyTorch's ``max_pool_double_backward``.
+    ``pool`` is the max pooling's node, which knows the windows and their maxima.
+    As in PyTorch, the pooling's ``input`` is an input here too, with a zero gradient.
+    """
+
+    _backward_name = "MaxPool2DWithIndicesBackwardBackward0"
 
     @staticmethod
-    def backward(ctx, grad):
-        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            (gx,) = differentiable_backward(lambda x: MaxPool2d.forward_ops(ctx, x), ctx.saved_tensors,
-                                            ctx.needs_input_grad[:1], grad)
-            return gx, None, None, None, None, None
-        x_shape, pads, kernel, stride, dilation = ctx.x_shape, ctx.pads, ctx.kernel, ctx.stride, ctx.dilation
+    def forward(ctx, grad, input, pool):
+        ctx.pool = pool
         g = grad._data
-        dxp = backend.get_array_module(g).zeros(ctx.xp.shape, dtype=g.dtype)
+        dxp = backend.get_array_module(g).zeros(pool.xp.shape, dtype=g.dtype)
         # windows that do not overlap write each input pixel at most once: plain stores
-        overlap = any(s < (k - 1) * d + 1 for s, k, d in zip(stride, kernel, dilation))
-        for _, sl, hit in MaxPool2d.first_max(ctx):  # each window's gradient goes to its max
+        overlap = any(s < (k - 1) * d + 1 for s, k, d in zip(pool.stride, pool.kernel, pool.dilation))
+        for _, sl, hit in MaxPool2d.first_max(pool):  # each window's gradient goes to its max
             if overlap:
                 dxp[sl] += g * hit
             else:
                 np.multiply(g, hit, out=dxp[sl])
-        (top, _), (left, _) = pads
-        dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return constant(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None
+        return _crop(dxp, pool.pads, pool.x_shape[2:])
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        n, c, h, w = grad_grad.shape
+        index = constant(MaxPool2d.indices(ctx.pool))  # (N, C, Ho, Wo) flat indices into each plane
+        flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
+        gg = grad_grad.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
+        return gg, _zeros_for_input(ctx, grad_grad), None
 
 
 def avg_divisor(size, k, s, p, out, count_include_pad):
@@ -180,34 +197,40 @@ class AvgPool2d(Function):
             div = backend.get_array_module(x).asarray(div)  # the table is built on the host
         ctx.x_shape, ctx.xp_shape, ctx.kernel, ctx.stride, ctx.pads = x.shape, xp.shape, kernel, stride, pads
         ctx.div = div  # the count each window's sum is divided by
-        ctx.save_for_backward(input)  # read only by a create_graph backward
+        ctx.args = (kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        ctx.save_for_backward(input)  # what PyTorch saves (backward does not read it)
         return total / div
 
     @staticmethod
-    def forward_ops(ctx, x, out_hw):
-        """The forward with Tensor ops: pad, add the kh*kw shifted slices, divide by the counts."""
-        (kh, kw), stride, pads, div = ctx.kernel, ctx.stride, ctx.pads, ctx.div
-        xp = pad2d_ops(x, pads)
-        total = xp[_offset_slices(0, 0, out_hw, stride, (1, 1))]
-        for p in range(1, kh * kw):
-            total = total + xp[_offset_slices(p // kw, p % kw, out_hw, stride, (1, 1))]
-        return total / constant(div)
+    def backward(ctx, grad):
+        return AvgPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None, None, None, None, None, None
+
+
+class AvgPool2dBackward(Function):
+    """The gradient of average pooling: every element of a window receives the window's grad / count.
+
+    Linear in ``grad``; its own gradient is the average pooling of the incoming
+    gradient (PyTorch's double backward of ``avg_pool2d``).  ``pool`` is the
+    average pooling's node: the windows, their counts and its arguments.  As in
+    PyTorch, the pooling's ``input`` is an input here too, with a zero gradient.
+    """
+
+    _backward_name = "AvgPool2DBackwardBackward0"
 
     @staticmethod
-    def backward(ctx, grad):
-        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            (gx,) = differentiable_backward(lambda x: AvgPool2d.forward_ops(ctx, x, grad.shape[2:]),
-                                            ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
-            return gx, None, None, None, None, None, None
-        x_shape, xp_shape, (kh, kw), stride, pads, div = ctx.x_shape, ctx.xp_shape, ctx.kernel, ctx.stride, ctx.pads, ctx.div
-        g = grad._data / div
-        # every element of a window receives the window's grad / count
+    def forward(ctx, grad, input, pool):
+        ctx.pool = pool
+        (kh, kw), stride = pool.kernel, pool.stride
+        g = grad._data / pool.div
         n, c, ho, wo = g.shape
         dcols = np.broadcast_to(g[:, None, None, None], (n, 1, kh, kw, c, ho, wo))  # col2im's layout
-        dxp = col2im(dcols, xp_shape, stride, (1, 1))
-        (top, _), (left, _) = pads
-        dx = dxp[:, :, top: top + x_shape[2], left: left + x_shape[3]]
-        return constant(backend.get_array_module(dx).ascontiguousarray(dx)), None, None, None, None, None, None
+        dxp = col2im(dcols, pool.xp_shape, stride, (1, 1))
+        return _crop(dxp, pool.pads, pool.x_shape[2:])
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        zeros = _zeros_for_input(ctx, grad_grad)
+        return AvgPool2d.apply(grad_grad, *ctx.pool.args), zeros, None
 
 
 def adaptive_bounds(size, out):
@@ -229,24 +252,35 @@ class AdaptiveAvgPool2d(Function):
         # an averaging matrix per axis: out = Ah @ x @ Aw^T, exact for any sizes
         ah = _averaging_matrix(h, ho, x.dtype)
         aw = _averaging_matrix(w, wo, x.dtype)
-        ctx.mats = (ah, aw)
-        ctx.save_for_backward(input)  # read only by a create_graph backward
+        ctx.mats, ctx.output_size = (ah, aw), output_size
+        ctx.save_for_backward(input)  # what PyTorch saves (backward does not read it)
         return ah @ x @ aw.T
 
     @staticmethod
-    def forward_ops(ctx, x):
-        """The forward with Tensor ops: the same two matrix products."""
-        ah, aw = ctx.mats
-        return constant(ah) @ x @ constant(aw.T)
+    def backward(ctx, grad):
+        return AdaptiveAvgPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None
+
+
+class AdaptiveAvgPool2dBackward(Function):
+    """The gradient of ``Ah @ x @ Aw^T``: ``Ah^T @ grad @ Aw``.
+
+    Linear in ``grad``; its own gradient is the adaptive average pooling again
+    (as in PyTorch).  ``pool`` is the pooling's node: its averaging matrices.
+    As in PyTorch, the pooling's ``input`` is an input here too, with a zero gradient.
+    """
+
+    _backward_name = "AdaptiveAvgPool2DBackwardBackward0"
 
     @staticmethod
-    def backward(ctx, grad):
-        if is_grad_enabled():  # create_graph=True: a backward that can be differentiated again
-            (gx,) = differentiable_backward(lambda x: AdaptiveAvgPool2d.forward_ops(ctx, x),
-                                            ctx.saved_tensors, ctx.needs_input_grad[:1], grad)
-            return gx, None
-        ah, aw = ctx.mats
-        return constant(ah.T @ grad._data @ aw), None
+    def forward(ctx, grad, input, pool):
+        ctx.pool = pool
+        ah, aw = pool.mats
+        return ah.T @ grad._data @ aw
+
+    @staticmethod
+    def backward(ctx, grad_grad):
+        zeros = _zeros_for_input(ctx, grad_grad)
+        return AdaptiveAvgPool2d.apply(grad_grad, ctx.pool.output_size), zeros, None
 
 
 def _averaging_matrix(size, out, dtype):

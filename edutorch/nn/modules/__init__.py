@@ -23,6 +23,7 @@ from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .upsampling import Upsample
 from .sparse import Embedding
 from .flatten import Flatten, Unflatten
+from .fold import Fold, Unfold
 from .loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
     SmoothL1Loss,
