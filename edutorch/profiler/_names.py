@@ -31,6 +31,7 @@ _OVERRIDES = {
     "LayerNorm": "aten::layer_norm",     # node: NativeLayerNormBackward0
     "GroupNorm": "aten::group_norm",     # node: NativeGroupNormBackward0
     "WeightNormInterface": "aten::_weight_norm_interface",
+    "AdaptiveAvgPool2dBackward": "aten::_adaptive_avg_pool2d_backward",  # a leading "_" in ATen
     "DelayedError": "DelayedError",      # PyTorch's C++ node, not an ATen op
     "_ModifiedMultiView": "DelayedError",
 }
