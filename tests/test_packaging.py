@@ -184,6 +184,23 @@ def test_dev_script_is_executable_bash():
         assert needle in text, f"dev script lost {needle!r}"
 
 
+def test_dev_pins_openblas_haswell_kernel_on_avx2_cpus():
+    """Stored notebook outputs were computed with OpenBLAS's AVX2 (Haswell) matmul kernel; on an
+    AVX-512 CPU its own kernels sum in another order and a lesson that trains prints other digits."""
+    script = ('source <(sed -n "/^same_matmul_kernel()/,/^}/p" dev); '
+              'unset OPENBLAS_CORETYPE; same_matmul_kernel; echo "${OPENBLAS_CORETYPE:-unset}"')
+    out = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    try:
+        avx2 = "avx2" in Path("/proc/cpuinfo").read_text().split()
+    except OSError:
+        avx2 = False
+    assert out.stdout.strip() == ("Haswell" if avx2 else "unset")
+    text = (ROOT / "dev").read_text()
+    for command in ("test_env()", "cmd_lab()"):  # test/execute/release/grade use test_env
+        body = text.split(command, 1)[1].split("\n}\n", 1)[0]
+        assert "same_matmul_kernel" in body, f"{command} does not pin the matmul kernel"
+
+
 def test_dev_help_runs():
     out = subprocess.run([str(ROOT / "dev"), "help"], capture_output=True, text=True, check=True)
     assert "./dev lab" in out.stdout and "./dev test" in out.stdout
