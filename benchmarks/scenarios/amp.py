@@ -37,21 +37,7 @@ BOOKKEEPING_LIMIT = 0.10  # autocast's own bookkeeping, casts excluded: at most 
 
 def _step(lib, sizes, batch, autocast):
     """``training.py``'s step (zero_grad, forward, CE, backward, SGD m0.9), the forward under autocast or not."""
-    ws, bs = _training._init(sizes)
-    x_np, y_np = _training._data(sizes, batch)
-    model = _training._mlp(lib, sizes, ws, bs)
-    loss_fn = lib.nn.CrossEntropyLoss()
-    optimizer = lib.optim.SGD(model.parameters(), lr=_training.LR, momentum=_training.MOMENTUM)
-    x, y = lib.tensor(x_np), lib.tensor(y_np)
-
-    def step():
-        optimizer.zero_grad()
-        with lib.autocast("cpu", enabled=autocast):
-            loss = loss_fn(model(x), y)
-        loss.backward()
-        optimizer.step()
-
-    return step
+    return _training._framework_step(lib, sizes, batch, lambda: lib.autocast("cpu", enabled=autocast))
 
 
 def _bookkeeping_share(sizes, batch, steps=40):

@@ -14,6 +14,9 @@ and per node) is inside every other scenario's numbers.
 * tiny MLP 64-64-64-10 at batch 8: per-op bookkeeping dominates, so this is the
   profiler's worst case (reported, no limit).
 """
+import importlib.util
+from pathlib import Path
+
 import edutorch as et
 
 try:
@@ -22,27 +25,12 @@ try:
 except ImportError:  # torch's own on/off ratio is simply left out
     torch = None
 
-
-def _step(lib, sizes, batch):
-    """zero_grad, forward, CrossEntropyLoss, backward, SGD step for a fresh seeded MLP."""
-    lib.manual_seed(0)
-    layers = []
-    for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
-        layers.append(lib.nn.Linear(n_in, n_out))
-        if i < len(sizes) - 2:
-            layers.append(lib.nn.ReLU())
-    model = lib.nn.Sequential(*layers)
-    optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    generator = lib.Generator().manual_seed(1)
-    x = lib.randn(batch, sizes[0], generator=generator)
-    y = lib.randint(0, sizes[-1], (batch,), generator=generator)
-
-    def step():
-        optimizer.zero_grad()
-        lib.nn.functional.cross_entropy(model(x), y).backward()
-        optimizer.step()
-
-    return step
+# the step itself is training.py's (zero_grad, forward, cross-entropy, backward, SGD m0.9)
+_spec = importlib.util.spec_from_file_location("bench_scenarios_training_for_profiler",
+                                               Path(__file__).with_name("training.py"))
+_training = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_training)
+_step = _training._framework_step
 
 
 def _profiled(lib, step, **options):

@@ -11,6 +11,7 @@
 The NumPy floor is the same forward, backward and SGD-with-momentum update
 written by hand (PyTorch's weight layout ``x @ W.T + b``).
 """
+import contextlib
 import os
 import sys
 
@@ -55,7 +56,8 @@ def _mlp(lib, sizes, ws, bs):
     return lib.nn.Sequential(*layers)
 
 
-def _framework_step(lib, sizes, batch):
+def _framework_step(lib, sizes, batch, forward_context=contextlib.nullcontext):
+    """One training step of ``lib``'s MLP; the forward and the loss run inside ``forward_context()``."""
     ws, bs = _init(sizes)
     x_np, y_np = _data(sizes, batch)
     model = _mlp(lib, sizes, ws, bs)
@@ -65,7 +67,8 @@ def _framework_step(lib, sizes, batch):
 
     def step():
         optimizer.zero_grad()
-        loss = loss_fn(model(x), y)
+        with forward_context():
+            loss = loss_fn(model(x), y)
         loss.backward()
         optimizer.step()
 

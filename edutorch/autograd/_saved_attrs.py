@@ -113,8 +113,6 @@ def install(function_cls):
             setattr(node_cls, "_raw_saved_" + name, property(_raw_reader(name, spec.index)))
         else:
             setattr(node_cls, "_saved_" + name, property(spec))
-    if any(isinstance(spec, Saved) for spec in table.values()):
-        node_cls._free_saved = _free_saved_keeping_nones
 
 
 def _tensor_reader(index):
@@ -135,43 +133,26 @@ def _raw_reader(name, index):
     return read
 
 
-def _free_saved_keeping_nones(node):
-    """``Node._free_saved``, remembering which slots held ``None`` (they still read ``None``)."""
-    nones = [i for i, entry in enumerate(node._for_backward) if entry[0] is None]
-    _function.Node._free_saved(node)
-    if nones:
-        node._freed_nones = nones
-
-
 # -- reading one saved value --------------------------------------------------------
 def unpack(node, index):
     """The ``index``-th saved value of ``node`` as ``_saved_<name>`` returns it."""
+    if index in node._none_slots:  # still None once the graph is freed, as in PyTorch
+        return None
     if node._released:
-        if index in node.__dict__.get("_freed_nones", ()):
-            return None
         raise RuntimeError(_function.FREED_GRAPH_ERROR)
     if index >= len(node._for_backward):
         return None
     entry = node._for_backward[index]
-    value, counter = entry[0], entry[1]
-    if value is None:
-        return None
-    if type(value) is _saved_tensor.SavedTensor:  # packed by a saved-tensor hook: no version check
-        return value.unpack(node)
-    if counter is not None and counter[0] != entry[2]:
+    counter = entry[1]
+    if counter is not None and counter[0] != entry[2]:  # (a hooked tensor has no counter)
         raise RuntimeError(node._inplace_error(entry))
     return _as_tensor(node, entry)
 
 
 def _as_tensor(node, entry):
-    """The Tensor a packed entry ``(value, counter, version[, output_nr])`` stands for."""
-    Tensor = _function._Tensor
-    value = entry[0]
-    if len(entry) == 4:  # a saved output: a new Tensor on its data, pointing at this node
-        return Tensor._make(value, True, node, entry[3], entry[1])
-    if isinstance(value, Tensor):
-        return value
-    return wrapped_number(value)
+    """The Tensor a packed entry stands for: what backward reads, a Python number as a 0-d tensor."""
+    value = node._unpack_entry(entry)
+    return value if isinstance(value, _function._Tensor) else wrapped_number(value)
 
 
 def wrapped_number(value):
@@ -212,10 +193,11 @@ class SavedTensor:
         entry = node._for_backward[index] if not node._released and index < len(node._for_backward) else None
         if entry is not None and type(entry[0]) is _saved_tensor.SavedTensor:
             raise RuntimeError(_TWICE_HOOKS_ERROR)
+        if index in node._none_slots:
+            raise RuntimeError(_NONE_HOOKS_ERROR)
         if node._released:
-            raise RuntimeError(_NONE_HOOKS_ERROR if index in node.__dict__.get("_freed_nones", ())
-                               else _FREED_HOOKS_ERROR)
-        if entry is None or entry[0] is None:
+            raise RuntimeError(_FREED_HOOKS_ERROR)
+        if entry is None:
             raise RuntimeError(_NONE_HOOKS_ERROR)
         # as PyTorch: the tensor is packed as it is now, without a version check
         tensor = _as_tensor(node, entry)

@@ -95,6 +95,7 @@ class Node(FunctionCtx):
     _post_hooks = None       # {id: hook}               from Node.register_hook
     _output_meta = None      # [(shape, dtype, device)] for materialize_grads
     _tensor_positions = None  # indices of the arguments with an edge, when some have none
+    _none_slots = ()         # positions where save_for_backward got None: still None once freed
 
     def name(self):
         return type(self).__name__
@@ -107,14 +108,19 @@ class Node(FunctionCtx):
         """Record each saved tensor with its version (``SavedVariable`` in PyTorch).
 
         A saved *output* is stored without its ``grad_fn`` (it is this node), so
-        the node and the tensor do not keep each other alive.
+        the node and the tensor do not keep each other alive.  The positions of
+        ``None`` are remembered: freeing the graph drops the entries, and
+        ``grad_fn._saved_<name>`` of such a slot still reads ``None`` (_saved_attrs.py).
         """
         if _saved_tensor._stack:  # inside saved_tensors_hooks: keep pack_hook(t) instead (graph.py)
+            self._none_slots = tuple(i for i, t in enumerate(self._for_backward) if t is None)
             self._for_backward = _saved_tensor.pack_all(self, self._for_backward)
             return
         packed = []
         for t in self._for_backward:
             if not isinstance(t, _Tensor):  # None, or a number
+                if t is None:
+                    self._none_slots += (len(packed),)
                 packed.append((t, None, -1))
             elif t.grad_fn is self:
                 packed.append((t._data, t._version_counter, t._version_counter[0], t._output_nr))
@@ -131,15 +137,16 @@ class Node(FunctionCtx):
             raise RuntimeError(FREED_GRAPH_ERROR)
         if not self._unpacks_all:
             self._check_saved_versions()
-        tensors = []
-        for entry in self._for_backward:
-            value, counter = entry[0], entry[1]
-            if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
-                value = _Tensor._make(value, True, self, entry[3], counter)
-            elif type(value) is _saved_tensor.SavedTensor:  # packed by a saved-tensor hook
-                value = value.unpack(self)
-            tensors.append(value)
-        return tuple(tensors)
+        return tuple([self._unpack_entry(entry) for entry in self._for_backward])
+
+    def _unpack_entry(self, entry):
+        """One packed entry as backward reads it (its version is checked by the caller)."""
+        value = entry[0]
+        if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
+            return _Tensor._make(value, True, self, entry[3], entry[1])
+        if type(value) is _saved_tensor.SavedTensor:  # packed by a saved-tensor hook
+            return value.unpack(self)
+        return value
 
     def _check_saved_versions(self):
         """Raise PyTorch's error if a saved tensor was modified in place since ``forward``.

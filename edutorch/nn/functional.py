@@ -201,11 +201,11 @@ def _fold_args(input, op, kernel_size, dilation, padding, stride):
     """Check and pair up the geometry of ``F.unfold`` / ``F.fold`` (PyTorch's ``im2col`` / ``col2im`` checks)."""
     kernel, dilation = _fold_pair(kernel_size, "kernel_size"), _fold_pair(dilation, "dilation")
     padding, stride = _fold_pair(padding, "padding"), _fold_pair(stride, "stride")
-    for what, (a, b), ok in (("kernel size", kernel, "greater than zero"), ("stride", stride, "greater than zero"),
-                             ("dilation", dilation, "greater than zero"), ("padding", padding, "non-negative")):
-        if (min(a, b) < 0) if ok == "non-negative" else (min(a, b) <= 0):
-            key = what.replace(" ", "_").replace("kernel_size", "kernel").replace("padding", "pad")
-            raise RuntimeError(f"{what} should be {ok}, but got {key}_height: {a} {key}_width: {b}")
+    for what, key, (a, b), least in (("kernel size", "kernel", kernel, 1), ("stride", "stride", stride, 1),
+                                     ("dilation", "dilation", dilation, 1), ("padding", "pad", padding, 0)):
+        if min(a, b) < least:
+            rule = "greater than zero" if least else "non-negative"
+            raise RuntimeError(f"{what} should be {rule}, but got {key}_height: {a} {key}_width: {b}")
     if input._data.dtype.kind in "iu":  # integers (bool and floats are fine)
         raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for '{_dtype.scalar_type_name(input.dtype)}'")
     return kernel, dilation, ((padding[0],) * 2, (padding[1],) * 2), stride

@@ -34,6 +34,7 @@ _clock_ns = time.perf_counter_ns
 _this_thread = threading.local()  # .id: the thread's system id, asked once per thread
 _current = None  # the Recorder that is recording, or None
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_MODULES_DIR = os.path.join("nn", "modules")  # frames kept in with_stack, as torch/nn/modules ones
 
 # The fields of a record (a list, so that closing it can fill in the end time).
 NAME, CAT, THREAD, START, END, SHAPES, SEQUENCE_NR, STACK, MEMORY, TRACE_NAME = range(10)
@@ -187,9 +188,6 @@ def _python_stack():
     frames = traceback.extract_stack()[:-1]
     return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(frames)
             if not f.filename.startswith(_PACKAGE_DIR) or _MODULES_DIR in f.filename]
-
-
-_MODULES_DIR = os.path.join("nn", "modules")
 
 
 # -- the two hooks ------------------------------------------------------------------

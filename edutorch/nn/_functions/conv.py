@@ -29,7 +29,7 @@ import numpy as np
 from ... import backend
 
 from ...autograd.function import Function
-from .sparse import Pad
+from .sparse import Pad, constant_padded
 from ...autograd._functions.utils import matmul
 
 
@@ -76,13 +76,9 @@ def col2im(dcols, in_shape, stride, dilation):
 
 def pad2d(x, padding, value=0.0):
     """Pad H and W of (N, C, H, W) by ``padding = ((top, bottom), (left, right))``."""
-    (top, bottom), (left, right) = padding
-    if not (top or bottom or left or right):
+    if not any(padding[0] + padding[1]):
         return x
-    n, c, h, w = x.shape
-    xp = backend.get_array_module(x).full((n, c, h + top + bottom, w + left + right), value, dtype=x.dtype)
-    xp[:, :, top:top + h, left:left + w] = x
-    return xp
+    return constant_padded(x, ((0, 0), (0, 0)) + tuple(padding), value)
 
 
 def _crop(xp, padding, hw):

@@ -75,6 +75,14 @@ class EmbeddingBackward(Function):
         return rows.reshape(*idx.shape, gg.shape[1]), None, None, None, None
 
 
+def constant_padded(x, widths, value):
+    """``np.pad(x, widths, constant_values=value)``, faster: a filled array with ``x`` copied into its middle."""
+    shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths))
+    out = backend.get_array_module(x).full(shape, value, dtype=x.dtype)
+    out[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))] = x
+    return out
+
+
 class Pad(Function):
     """``F.pad``: add values around the last dims; backward slices the middle back out.
 
@@ -91,11 +99,8 @@ class Pad(Function):
         ctx.meta = (x.shape, widths, mode)
         if mode in ("reflect", "replicate"):  # PyTorch's reflection/replication pads save the input
             ctx.save_for_backward(input)
-        if mode == "constant":  # a filled array with x copied into its middle (faster than np.pad)
-            shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths))
-            out = backend.get_array_module(x).full(shape, value, dtype=x.dtype)
-            out[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))] = x
-            return out
+        if mode == "constant":
+            return constant_padded(x, widths, value)
         np_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
         return np.pad(x, widths, mode=np_mode)
 
