@@ -143,3 +143,11 @@ def test_documented_dev_commands_run_in_a_fresh_clone(tmp_path):
     print("\n".join(log))
     assert (clone / "my-lessons" / "03-hooks.ipynb").exists()
     assert (clone / "course" / "grades.csv").read_text().count("alice") >= 4
+
+
+def test_new_lesson_hint_suggests_a_free_number():
+    out = subprocess.run([str(ROOT / "dev"), "new-lesson"], capture_output=True, text=True, timeout=30)
+    assert out.returncode != 0
+    number = re.search(r"\./dev new-lesson (\d\d)-my-topic", out.stderr)[1]
+    taken = sorted(p.name[:2] for p in (ROOT / "lessons").glob("[0-9][0-9]-*.ipynb"))
+    assert number not in taken and int(number) == int(max(taken, default="00")) + 1
