@@ -38,3 +38,10 @@ def test_grading_kernels_use_transport_encryption(tmp_path):
         pytest.skip("jupyter_client < 8.7: no transport_encryption (kernels warn about TCP)")
     assert course.config(tmp_path).KernelManager.transport_encryption == "auto"
     assert 'c.KernelManager.transport_encryption = "auto"' in course.CONFIG_FILE
+
+
+def test_feedback_shows_a_widgets_stored_picture_not_a_dead_widget_view(tmp_path):
+    pytest.importorskip("nbgrader", reason="nbgrader not installed (pip install -e \".[class]\")")
+    priority = list(course.config(tmp_path).NbConvertBase.display_data_priority)
+    assert "application/vnd.jupyter.widget-view+json" not in priority
+    assert priority.index("image/png") < priority.index("text/plain")
