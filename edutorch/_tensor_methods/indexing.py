@@ -8,10 +8,10 @@ import numpy as np
 from .. import backend
 from ..autograd import grad_mode
 from ..autograd._functions import indexing, utils
-from ..autograd._functions.tensor import CopySlices, IndexPut
+from ..autograd._functions.tensor import IndexPut
 from ..autograd._functions.utils import wrap_dim
 from .inplace import LEAF_INPLACE_ERROR
-from .views import track_view
+from .views import check_no_overlap, track_view
 
 
 class IndexingMethods:
@@ -27,11 +27,13 @@ class IndexingMethods:
         if indexing.is_basic(idx):
             out = indexing.basic_index_class(idx).apply(self, idx)
             if grad_mode.is_grad_enabled():
-                track_view(self, out, idx, None)  # so an in-place op on the view can update the base's graph
+                track_view(self, out)  # so an in-place op on the view can update the base's graph
             return out
         return indexing.Index.apply(self, idx, saved=indexing.index_tensors(index))
 
     def __setitem__(self, index, value):
+        """``x[index] = value``, as PyTorch does it: a view of ``x`` is written with ``copy_``
+        (``fill_`` for a number), an advanced index with ``index_put_``."""
         idx = indexing.to_index(index)
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: write into the view the integers select
@@ -39,10 +41,20 @@ class IndexingMethods:
                 raise RuntimeError(LEAF_INPLACE_ERROR)
             self[parts[0]][parts[1]] = value
             return
-        if indexing.is_basic(idx):
-            self._inplace(CopySlices, idx, value)
-        else:
+        if isinstance(value, (list, tuple)):
+            raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
+        if not indexing.is_basic(idx):
+            if isinstance(value, utils._Tensor):
+                check_no_overlap(self, value, full_ok=False)
             self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
+            return
+        target = self[idx]
+        if not isinstance(value, utils._Tensor):
+            target.fill_(value)
+            return
+        while value.ndim > target.ndim and value.shape[0] == 1:  # PyTorch drops leading 1s first
+            value = value[0]
+        target.copy_(value.expand(target.shape))
 
     def nonzero(self, *, as_tuple=False):
         """Positions of the non-zero entries: an (N, ndim) int64 tensor, or one per dim."""

@@ -14,9 +14,9 @@ from ..autograd.function import _requires_grad as _any_requires_grad
 from ..autograd import _saved_tensor, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
-from ..autograd._functions.tensor import Copy, Fill, Zero
+from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
-from .views import in_base_order, multi_view_error, refresh_views
+from .views import base_index, check_no_overlap, multi_view_error, refresh_views, set_graph
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -60,8 +60,17 @@ def _saved_output_is_now(result, t):
             saved[i] = (t._data, t._version_counter, t._version_counter[0], entry[3])
 
 
-def _type_word(d):
-    return _dtype.scalar_type_name(d)
+def _check_fits(t, result):
+    """An in-place op's result must have the tensor's shape and a dtype it can hold (PyTorch's checks)."""
+    if result._data.shape != t._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
+        )
+    if not np.can_cast(result._data.dtype, t._data.dtype, casting="same_kind"):
+        raise RuntimeError(
+            f"result type {_dtype.scalar_type_name(result.dtype)} can't be cast to the desired output "
+            f"type {_dtype.scalar_type_name(t.dtype)}"
+        )
 
 
 def _inplace_no_graph(t, ufunc, other, alpha):
@@ -78,6 +87,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
         return False
     recording = grad_mode.is_grad_enabled()
     if isinstance(other, utils._Tensor):
+        check_no_overlap(t, other)
         y = other._data
         if type(y) is not np.ndarray or y.dtype != x.dtype or (
             recording and (t._requires_grad or other._requires_grad)
@@ -107,12 +117,15 @@ class InplaceMethods:
     def _inplace(self, fn, *args):
         """Run ``fn`` out of place, then write the result into this tensor's storage."""
         _check_writable(self)
+        for a in args:
+            if isinstance(a, utils._Tensor):
+                check_no_overlap(self, a)
         recording = grad_mode.is_grad_enabled()
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
-        view_of = self.__dict__.get("_view_of") if recording else None
-        if view_of is not None and (self._requires_grad or _any_requires_grad(args)):
-            return self._inplace_on_view(view_of, fn, args)
+        base = self.__dict__.get("_view_of") if recording else None
+        if base is not None and (self._requires_grad or _any_requires_grad(args)):
+            return self._inplace_on_view(base, fn, args)
         source = self
         if recording and (self._requires_grad or _any_requires_grad(args)):
             # the input as a tensor of its own (same array, own version counter), so that
@@ -124,54 +137,39 @@ class InplaceMethods:
         result = fn.apply(source, *args)
         if source is not self and _saved_by(result.grad_fn, source):
             source._data = source._data.copy()  # saved for backward: keep the old values
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                f"{list(result._data.shape)}"
-            )
-        try:
-            np.copyto(self._data, result._data, casting="same_kind") if type(self._data) is np.ndarray \
-                else self._data.__setitem__(Ellipsis, result._data)
-        except TypeError:
-            raise RuntimeError(
-                f"result type {_type_word(result.dtype)} can't be cast to the desired output type "
-                f"{_type_word(self.dtype)}"
-            ) from None
+        _check_fits(self, result)
+        if type(self._data) is np.ndarray:
+            np.copyto(self._data, result._data, casting="same_kind")
+        else:
+            self._data[...] = result._data
         self._version_counter[0] += 1
         if result.grad_fn is not None:
-            self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+            set_graph(self, result)
             _saved_output_is_now(result, self)
             refresh_views(self)
         return self
 
-    def _inplace_on_view(self, view_of, fn, args):
-        """An in-place op on a view (``y[0].mul_(2)``, ``y.t().mul_(2)``) is recorded on the base.
+    def _inplace_on_view(self, base, fn, args):
+        """An in-place op on a view (``y[0].mul_(2)``, ``y.t().mul_(2)``, ``y.diagonal().add_(w)``).
 
         The view shares memory with its base, so the base's values change too; its
-        graph must change with them.  For an indexed view, ``base[idx] = fn(view)``
-        says exactly that (PyTorch's ``CopySlices``).  A reshaped / transposed view
-        covers every element of the base: the new values, put back in the base's
-        order, replace the whole base.  Then the view is made again from the new base.
+        graph must change with them: the base becomes ``base[index] = fn(view)``,
+        where ``index`` says which base element each view element is (PyTorch's
+        ``CopySlices``).  The base's ``_inplace`` then writes the memory, bumps the
+        shared version and remakes the graph of every view of it, this one included.
         """
-        base, idx, remake = view_of
         if "_multi_view" in self.__dict__:  # one of several views returned by split/unbind
             raise RuntimeError(multi_view_error(self))
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+        index = base_index(self, base)
+        if index is None:  # the base got other memory (``base.data = ...``): no longer a view
+            del self._view_of
+            return self._inplace(fn, *args)
         source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                f"{list(result._data.shape)}"
-            )
-        if remake is None:  # ``base[idx]``: ``idx`` itself may be None (``x[None]``)
-            base[idx] = result  # writes through the shared memory and bumps the shared version
-            fresh = base[idx]  # this view, now computed from the updated base
-        else:
-            base[...] = in_base_order(result, base, remake)
-            fresh = remake(base)
-        self.grad_fn, self._output_nr, self._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+        _check_fits(self, result)
+        base._inplace(CopySlices, index, result)
         if result.grad_fn is not None:
             _saved_output_is_now(result, self)
         return self

@@ -9,11 +9,10 @@ import builtins
 import numpy as np
 
 from .. import _dtype
-from ..autograd import grad_mode
 from ..autograd._functions import shape as shape_fns
 from ..autograd._functions import utils
 from ..autograd._functions.utils import wrap_dim
-from .views import as_view, multi_view, track_view
+from .views import as_view, multi_view
 
 
 def _sizes(args):
@@ -36,7 +35,7 @@ class ShapeMethods:
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             raise TypeError("view(dtype) reinterprets bits; edutorch supports view(*shape) only")
         shape = _sizes(shape)
-        return as_view(self, shape_fns.View.apply(self, shape), lambda base: base.view(shape))
+        return as_view(self, shape_fns.View.apply(self, shape))
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -45,17 +44,17 @@ class ShapeMethods:
         shape = _sizes(shape)
         if not shape_fns.can_view(self._data, shape):
             return shape_fns.UnsafeView.apply(self, shape)  # a copy: not a view
-        return as_view(self, shape_fns.View.apply(self, shape), lambda base: base.reshape(shape))
+        return as_view(self, shape_fns.View.apply(self, shape))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
 
     def permute(self, *dims):
         dims = _sizes(dims)
-        return as_view(self, shape_fns.Permute.apply(self, dims), lambda base: base.permute(dims))
+        return as_view(self, shape_fns.Permute.apply(self, dims))
 
     def transpose(self, dim0, dim1):
-        return as_view(self, shape_fns.Transpose.apply(self, dim0, dim1), lambda base: base.transpose(dim0, dim1))
+        return as_view(self, shape_fns.Transpose.apply(self, dim0, dim1))
 
     swapaxes = swapdims = transpose
 
@@ -63,7 +62,7 @@ class ShapeMethods:
         if self._data.ndim > 2:
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
         dims = (0, 1) if self._data.ndim == 2 else (0, 0)
-        return as_view(self, shape_fns.T.apply(self, *dims), lambda base: base.t())
+        return as_view(self, shape_fns.T.apply(self, *dims))
 
     @property
     def T(self):
@@ -86,7 +85,7 @@ class ShapeMethods:
 
     def expand(self, *sizes):
         sizes = _sizes(sizes)
-        return as_view(self, shape_fns.Expand.apply(self, sizes), lambda base: base.expand(sizes))
+        return as_view(self, shape_fns.Expand.apply(self, sizes))
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -99,7 +98,7 @@ class ShapeMethods:
         dim = wrap_dim(dim, self._data.ndim + 1)
         new = list(self._data.shape)
         new.insert(dim, 1)
-        return as_view(self, shape_fns.Unsqueeze.apply(self, tuple(new)), lambda base: base.unsqueeze(dim))
+        return as_view(self, shape_fns.Unsqueeze.apply(self, tuple(new)))
 
     def squeeze(self, dim=None):
         old = self._data.shape
@@ -109,7 +108,7 @@ class ShapeMethods:
             fn = shape_fns.SqueezeDims if isinstance(dim, (tuple, list)) else shape_fns.SqueezeDim
             dims = {wrap_dim(d, self._data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
             out = fn.apply(self, tuple(s for i, s in enumerate(old) if not (i in dims and s == 1)))
-        return as_view(self, out, lambda base: base.squeeze(dim))
+        return as_view(self, out)
 
     def flatten(self, start_dim=0, end_dim=-1):
         old = self._data.shape
@@ -210,9 +209,7 @@ class ShapeMethods:
         if start + length > size:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         out = shape_fns.Narrow.apply(self, axis, start, length)
-        if grad_mode.is_grad_enabled():  # a slice: an in-place op on it writes back like ``base[idx] = ...``
-            track_view(self, out, (slice(None),) * axis + (slice(start, start + length),), None)
-        return out
+        return as_view(self, out)
 
     def select(self, dim, index):
         """The slice at ``index`` along ``dim``, that dim removed (``x.select(0, i)`` is ``x[i]``)."""
@@ -230,16 +227,14 @@ class ShapeMethods:
             if split_size <= 0 and size:
                 raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
             sizes = [min(split_size, size - i) for i in range(0, size, split_size)] if size else [0]
-            return multi_view(self, shape_fns.Split.apply(self, tuple(sizes), axis), "Split",
-                               lambda base: base.split(split_size, dim))
+            return multi_view(self, shape_fns.Split.apply(self, tuple(sizes), axis), "Split")
         sizes = tuple(split_size)
         if builtins.sum(sizes) != size:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                 f"dimension {axis}), but got split_sizes={list(sizes)}"
             )
-        return multi_view(self, shape_fns.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes",
-                           lambda base: base.split(sizes, dim))
+        return multi_view(self, shape_fns.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes")
 
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
@@ -262,8 +257,7 @@ class ShapeMethods:
         return tuple(self.narrow(axis, lo, builtins.max(hi - lo, 0)) for lo, hi in zip(bounds, bounds[1:]))
 
     def unbind(self, dim=0):
-        return multi_view(self, shape_fns.Unbind.apply(self, wrap_dim(dim, self._data.ndim)), "Unbind",
-                           lambda base: base.unbind(dim))
+        return multi_view(self, shape_fns.Unbind.apply(self, wrap_dim(dim, self._data.ndim)), "Unbind")
 
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         """``x[i + 1] - x[i]`` along ``dim``, ``n`` times (after joining ``prepend``/``append``)."""

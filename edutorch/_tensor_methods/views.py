@@ -1,10 +1,22 @@
 """View tracking: what an in-place op on a view must know about its base.
 
-A view (``y = x.t()``, ``y = x[0]``) shares memory and version counter with
-its base.  ``as_view``/``track_view`` link the two both ways; when an
-in-place op gives the base a new ``grad_fn``, ``refresh_views`` remakes the
-views' graph, as PyTorch regenerates a view's ``grad_fn``.  ``split``/``unbind``
-outputs are views PyTorch forbids to modify in place (``multi_view``).
+A view (``y = x.t()``, ``y = x[0]``, ``y = x.diagonal()``) shares memory and
+version counter with its base.  ``as_view``/``track_view`` link the two both
+ways: the view remembers its base (``_view_of``, PyTorch's ``._base``: always
+the tensor that owns the memory, never another view) and the base its live
+views.
+
+Which base element each view element is, is read from memory, as PyTorch's
+``as_strided`` does: ``positions_in_base`` compares the elements' addresses.
+That one answer serves every kind of view:
+
+* an in-place op on a view writes the new values into the base at those
+  positions (``_inplace_on_view`` in ``inplace.py``: PyTorch's ``CopySlices``);
+* when the base gets a new ``grad_fn``, ``refresh_views`` gives each view a
+  new one that reads the base at those positions (PyTorch's
+  ``AsStridedBackward0``).
+
+``split``/``unbind`` outputs are views PyTorch forbids to modify in place (``multi_view``).
 """
 import weakref
 
@@ -12,29 +24,81 @@ import numpy as np
 
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..autograd._functions import utils
+from ..autograd._functions import indexing
 
 
-def as_view(base, out, remake):
-    """Remember that ``out`` is a view of ``base`` that ``remake(base)`` makes again.
+def as_view(base, out):
+    """Remember that ``out`` is a view of ``base``; return ``out``.
 
     An in-place op on ``out`` then rewrites ``base``'s graph too (PyTorch's view
     tracking).  Only a real view counts: it shares the base's version counter
     (``reshape`` of a non-contiguous tensor copies, and is not one).
     """
     if grad_mode.is_grad_enabled() and out._version_counter is base._version_counter:
-        track_view(base, out, None, remake)
+        track_view(base, out)
     return out
 
 
-def track_view(base, view, idx, remake):
-    """Link ``view`` to ``base`` both ways: the view knows how it was made (``base[idx]``
-    or ``remake(base)``), the base knows its live views (weakly, so they can still die)."""
-    view._view_of = (base, idx, remake)
+def track_view(base, view):
+    """Link ``view`` to the tensor that owns its memory, both ways: the view knows
+    its base, the base its live views (weakly, so they can still die)."""
+    base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
+    view._view_of = base
     views = base.__dict__.get("_views")
     if views is None:
         views = base._views = weakref.WeakSet()
     views.add(view)
+
+
+def _address(a):
+    """Where an array's first element is in memory (NumPy or CuPy)."""
+    interface = a.__array_interface__ if isinstance(a, np.ndarray) else a.__cuda_array_interface__
+    return interface["data"][0]
+
+
+def _element_offsets(a, start):
+    """Each element's distance from ``start`` in memory, counted in elements (shaped like ``a``)."""
+    offsets = np.full(a.shape, (_address(a) - start) // a.itemsize, dtype=np.int64)
+    for dim, (size, stride) in enumerate(zip(a.shape, a.strides)):
+        step = np.arange(size, dtype=np.int64) * (stride // a.itemsize)
+        offsets += step.reshape((size,) + (1,) * (a.ndim - dim - 1))
+    return offsets
+
+
+def positions_in_base(view, base):
+    """Which element of ``base`` (flat, C order) each element of ``view`` is; None if it is none.
+
+    PyTorch describes every view by ``as_strided`` (sizes, strides, offset into
+    the base's memory); here the same information is read from the two NumPy
+    arrays: an element is known by its address.  None means that ``view`` no
+    longer lies inside ``base`` (``base.data = other`` gave the base new memory).
+    """
+    start = _address(base._data)
+    base_offsets = _element_offsets(base._data, start).reshape(-1)
+    view_offsets = _element_offsets(view._data, start)
+    order = np.argsort(base_offsets, kind="stable")
+    found = np.searchsorted(base_offsets[order], view_offsets).clip(0, max(base_offsets.size - 1, 0))
+    positions = order[found] if base_offsets.size else found
+    if view_offsets.size and not np.array_equal(base_offsets[positions], view_offsets):
+        return None
+    return positions
+
+
+def base_index(view, base):
+    """``positions_in_base`` as an index into ``base`` (one integer array per dim): ``base[index]`` has
+    the view's values and shape."""
+    positions = positions_in_base(view, base)
+    return None if positions is None else np.unravel_index(positions, base._data.shape)
+
+
+class AsStrided(indexing.Index):
+    """A view's graph made again from its base's new graph: ``base[base_index]``.
+
+    PyTorch regenerates the ``grad_fn`` of a view whose base changed in place as
+    ``as_strided`` of the base; the gradient is the index gradient (repeated
+    positions, as in an ``expand`` view, add up)."""
+
+    _backward_name = "AsStridedBackward0"
 
 
 def refresh_views(base):
@@ -42,7 +106,6 @@ def refresh_views(base):
 
     An older view shares the new values (same memory) and must share the new
     graph too: PyTorch regenerates a view's ``grad_fn`` when its base changed.
-    Views of views are refreshed in turn.
     """
     views = base.__dict__.get("_views")
     if not views:
@@ -50,21 +113,38 @@ def refresh_views(base):
     # split/unbind outputs from the highest down: output 0's error node is then the
     # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
     for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):
-        _, idx, remake = view._view_of
         if "_multi_view" in view.__dict__:  # PyTorch refuses such a view once its base changed
+            if view.grad_fn is not None and view.grad_fn._use_error is not None:
+                continue  # refused already
             fresh = _ModifiedMultiView.apply(view, multi_view_error(view, base_modified=True))
         else:
-            fresh = base[idx] if remake is None else remake(base)
-        view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
-        refresh_views(view)
+            index = base_index(view, base)
+            if index is None:  # no longer a view of ``base``: nothing to follow
+                views.discard(view)
+                continue
+            fresh = AsStrided.apply(base, index)
+        set_graph(view, fresh)
 
 
-def multi_view(base, outs, name, remake_all):
+def set_graph(t, fresh):
+    """``t`` now has the graph of ``fresh`` (same values): its ``grad_fn``, output number and
+    ``requires_grad``.  ``retain_grad()`` follows the new node, as in PyTorch; hooks
+    registered on the old value stay with the old node."""
+    old_node, old_nr = t.grad_fn, t._output_nr
+    t.grad_fn, t._output_nr, t._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+    if t.__dict__.get("_retains_grad") and t.grad_fn is not None and old_node is not None and old_node._retained:
+        old_node._retained.pop(old_nr, None)
+        if t.grad_fn._retained is None:
+            t.grad_fn._retained = {}
+        t.grad_fn._retained[t._output_nr] = weakref.ref(t)
+
+
+def multi_view(base, outs, name):
     """``split``/``unbind`` return several views: PyTorch forbids in-place ops on them
-    (but each is still remade when its base changes)."""
+    (and refuses each one's later use once its base changed)."""
     if grad_mode.is_grad_enabled():
         for nr, out in enumerate(outs):
-            track_view(base, out, None, lambda b, nr=nr: remake_all(b)[nr])
+            track_view(base, out)
             out._multi_view = (name, nr)
     return outs
 
@@ -81,14 +161,15 @@ def multi_view_error(view, base_modified=False):
 
 
 class _ModifiedMultiView(Function):
-    """The graph of a split/unbind output whose base changed in place: its backward raises
-    PyTorch's error (PyTorch raises it when the view is next used; here, at backward)."""
+    """The graph of a split/unbind output whose base changed in place: using it in an op that
+    records a graph raises PyTorch's error (``Node._use_error``), and so does its backward."""
 
     _backward_name = "Error"
 
     @staticmethod
     def forward(ctx, view, message):
         ctx.message = message
+        ctx._use_error = message
         return view._data
 
     @staticmethod
@@ -96,14 +177,22 @@ class _ModifiedMultiView(Function):
         raise RuntimeError(ctx.message)
 
 
-def in_base_order(values, base, remake):
-    """``values`` (shaped like the view ``remake(base)``) rearranged into ``base``'s shape.
+def check_no_overlap(target, source, full_ok=True):
+    """Refuse to write ``source`` into ``target`` when they share memory (PyTorch's check).
 
-    Which base element each view element is: make the same view of the base's
-    positions ``0 .. n-1``; sorting by position puts every value back in place.
-    The rearrangement is an index op, so gradients flow through it.
+    The result would depend on the order the elements are written in.  The same
+    elements exactly (``t.add_(t)``, ``t[0:2] = t[0:2]``) are fine for ordinary
+    in-place ops (``full_ok``), not for indexed writes (``t[[0, 1]] = t[:2]``).
+    PyTorch checks only dense tensors and leaves the other overlapping cases to
+    memory order; those are refused here too.
     """
-    with grad_mode.no_grad():
-        positions = remake(utils._Tensor._make(np.arange(base._data.size).reshape(base._data.shape)))._data
-    order = np.argsort(positions.reshape(-1), kind="stable")
-    return values.reshape(-1)[utils._Tensor._make(order)].reshape(base._data.shape)
+    a, b = target._data, source._data
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b):
+        return
+    same = a.shape == b.shape and a.strides == b.strides and _address(a) == _address(b)
+    if (same and full_ok) or not np.shares_memory(a, b):
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+        "single memory location. Please clone() the tensor before performing the operation."
+    )

@@ -80,8 +80,13 @@ class Copy(Function):
     def forward(ctx, a, src):
         ctx.src_meta = (src._data.shape, src._data.dtype)
         data = backend.to_device(src._data, backend.device_of(a._data))
-        xp = backend.get_array_module(a._data)
-        return xp.broadcast_to(data, a._data.shape).astype(a._data.dtype)
+        try:
+            shape = np.broadcast_shapes(a._data.shape, data.shape)
+        except ValueError:
+            raise utils.broadcast_error(a._data, data) from None
+        if shape != a._data.shape:
+            raise RuntimeError(f"output with shape {list(a._data.shape)} doesn't match the broadcast shape {list(shape)}")
+        return utils.broadcast_to(data, shape).astype(a._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -97,7 +102,15 @@ class IndexPut(Function):
     def forward(ctx, a, idx, value, saved=()):
         out = a._data.copy()
         v = value._data if isinstance(value, utils._Tensor) else value
-        out[idx] = v
+        try:
+            out[idx] = v
+        except ValueError:
+            if not isinstance(value, utils._Tensor):
+                raise
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to indexing result "
+                f"of shape {list(out[idx].shape)}"
+            ) from None
         ctx.save_for_backward(*saved)  # the index tensors behind ``idx``: version-checked
         ctx.idx = idx
         ctx.value_meta = (v.shape, v.dtype) if isinstance(value, utils._Tensor) else None
