@@ -73,6 +73,10 @@ class IndexingMethods:
     def index_select(self, dim, index):
         return indexing.IndexSelect.apply(self, wrap_dim(dim, self._data.ndim), index)
 
+    def index_add(self, dim, index, source, *, alpha=1):
+        """Add ``alpha * source`` into the rows ``index`` along ``dim`` (repeats add up)."""
+        return indexing.IndexAdd.apply(self, dim, index, source, alpha)
+
     def masked_select(self, mask):
         return indexing.MaskedSelect.apply(self, mask)
 

@@ -174,6 +174,26 @@ class InplaceMethods:
             _saved_output_is_now(result, self)
         return self
 
+    def _inplace_view(self, fn, *args):
+        """``unsqueeze_``, ``squeeze_``, ``t_``...: this tensor becomes the view ``fn`` makes of it.
+
+        The memory stays; shape and strides change, the version goes up, and the
+        graph gets ``fn``'s node (``UnsqueezeBackward1``...).  Views of this tensor
+        stay views of the same memory.
+        """
+        if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(LEAF_INPLACE_ERROR)
+        out = fn.apply(self, *args)
+        self._data = out._data
+        self._version_counter[0] += 1
+        if out.grad_fn is not None:
+            set_graph(self, out)
+            refresh_views(self)
+        return self
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return self._inplace(indexing.IndexAdd, dim, index, source, alpha)
+
     def add_(self, other, *, alpha=1):
         if _inplace_no_graph(self, np.add, other, alpha):
             return self

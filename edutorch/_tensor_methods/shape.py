@@ -22,6 +22,30 @@ def _sizes(args):
     return args
 
 
+def _t_dims(t, name):
+    """The dims ``t()`` swaps: (0, 1) of a matrix, none (0, 0) below 2-D."""
+    if t._data.ndim > 2:
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {t._data.ndim}D")
+    return (0, 1) if t._data.ndim == 2 else (0, 0)
+
+
+def _unsqueezed_shape(t, dim):
+    shape = list(t._data.shape)
+    shape.insert(wrap_dim(dim, t._data.ndim + 1), 1)
+    return tuple(shape)
+
+
+def _squeezed_shape(t, dim):
+    """``(kind, shape)`` of ``t.squeeze(dim)``; kind 0: no dim, 1: one dim, 2: a tuple of dims
+    (PyTorch's three overloads, each with its own node name)."""
+    old = t._data.shape
+    if dim is None:
+        return 0, tuple(s for s in old if s != 1)
+    many = isinstance(dim, (tuple, list))
+    dims = {wrap_dim(d, t._data.ndim) for d in (dim if many else (dim,))}
+    return (2 if many else 1), tuple(s for i, s in enumerate(old) if not (i in dims and s == 1))
+
+
 def _tuple(x):
     return tuple(x) if isinstance(x, (list, tuple)) else (x,)
 
@@ -58,11 +82,18 @@ class ShapeMethods:
 
     swapaxes = swapdims = transpose
 
+    def transpose_(self, dim0, dim1):
+        """``transpose`` in place: this tensor becomes the transposed view of its memory."""
+        return self._inplace_view(shape_fns.TransposeInplace, dim0, dim1)
+
+    swapaxes_ = swapdims_ = transpose_
+
     def t(self):
-        if self._data.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
-        dims = (0, 1) if self._data.ndim == 2 else (0, 0)
-        return as_view(self, shape_fns.T.apply(self, *dims))
+        return as_view(self, shape_fns.T.apply(self, *_t_dims(self, "t")))
+
+    def t_(self):
+        """``t`` in place: this tensor becomes the transposed view of its memory."""
+        return self._inplace_view(shape_fns.TInplace, *_t_dims(self, "t_"))
 
     @property
     def T(self):
@@ -95,20 +126,21 @@ class ShapeMethods:
         return self.expand(*size)
 
     def unsqueeze(self, dim):
-        dim = wrap_dim(dim, self._data.ndim + 1)
-        new = list(self._data.shape)
-        new.insert(dim, 1)
-        return as_view(self, shape_fns.Unsqueeze.apply(self, tuple(new)))
+        return as_view(self, shape_fns.Unsqueeze.apply(self, _unsqueezed_shape(self, dim)))
+
+    def unsqueeze_(self, dim):
+        """``unsqueeze`` in place: this tensor gets the new size-1 dim (same memory)."""
+        return self._inplace_view(shape_fns.UnsqueezeInplace, _unsqueezed_shape(self, dim))
 
     def squeeze(self, dim=None):
-        old = self._data.shape
-        if dim is None:
-            out = shape_fns.Squeeze.apply(self, tuple(s for s in old if s != 1))
-        else:
-            fn = shape_fns.SqueezeDims if isinstance(dim, (tuple, list)) else shape_fns.SqueezeDim
-            dims = {wrap_dim(d, self._data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-            out = fn.apply(self, tuple(s for i, s in enumerate(old) if not (i in dims and s == 1)))
-        return as_view(self, out)
+        kind, shape = _squeezed_shape(self, dim)
+        return as_view(self, (shape_fns.Squeeze, shape_fns.SqueezeDim, shape_fns.SqueezeDims)[kind].apply(self, shape))
+
+    def squeeze_(self, dim=None):
+        """``squeeze`` in place: this tensor loses the size-1 dims (same memory)."""
+        kind, shape = _squeezed_shape(self, dim)
+        fn = (shape_fns.SqueezeInplace, shape_fns.SqueezeDimInplace, shape_fns.SqueezeDimsInplace)[kind]
+        return self._inplace_view(fn, shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
         old = self._data.shape
@@ -130,7 +162,12 @@ class ShapeMethods:
         for s in sizes:
             known *= s if s != -1 else 1
         if -1 in sizes:
-            sizes[sizes.index(-1)] = old[d] // known if known else 0
+            if not known:
+                raise RuntimeError(
+                    f"unflatten got an unexpected error:\ncannot reshape tensor of {old[d]} elements into shape "
+                    f"{list(sizes)} because the unspecified dimension size -1 can be any value and is ambiguous"
+                )
+            sizes[sizes.index(-1)] = old[d] // known
         elif known != old[d]:
             raise RuntimeError(
                 f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
@@ -206,6 +243,8 @@ class ShapeMethods:
         axis = wrap_dim(dim, self._data.ndim)
         size = self._data.shape[axis]
         start = start + size if start < 0 else start
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
         if start + length > size:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         out = shape_fns.Narrow.apply(self, axis, start, length)
@@ -219,6 +258,12 @@ class ShapeMethods:
             raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
                              f"dimension {axis}")
         return self.narrow(axis, index % size, 1).squeeze(axis)
+
+    def unfold(self, dimension, size, step):
+        """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension`` (a new last dim)."""
+        if self._data.ndim == 0:  # a 0-d tensor is one element along dim 0
+            return self.unsqueeze(0).unfold(wrap_dim(dimension, 1), size, step).squeeze(0)
+        return as_view(self, shape_fns.Unfold.apply(self, dimension, size, step))
 
     def split(self, split_size, dim=0):
         axis = wrap_dim(dim, self._data.ndim)
@@ -240,7 +285,9 @@ class ShapeMethods:
         if chunks <= 0:
             raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
         size = self._data.shape[wrap_dim(dim, self._data.ndim)]
-        return self.split(-(-size // chunks) if size else 1, dim)
+        if not size:  # PyTorch: ``chunks`` empty pieces
+            return self.split([0] * chunks, dim)
+        return self.split(-(-size // chunks), dim)
 
     def tensor_split(self, indices_or_sections, dim=0):
         """Split into ``n`` nearly equal parts (the first ones one longer), or at the given indices."""
