@@ -29,11 +29,16 @@ EXPANDED_INPLACE_ERROR = (
 )
 
 
-def _check_writable(t):
-    """An expanded tensor (0-stride broadcast view) cannot be written: PyTorch's error, not NumPy's."""
+def _check_memory(t, args):
+    """Refuse a write whose result would depend on the order elements are written in (PyTorch's checks,
+    after autograd's): ``t`` shows one memory location through several elements (an ``expand``
+    view: read-only here), or an argument shares memory with ``t``."""
     data = t._data
     if type(data) is np.ndarray and not data.flags.writeable:
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
+    for a in args:
+        if isinstance(a, utils._Tensor):
+            check_no_overlap(t, a)
 
 
 def _saved_by(node, t):
@@ -116,16 +121,13 @@ class InplaceMethods:
 
     def _inplace(self, fn, *args):
         """Run ``fn`` out of place, then write the result into this tensor's storage."""
-        _check_writable(self)
-        for a in args:
-            if isinstance(a, utils._Tensor):
-                check_no_overlap(self, a)
         recording = grad_mode.is_grad_enabled()
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
         base = self.__dict__.get("_view_of") if recording else None
         if base is not None and (self._requires_grad or _any_requires_grad(args)):
             return self._inplace_on_view(base, fn, args)
+        _check_memory(self, args)
         source = self
         if recording and (self._requires_grad or _any_requires_grad(args)):
             # the input as a tensor of its own (same array, own version counter), so that
@@ -162,6 +164,7 @@ class InplaceMethods:
             raise RuntimeError(multi_view_error(self))
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+        _check_memory(self, args)
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
             del self._view_of
@@ -174,16 +177,17 @@ class InplaceMethods:
             _saved_output_is_now(result, self)
         return self
 
-    def _inplace_view(self, fn, *args):
+    def _inplace_view(self, fn, arguments):
         """``unsqueeze_``, ``squeeze_``, ``t_``...: this tensor becomes the view ``fn`` makes of it.
 
         The memory stays; shape and strides change, the version goes up, and the
         graph gets ``fn``'s node (``UnsqueezeBackward1``...).  Views of this tensor
-        stay views of the same memory.
+        stay views of the same memory.  ``arguments()`` gives ``fn``'s arguments; it
+        runs after the leaf check, as PyTorch checks autograd before the dims.
         """
         if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
-        out = fn.apply(self, *args)
+        out = fn.apply(self, *arguments())
         self._data = out._data
         self._version_counter[0] += 1
         if out.grad_fn is not None:

@@ -35,15 +35,17 @@ def _unsqueezed_shape(t, dim):
     return tuple(shape)
 
 
+def _squeeze_kind(dim):
+    """PyTorch's three ``squeeze`` overloads, each with its own node name: 0 no dim, 1 one dim, 2 a tuple."""
+    return 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1
+
+
 def _squeezed_shape(t, dim):
-    """``(kind, shape)`` of ``t.squeeze(dim)``; kind 0: no dim, 1: one dim, 2: a tuple of dims
-    (PyTorch's three overloads, each with its own node name)."""
+    """The shape of ``t.squeeze(dim)``."""
     old = t._data.shape
-    if dim is None:
-        return 0, tuple(s for s in old if s != 1)
-    many = isinstance(dim, (tuple, list))
-    dims = {wrap_dim(d, t._data.ndim) for d in (dim if many else (dim,))}
-    return (2 if many else 1), tuple(s for i, s in enumerate(old) if not (i in dims and s == 1))
+    dims = range(t._data.ndim) if dim is None else dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = {wrap_dim(d, t._data.ndim) for d in dims}
+    return tuple(s for i, s in enumerate(old) if not (i in dims and s == 1))
 
 
 def _tuple(x):
@@ -84,7 +86,7 @@ class ShapeMethods:
 
     def transpose_(self, dim0, dim1):
         """``transpose`` in place: this tensor becomes the transposed view of its memory."""
-        return self._inplace_view(shape_fns.TransposeInplace, dim0, dim1)
+        return self._inplace_view(shape_fns.TransposeInplace, lambda: (dim0, dim1))
 
     swapaxes_ = swapdims_ = transpose_
 
@@ -93,7 +95,7 @@ class ShapeMethods:
 
     def t_(self):
         """``t`` in place: this tensor becomes the transposed view of its memory."""
-        return self._inplace_view(shape_fns.TInplace, *_t_dims(self, "t_"))
+        return self._inplace_view(shape_fns.TInplace, lambda: _t_dims(self, "t_"))
 
     @property
     def T(self):
@@ -130,17 +132,16 @@ class ShapeMethods:
 
     def unsqueeze_(self, dim):
         """``unsqueeze`` in place: this tensor gets the new size-1 dim (same memory)."""
-        return self._inplace_view(shape_fns.UnsqueezeInplace, _unsqueezed_shape(self, dim))
+        return self._inplace_view(shape_fns.UnsqueezeInplace, lambda: (_unsqueezed_shape(self, dim),))
 
     def squeeze(self, dim=None):
-        kind, shape = _squeezed_shape(self, dim)
-        return as_view(self, (shape_fns.Squeeze, shape_fns.SqueezeDim, shape_fns.SqueezeDims)[kind].apply(self, shape))
+        fn = (shape_fns.Squeeze, shape_fns.SqueezeDim, shape_fns.SqueezeDims)[_squeeze_kind(dim)]
+        return as_view(self, fn.apply(self, _squeezed_shape(self, dim)))
 
     def squeeze_(self, dim=None):
         """``squeeze`` in place: this tensor loses the size-1 dims (same memory)."""
-        kind, shape = _squeezed_shape(self, dim)
-        fn = (shape_fns.SqueezeInplace, shape_fns.SqueezeDimInplace, shape_fns.SqueezeDimsInplace)[kind]
-        return self._inplace_view(fn, shape)
+        fn = (shape_fns.SqueezeInplace, shape_fns.SqueezeDimInplace, shape_fns.SqueezeDimsInplace)[_squeeze_kind(dim)]
+        return self._inplace_view(fn, lambda: (_squeezed_shape(self, dim),))
 
     def flatten(self, start_dim=0, end_dim=-1):
         old = self._data.shape
@@ -261,8 +262,6 @@ class ShapeMethods:
 
     def unfold(self, dimension, size, step):
         """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension`` (a new last dim)."""
-        if self._data.ndim == 0:  # a 0-d tensor is one element along dim 0
-            return self.unsqueeze(0).unfold(wrap_dim(dimension, 1), size, step).squeeze(0)
         return as_view(self, shape_fns.Unfold.apply(self, dimension, size, step))
 
     def split(self, split_size, dim=0):

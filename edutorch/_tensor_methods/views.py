@@ -42,6 +42,9 @@ def as_view(base, out):
 def track_view(base, view):
     """Link ``view`` to the tensor that owns its memory, both ways: the view knows
     its base, the base its live views (weakly, so they can still die)."""
+    multi = base.__dict__.get("_multi_view")
+    if multi is not None:  # a view of a split/unbind output is refused in place as that output is
+        view._multi_view = multi
     base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
     view._view_of = base
     views = base.__dict__.get("_views")
@@ -145,16 +148,19 @@ def multi_view(base, outs, name):
     if grad_mode.is_grad_enabled():
         for nr, out in enumerate(outs):
             track_view(base, out)
-            out._multi_view = (name, nr)
+            out._multi_view = (name, nr, base._requires_grad)
     return outs
 
 
 def multi_view_error(view, base_modified=False):
-    name, nr = view._multi_view
+    name, nr, made_with_grad = view._multi_view
     what = "its base or another view of its base has been modified inplace" if base_modified \
         else "is being modified inplace"
+    # PyTorch's words for a view of a tensor that did not require grad when the view was made
+    which = f"Output {nr} of {name} is a view and {what}" if made_with_grad \
+        else f"A view was created in no_grad mode and {what} with grad mode enabled"
     return (
-        f"Output {nr} of {name} is a view and {what}. This view is the output of "
+        f"{which}. This view is the output of "
         "a function that returns multiple views. Such functions do not allow the output views to be "
         "modified inplace. You should replace the inplace operation by an out-of-place one."
     )

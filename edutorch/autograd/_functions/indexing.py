@@ -291,7 +291,7 @@ class IndexAdd(Function):
         x, idx, src = a._data, index._data, source._data
         axis = wrap_dim(dim, x.ndim)
         _check_index_add(x, axis, idx, src)
-        ctx.axis, ctx.alpha = axis, alpha
+        ctx.axis, ctx.alpha, ctx.source_shape = axis, alpha, src.shape
         ctx.save_for_backward(index)
         out = x.copy()
         rows = (slice(None),) * axis + (idx.reshape(-1),)
@@ -309,7 +309,7 @@ class IndexAdd(Function):
         gs = None
         if ctx.needs_input_grad[3]:
             gs = grad.reshape(1) if grad.ndim == 0 else grad
-            gs = gs.index_select(ctx.axis, index.reshape(-1)).reshape(ctx._input_meta[3][0])
+            gs = gs.index_select(ctx.axis, index.reshape(-1)).reshape(ctx.source_shape)
             if ctx.alpha != 1:
                 gs = gs * ctx.alpha
         return grad, None, None, gs, None

@@ -205,8 +205,8 @@ class Unfold(Function):
     @staticmethod
     def forward(ctx, a, dim, size, step):
         x = a._data
-        axis = wrap_dim(dim, x.ndim)
-        length = x.shape[axis]
+        axis = wrap_dim(dim, max(x.ndim, 1))
+        length = x.shape[axis] if x.ndim else 1  # a 0-d tensor: one element along dim 0
         if step <= 0:
             raise RuntimeError(f"step is {step} but must be > 0")
         if size < 0:
@@ -215,6 +215,8 @@ class Unfold(Function):
             raise RuntimeError(f"maximum size for tensor at dimension {axis} is {length} but size is {size}")
         n = (length - size) // step + 1
         ctx.args = (x.shape, axis, size, step, n)
+        if x.ndim == 0:  # PyTorch: the one window, shape (size,)
+            return _utils._Tensor._make(x.reshape(1)[:size], False, None, 0, a._version_counter)
         shape = x.shape[:axis] + (n,) + x.shape[axis + 1:] + (size,)
         strides = x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1:] + (x.strides[axis],)
         overlapping = step < size and n > 1
@@ -224,6 +226,8 @@ class Unfold(Function):
     @staticmethod
     def backward(ctx, grad):
         in_shape, axis, size, step, n = ctx.args
+        if not in_shape:
+            return grad.sum(), None, None, None
         positions = (np.arange(n)[:, None] * step + np.arange(size)).reshape(-1)  # window i, element j
         windows = grad.movedim(-1, axis + 1).flatten(axis, axis + 1)  # (..., n * size, ...)
         zeros = grad.new_zeros(in_shape)
