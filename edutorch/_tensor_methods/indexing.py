@@ -8,9 +8,9 @@ import numpy as np
 from .. import backend
 from ..autograd import grad_mode
 from ..autograd._functions import indexing, utils
-from ..autograd._functions.tensor import IndexPut
+from ..autograd._functions.tensor import CopySlices, IndexPut
 from ..autograd._functions.utils import wrap_dim
-from .inplace import LEAF_INPLACE_ERROR
+from .inplace import LEAF_INPLACE_ERROR, VIEW_OF_LEAF_INPLACE_ERROR
 from .views import check_no_overlap, track_view
 
 
@@ -32,8 +32,8 @@ class IndexingMethods:
         return indexing.Index.apply(self, idx, saved=indexing.index_tensors(index))
 
     def __setitem__(self, index, value):
-        """``x[index] = value``, as PyTorch does it: a view of ``x`` is written with ``copy_``
-        (``fill_`` for a number), an advanced index with ``index_put_``."""
+        """``x[index] = value``: ``CopySlices`` for a basic index (the view ``x[index]`` gets
+        ``value``, expanded to its shape), ``IndexPutBackward0`` for an advanced one."""
         idx = indexing.to_index(index)
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: write into the view the integers select
@@ -44,17 +44,21 @@ class IndexingMethods:
         if isinstance(value, (list, tuple)):
             raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
         if not indexing.is_basic(idx):
-            if isinstance(value, utils._Tensor):
+            one_mask = isinstance(idx, np.ndarray) and idx.dtype == bool
+            if isinstance(value, utils._Tensor) and not (one_mask and value.ndim == 0):  # (a fill: no overlap)
                 check_no_overlap(self, value, full_ok=False)
             self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
             return
-        target = self[idx]
-        if not isinstance(value, utils._Tensor):
-            target.fill_(value)
-            return
-        while value.ndim > target.ndim and value.shape[0] == 1:  # PyTorch drops leading 1s first
-            value = value[0]
-        target.copy_(value.expand(target.shape))
+        if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None and idx is not Ellipsis:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # PyTorch writes through the view ``x[index]``
+        if isinstance(value, utils._Tensor):
+            region = utils._Tensor._make(indexing.basic_view(self._data, idx))
+            while value.ndim > region.ndim and value.shape[0] == 1:  # PyTorch drops leading 1s first
+                value = value[0]
+            if value.shape != region.shape:
+                value = value.expand(region.shape)
+            check_no_overlap(region, value)
+        self._inplace(CopySlices, idx, value)
 
     def nonzero(self, *, as_tuple=False):
         """Positions of the non-zero entries: an (N, ndim) int64 tensor, or one per dim."""

@@ -29,13 +29,15 @@ EXPANDED_INPLACE_ERROR = (
 )
 
 
-def _check_memory(t, args):
+def _check_memory(t, fn, args):
     """Refuse a write whose result would depend on the order elements are written in (PyTorch's checks,
     after autograd's): ``t`` shows one memory location through several elements (an ``expand``
     view: read-only here), or an argument shares memory with ``t``."""
     data = t._data
     if type(data) is np.ndarray and not data.flags.writeable:
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
+    if getattr(fn, "writes_part", False):  # x[idx] = v: ``__setitem__`` checked the part it writes
+        return
     for a in args:
         if isinstance(a, utils._Tensor):
             check_no_overlap(t, a)
@@ -71,7 +73,7 @@ def _check_fits(t, result):
         raise RuntimeError(
             f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
         )
-    if not np.can_cast(result._data.dtype, t._data.dtype, casting="same_kind"):
+    if result._data.dtype != t._data.dtype and not np.can_cast(result._data.dtype, t._data.dtype, "same_kind"):
         raise RuntimeError(
             f"result type {_dtype.scalar_type_name(result.dtype)} can't be cast to the desired output "
             f"type {_dtype.scalar_type_name(t.dtype)}"
@@ -127,7 +129,7 @@ class InplaceMethods:
         base = self.__dict__.get("_view_of") if recording else None
         if base is not None and (self._requires_grad or _any_requires_grad(args)):
             return self._inplace_on_view(base, fn, args)
-        _check_memory(self, args)
+        _check_memory(self, fn, args)
         source = self
         if recording and (self._requires_grad or _any_requires_grad(args)):
             # the input as a tensor of its own (same array, own version counter), so that
@@ -164,12 +166,15 @@ class InplaceMethods:
             raise RuntimeError(multi_view_error(self))
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
-        _check_memory(self, args)
+        _check_memory(self, fn, args)
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
             del self._view_of
             return self._inplace(fn, *args)
-        source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+        if getattr(fn, "overwrites", False):  # copy_, fill_: the old values (and their graph) are not read
+            source = utils._Tensor._make(self._data)
+        else:
+            source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
         _check_fits(self, result)
         base._inplace(CopySlices, index, result)

@@ -77,8 +77,11 @@ def positions_in_base(view, base):
     longer lies inside ``base`` (``base.data = other`` gave the base new memory).
     """
     start = _address(base._data)
-    base_offsets = _element_offsets(base._data, start).reshape(-1)
     view_offsets = _element_offsets(view._data, start)
+    if base._data.flags.c_contiguous:  # the usual base: an element's offset is its flat position
+        inside = view_offsets.size == 0 or (view_offsets.min() >= 0 and view_offsets.max() < base._data.size)
+        return view_offsets if inside else None
+    base_offsets = _element_offsets(base._data, start).reshape(-1)
     order = np.argsort(base_offsets, kind="stable")
     found = np.searchsorted(base_offsets[order], view_offsets).clip(0, max(base_offsets.size - 1, 0))
     positions = order[found] if base_offsets.size else found
@@ -90,8 +93,13 @@ def positions_in_base(view, base):
 def base_index(view, base):
     """``positions_in_base`` as an index into ``base`` (one integer array per dim): ``base[index]`` has
     the view's values and shape."""
+    cached = view.__dict__.get("_base_index")  # (view array, base array, index): arrays keep their layout
+    if cached is not None and cached[0] is view._data and cached[1] is base._data:
+        return cached[2]
     positions = positions_in_base(view, base)
-    return None if positions is None else np.unravel_index(positions, base._data.shape)
+    index = None if positions is None else np.unravel_index(positions, base._data.shape)
+    view._base_index = (view._data, base._data, index)
+    return index
 
 
 class AsStrided(indexing.Index):

@@ -76,6 +76,15 @@ def is_basic(idx):
     return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) and not isinstance(i, bool) for i in items)
 
 
+def basic_view(x, idx):
+    """``x[idx]`` for a basic index, always a view (NumPy gives ``x[0, 1]`` as a scalar copy;
+    a trailing ``...`` keeps a 0-d view)."""
+    out = x[idx]
+    if type(out) is not type(x):
+        out = x[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
+    return out
+
+
 class Index(Function):
     _backward_name = "IndexBackward0"
 
@@ -84,13 +93,9 @@ class Index(Function):
         # ``idx`` holds the arrays of the index tensors in ``saved``: version-checked
         ctx.save_for_backward(*saved)
         ctx.in_shape, ctx.idx = a._data.shape, idx
-        out = a._data[idx]
         if is_basic(idx):  # a view: shares memory and version counter with ``a``
-            if type(out) is not type(a._data):
-                # ``x[0, 1]`` gives NumPy a scalar copy; a trailing ``...`` keeps a 0-d view
-                out = a._data[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
-            return _utils._Tensor._make(out, False, None, 0, a._version_counter)
-        return out
+            return _utils._Tensor._make(basic_view(a._data, idx), False, None, 0, a._version_counter)
+        return a._data[idx]
 
     @staticmethod
     def backward(ctx, grad):

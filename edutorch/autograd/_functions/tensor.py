@@ -53,6 +53,7 @@ class Fill(Function):
     """``fill_``: every element becomes ``value``; no gradient flows to the old values."""
 
     _backward_name = "FillBackward2"
+    overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
 
     @staticmethod
     def forward(ctx, a, value):
@@ -75,6 +76,7 @@ class Copy(Function):
     """``copy_(src)``: the values of ``src`` (broadcast, cast); the gradient goes to ``src``."""
 
     _backward_name = "CopyBackwards"
+    overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
 
     @staticmethod
     def forward(ctx, a, src):
@@ -97,6 +99,7 @@ class IndexPut(Function):
     """``x[idx] = value``: the gradient of ``x`` is zero at ``idx``; ``value`` gets the rest."""
 
     _backward_name = "IndexPutBackward0"
+    writes_part = True  # only ``x[idx]`` is written: the caller checks memory overlap with that part
 
     @staticmethod
     def forward(ctx, a, idx, value, saved=()):
@@ -130,6 +133,7 @@ class IndexPut(Function):
 
 
 class CopySlices(IndexPut):
-    """``x[basic index] = value``: PyTorch names this node ``CopySlices``."""
+    """``x[basic index] = value``, and a write through a view (``index``: the base elements the
+    view shows): PyTorch names this node ``CopySlices``."""
 
     _backward_name = "CopySlices"
