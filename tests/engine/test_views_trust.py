@@ -18,6 +18,12 @@ def _torch():
     return pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
 
 
+def assert_like_torch(program):
+    """``program(edutorch)`` gives what ``program(torch)`` gives (or raises as it does)."""
+    torch = _torch()
+    assert_same(outcome(et, program), outcome(torch, program))
+
+
 def outcome(lib, program):
     """``program(lib)``'s result as plain data, or ``(error type, first line of the message)``."""
     try:
@@ -130,9 +136,7 @@ SWEEP = [(view, op, base) for view in VIEW_KINDS for op in INPLACE_OPS for base 
 
 @pytest.mark.parametrize("view,op,base", SWEEP, ids=["-".join(case) for case in SWEEP])
 def test_every_view_kind_written_in_place_matches_torch(view, op, base):
-    torch = _torch()
-    program = lambda lib: _sweep(lib, view, op, base)  # noqa: E731
-    assert_same(outcome(et, program), outcome(torch, program))
+    assert_like_torch(lambda lib: _sweep(lib, view, op, base))
 
 
 @pytest.mark.parametrize("view,op,base", sorted(STRICTER))
@@ -172,9 +176,7 @@ def test_in_place_on_a_diagonal_view_reaches_the_base():
 
 @pytest.mark.parametrize("op", ["mul_", "sigmoid_"])
 def test_in_place_on_a_diagonal_view_matches_torch(op):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _diagonal_program(lib, op)),
-                outcome(torch, lambda lib: _diagonal_program(lib, op)))
+    assert_like_torch(lambda lib: _diagonal_program(lib, op))
 
 
 def test_diagonal_of_a_leaf_requiring_grad_refuses_in_place():
@@ -224,8 +226,7 @@ def _retain_on_view_program(lib):
 
 @pytest.mark.parametrize("program", [_retain_program, _retain_on_view_program])
 def test_retain_grad_through_in_place_matches_torch(program):
-    torch = _torch()
-    assert_same(outcome(et, program), outcome(torch, program))
+    assert_like_torch(program)
 
 
 def test_hook_registered_before_in_place_sees_the_old_value_gradient():
@@ -267,8 +268,7 @@ def _unbind_base_changed(lib):
 
 @pytest.mark.parametrize("program", [_unbind_program, _unbind_base_changed])
 def test_unbind_matches_torch(program):
-    torch = _torch()
-    assert_same(outcome(et, program), outcome(torch, program))
+    assert_like_torch(program)
 
 
 # -- a view taken before its base received grad-requiring data --------------------------------
@@ -297,8 +297,7 @@ def test_older_view_of_a_plain_tensor_follows_its_new_graph():
 
 @pytest.mark.parametrize("how", sorted(STALE_VIEWS))
 def test_older_view_of_a_plain_tensor_matches_torch(how):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _stale_view(lib, how)), outcome(torch, lambda lib: _stale_view(lib, how)))
+    assert_like_torch(lambda lib: _stale_view(lib, how))
 
 
 # -- writes whose source and target share memory -----------------------------------------------
@@ -329,8 +328,7 @@ def _set(t, target, source):
 
 @pytest.mark.parametrize("name", sorted(OVERLAPS))
 def test_overlapping_writes_match_torch(name):
-    torch = _torch()
-    assert_same(outcome(et, OVERLAPS[name]), outcome(torch, OVERLAPS[name]))
+    assert_like_torch(OVERLAPS[name])
 
 
 def test_self_overlapping_index_put_is_refused():
@@ -370,8 +368,7 @@ def _stale_split(lib, name):
 
 @pytest.mark.parametrize("name", sorted(STALE_SPLITS))
 def test_stale_split_output_matches_torch(name):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _stale_split(lib, name)), outcome(torch, lambda lib: _stale_split(lib, name)))
+    assert_like_torch(lambda lib: _stale_split(lib, name))
 
 
 def test_stale_split_output_is_refused_when_used():
@@ -404,8 +401,7 @@ def _self_write(lib, name):
 
 @pytest.mark.parametrize("name", sorted(SELF_WRITES))
 def test_writing_a_view_of_a_tensor_into_it_matches_torch(name):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _self_write(lib, name)), outcome(torch, lambda lib: _self_write(lib, name)))
+    assert_like_torch(lambda lib: _self_write(lib, name))
 
 
 def test_row_from_a_leading_1_slice_backward_runs():
@@ -434,8 +430,7 @@ def _write_expand(lib, name):
 
 @pytest.mark.parametrize("name", sorted(EXPANDS))
 def test_writes_to_expand_match_torch(name):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _write_expand(lib, name)), outcome(torch, lambda lib: _write_expand(lib, name)))
+    assert_like_torch(lambda lib: _write_expand(lib, name))
 
 
 def test_same_shape_expand_writes_its_base():
@@ -474,9 +469,7 @@ def _shape_inplace(lib, name, base):
 @pytest.mark.parametrize("base", ["non_leaf", "leaf", "plain"])
 @pytest.mark.parametrize("name", sorted(SHAPE_INPLACE))
 def test_in_place_shape_ops_match_torch(name, base):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _shape_inplace(lib, name, base)),
-                outcome(torch, lambda lib: _shape_inplace(lib, name, base)))
+    assert_like_torch(lambda lib: _shape_inplace(lib, name, base))
 
 
 def test_t_of_a_3d_tensor_is_refused():
@@ -523,8 +516,7 @@ def _index_add(lib, name):
 
 @pytest.mark.parametrize("name", sorted(INDEX_ADDS))
 def test_index_add_matches_torch(name):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _index_add(lib, name)), outcome(torch, lambda lib: _index_add(lib, name)))
+    assert_like_torch(lambda lib: _index_add(lib, name))
 
 
 def test_unfold_gradcheck():
@@ -554,8 +546,7 @@ def _unfold(lib, name):
 
 @pytest.mark.parametrize("name", sorted(UNFOLDS))
 def test_unfold_matches_torch(name):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _unfold(lib, name)), outcome(torch, lambda lib: _unfold(lib, name)))
+    assert_like_torch(lambda lib: _unfold(lib, name))
 
 
 # -- error types of bad writes and slices --------------------------------------------------------
@@ -594,8 +585,7 @@ def _bad_write(lib, name):
 
 @pytest.mark.parametrize("name", sorted(BAD_WRITES))
 def test_bad_writes_and_slices_match_torch(name):
-    torch = _torch()
-    assert_same(outcome(et, lambda lib: _bad_write(lib, name)), outcome(torch, lambda lib: _bad_write(lib, name)))
+    assert_like_torch(lambda lib: _bad_write(lib, name))
 
 
 def test_shape_mismatch_in_writes_is_a_runtime_error():
