@@ -22,6 +22,7 @@ import weakref
 
 import numpy as np
 
+from .. import backend
 from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd._functions import indexing
@@ -97,7 +98,10 @@ def base_index(view, base):
     if cached is not None and cached[0] is view._data and cached[1] is base._data:
         return cached[2]
     positions = positions_in_base(view, base)
-    index = None if positions is None else np.unravel_index(positions, base._data.shape)
+    index = None
+    if positions is not None:  # (computed on the CPU from shapes and strides; used where the base lives)
+        device = backend.device_of(base._data)
+        index = tuple(backend.to_device(i, device) for i in np.unravel_index(positions, base._data.shape))
     view._base_index = (view._data, base._data, index)
     return index
 
