@@ -26,8 +26,7 @@ class IndexingMethods:
             return self[parts[0]][parts[1]]
         if indexing.is_basic(idx):
             out = indexing.basic_index_class(idx).apply(self, idx)
-            if grad_mode.is_grad_enabled():
-                track_view(self, out)  # so an in-place op on the view can update the base's graph
+            track_view(self, out)  # so an in-place op on the view can update the base's graph
             return out
         return indexing.Index.apply(self, idx, saved=indexing.index_tensors(index))
 

@@ -16,7 +16,7 @@ from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
-from .views import base_index, check_no_overlap, multi_view_error, refresh_views, set_graph
+from .views import base_index, check_no_overlap, refresh_views, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -93,6 +93,8 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     if type(x) is not np.ndarray or not _is_floating(x.dtype) or not x.flags.writeable:
         return False
     recording = grad_mode.is_grad_enabled()
+    if recording and "_view_of" in t.__dict__:  # a view: its base's graph may have to change
+        return False
     if isinstance(other, utils._Tensor):
         check_no_overlap(t, other)
         y = other._data
@@ -127,7 +129,7 @@ class InplaceMethods:
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
         base = self.__dict__.get("_view_of") if recording else None
-        if base is not None and (self._requires_grad or _any_requires_grad(args)):
+        if base is not None and (self._requires_grad or base._requires_grad or _any_requires_grad(args)):
             return self._inplace_on_view(base, fn, args)
         _check_memory(self, fn, args)
         source = self
@@ -162,8 +164,9 @@ class InplaceMethods:
         ``CopySlices``).  The base's ``_inplace`` then writes the memory, bumps the
         shared version and remakes the graph of every view of it, this one included.
         """
-        if "_multi_view" in self.__dict__:  # one of several views returned by split/unbind
-            raise RuntimeError(multi_view_error(self))
+        message = view_error(self)  # a split/unbind output, or a view made under no_grad
+        if message is not None:
+            raise RuntimeError(message)
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         _check_memory(self, fn, args)

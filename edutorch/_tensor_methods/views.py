@@ -35,14 +35,17 @@ def as_view(base, out):
     tracking).  Only a real view counts: it shares the base's version counter
     (``reshape`` of a non-contiguous tensor copies, and is not one).
     """
-    if grad_mode.is_grad_enabled() and out._version_counter is base._version_counter:
+    if out._version_counter is base._version_counter:
         track_view(base, out)
     return out
 
 
 def track_view(base, view):
     """Link ``view`` to the tensor that owns its memory, both ways: the view knows
-    its base, the base its live views (weakly, so they can still die)."""
+    its base, the base its live views (weakly, so they can still die).  A view made
+    under ``no_grad`` is marked: PyTorch refuses to mix it with a graph later."""
+    if not grad_mode.is_grad_enabled() or "_made_in_no_grad" in base.__dict__:  # (a view of such a view too)
+        view._made_in_no_grad = True
     multi = base.__dict__.get("_multi_view")
     if multi is not None:  # a view of a split/unbind output is refused in place as that output is
         view._multi_view = multi
@@ -128,10 +131,11 @@ def refresh_views(base):
     # split/unbind outputs from the highest down: output 0's error node is then the
     # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
     for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):
-        if "_multi_view" in view.__dict__:  # PyTorch refuses such a view once its base changed
+        message = view_error(view, base_modified=True)
+        if message is not None:  # PyTorch refuses such a view once its base changed
             if view.grad_fn is not None and view.grad_fn._use_error is not None:
                 continue  # refused already
-            fresh = _ModifiedMultiView.apply(view, multi_view_error(view, base_modified=True))
+            fresh = _RefusedView.apply(base, message)
         else:
             index = base_index(view, base)
             if index is None:  # no longer a view of ``base``: nothing to follow
@@ -157,20 +161,32 @@ def set_graph(t, fresh):
 def multi_view(base, outs, name):
     """``split``/``unbind`` return several views: PyTorch forbids in-place ops on them
     (and refuses each one's later use once its base changed)."""
-    if grad_mode.is_grad_enabled():
-        for nr, out in enumerate(outs):
-            track_view(base, out)
-            out._multi_view = (name, nr, base._requires_grad)
+    for nr, out in enumerate(outs):
+        track_view(base, out)
+        out._multi_view = (name, nr, base._requires_grad)
     return outs
 
 
-def multi_view_error(view, base_modified=False):
-    name, nr, made_with_grad = view._multi_view
+def view_error(view, base_modified=False):
+    """PyTorch's refusal of an in-place op on ``view`` (or, ``base_modified``, of using ``view`` after
+    an in-place op on its base), or None when such a view may be written.
+
+    Refused: an output of ``split``/``unbind`` (a function that returns several
+    views), and a view made under ``no_grad`` written with grad mode on.
+    """
     what = "its base or another view of its base has been modified inplace" if base_modified \
         else "is being modified inplace"
+    no_grad = f"A view was created in no_grad mode and {what} with grad mode enabled"
+    if "_made_in_no_grad" in view.__dict__:
+        return (f"{no_grad}. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                "clarify your code by moving both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+                "tracked).")
+    if "_multi_view" not in view.__dict__:
+        return None
+    name, nr, made_with_grad = view._multi_view
     # PyTorch's words for a view of a tensor that did not require grad when the view was made
-    which = f"Output {nr} of {name} is a view and {what}" if made_with_grad \
-        else f"A view was created in no_grad mode and {what} with grad mode enabled"
+    which = f"Output {nr} of {name} is a view and {what}" if made_with_grad else no_grad
     return (
         f"{which}. This view is the output of "
         "a function that returns multiple views. Such functions do not allow the output views to be "
@@ -178,17 +194,18 @@ def multi_view_error(view, base_modified=False):
     )
 
 
-class _ModifiedMultiView(Function):
-    """The graph of a split/unbind output whose base changed in place: using it in an op that
-    records a graph raises PyTorch's error (``Node._use_error``), and so does its backward."""
+class _RefusedView(Function):
+    """The graph of a view PyTorch refuses once its base changed in place (``view_error``): using
+    it in an op that records a graph raises PyTorch's error (``Node._use_error``), and so does
+    its backward."""
 
     _backward_name = "Error"
 
     @staticmethod
-    def forward(ctx, view, message):
+    def forward(ctx, base, message):  # only the node counts: the view keeps its own values
         ctx.message = message
         ctx._use_error = message
-        return view._data
+        return base._data
 
     @staticmethod
     def backward(ctx, grad):

@@ -167,9 +167,9 @@ class Node(FunctionCtx):
         if len(entry) == 3 and "_multi_view" in value.__dict__:
             # a split/unbind output whose base changed: PyTorch, regenerating the view's
             # node to unpack it, raises the multi-view error instead
-            from .._tensor_methods.views import multi_view_error as _multi_view_error
+            from .._tensor_methods.views import view_error
 
-            return _multi_view_error(value, base_modified=True)
+            return view_error(value, base_modified=True)
         if len(entry) == 4:  # our own output: PyTorch names this node
             creator, nr, value = self, entry[3], _Tensor._make(value)
         else:

@@ -599,3 +599,40 @@ def test_shape_mismatch_in_writes_is_a_runtime_error():
         t[[0, 1]] = et.ones(3)
     with pytest.raises(ValueError, match="step must be greater than zero"):
         t[::-1]
+
+
+# -- a view made under no_grad, written (or its base written) with grad mode on -------------------
+def _no_grad_view(lib, name):
+    x = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+    a = x * 1 if "plain" not in name else lib.zeros(2, 3, dtype=lib.float64)
+    with lib.no_grad():
+        v = a[0] if "index" in name else a.t()
+    if name.endswith("write_view"):
+        v.mul_(x[0] if "plain" in name else 2)
+    elif name.endswith("write_base_then_use"):
+        a.mul_(2) if "plain" not in name else a.copy_(x)
+        return (v * 2).tolist()
+    elif name.endswith("write_in_no_grad"):
+        with lib.no_grad():
+            v.mul_(2)
+        return a._version, a.tolist()
+    return a.tolist()
+
+
+NO_GRAD_VIEWS = ["index_write_view", "t_write_view", "plain_index_write_view", "index_write_base_then_use",
+                 "plain_t_write_base_then_use", "index_write_in_no_grad"]
+
+
+@pytest.mark.parametrize("name", NO_GRAD_VIEWS)
+def test_views_made_under_no_grad_match_torch(name):
+    assert_like_torch(lambda lib: _no_grad_view(lib, name))
+
+
+def test_view_made_under_no_grad_is_refused_in_place_with_grad():
+    a = et.ones(2, 3, requires_grad=True) * 1
+    with et.no_grad():
+        row = a[0]
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
+                                           "grad mode enabled"):
+        row.mul_(2)
+    assert a.tolist() == [[1.0] * 3] * 2
