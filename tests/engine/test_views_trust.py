@@ -309,6 +309,10 @@ OVERLAPS = {
     "copy_partial": lambda lib: (lambda t: (t[:2].copy_(t[1:3]), t.tolist())[1])(lib.arange(4.0)),
     "add_shifted": lambda lib: (lambda t: (t[1:].add_(t[:-1]), t.tolist())[1])(lib.arange(4.0)),
     "mul_shifted_no_grad": lambda lib: (lambda t: (t[1:].mul_(t[:-1]), t.tolist())[1])(lib.arange(1.0, 5.0)),
+    "add_broadcast_row": lambda lib: (lambda t: (t.add_(t[0]), t.tolist())[1])(lib.arange(9.0).view(3, 3)),
+    "add_transposed": lambda lib: (lambda t: (t.add_(t.t()), t.tolist())[1])(lib.arange(9.0).view(3, 3)),
+    "addcmul_part": lambda lib: (lambda t: (t.addcmul_(t[:1], t), t.tolist())[1])(lib.arange(4.0)),
+    "row_plus_its_element": lambda lib: (lambda t: (t[0].add_(t[0, 0]), t.tolist())[1])(lib.arange(9.0).view(3, 3)),
     # allowed: the same elements, or disjoint ones
     "same_slice": lambda lib: _set(lib.arange(3.0), slice(0, 2), slice(0, 2)),
     "copy_itself": lambda lib: (lambda t: (t.copy_(t), t.tolist())[1])(lib.arange(3.0)),
@@ -346,6 +350,9 @@ def test_overlap_pytorch_leaves_to_memory_order_is_refused():
     m = et.arange(9.0).view(3, 3)
     with pytest.raises(RuntimeError, match="refer to a single memory location"):
         m[:, 1:] = m[:, :-1]
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        m.mul_(m[:, :1])  # each row times its first element, which the row's first write changes
+    assert m.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0]]
 
 
 # -- a stale split/chunk output used in forward --------------------------------------------------
