@@ -186,6 +186,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     """``torch.arange``: int64 for integer arguments, else the default float."""
     if end is None:
         start, end = 0, start
+    if step == 0:  # NumPy would raise ZeroDivisionError
+        raise RuntimeError("step must be nonzero")
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()

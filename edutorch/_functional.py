@@ -447,6 +447,10 @@ def index_select(input, dim, index):
     return input.index_select(dim, index)
 
 
+def index_add(input, dim, index, source, *, alpha=1):
+    return input.index_add(dim, index, source, alpha=alpha)
+
+
 def masked_select(input, mask):
     return input.masked_select(mask)
 

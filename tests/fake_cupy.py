@@ -74,7 +74,8 @@ class ndarray(np.lib.mixins.NDArrayOperatorsMixin):
     # -- device side -------------------------------------------------------------
     @property
     def __cuda_array_interface__(self):
-        return {"shape": self._array.shape, "typestr": self._array.dtype.str, "version": 3}
+        return {"shape": self._array.shape, "typestr": self._array.dtype.str, "version": 3,
+                "strides": self._array.strides, "data": (self._array.__array_interface__["data"][0], False)}
 
     @property
     def device(self):

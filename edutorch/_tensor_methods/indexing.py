@@ -10,8 +10,8 @@ from ..autograd import grad_mode
 from ..autograd._functions import indexing, utils
 from ..autograd._functions.tensor import CopySlices, IndexPut
 from ..autograd._functions.utils import wrap_dim
-from .inplace import LEAF_INPLACE_ERROR
-from .views import track_view
+from .inplace import LEAF_INPLACE_ERROR, VIEW_OF_LEAF_INPLACE_ERROR
+from .views import check_no_overlap, track_view
 
 
 class IndexingMethods:
@@ -26,12 +26,13 @@ class IndexingMethods:
             return self[parts[0]][parts[1]]
         if indexing.is_basic(idx):
             out = indexing.basic_index_class(idx).apply(self, idx)
-            if grad_mode.is_grad_enabled():
-                track_view(self, out, idx, None)  # so an in-place op on the view can update the base's graph
+            track_view(self, out)  # so an in-place op on the view can update the base's graph
             return out
         return indexing.Index.apply(self, idx, saved=indexing.index_tensors(index))
 
     def __setitem__(self, index, value):
+        """``x[index] = value``: ``CopySlices`` for a basic index (the view ``x[index]`` gets
+        ``value``, expanded to its shape), ``IndexPutBackward0`` for an advanced one."""
         idx = indexing.to_index(index)
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: write into the view the integers select
@@ -39,10 +40,24 @@ class IndexingMethods:
                 raise RuntimeError(LEAF_INPLACE_ERROR)
             self[parts[0]][parts[1]] = value
             return
-        if indexing.is_basic(idx):
-            self._inplace(CopySlices, idx, value)
-        else:
+        if isinstance(value, (list, tuple)):
+            raise TypeError(f"can't assign a {type(value).__name__} to a {self.type()}")
+        if not indexing.is_basic(idx):
+            one_mask = isinstance(idx, np.ndarray) and idx.dtype == bool
+            if isinstance(value, utils._Tensor) and not (one_mask and value.ndim == 0):  # (a fill: no overlap)
+                check_no_overlap(self, value, full_ok=False)
             self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
+            return
+        if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None and idx is not Ellipsis:
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # PyTorch writes through the view ``x[index]``
+        if isinstance(value, utils._Tensor):
+            region = utils._Tensor._make(indexing.basic_view(self._data, idx))
+            while value.ndim > region.ndim and value.shape[0] == 1:  # PyTorch drops leading 1s first
+                value = value[0]
+            if value.shape != region.shape:
+                value = value.expand(region.shape)
+            check_no_overlap(region, value)
+        self._inplace(CopySlices, idx, value)
 
     def nonzero(self, *, as_tuple=False):
         """Positions of the non-zero entries: an (N, ndim) int64 tensor, or one per dim."""
@@ -60,6 +75,10 @@ class IndexingMethods:
 
     def index_select(self, dim, index):
         return indexing.IndexSelect.apply(self, wrap_dim(dim, self._data.ndim), index)
+
+    def index_add(self, dim, index, source, *, alpha=1):
+        """Add ``alpha * source`` into the rows ``index`` along ``dim`` (repeats add up)."""
+        return indexing.IndexAdd.apply(self, dim, index, source, alpha)
 
     def masked_select(self, mask):
         return indexing.MaskedSelect.apply(self, mask)

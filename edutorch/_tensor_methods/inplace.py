@@ -14,9 +14,9 @@ from ..autograd.function import _requires_grad as _any_requires_grad
 from ..autograd import _saved_tensor, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
-from ..autograd._functions.tensor import Copy, Fill, Zero
+from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
-from .views import in_base_order, multi_view_error, refresh_views
+from .views import base_index, check_no_overlap, refresh_views, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -29,11 +29,18 @@ EXPANDED_INPLACE_ERROR = (
 )
 
 
-def _check_writable(t):
-    """An expanded tensor (0-stride broadcast view) cannot be written: PyTorch's error, not NumPy's."""
+def _check_memory(t, fn, args):
+    """Refuse a write whose result would depend on the order elements are written in (PyTorch's checks,
+    after autograd's): ``t`` shows one memory location through several elements (an ``expand``
+    view: read-only here), or an argument shares memory with ``t``."""
     data = t._data
     if type(data) is np.ndarray and not data.flags.writeable:
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
+    if getattr(fn, "writes_part", False):  # x[idx] = v: ``__setitem__`` checked the part it writes
+        return
+    for a in args:
+        if isinstance(a, utils._Tensor):
+            check_no_overlap(t, a)
 
 
 def _saved_by(node, t):
@@ -60,8 +67,17 @@ def _saved_output_is_now(result, t):
             saved[i] = (t._data, t._version_counter, t._version_counter[0], entry[3])
 
 
-def _type_word(d):
-    return _dtype.scalar_type_name(d)
+def _check_fits(t, result):
+    """An in-place op's result must have the tensor's shape and a dtype it can hold (PyTorch's checks)."""
+    if result._data.shape != t._data.shape:
+        raise RuntimeError(
+            f"output with shape {list(t._data.shape)} doesn't match the broadcast shape {list(result._data.shape)}"
+        )
+    if result._data.dtype != t._data.dtype and not np.can_cast(result._data.dtype, t._data.dtype, "same_kind"):
+        raise RuntimeError(
+            f"result type {_dtype.scalar_type_name(result.dtype)} can't be cast to the desired output "
+            f"type {_dtype.scalar_type_name(t.dtype)}"
+        )
 
 
 def _inplace_no_graph(t, ufunc, other, alpha):
@@ -77,7 +93,10 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     if type(x) is not np.ndarray or not _is_floating(x.dtype) or not x.flags.writeable:
         return False
     recording = grad_mode.is_grad_enabled()
+    if recording and "_view_of" in t.__dict__:  # a view: its base's graph may have to change
+        return False
     if isinstance(other, utils._Tensor):
+        check_no_overlap(t, other)
         y = other._data
         if type(y) is not np.ndarray or y.dtype != x.dtype or (
             recording and (t._requires_grad or other._requires_grad)
@@ -106,13 +125,13 @@ class InplaceMethods:
 
     def _inplace(self, fn, *args):
         """Run ``fn`` out of place, then write the result into this tensor's storage."""
-        _check_writable(self)
         recording = grad_mode.is_grad_enabled()
         if recording and self._requires_grad and self.grad_fn is None:
             raise RuntimeError(LEAF_INPLACE_ERROR)
-        view_of = self.__dict__.get("_view_of") if recording else None
-        if view_of is not None and (self._requires_grad or _any_requires_grad(args)):
-            return self._inplace_on_view(view_of, fn, args)
+        base = self.__dict__.get("_view_of") if recording else None
+        if base is not None and (self._requires_grad or base._requires_grad or _any_requires_grad(args)):
+            return self._inplace_on_view(base, fn, args)
+        _check_memory(self, fn, args)
         source = self
         if recording and (self._requires_grad or _any_requires_grad(args)):
             # the input as a tensor of its own (same array, own version counter), so that
@@ -124,57 +143,68 @@ class InplaceMethods:
         result = fn.apply(source, *args)
         if source is not self and _saved_by(result.grad_fn, source):
             source._data = source._data.copy()  # saved for backward: keep the old values
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                f"{list(result._data.shape)}"
-            )
-        try:
-            np.copyto(self._data, result._data, casting="same_kind") if type(self._data) is np.ndarray \
-                else self._data.__setitem__(Ellipsis, result._data)
-        except TypeError:
-            raise RuntimeError(
-                f"result type {_type_word(result.dtype)} can't be cast to the desired output type "
-                f"{_type_word(self.dtype)}"
-            ) from None
+        _check_fits(self, result)
+        if type(self._data) is np.ndarray:
+            np.copyto(self._data, result._data, casting="same_kind")
+        else:
+            self._data[...] = result._data
         self._version_counter[0] += 1
         if result.grad_fn is not None:
-            self.grad_fn, self._output_nr, self._requires_grad = result.grad_fn, result._output_nr, True
+            set_graph(self, result)
             _saved_output_is_now(result, self)
             refresh_views(self)
         return self
 
-    def _inplace_on_view(self, view_of, fn, args):
-        """An in-place op on a view (``y[0].mul_(2)``, ``y.t().mul_(2)``) is recorded on the base.
+    def _inplace_on_view(self, base, fn, args):
+        """An in-place op on a view (``y[0].mul_(2)``, ``y.t().mul_(2)``, ``y.diagonal().add_(w)``).
 
         The view shares memory with its base, so the base's values change too; its
-        graph must change with them.  For an indexed view, ``base[idx] = fn(view)``
-        says exactly that (PyTorch's ``CopySlices``).  A reshaped / transposed view
-        covers every element of the base: the new values, put back in the base's
-        order, replace the whole base.  Then the view is made again from the new base.
+        graph must change with them: the base becomes ``base[index] = fn(view)``,
+        where ``index`` says which base element each view element is (PyTorch's
+        ``CopySlices``).  The base's ``_inplace`` then writes the memory, bumps the
+        shared version and remakes the graph of every view of it, this one included.
         """
-        base, idx, remake = view_of
-        if "_multi_view" in self.__dict__:  # one of several views returned by split/unbind
-            raise RuntimeError(multi_view_error(self))
+        message = view_error(self)  # a split/unbind output, or a view made under no_grad
+        if message is not None:
+            raise RuntimeError(message)
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
-        source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
-        result = fn.apply(source, *args)
-        if result._data.shape != self._data.shape:
-            raise RuntimeError(
-                f"output with shape {list(self._data.shape)} doesn't match the broadcast shape "
-                f"{list(result._data.shape)}"
-            )
-        if remake is None:  # ``base[idx]``: ``idx`` itself may be None (``x[None]``)
-            base[idx] = result  # writes through the shared memory and bumps the shared version
-            fresh = base[idx]  # this view, now computed from the updated base
+        _check_memory(self, fn, args)
+        index = base_index(self, base)
+        if index is None:  # the base got other memory (``base.data = ...``): no longer a view
+            del self._view_of
+            return self._inplace(fn, *args)
+        if getattr(fn, "overwrites", False):  # copy_, fill_: the old values (and their graph) are not read
+            source = utils._Tensor._make(self._data)
         else:
-            base[...] = in_base_order(result, base, remake)
-            fresh = remake(base)
-        self.grad_fn, self._output_nr, self._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+            source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+        result = fn.apply(source, *args)
+        _check_fits(self, result)
+        base._inplace(CopySlices, index, result)
         if result.grad_fn is not None:
             _saved_output_is_now(result, self)
         return self
+
+    def _inplace_view(self, fn, arguments):
+        """``unsqueeze_``, ``squeeze_``, ``t_``...: this tensor becomes the view ``fn`` makes of it.
+
+        The memory stays; shape and strides change, the version goes up, and the
+        graph gets ``fn``'s node (``UnsqueezeBackward1``...).  Views of this tensor
+        stay views of the same memory.  ``arguments()`` gives ``fn``'s arguments; it
+        runs after the leaf check, as PyTorch checks autograd before the dims.
+        """
+        if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
+            raise RuntimeError(LEAF_INPLACE_ERROR)
+        out = fn.apply(self, *arguments())
+        self._data = out._data
+        self._version_counter[0] += 1
+        if out.grad_fn is not None:
+            set_graph(self, out)
+            refresh_views(self)
+        return self
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        return self._inplace(indexing.IndexAdd, dim, index, source, alpha)
 
     def add_(self, other, *, alpha=1):
         if _inplace_no_graph(self, np.add, other, alpha):

@@ -7,6 +7,7 @@ import numpy as np
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import blas, utils
 from ..autograd._functions.utils import wrap_dim
+from .views import as_view
 
 
 def _diag_embed(t, offset):
@@ -34,7 +35,7 @@ class LinalgMethods:
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         """A view of the ``offset``-th diagonal of the matrices in dims ``dim1``, ``dim2``."""
-        return linalg_fns.Diagonal.apply(self, offset, dim1, dim2)
+        return as_view(self, linalg_fns.Diagonal.apply(self, offset, dim1, dim2))
 
     def diag(self, diagonal=0):
         """1-D in: a square matrix with ``self`` on a diagonal.  2-D in: a copy of that diagonal."""

@@ -9,11 +9,10 @@ import builtins
 import numpy as np
 
 from .. import _dtype
-from ..autograd import grad_mode
 from ..autograd._functions import shape as shape_fns
 from ..autograd._functions import utils
 from ..autograd._functions.utils import wrap_dim
-from .views import as_view, multi_view, track_view
+from .views import as_view, multi_view
 
 
 def _sizes(args):
@@ -21,6 +20,32 @@ def _sizes(args):
     if len(args) == 1 and not isinstance(args[0], int):
         return tuple(args[0])
     return args
+
+
+def _t_dims(t, name):
+    """The dims ``t()`` swaps: (0, 1) of a matrix, none (0, 0) below 2-D."""
+    if t._data.ndim > 2:
+        raise RuntimeError(f"{name}() expects a tensor with <= 2 dimensions, but self is {t._data.ndim}D")
+    return (0, 1) if t._data.ndim == 2 else (0, 0)
+
+
+def _unsqueezed_shape(t, dim):
+    shape = list(t._data.shape)
+    shape.insert(wrap_dim(dim, t._data.ndim + 1), 1)
+    return tuple(shape)
+
+
+def _squeeze_kind(dim):
+    """PyTorch's three ``squeeze`` overloads, each with its own node name: 0 no dim, 1 one dim, 2 a tuple."""
+    return 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1
+
+
+def _squeezed_shape(t, dim):
+    """The shape of ``t.squeeze(dim)``."""
+    old = t._data.shape
+    dims = range(t._data.ndim) if dim is None else dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = {wrap_dim(d, t._data.ndim) for d in dims}
+    return tuple(s for i, s in enumerate(old) if not (i in dims and s == 1))
 
 
 def _tuple(x):
@@ -36,7 +61,7 @@ class ShapeMethods:
         if len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
             raise TypeError("view(dtype) reinterprets bits; edutorch supports view(*shape) only")
         shape = _sizes(shape)
-        return as_view(self, shape_fns.View.apply(self, shape), lambda base: base.view(shape))
+        return as_view(self, shape_fns.View.apply(self, shape))
 
     def view_as(self, other):
         return self.view(other.shape)
@@ -45,25 +70,32 @@ class ShapeMethods:
         shape = _sizes(shape)
         if not shape_fns.can_view(self._data, shape):
             return shape_fns.UnsafeView.apply(self, shape)  # a copy: not a view
-        return as_view(self, shape_fns.View.apply(self, shape), lambda base: base.reshape(shape))
+        return as_view(self, shape_fns.View.apply(self, shape))
 
     def reshape_as(self, other):
         return self.reshape(other.shape)
 
     def permute(self, *dims):
         dims = _sizes(dims)
-        return as_view(self, shape_fns.Permute.apply(self, dims), lambda base: base.permute(dims))
+        return as_view(self, shape_fns.Permute.apply(self, dims))
 
     def transpose(self, dim0, dim1):
-        return as_view(self, shape_fns.Transpose.apply(self, dim0, dim1), lambda base: base.transpose(dim0, dim1))
+        return as_view(self, shape_fns.Transpose.apply(self, dim0, dim1))
 
     swapaxes = swapdims = transpose
 
+    def transpose_(self, dim0, dim1):
+        """``transpose`` in place: this tensor becomes the transposed view of its memory."""
+        return self._inplace_view(shape_fns.TransposeInplace, lambda: (dim0, dim1))
+
+    swapaxes_ = swapdims_ = transpose_
+
     def t(self):
-        if self._data.ndim > 2:
-            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self._data.ndim}D")
-        dims = (0, 1) if self._data.ndim == 2 else (0, 0)
-        return as_view(self, shape_fns.T.apply(self, *dims), lambda base: base.t())
+        return as_view(self, shape_fns.T.apply(self, *_t_dims(self, "t")))
+
+    def t_(self):
+        """``t`` in place: this tensor becomes the transposed view of its memory."""
+        return self._inplace_view(shape_fns.TInplace, lambda: _t_dims(self, "t_"))
 
     @property
     def T(self):
@@ -86,7 +118,7 @@ class ShapeMethods:
 
     def expand(self, *sizes):
         sizes = _sizes(sizes)
-        return as_view(self, shape_fns.Expand.apply(self, sizes), lambda base: base.expand(sizes))
+        return as_view(self, shape_fns.Expand.apply(self, sizes))
 
     def expand_as(self, other):
         return self.expand(other.shape)
@@ -96,20 +128,20 @@ class ShapeMethods:
         return self.expand(*size)
 
     def unsqueeze(self, dim):
-        dim = wrap_dim(dim, self._data.ndim + 1)
-        new = list(self._data.shape)
-        new.insert(dim, 1)
-        return as_view(self, shape_fns.Unsqueeze.apply(self, tuple(new)), lambda base: base.unsqueeze(dim))
+        return as_view(self, shape_fns.Unsqueeze.apply(self, _unsqueezed_shape(self, dim)))
+
+    def unsqueeze_(self, dim):
+        """``unsqueeze`` in place: this tensor gets the new size-1 dim (same memory)."""
+        return self._inplace_view(shape_fns.UnsqueezeInplace, lambda: (_unsqueezed_shape(self, dim),))
 
     def squeeze(self, dim=None):
-        old = self._data.shape
-        if dim is None:
-            out = shape_fns.Squeeze.apply(self, tuple(s for s in old if s != 1))
-        else:
-            fn = shape_fns.SqueezeDims if isinstance(dim, (tuple, list)) else shape_fns.SqueezeDim
-            dims = {wrap_dim(d, self._data.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
-            out = fn.apply(self, tuple(s for i, s in enumerate(old) if not (i in dims and s == 1)))
-        return as_view(self, out, lambda base: base.squeeze(dim))
+        fn = (shape_fns.Squeeze, shape_fns.SqueezeDim, shape_fns.SqueezeDims)[_squeeze_kind(dim)]
+        return as_view(self, fn.apply(self, _squeezed_shape(self, dim)))
+
+    def squeeze_(self, dim=None):
+        """``squeeze`` in place: this tensor loses the size-1 dims (same memory)."""
+        fn = (shape_fns.SqueezeInplace, shape_fns.SqueezeDimInplace, shape_fns.SqueezeDimsInplace)[_squeeze_kind(dim)]
+        return self._inplace_view(fn, lambda: (_squeezed_shape(self, dim),))
 
     def flatten(self, start_dim=0, end_dim=-1):
         old = self._data.shape
@@ -131,7 +163,12 @@ class ShapeMethods:
         for s in sizes:
             known *= s if s != -1 else 1
         if -1 in sizes:
-            sizes[sizes.index(-1)] = old[d] // known if known else 0
+            if not known:
+                raise RuntimeError(
+                    f"unflatten got an unexpected error:\ncannot reshape tensor of {old[d]} elements into shape "
+                    f"{list(sizes)} because the unspecified dimension size -1 can be any value and is ambiguous"
+                )
+            sizes[sizes.index(-1)] = old[d] // known
         elif known != old[d]:
             raise RuntimeError(
                 f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
@@ -207,12 +244,12 @@ class ShapeMethods:
         axis = wrap_dim(dim, self._data.ndim)
         size = self._data.shape[axis]
         start = start + size if start < 0 else start
+        if length < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
         if start + length > size:
             raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
         out = shape_fns.Narrow.apply(self, axis, start, length)
-        if grad_mode.is_grad_enabled():  # a slice: an in-place op on it writes back like ``base[idx] = ...``
-            track_view(self, out, (slice(None),) * axis + (slice(start, start + length),), None)
-        return out
+        return as_view(self, out)
 
     def select(self, dim, index):
         """The slice at ``index`` along ``dim``, that dim removed (``x.select(0, i)`` is ``x[i]``)."""
@@ -223,6 +260,10 @@ class ShapeMethods:
                              f"dimension {axis}")
         return self.narrow(axis, index % size, 1).squeeze(axis)
 
+    def unfold(self, dimension, size, step):
+        """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension`` (a new last dim)."""
+        return as_view(self, shape_fns.Unfold.apply(self, dimension, size, step))
+
     def split(self, split_size, dim=0):
         axis = wrap_dim(dim, self._data.ndim)
         size = self._data.shape[axis]
@@ -230,22 +271,22 @@ class ShapeMethods:
             if split_size <= 0 and size:
                 raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}")
             sizes = [min(split_size, size - i) for i in range(0, size, split_size)] if size else [0]
-            return multi_view(self, shape_fns.Split.apply(self, tuple(sizes), axis), "Split",
-                               lambda base: base.split(split_size, dim))
+            return multi_view(self, shape_fns.Split.apply(self, tuple(sizes), axis), "Split")
         sizes = tuple(split_size)
         if builtins.sum(sizes) != size:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
                 f"dimension {axis}), but got split_sizes={list(sizes)}"
             )
-        return multi_view(self, shape_fns.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes",
-                           lambda base: base.split(sizes, dim))
+        return multi_view(self, shape_fns.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes")
 
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
             raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
         size = self._data.shape[wrap_dim(dim, self._data.ndim)]
-        return self.split(-(-size // chunks) if size else 1, dim)
+        if not size:  # PyTorch: ``chunks`` empty pieces
+            return self.split([0] * chunks, dim)
+        return self.split(-(-size // chunks), dim)
 
     def tensor_split(self, indices_or_sections, dim=0):
         """Split into ``n`` nearly equal parts (the first ones one longer), or at the given indices."""
@@ -262,8 +303,7 @@ class ShapeMethods:
         return tuple(self.narrow(axis, lo, builtins.max(hi - lo, 0)) for lo, hi in zip(bounds, bounds[1:]))
 
     def unbind(self, dim=0):
-        return multi_view(self, shape_fns.Unbind.apply(self, wrap_dim(dim, self._data.ndim)), "Unbind",
-                           lambda base: base.unbind(dim))
+        return multi_view(self, shape_fns.Unbind.apply(self, wrap_dim(dim, self._data.ndim)), "Unbind")
 
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         """``x[i + 1] - x[i]`` along ``dim``, ``n`` times (after joining ``prepend``/``append``)."""

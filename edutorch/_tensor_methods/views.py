@@ -1,40 +1,122 @@
 """View tracking: what an in-place op on a view must know about its base.
 
-A view (``y = x.t()``, ``y = x[0]``) shares memory and version counter with
-its base.  ``as_view``/``track_view`` link the two both ways; when an
-in-place op gives the base a new ``grad_fn``, ``refresh_views`` remakes the
-views' graph, as PyTorch regenerates a view's ``grad_fn``.  ``split``/``unbind``
-outputs are views PyTorch forbids to modify in place (``multi_view``).
+A view (``y = x.t()``, ``y = x[0]``, ``y = x.diagonal()``) shares memory and
+version counter with its base.  ``as_view``/``track_view`` link the two both
+ways: the view remembers its base (``_view_of``, PyTorch's ``._base``: always
+the tensor that owns the memory, never another view) and the base its live
+views.
+
+Which base element each view element is, is read from memory, as PyTorch's
+``as_strided`` does: ``positions_in_base`` compares the elements' addresses.
+That one answer serves every kind of view:
+
+* an in-place op on a view writes the new values into the base at those
+  positions (``_inplace_on_view`` in ``inplace.py``: PyTorch's ``CopySlices``);
+* when the base gets a new ``grad_fn``, ``refresh_views`` gives each view a
+  new one that reads the base at those positions (PyTorch's
+  ``AsStridedBackward0``).
+
+``split``/``unbind`` outputs are views PyTorch forbids to modify in place (``multi_view``).
 """
 import weakref
 
 import numpy as np
 
+from .. import backend
 from ..autograd import grad_mode
 from ..autograd.function import Function
-from ..autograd._functions import utils
+from ..autograd._functions import indexing
 
 
-def as_view(base, out, remake):
-    """Remember that ``out`` is a view of ``base`` that ``remake(base)`` makes again.
+def as_view(base, out):
+    """Remember that ``out`` is a view of ``base``; return ``out``.
 
     An in-place op on ``out`` then rewrites ``base``'s graph too (PyTorch's view
     tracking).  Only a real view counts: it shares the base's version counter
     (``reshape`` of a non-contiguous tensor copies, and is not one).
     """
-    if grad_mode.is_grad_enabled() and out._version_counter is base._version_counter:
-        track_view(base, out, None, remake)
+    if out._version_counter is base._version_counter:
+        track_view(base, out)
     return out
 
 
-def track_view(base, view, idx, remake):
-    """Link ``view`` to ``base`` both ways: the view knows how it was made (``base[idx]``
-    or ``remake(base)``), the base knows its live views (weakly, so they can still die)."""
-    view._view_of = (base, idx, remake)
+def track_view(base, view):
+    """Link ``view`` to the tensor that owns its memory, both ways: the view knows
+    its base, the base its live views (weakly, so they can still die).  A view made
+    under ``no_grad`` is marked: PyTorch refuses to mix it with a graph later."""
+    if not grad_mode.is_grad_enabled() or "_made_in_no_grad" in base.__dict__:  # (a view of such a view too)
+        view._made_in_no_grad = True
+    multi = base.__dict__.get("_multi_view")
+    if multi is not None:  # a view of a split/unbind output is refused in place as that output is
+        view._multi_view = multi
+    base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
+    view._view_of = base
     views = base.__dict__.get("_views")
     if views is None:
         views = base._views = weakref.WeakSet()
     views.add(view)
+
+
+def _address(a):
+    """Where an array's first element is in memory (NumPy or CuPy)."""
+    interface = a.__array_interface__ if isinstance(a, np.ndarray) else a.__cuda_array_interface__
+    return interface["data"][0]
+
+
+def _element_offsets(a, start):
+    """Each element's distance from ``start`` in memory, counted in elements (shaped like ``a``)."""
+    offsets = np.full(a.shape, (_address(a) - start) // a.itemsize, dtype=np.int64)
+    for dim, (size, stride) in enumerate(zip(a.shape, a.strides)):
+        step = np.arange(size, dtype=np.int64) * (stride // a.itemsize)
+        offsets += step.reshape((size,) + (1,) * (a.ndim - dim - 1))
+    return offsets
+
+
+def positions_in_base(view, base):
+    """Which element of ``base`` (flat, C order) each element of ``view`` is; None if it is none.
+
+    PyTorch describes every view by ``as_strided`` (sizes, strides, offset into
+    the base's memory); here the same information is read from the two NumPy
+    arrays: an element is known by its address.  None means that ``view`` no
+    longer lies inside ``base`` (``base.data = other`` gave the base new memory).
+    """
+    start = _address(base._data)
+    view_offsets = _element_offsets(view._data, start)
+    if base._data.flags.c_contiguous:  # the usual base: an element's offset is its flat position
+        inside = view_offsets.size == 0 or (view_offsets.min() >= 0 and view_offsets.max() < base._data.size)
+        return view_offsets if inside else None
+    base_offsets = _element_offsets(base._data, start).reshape(-1)
+    order = np.argsort(base_offsets, kind="stable")
+    found = np.searchsorted(base_offsets[order], view_offsets).clip(0, max(base_offsets.size - 1, 0))
+    positions = order[found] if base_offsets.size else found
+    if view_offsets.size and not np.array_equal(base_offsets[positions], view_offsets):
+        return None
+    return positions
+
+
+def base_index(view, base):
+    """``positions_in_base`` as an index into ``base`` (one integer array per dim): ``base[index]`` has
+    the view's values and shape."""
+    cached = view.__dict__.get("_base_index")  # (view array, base array, index): arrays keep their layout
+    if cached is not None and cached[0] is view._data and cached[1] is base._data:
+        return cached[2]
+    positions = positions_in_base(view, base)
+    index = None
+    if positions is not None:  # (computed on the CPU from shapes and strides; used where the base lives)
+        device = backend.device_of(base._data)
+        index = tuple(backend.to_device(i, device) for i in np.unravel_index(positions, base._data.shape))
+    view._base_index = (view._data, base._data, index)
+    return index
+
+
+class AsStrided(indexing.Index):
+    """A view's graph made again from its base's new graph: ``base[base_index]``.
+
+    PyTorch regenerates the ``grad_fn`` of a view whose base changed in place as
+    ``as_strided`` of the base; the gradient is the index gradient (repeated
+    positions, as in an ``expand`` view, add up)."""
+
+    _backward_name = "AsStridedBackward0"
 
 
 def refresh_views(base):
@@ -42,7 +124,6 @@ def refresh_views(base):
 
     An older view shares the new values (same memory) and must share the new
     graph too: PyTorch regenerates a view's ``grad_fn`` when its base changed.
-    Views of views are refreshed in turn.
     """
     views = base.__dict__.get("_views")
     if not views:
@@ -50,60 +131,103 @@ def refresh_views(base):
     # split/unbind outputs from the highest down: output 0's error node is then the
     # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
     for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):
-        _, idx, remake = view._view_of
-        if "_multi_view" in view.__dict__:  # PyTorch refuses such a view once its base changed
-            fresh = _ModifiedMultiView.apply(view, multi_view_error(view, base_modified=True))
+        message = view_error(view, base_modified=True)
+        if message is not None:  # PyTorch refuses such a view once its base changed
+            if view.grad_fn is not None and view.grad_fn._use_error is not None:
+                continue  # refused already
+            fresh = _RefusedView.apply(base, message)
         else:
-            fresh = base[idx] if remake is None else remake(base)
-        view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
-        refresh_views(view)
+            index = base_index(view, base)
+            if index is None:  # no longer a view of ``base``: nothing to follow
+                views.discard(view)
+                continue
+            fresh = AsStrided.apply(base, index)
+        set_graph(view, fresh)
 
 
-def multi_view(base, outs, name, remake_all):
+def set_graph(t, fresh):
+    """``t`` now has the graph of ``fresh`` (same values): its ``grad_fn``, output number and
+    ``requires_grad``.  ``retain_grad()`` follows the new node, as in PyTorch; hooks
+    registered on the old value stay with the old node."""
+    old_node, old_nr = t.grad_fn, t._output_nr
+    t.grad_fn, t._output_nr, t._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+    if t.__dict__.get("_retains_grad") and t.grad_fn is not None and old_node is not None and old_node._retained:
+        old_node._retained.pop(old_nr, None)
+        if t.grad_fn._retained is None:
+            t.grad_fn._retained = {}
+        t.grad_fn._retained[t._output_nr] = weakref.ref(t)
+
+
+def multi_view(base, outs, name):
     """``split``/``unbind`` return several views: PyTorch forbids in-place ops on them
-    (but each is still remade when its base changes)."""
-    if grad_mode.is_grad_enabled():
-        for nr, out in enumerate(outs):
-            track_view(base, out, None, lambda b, nr=nr: remake_all(b)[nr])
-            out._multi_view = (name, nr)
+    (and refuses each one's later use once its base changed)."""
+    for nr, out in enumerate(outs):
+        track_view(base, out)
+        out._multi_view = (name, nr, base._requires_grad)
     return outs
 
 
-def multi_view_error(view, base_modified=False):
-    name, nr = view._multi_view
+def view_error(view, base_modified=False):
+    """PyTorch's refusal of an in-place op on ``view`` (or, ``base_modified``, of using ``view`` after
+    an in-place op on its base), or None when such a view may be written.
+
+    Refused: an output of ``split``/``unbind`` (a function that returns several
+    views), and a view made under ``no_grad`` written with grad mode on.
+    """
     what = "its base or another view of its base has been modified inplace" if base_modified \
         else "is being modified inplace"
+    no_grad = f"A view was created in no_grad mode and {what} with grad mode enabled"
+    if "_made_in_no_grad" in view.__dict__:
+        return (f"{no_grad}. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+                "clarify your code by moving both the view and the inplace either both inside the no_grad block "
+                "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+                "tracked).")
+    if "_multi_view" not in view.__dict__:
+        return None
+    name, nr, made_with_grad = view._multi_view
+    # PyTorch's words for a view of a tensor that did not require grad when the view was made
+    which = f"Output {nr} of {name} is a view and {what}" if made_with_grad else no_grad
     return (
-        f"Output {nr} of {name} is a view and {what}. This view is the output of "
+        f"{which}. This view is the output of "
         "a function that returns multiple views. Such functions do not allow the output views to be "
         "modified inplace. You should replace the inplace operation by an out-of-place one."
     )
 
 
-class _ModifiedMultiView(Function):
-    """The graph of a split/unbind output whose base changed in place: its backward raises
-    PyTorch's error (PyTorch raises it when the view is next used; here, at backward)."""
+class _RefusedView(Function):
+    """The graph of a view PyTorch refuses once its base changed in place (``view_error``): using
+    it in an op that records a graph raises PyTorch's error (``Node._use_error``), and so does
+    its backward."""
 
     _backward_name = "Error"
 
     @staticmethod
-    def forward(ctx, view, message):
+    def forward(ctx, base, message):  # only the node counts: the view keeps its own values
         ctx.message = message
-        return view._data
+        ctx._use_error = message
+        return base._data
 
     @staticmethod
     def backward(ctx, grad):
         raise RuntimeError(ctx.message)
 
 
-def in_base_order(values, base, remake):
-    """``values`` (shaped like the view ``remake(base)``) rearranged into ``base``'s shape.
+def check_no_overlap(target, source, full_ok=True):
+    """Refuse to write ``source`` into ``target`` when they share memory (PyTorch's check).
 
-    Which base element each view element is: make the same view of the base's
-    positions ``0 .. n-1``; sorting by position puts every value back in place.
-    The rearrangement is an index op, so gradients flow through it.
+    The result would depend on the order the elements are written in.  The same
+    elements exactly (``t.add_(t)``, ``t[0:2] = t[0:2]``) are fine for ordinary
+    in-place ops (``full_ok``), not for indexed writes (``t[[0, 1]] = t[:2]``).
+    PyTorch checks only dense tensors and leaves the other overlapping cases to
+    memory order; those are refused here too.
     """
-    with grad_mode.no_grad():
-        positions = remake(utils._Tensor._make(np.arange(base._data.size).reshape(base._data.shape)))._data
-    order = np.argsort(positions.reshape(-1), kind="stable")
-    return values.reshape(-1)[utils._Tensor._make(order)].reshape(base._data.shape)
+    a, b = target._data, source._data
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b):
+        return
+    same = a.shape == b.shape and a.strides == b.strides and _address(a) == _address(b)
+    if (same and full_ok) or not np.shares_memory(a, b):
+        return
+    raise RuntimeError(
+        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+        "single memory location. Please clone() the tensor before performing the operation."
+    )

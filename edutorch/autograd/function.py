@@ -96,6 +96,7 @@ class Node(FunctionCtx):
     _output_meta = None      # [(shape, dtype, device)] for materialize_grads
     _tensor_positions = None  # indices of the arguments with an edge, when some have none
     _none_slots = ()         # positions where save_for_backward got None: still None once freed
+    _use_error = None        # a message: using this node's output in a recorded op raises it
 
     def name(self):
         return type(self).__name__
@@ -166,9 +167,9 @@ class Node(FunctionCtx):
         if len(entry) == 3 and "_multi_view" in value.__dict__:
             # a split/unbind output whose base changed: PyTorch, regenerating the view's
             # node to unpack it, raises the multi-view error instead
-            from .._tensor_methods.views import multi_view_error as _multi_view_error
+            from .._tensor_methods.views import view_error
 
-            return _multi_view_error(value, base_modified=True)
+            return view_error(value, base_modified=True)
         if len(entry) == 4:  # our own output: PyTorch names this node
             creator, nr, value = self, entry[3], _Tensor._make(value)
         else:
@@ -470,6 +471,8 @@ def _new_node(cls, args):
             if a._requires_grad:
                 needs.append(True)
                 fn = a.grad_fn
+                if fn is not None and fn._use_error is not None:  # a stale split/unbind output
+                    raise RuntimeError(fn._use_error)
                 edges.append((fn, a._output_nr) if fn is not None else a._edge())
                 meta.append((a._data.shape, a._data.dtype))
             else:

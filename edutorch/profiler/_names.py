@@ -33,7 +33,7 @@ _OVERRIDES = {
     "WeightNormInterface": "aten::_weight_norm_interface",
     "AdaptiveAvgPool2dBackward": "aten::_adaptive_avg_pool2d_backward",  # a leading "_" in ATen
     "DelayedError": "DelayedError",      # PyTorch's C++ node, not an ATen op
-    "_ModifiedMultiView": "DelayedError",
+    "_RefusedView": "DelayedError",
 }
 
 # ``F.linear``'s own fused Functions: PyTorch's event is the op the user called, ``aten::linear``.

@@ -15,6 +15,8 @@ def to_index(idx):
 
     if isinstance(idx, _utils._Tensor):
         return idx._data
+    if isinstance(idx, slice) and idx.step is not None and idx.step < 0:  # NumPy would reverse
+        raise ValueError("step must be greater than zero")
     if isinstance(idx, tuple):
         return tuple(to_index(i) for i in idx)
     if isinstance(idx, list) and any(isinstance(i, _utils._Tensor) for i in idx):
@@ -74,6 +76,15 @@ def is_basic(idx):
     return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) and not isinstance(i, bool) for i in items)
 
 
+def basic_view(x, idx):
+    """``x[idx]`` for a basic index, always a view (NumPy gives ``x[0, 1]`` as a scalar copy;
+    a trailing ``...`` keeps a 0-d view)."""
+    out = x[idx]
+    if type(out) is not type(x):
+        out = x[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
+    return out
+
+
 class Index(Function):
     _backward_name = "IndexBackward0"
 
@@ -82,13 +93,9 @@ class Index(Function):
         # ``idx`` holds the arrays of the index tensors in ``saved``: version-checked
         ctx.save_for_backward(*saved)
         ctx.in_shape, ctx.idx = a._data.shape, idx
-        out = a._data[idx]
         if is_basic(idx):  # a view: shares memory and version counter with ``a``
-            if type(out) is not type(a._data):
-                # ``x[0, 1]`` gives NumPy a scalar copy; a trailing ``...`` keeps a 0-d view
-                out = a._data[(idx if isinstance(idx, tuple) else (idx,)) + (Ellipsis,)]
-            return _utils._Tensor._make(out, False, None, 0, a._version_counter)
-        return out
+            return _utils._Tensor._make(basic_view(a._data, idx), False, None, 0, a._version_counter)
+        return a._data[idx]
 
     @staticmethod
     def backward(ctx, grad):
@@ -273,6 +280,75 @@ class ScatterAdd(Function):
         ga = grad if ctx.needs_input_grad[0] else None
         gs = grad.gather(ctx.axis, index) if ctx.needs_input_grad[3] else None
         return ga, None, None, gs
+
+
+class IndexAdd(Function):
+    """``x.index_add(dim, index, source, alpha=a)``: ``x[..., index[i], ...] += a * source[..., i, ...]``.
+
+    Repeated indices add up.  The gradient of ``x`` is the incoming gradient, that of
+    ``source`` the gradient at the rows it was added to, times ``alpha``.
+    """
+
+    _backward_name = "IndexAddBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, index, source, alpha=1):
+        x, idx, src = a._data, index._data, source._data
+        axis = wrap_dim(dim, x.ndim)
+        _check_index_add(x, axis, idx, src)
+        ctx.axis, ctx.alpha, ctx.source_shape = axis, alpha, src.shape
+        ctx.save_for_backward(index)
+        out = x.copy()
+        rows = (slice(None),) * axis + (idx.reshape(-1),)
+        if x.ndim == 0:  # a 0-d tensor is one row
+            out, rows, src = out.reshape(1), (idx.reshape(-1),), src.reshape(1)
+        from ... import backend
+
+        xp = backend.get_array_module(out)
+        (np.add.at if xp is np else xp.add.at)(out, rows, src * alpha if alpha != 1 else src)
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (index,) = ctx.saved_tensors
+        gs = None
+        if ctx.needs_input_grad[3]:
+            gs = grad.reshape(1) if grad.ndim == 0 else grad
+            gs = gs.index_select(ctx.axis, index.reshape(-1)).reshape(ctx.source_shape)
+            if ctx.alpha != 1:
+                gs = gs * ctx.alpha
+        return grad, None, None, gs, None
+
+
+def _check_index_add(x, axis, idx, src):
+    """PyTorch's checks of ``index_add_`` (NumPy would wrap negative indices or broadcast)."""
+    if idx.dtype not in (np.int64, np.int32):
+        from ... import _dtype
+
+        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{_dtype.scalar_type_name(_dtype.from_numpy_dtype(idx.dtype))}")
+    if idx.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
+                         f"Long and size: {list(idx.shape)}")
+    if src.dtype != x.dtype:
+        from ... import _dtype
+
+        name = _dtype.scalar_type_name
+        raise RuntimeError(f"index_add_(): self ({name(_dtype.from_numpy_dtype(x.dtype))}) and source "
+                           f"({name(_dtype.from_numpy_dtype(src.dtype))}) must have the same scalar type")
+    x_rest = tuple(s for d, s in enumerate(x.shape) if d != axis)
+    s_rest = tuple(s for d, s in enumerate(src.shape) if d != axis)
+    if x.ndim and (src.ndim != x.ndim or x_rest != s_rest):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(x.shape)} source.shape = {list(src.shape)}")
+    n_src = src.shape[axis] if src.ndim else 1
+    if idx.size != n_src:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
+                           f"({n_src}), for dim: {axis}")
+    size = x.shape[axis] if x.ndim else 1
+    bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size:
+        raise RuntimeError(f"index {int(bad[0])} is out of bounds for dimension {axis} with size {size}")
 
 
 class MaskedFill(Function):

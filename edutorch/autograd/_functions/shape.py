@@ -137,7 +137,11 @@ class Expand(Function):
                     f"size ({s}) at non-singleton dimension {lead + i}.  Target sizes: "
                     f"{list(shape)}.  Tensor sizes: {list(x.shape)}"
                 )
-        return _utils._Tensor._make(broadcast_to(x, target), False, None, 0, a._version_counter)
+        if any(t != 1 for t in target[:lead]) or any(s == 1 and t != 1 for s, t in zip(x.shape, target[lead:])):
+            out = broadcast_to(x, target)  # elements repeat: a read-only view (writes are refused)
+        else:  # nothing repeats (new dims of size 1 only): a plain view that can be written
+            out = x[(None,) * lead + (Ellipsis,)]
+        return _utils._Tensor._make(out, False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -185,6 +189,74 @@ class T(Transpose):
         ctx.dims = (dim0, dim1)  # Tensor.t() passes valid dims: (0, 1), or (0, 0) below 2-D
         x = a._data
         return _utils._Tensor._make(x.T, False, None, 0, a._version_counter)  # .T of <= 2-D
+
+
+class Unfold(Function):
+    """``x.unfold(dim, size, step)``: a view of the windows ``x[..., i*step : i*step+size, ...]`` along
+    ``dim``, the window as a new last dim.
+
+    Overlapping windows (``step < size``) show one memory location through several
+    elements: that view is read-only (a write through it is refused, as for ``expand``).
+    The gradient adds each window's gradient back at its positions (``index_add``).
+    """
+
+    _backward_name = "UnfoldBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim, size, step):
+        x = a._data
+        axis = wrap_dim(dim, max(x.ndim, 1))
+        length = x.shape[axis] if x.ndim else 1  # a 0-d tensor: one element along dim 0
+        if step <= 0:
+            raise RuntimeError(f"step is {step} but must be > 0")
+        if size < 0:
+            raise RuntimeError(f"size is {size} but must be >= 0")
+        if size > length:
+            raise RuntimeError(f"maximum size for tensor at dimension {axis} is {length} but size is {size}")
+        n = (length - size) // step + 1
+        ctx.args = (x.shape, axis, size, step, n)
+        if x.ndim == 0:  # PyTorch: the one window, shape (size,)
+            return _utils._Tensor._make(x.reshape(1)[:size], False, None, 0, a._version_counter)
+        shape = x.shape[:axis] + (n,) + x.shape[axis + 1:] + (size,)
+        strides = x.strides[:axis] + (x.strides[axis] * step,) + x.strides[axis + 1:] + (x.strides[axis],)
+        overlapping = step < size and n > 1
+        out = np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable and not overlapping)
+        return _utils._Tensor._make(out, False, None, 0, a._version_counter)
+
+    @staticmethod
+    def backward(ctx, grad):
+        in_shape, axis, size, step, n = ctx.args
+        if not in_shape:
+            return grad.sum(), None, None, None
+        positions = (np.arange(n)[:, None] * step + np.arange(size)).reshape(-1)  # window i, element j
+        windows = grad.movedim(-1, axis + 1).flatten(axis, axis + 1)  # (..., n * size, ...)
+        zeros = grad.new_zeros(in_shape)
+        return zeros.index_add(axis, _utils._Tensor._make(positions), windows), None, None, None
+
+
+# In-place forms (``y.unsqueeze_(0)``...): the same view, under PyTorch's node names for them.
+class UnsqueezeInplace(Unsqueeze):
+    _backward_name = "UnsqueezeBackward1"
+
+
+class SqueezeInplace(Squeeze):
+    _backward_name = "SqueezeBackward3"
+
+
+class SqueezeDimInplace(SqueezeDim):
+    _backward_name = "SqueezeBackward4"
+
+
+class SqueezeDimsInplace(SqueezeDims):
+    _backward_name = "SqueezeBackward5"
+
+
+class TInplace(T):
+    _backward_name = "TBackward1"
+
+
+class TransposeInplace(Transpose):
+    _backward_name = "TransposeBackward1"
 
 
 class Repeat(Function):

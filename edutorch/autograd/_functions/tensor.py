@@ -53,6 +53,7 @@ class Fill(Function):
     """``fill_``: every element becomes ``value``; no gradient flows to the old values."""
 
     _backward_name = "FillBackward2"
+    overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
 
     @staticmethod
     def forward(ctx, a, value):
@@ -75,13 +76,19 @@ class Copy(Function):
     """``copy_(src)``: the values of ``src`` (broadcast, cast); the gradient goes to ``src``."""
 
     _backward_name = "CopyBackwards"
+    overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
 
     @staticmethod
     def forward(ctx, a, src):
         ctx.src_meta = (src._data.shape, src._data.dtype)
         data = backend.to_device(src._data, backend.device_of(a._data))
-        xp = backend.get_array_module(a._data)
-        return xp.broadcast_to(data, a._data.shape).astype(a._data.dtype)
+        try:
+            shape = np.broadcast_shapes(a._data.shape, data.shape)
+        except ValueError:
+            raise utils.broadcast_error(a._data, data) from None
+        if shape != a._data.shape:
+            raise RuntimeError(f"output with shape {list(a._data.shape)} doesn't match the broadcast shape {list(shape)}")
+        return utils.broadcast_to(data, shape).astype(a._data.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,12 +99,21 @@ class IndexPut(Function):
     """``x[idx] = value``: the gradient of ``x`` is zero at ``idx``; ``value`` gets the rest."""
 
     _backward_name = "IndexPutBackward0"
+    writes_part = True  # only ``x[idx]`` is written: the caller checks memory overlap with that part
 
     @staticmethod
     def forward(ctx, a, idx, value, saved=()):
         out = a._data.copy()
         v = value._data if isinstance(value, utils._Tensor) else value
-        out[idx] = v
+        try:
+            out[idx] = v
+        except ValueError:
+            if not isinstance(value, utils._Tensor):
+                raise
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {list(v.shape)} cannot be broadcast to indexing result "
+                f"of shape {list(out[idx].shape)}"
+            ) from None
         ctx.save_for_backward(*saved)  # the index tensors behind ``idx``: version-checked
         ctx.idx = idx
         ctx.value_meta = (v.shape, v.dtype) if isinstance(value, utils._Tensor) else None
@@ -117,6 +133,7 @@ class IndexPut(Function):
 
 
 class CopySlices(IndexPut):
-    """``x[basic index] = value``: PyTorch names this node ``CopySlices``."""
+    """``x[basic index] = value``, and a write through a view (``index``: the base elements the
+    view shows): PyTorch names this node ``CopySlices``."""
 
     _backward_name = "CopySlices"
