@@ -176,6 +176,12 @@ def test_one_cycle_schedule():
     assert momenta[0] == pytest.approx(0.95) and min(momenta) == pytest.approx(0.85) and momenta[-1] == pytest.approx(0.95, abs=1e-3)
     opt.step()
     assert isinstance(error_of(scheduler.step), ValueError)
+    adam = optim.Adam([nn.Parameter(torch.zeros(1))])
+    sched.OneCycleLR(adam, max_lr=0.1, total_steps=10)
+    assert adam.param_groups[0]["betas"][0] == pytest.approx(0.95)  # "or Adam's ``beta1``"
+    flat = optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.1)
+    sched.OneCycleLR(flat, max_lr=0.1, total_steps=10, cycle_momentum=False)
+    assert flat.param_groups[0]["momentum"] == 0  # "``cycle_momentum=False`` turns that off"
 
 
 def test_reduce_lr_on_plateau_multiplies_by_factor_after_patience():

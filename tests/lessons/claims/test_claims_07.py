@@ -170,6 +170,7 @@ def test_foreach_changes_the_implementation_not_the_result():
     meta = nn.Parameter(torch.zeros(3, device="meta"))
     meta.grad = torch.zeros(3, device="meta")
     assert isinstance(error_of(nn.utils.clip_grad_norm_, [meta], 1.0, foreach=True), RuntimeError)
+    nn.utils.clip_grad_norm_([meta], 1.0)  # foreach=None "silently falls back to a loop on other devices"
 
 
 def test_clip_grad_value_clamps_entries_returns_none_and_turns_the_direction():

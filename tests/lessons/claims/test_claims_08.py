@@ -288,3 +288,16 @@ def test_cuda_without_a_gpu():
         pytest.skip("this PyTorch has CUDA: the no-GPU message is not shown")
     error = error_of(torch.zeros(3).to, "cuda")
     assert isinstance(error, AssertionError) and str(error).startswith("Torch not compiled with CUDA enabled")
+
+
+def test_deeper_or_larger_initialisation_overflows_float32():
+    """"Deeper, or with a larger ``s``, float32 overflows: the activations become ``inf`` and ``nan``
+    (*exploding*)"."""
+    torch.manual_seed(0)
+    h = torch.randn(16, 128)
+    for _ in range(100):
+        layer = nn.Linear(128, 128)
+        nn.init.normal_(layer.weight, 0.0, 4 / math.sqrt(128))
+        nn.init.zeros_(layer.bias)
+        h = torch.relu(layer(h))
+    assert not h.isfinite().any()
