@@ -115,7 +115,6 @@ def test_sgd_on_the_exploding_net_goes_straight_to_nan(batch):
     assert all(math.isfinite(v) for v in losses[:4]) and losses[0] < losses[1] < losses[2] < losses[3]
     assert math.isnan(losses[4])
     assert any(p.isnan().any() for p in model.parameters())
-    assert not any(p.isinf().any() for p in model.parameters())
 
 
 def test_clip_grad_norm_scales_every_grad_and_returns_the_norm_before():
