@@ -189,3 +189,17 @@ def test_a_head_trained_on_cached_features_is_the_fine_tuned_head():
             nn.functional.cross_entropy(run(inputs), y).backward()
             optimizer.step()
     assert torch.allclose(head.weight, model.head.weight, atol=1e-5)
+
+
+def test_backward_reaches_66_of_6434_gradient_entries():
+    """"backward stops at the head (2 parameters instead of 8) and computes 66 gradient entries instead
+    of 6,434"; "computed 1% of the gradient entries"."""
+    scratch, finetuned = digit_net(classes=2), digit_net(classes=2)
+    finetuned.body.requires_grad_(False)
+    counts = []
+    for model in (scratch, finetuned):
+        model.zero_grad()
+        nn.functional.cross_entropy(model(torch.randn(8, 64)), torch.randint(0, 2, (8,))).backward()
+        reached = [p for p in model.parameters() if p.grad is not None]
+        counts.append((len(reached), sum(p.numel() for p in reached)))
+    assert counts == [(8, 6434), (2, 66)] and round(100 * 66 / 6434) == 1

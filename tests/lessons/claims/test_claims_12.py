@@ -167,6 +167,7 @@ def test_autocast_cpu_dtypes():
     float32; "``exp``, ``softmax``, ``log_softmax``, ``sum``, ``mean``, ``norm`` and ``layer_norm`` of a
     bfloat16 product stay bfloat16 on the CPU"; gradients "come back in the parameters' dtype"."""
     assert torch.get_autocast_dtype("cpu") == torch.bfloat16
+    assert torch.is_autocast_cache_enabled()  # "each cast is cached for the region"
     assert torch.get_autocast_dtype("cuda") == torch.float16
     a, b, d = torch.randn(4, 4), torch.randn(4, 4), torch.randn(4, 4, dtype=torch.float64)
     layer = nn.Linear(4, 4)
