@@ -171,3 +171,14 @@ def test_to_dtype_keeps_the_parameter_objects():
     model.to(torch.float64)
     assert model[0].weight is first and first.dtype == torch.float64
     assert optimizer.param_groups[0]["params"][0] is first
+
+
+def test_load_state_dict_copies_the_tensors():
+    """"``load_state_dict`` copies the tensors into a model with the same names and shapes" (exercise 2.3:
+    the two models "compute the same thing but do not share their tensors")."""
+    source, target = nn.Linear(3, 2), nn.Linear(3, 2)
+    target.load_state_dict(source.state_dict())
+    assert torch.equal(target.weight, source.weight)
+    with torch.no_grad():
+        source.weight.add_(1)
+    assert not torch.equal(target.weight, source.weight)

@@ -141,3 +141,26 @@ def test_tensor_register_hook_sees_and_replaces_the_gradient_and_returns_a_handl
     (h ** 2).sum().backward()
     assert torch.equal(seen[0], torch.tensor([6.0, 12.0])) and torch.equal(x.grad, torch.tensor([180.0, 360.0]))
     handle.remove()
+
+
+def test_call_order_global_pre_hooks_pre_hooks_forward_global_hooks_hooks():
+    """"``Module.__call__`` = global forward pre-hooks → forward pre-hooks → ``forward`` → global forward
+    hooks → forward hooks"."""
+    calls = []
+
+    class Probe(nn.Module):
+        def forward(self, x):
+            calls.append("forward")
+            return x
+
+    probe = Probe()
+    probe.register_forward_pre_hook(lambda m, a: calls.append("pre"))
+    probe.register_forward_hook(lambda m, a, o: calls.append("hook"))
+    handles = [module_hooks.register_module_forward_pre_hook(lambda m, a: calls.append("global pre")),
+               module_hooks.register_module_forward_hook(lambda m, a, o: calls.append("global hook"))]
+    try:
+        probe(torch.ones(1))
+    finally:
+        for handle in handles:
+            handle.remove()
+    assert calls == ["global pre", "pre", "forward", "global hook", "hook"]

@@ -5,7 +5,7 @@ import io
 import math
 
 import pytest
-from _claims import error_of, real_torch
+from _claims import error_of, real_torch, warnings_of
 
 torch = real_torch()
 nn, optim, sched = torch.nn, torch.optim, torch.optim.lr_scheduler
@@ -236,3 +236,11 @@ def test_optimizer_state_dict_names_parameters_by_position_and_resumes_exactly()
         train(*run, data[5:])
     assert torch.equal(model.weight, b[0].weight)
     assert not torch.allclose(model.weight, c[0].weight, atol=1e-4)
+
+
+def test_scheduler_step_belongs_after_optimizer_step():
+    """"call ``scheduler.step()`` after ``optimizer.step()``": PyTorch warns when the order is reversed."""
+    opt = optim.SGD([nn.Parameter(torch.zeros(1))], lr=0.1)
+    scheduler = sched.StepLR(opt, step_size=1)
+    _, caught = warnings_of(scheduler.step)
+    assert any("before `optimizer.step()`" in message for _, message in caught)
