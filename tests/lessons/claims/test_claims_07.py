@@ -216,3 +216,25 @@ def test_a_hook_on_a_leaf_replaces_what_lands_in_grad():
     assert torch.equal(layer.weight.grad[0], torch.zeros(3)) and torch.equal(layer.weight.grad[1], torch.full((3,), 4.0))
     grad, caught = warnings_of(getattr, out, "grad")  # PyTorch warns: a non-leaf keeps no .grad
     assert len(seen) == 1 and grad is None and caught
+
+
+def test_a_zeroed_row_never_changes_without_weight_decay():
+    """Exercise 7.5: "The first output unit's weights then never change under an optimizer without
+    weight decay (decay, as in ``AdamW``, shrinks the weights themselves, past the hook)"."""
+    def row_zero_moves(make_optimizer):
+        torch.manual_seed(0)
+        frozen = nn.Linear(4, 3)
+        frozen.weight.register_hook(lambda g: g * torch.tensor([[0.0], [1.0], [1.0]]))
+        optimizer = make_optimizer(frozen.parameters())
+        before = frozen.weight.detach().clone()
+        for _ in range(3):
+            optimizer.zero_grad()
+            frozen(torch.randn(8, 4)).pow(2).sum().backward()
+            optimizer.step()
+        assert not torch.equal(frozen.weight[1:], before[1:])
+        return not torch.equal(frozen.weight[0], before[0])
+
+    assert not row_zero_moves(lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9))
+    assert not row_zero_moves(lambda p: torch.optim.Adam(p, lr=0.1))
+    assert row_zero_moves(lambda p: torch.optim.AdamW(p, lr=0.1))
+    assert row_zero_moves(lambda p: torch.optim.SGD(p, lr=0.1, weight_decay=0.1))
