@@ -71,7 +71,7 @@ def test_5_1_with_a_function_written_for_torch(torch):
         optimizer.step()
         return loss
 
-    assert checks._function_library(torch_step) is torch
+    assert checks.lesson05._library_of_function(torch_step) is torch
     assert_ok(checks.exercise_5_1.check(torch_step))
 
 

@@ -192,8 +192,8 @@ def test_7_3_hints(lib):
 
 def test_7_3_the_check_problem_needs_clipping():
     """The check's own problem has a total norm well above max_norm = 1 (else clipping is moot)."""
-    model, x, y = checks._clip_step_setup(et)
-    _, total = checks._reference_clip_step(et, model, x, y, 0.1, 1.0)
+    model, x, y = checks.lesson07._clip_step_setup(et)
+    _, total = checks.lesson07._reference_clip_step(et, model, x, y, 0.1, 1.0)
     assert total > 5.0
 
 

@@ -90,8 +90,8 @@ def test_8_2_right_answer():
 def test_8_2_a_torch_notebook_gets_a_torch_model():
     torch = pytest.importorskip("torch", reason="real PyTorch not installed: torch-object checks skipped")
     answer = torch_answer()
-    assert checks._library_of_function(answer) is torch
-    assert checks._library_of_function(make_init(et, et.nn.init.zeros_)) is et
+    assert checks.lesson08._library_of_function(answer) is torch
+    assert checks.lesson08._library_of_function(make_init(et, et.nn.init.zeros_)) is et
     assert_ok(checks.exercise_8_2.check(answer))
 
 
@@ -297,7 +297,7 @@ def test_the_checks_do_not_change_the_answers(lib):
 def test_8_2_check_problem_is_deep_enough_to_tell_inits_apart():
     """Default init shrinks the check network's activations by far more than the accepted 4x."""
     et.manual_seed(0)
-    model = checks._deep_relu_for_check(et)
+    model = checks.lesson08._deep_relu_for_check(et)
     h = et.tensor(np.random.default_rng(3).normal(size=(128, 48)).astype(np.float32))
     stds = []
     with et.no_grad():

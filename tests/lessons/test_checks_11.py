@@ -46,7 +46,7 @@ def test_11_1_blank_and_missing_answers_get_hints():
 
 
 def test_11_1_the_truth_is_the_same_in_real_pytorch(lib):
-    assert checks._propagation_truth(lib) == RIGHT
+    assert checks.lesson11._propagation_truth(lib) == RIGHT
 
 
 # --- 11.2 freeze the body ----------------------------------------------------------------------
@@ -87,7 +87,7 @@ def test_11_2_mistakes_get_hints():
 
 # --- 11.3 the new head and its optimizer ----------------------------------------------------------
 def finetuning(lib, order="right"):
-    model = checks._digit_net(lib, 10)
+    model = checks.lesson11._digit_net(lib, 10)
     if order == "late":
         optimizer = lib.optim.Adam(model.parameters(), lr=0.01)
     model.body.requires_grad_(False)
@@ -150,7 +150,7 @@ def test_11_4_mistakes_get_hints():
 
 # --- 11.5 cached features ------------------------------------------------------------------------
 def pretrained_and_images(lib):
-    model = checks._digit_net(lib, 10)
+    model = checks.lesson11._digit_net(lib, 10)
     with lib.no_grad():  # BatchNorm statistics that are not the initial 0 and 1
         model(lib.randn(32, 64) * 2 + 1)
     return model, lib.rand(12, 64)

@@ -1,0 +1,43 @@
+"""Automatic checks for the lesson exercises.
+
+Each exercise is followed by a graded cell such as ``checks.exercise_1_1(x)``.
+The check recomputes the right answer itself (nothing is hard-coded) and
+compares:
+
+* a right answer returns a :class:`Result`, which Jupyter shows as one line,
+  ``✓ correct: ...``;
+* a wrong answer prints ``✗ not yet: <a hint>`` and raises :class:`NotYet`
+  (an ``AssertionError``), so the cell fails. nbgrader scores a graded cell
+  that raises as 0 and one that runs as full marks: the same call is the
+  student's self-check and the autograder's test.
+
+``checks.exercise_1_1.check(x)`` runs the same check without raising and
+returns the :class:`Result` (``bool(result)`` says whether it passed): use it
+in scripts and tests.
+
+The checks accept edutorch objects and real PyTorch objects alike: a check
+builds its own test inputs with the library the answer comes from.
+
+Layout: ``_common.py`` holds what every check shares, ``lessonNN.py`` the
+checks of lesson NN, and ``catalogue/lessonNN.py`` the typical mistakes of
+each exercise, as data (tests/lessons/test_catalogue.py runs them). A released
+lesson folder carries ``__init__.py``, ``_common.py`` and its own
+``lessonNN.py`` only: this package exports whatever lesson modules it finds.
+"""
+import importlib
+import pkgutil
+from types import ModuleType
+
+from ._common import NotYet, Result, exercise  # noqa: F401  (checks.Result, checks.NotYet)
+
+
+def _export_lessons():
+    """Make every public name of each ``lessonNN`` module a name of ``checks`` itself."""
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if info.name.startswith("lesson"):
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            globals().update({name: value for name, value in vars(module).items()
+                              if not name.startswith("_") and not isinstance(value, ModuleType)})
+
+
+_export_lessons()

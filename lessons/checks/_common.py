@@ -1,0 +1,162 @@
+"""What every lesson's checks share: the result a student sees, the graded wrapper, and helpers
+that read edutorch and real PyTorch objects alike."""
+from __future__ import annotations
+
+import functools
+import sys
+from types import ModuleType
+
+import numpy as np
+
+import edutorch
+
+
+class Result:
+    """The outcome of one check: ``ok`` plus a message for the student."""
+
+    def __init__(self, ok, message):
+        self.ok = bool(ok)
+        self.message = message
+
+    def __bool__(self):
+        return self.ok
+
+    def __repr__(self):
+        mark = "✓ correct" if self.ok else "✗ not yet"
+        return f"{mark}: {self.message}"
+
+
+class NotYet(AssertionError):
+    """A graded check failed: the message is the hint (nbgrader records the cell as failed)."""
+
+
+def exercise(check):
+    """Turn a check returning a :class:`Result` into a graded check.
+
+    The graded function returns the Result when it is right, and otherwise
+    prints it and raises :class:`NotYet`. A check that crashes on an
+    unexpected answer (``None``, a wrong type) is reported as a hint, never
+    as an error inside this module. ``graded.check`` returns the Result only.
+    """
+
+    @functools.wraps(check)
+    def result_of(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except NotYet:
+            raise
+        except Exception as error:  # the answer is not something the check can use
+            return _hint(f"the check could not use your answer: {type(error).__name__}: {error}")
+
+    @functools.wraps(check)
+    def graded(*args, **kwargs):
+        __tracebackhide__ = True  # IPython and pytest: show the hint, not this frame
+        result = result_of(*args, **kwargs)
+        if not result:
+            print(repr(result))
+            raise NotYet(result.message)
+        return result
+
+    graded.check = result_of
+    return graded
+
+
+def _correct(message):
+    return Result(True, message)
+
+
+def _hint(message):
+    return Result(False, message)
+
+
+def _values(tensor):
+    """A float64 NumPy copy of an edutorch or torch tensor (or a plain number/list)."""
+    if hasattr(tensor, "detach"):
+        tensor = tensor.detach()
+    if hasattr(tensor, "cpu"):
+        tensor = tensor.cpu()
+    if hasattr(tensor, "numpy"):
+        return np.asarray(tensor.numpy(), dtype=np.float64)
+    return np.asarray(tensor, dtype=np.float64)
+
+
+def _is_tensor(obj):
+    return hasattr(obj, "requires_grad") and hasattr(obj, "grad_fn")
+
+
+def _library(obj):
+    """``torch`` if ``obj`` (an object or a class) comes from real PyTorch, else ``edutorch``.
+
+    A student's own ``nn.Module`` or ``autograd.Function`` subclass is recognised
+    by its base classes, so the check can build its inputs with the same library.
+    """
+    klass = obj if isinstance(obj, type) else type(obj)
+    for base in klass.__mro__:
+        if base.__module__.split(".")[0] == "torch" and "torch" in sys.modules:
+            return sys.modules["torch"]
+    return edutorch
+
+
+def _linear_layers(net):
+    """``(name, module)`` for every ``nn.Linear`` of ``net``, in the library ``net`` comes from."""
+    linear = _library(net).nn.Linear
+    return [(name, m) for name, m in net.named_modules() if isinstance(m, linear)]
+
+
+def _node_name(node):
+    """``MulBackward0``, ``AccumulateGrad``, ``MyFnBackward``: the class name of a graph node."""
+    return type(node).__name__
+
+
+def _library_of_function(function):
+    """``torch`` if ``function`` works with real PyTorch, else ``edutorch``.
+
+    The names the function uses (``torch.relu``, ``nn.Linear``, a closure
+    variable) say which library it works with; a function that names neither
+    gets the library its notebook imported as ``torch``/``nn``.
+    """
+    code = getattr(function, "__code__", None)
+    names = getattr(function, "__globals__", {})
+    used = [names.get(name) for name in _code_names(code)]
+    used += [cell.cell_contents for cell in getattr(function, "__closure__", None) or ()]
+    roots = {_root_module(value) for value in used}
+    if "torch" not in roots and "edutorch" not in roots:
+        roots = {_root_module(names.get("torch")), _root_module(names.get("nn"))}
+    if "torch" in roots and "torch" in sys.modules:
+        return sys.modules["torch"]
+    return edutorch
+
+
+def _root_module(value):
+    """``"torch"`` for ``torch.nn``, ``torch.nn.Linear``, a torch tensor; ``"edutorch"`` for theirs."""
+    if isinstance(value, ModuleType):
+        return value.__name__.split(".")[0]
+    where = getattr(value, "__module__", None) or type(value).__module__
+    return (where or "").split(".")[0]
+
+
+def _code_names(code):
+    """The global names a code object and the functions nested in it use."""
+    if code is None:
+        return []
+    nested = [c for c in code.co_consts if hasattr(c, "co_names")]
+    return list(code.co_names) + [name for c in nested for name in _code_names(c)]
+
+
+class _seeded:
+    """``with _seeded(lib):`` the check's random numbers from seed 0; the user's stream restored."""
+
+    def __init__(self, lib):
+        self.lib = lib
+
+    def __enter__(self):
+        self.state = self.lib.get_rng_state()
+        self.lib.manual_seed(0)
+
+    def __exit__(self, *exc):
+        self.lib.set_rng_state(self.state)
+
+
+def _state_arrays(module):
+    """``{key: float64 array}`` of a module's state_dict (to see what a call changed)."""
+    return {key: _values(value) for key, value in module.state_dict().items()}
