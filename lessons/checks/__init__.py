@@ -4,16 +4,16 @@ Each exercise is followed by a graded cell such as ``checks.exercise_1_1(x)``.
 The check recomputes the right answer itself (nothing is hard-coded) and
 compares:
 
-* a right answer returns a :class:`Result`, which Jupyter shows as one line,
-  ``✓ correct: ...``;
-* a wrong answer prints ``✗ not yet: <a hint>`` and raises :class:`NotYet`
-  (an ``AssertionError``), so the cell fails. nbgrader scores a graded cell
-  that raises as 0 and one that runs as full marks: the same call is the
-  student's self-check and the autograder's test.
+* it returns a :class:`Result`, which Jupyter shows as one line,
+  ``✓ correct: ...`` or ``✗ not yet: <a hint>``; a student's Run All goes on
+  to the end of a lesson whatever the answers;
+* under nbgrader's autograding (which sets ``NBGRADER_EXECUTION``) a wrong
+  answer prints its hint and raises :class:`NotYet` (an ``AssertionError``),
+  so nbgrader scores the cell 0; a cell that runs scores full marks. The same
+  call is the student's self-check and the autograder's test.
 
-``checks.exercise_1_1.check(x)`` runs the same check without raising and
-returns the :class:`Result` (``bool(result)`` says whether it passed): use it
-in scripts and tests.
+``checks.exercise_1_1.check(x)`` never raises and returns the :class:`Result`
+(``bool(result)`` says whether it passed): use it in scripts and tests.
 
 The checks accept edutorch objects and real PyTorch objects alike: a check
 builds its own test inputs with the library the answer comes from.

@@ -3,6 +3,7 @@ that read edutorch and real PyTorch objects alike."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from types import ModuleType
 
@@ -27,34 +28,51 @@ class Result:
 
 
 class NotYet(AssertionError):
-    """A graded check failed: the message is the hint (nbgrader records the cell as failed)."""
+    """A graded check failed under nbgrader: the cell raises, so nbgrader scores it 0.
+
+    The hint is printed above the error; the error itself is one line naming
+    the exercise (Jupyter shows ``_render_traceback_`` instead of a traceback
+    into this package).
+    """
+
+    def _render_traceback_(self):
+        return [f"NotYet: {self}"]
+
+
+def grading():
+    """True while nbgrader autogrades (or validates) a notebook: it sets ``NBGRADER_EXECUTION``."""
+    return bool(os.environ.get("NBGRADER_EXECUTION"))
 
 
 def exercise(check):
     """Turn a check returning a :class:`Result` into a graded check.
 
-    The graded function returns the Result when it is right, and otherwise
-    prints it and raises :class:`NotYet`. A check that crashes on an
-    unexpected answer (``None``, a wrong type) is reported as a hint, never
-    as an error inside this module. ``graded.check`` returns the Result only.
+    The graded function returns the Result: Jupyter shows it as one line,
+    ``✓ correct: ...`` or ``✗ not yet: <hint>``, and a student's Run All goes
+    on to the next cell either way. Under nbgrader's autograding a wrong answer
+    prints the hint and raises :class:`NotYet` instead, so the cell scores 0.
+
+    A blank answer (``...``) and an answer the check cannot use (a crash on
+    ``None``, a wrong type) are reported as hints, never as an error inside
+    this package. ``graded.check`` returns the Result only.
     """
+    number = check.__name__.removeprefix("exercise_").replace("_", ".")
 
     @functools.wraps(check)
     def result_of(*args, **kwargs):
+        if any(arg is ... for arg in (*args, *kwargs.values())):
+            return _hint("write your answer in the cell above (it still holds ...)")
         try:
             return check(*args, **kwargs)
-        except NotYet:
-            raise
         except Exception as error:  # the answer is not something the check can use
             return _hint(f"the check could not use your answer: {type(error).__name__}: {error}")
 
     @functools.wraps(check)
     def graded(*args, **kwargs):
-        __tracebackhide__ = True  # IPython and pytest: show the hint, not this frame
         result = result_of(*args, **kwargs)
-        if not result:
+        if not result and grading():
             print(repr(result))
-            raise NotYet(result.message)
+            raise NotYet(f"exercise {number} is not right yet (0 points): the hint is printed above")
         return result
 
     graded.check = result_of
@@ -76,8 +94,9 @@ def _values(tensor):
     if hasattr(tensor, "cpu"):
         tensor = tensor.cpu()
     if hasattr(tensor, "numpy"):
-        return np.asarray(tensor.numpy(), dtype=np.float64)
-    return np.asarray(tensor, dtype=np.float64)
+        tensor = tensor.numpy()
+    # a copy even for float64: a view would follow later in-place changes (optimizer state, BatchNorm)
+    return np.array(tensor, dtype=np.float64, copy=True)
 
 
 def _is_tensor(obj):

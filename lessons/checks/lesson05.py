@@ -14,6 +14,7 @@ from ._common import (
     _is_tensor,
     _library,
     _library_of_function,
+    _linear_layers,
     _values,
     exercise,
 )
@@ -91,8 +92,12 @@ _SGD_SETTINGS = [  # (momentum, dampening, weight_decay, nesterov): each adds on
 ]
 
 
-def _sgd_by_hand_matches(sgd_update, lib, momentum, dampening, weight_decay, nesterov, steps=3):
-    """Three steps of ``sgd_update`` against ``lib.optim.SGD`` with the same settings."""
+def _sgd_by_hand_mismatch(sgd_update, lib, momentum, dampening, weight_decay, nesterov, steps=3):
+    """Three steps of ``sgd_update`` against ``lib.optim.SGD`` with the same settings.
+
+    ``None`` when the parameters and the returned buffers match; otherwise what differs:
+    ``("p", None)``, or ``("buf", (buf, expected buffer))``.
+    """
     rng = np.random.default_rng(5)
     start = rng.normal(size=4)
     grads = [rng.normal(size=4) for _ in range(steps)]
@@ -100,14 +105,43 @@ def _sgd_by_hand_matches(sgd_update, lib, momentum, dampening, weight_decay, nes
     optimizer = lib.optim.SGD([param], lr=0.1, momentum=momentum, dampening=dampening,
                               weight_decay=weight_decay, nesterov=nesterov)
     p, buf = lib.tensor(start, dtype=lib.float64), None
+    wrong_buffer = None  # a parameter that goes wrong is the first thing to fix
     for g in grads:
         param.grad = lib.tensor(g, dtype=lib.float64)
         optimizer.step()
         p, buf = sgd_update(p, lib.tensor(g, dtype=lib.float64), buf, 0.1, momentum, dampening,
                             weight_decay, nesterov)
         if not np.allclose(_values(p), _values(param), rtol=1e-9, atol=1e-12):
-            return False
-    return True
+            return "p", None
+        expected = optimizer.state[param].get("momentum_buffer") if momentum else None
+        if wrong_buffer is None and not _same_buffer(buf, expected):
+            # copies: SGD updates its buffer in place at the next step
+            wrong_buffer = ("buf", tuple(None if b is None else _values(b) for b in (buf, expected)))
+    return wrong_buffer
+
+
+def _same_buffer(buf, expected):
+    if expected is None or buf is None:
+        return buf is None and expected is None
+    return np.allclose(_values(buf), _values(expected), rtol=1e-9, atol=1e-12)
+
+
+def _buffer_hint(buf, expected, weight_decay):
+    """The hint for a returned ``buf`` that is not SGD's momentum buffer ``expected``."""
+    if expected is None:
+        return _hint("without momentum return buf unchanged (it was None here), not a tensor: "
+                     "there is no momentum buffer to keep")
+    if buf is None:
+        return _hint("with momentum return the new momentum buffer as new_buf, not None: the next "
+                     "step needs it")
+    got, want = buf, expected
+    if got.shape == want.shape and np.allclose(got, 0.1 * want, rtol=1e-9, atol=1e-12):
+        return _hint("the returned buf is lr times the momentum buffer: lr scales only the step "
+                     "p - lr * d_p; keep lr out of buf")
+    if weight_decay:
+        return _weight_decay_hint()
+    return _hint("the parameters are right but the returned buf is not the momentum buffer "
+                 "momentum * buf + (1 - dampening) * grad that optim.SGD keeps")
 
 
 @exercise
@@ -119,10 +153,24 @@ def exercise_5_2(sgd_update):
     result = sgd_update(lib.ones(2), lib.ones(2), None, 0.1, 0.9, 0.0, 0.0, False)
     if not (isinstance(result, tuple) and len(result) == 2):
         return _hint(f"sgd_update returned {type(result).__name__}: return the pair (new_p, new_buf)")
-    failed = [s for s in _SGD_SETTINGS if not _sgd_by_hand_matches(sgd_update, lib, *s)]
-    if not failed:
-        return _correct("plain, momentum, dampening, weight decay and Nesterov all match optim.SGD")
-    momentum, dampening, weight_decay, nesterov = failed[0]
+    for setting in _SGD_SETTINGS:
+        mismatch = _sgd_by_hand_mismatch(sgd_update, lib, *setting)
+        if mismatch is None:
+            continue
+        if mismatch[0] == "buf":
+            return _buffer_hint(*mismatch[1], weight_decay=setting[2])
+        return _parameter_hint(*setting)
+    return _correct("plain, momentum, dampening, weight decay and Nesterov all match optim.SGD, "
+                    "parameters and momentum buffers")
+
+
+def _weight_decay_hint():
+    return _hint("weight decay comes first: grad = grad + weight_decay * p, and that grad is "
+                 "what goes into the buffer")
+
+
+def _parameter_hint(momentum, dampening, weight_decay, nesterov):
+    """The hint for the first setting of ``_SGD_SETTINGS`` whose parameters differ from optim.SGD's."""
     if momentum == 0:
         return _hint("plain SGD is p - lr * grad: start there (buf is not used without momentum)")
     if not dampening and not weight_decay and not nesterov:
@@ -132,8 +180,7 @@ def exercise_5_2(sgd_update):
         return _hint("dampening scales the new gradient by (1 - dampening), but not on the first "
                      "step: there the buffer is the gradient itself")
     if weight_decay:
-        return _hint("weight decay comes first: grad = grad + weight_decay * p, and that grad is "
-                     "what goes into the buffer")
+        return _weight_decay_hint()
     return _hint("Nesterov: after updating buf, step along grad + momentum * buf (not along buf)")
 
 
@@ -190,24 +237,49 @@ def _lr_curve(scheduler, steps):
     return lrs
 
 
+def _cosine(top, bottom, t_max, steps=20):
+    """CosineAnnealingLR's learning rates before each of ``steps`` steps and after the last."""
+    t = np.arange(steps + 1)
+    return bottom + 0.5 * (top - bottom) * (1 + np.cos(np.pi * t / t_max))
+
+
 @exercise
 def exercise_5_4(scheduler):
     """A scheduler taking the learning rate from 0.1 to 0.001 along a cosine in 20 steps."""
     if scheduler is None or not hasattr(scheduler, "optimizer"):
         return _hint("pass a scheduler from torch.optim.lr_scheduler, built on the optimizer")
     lrs = np.array(_lr_curve(scheduler, 20))
-    t = np.arange(21)
-    expected = 0.001 + 0.5 * (0.1 - 0.001) * (1 + np.cos(np.pi * t / 20))
-    if np.allclose(lrs, expected, rtol=1e-6, atol=1e-9):
+    if np.allclose(lrs, _cosine(0.1, 0.001, 20), rtol=1e-6, atol=1e-9):
         return _correct("0.1 → 0.001 along half a cosine in 20 steps")
     if not math.isclose(lrs[0], 0.1, rel_tol=1e-6):
         return _hint(f"the curve starts at {lrs[0]:g}: build the optimizer with lr=0.1")
-    if math.isclose(lrs[-1], 0.0, abs_tol=1e-9):
-        return _hint("the curve ends at 0: set eta_min=0.001 (the lowest learning rate)")
+    if np.allclose(lrs, _cosine(0.1, lrs[-1], 20), rtol=1e-6, atol=1e-9):
+        if math.isclose(lrs[-1], 0.0, abs_tol=1e-9):
+            return _hint("the curve ends at 0: set eta_min=0.001 (the lowest learning rate)")
+        return _hint(f"the cosine bottoms out at {lrs[-1]:g}: eta_min is the lowest learning rate, "
+                     "0.001")
     if len(set(np.round(lrs, 12))) <= 3:
         return _hint("the learning rate moves in steps: use CosineAnnealingLR for a smooth cosine")
-    return _hint(f"after 20 steps the learning rate is {lrs[-1]:g}, not 0.001: T_max is the "
-                 "number of steps from the top to the bottom (20)")
+    if math.isclose(lrs[-1], 0.001, rel_tol=1e-6):
+        return _hint("the curve goes from 0.1 to 0.001 but not along half a cosine: use "
+                     "CosineAnnealingLR (ExponentialLR and LinearLR draw other curves)")
+    ratio = (lrs[1] - 0.001) / (0.1 - 0.001) * 2 - 1  # cos(pi / T_max) if it is a cosine
+    t_max = round(math.pi / math.acos(ratio)) if -1 < ratio < 1 else None
+    if t_max and t_max != 20 and np.allclose(lrs[:min(t_max, 20) + 1],
+                                             _cosine(0.1, 0.001, t_max)[:min(t_max, 20) + 1]):
+        return _hint(f"a cosine with T_max={t_max}: T_max is the number of steps from the top to "
+                     "the bottom, 20")
+    return _hint(f"after 20 steps the learning rate is {lrs[-1]:g}, not 0.001, and the curve is not "
+                 "half a cosine: CosineAnnealingLR(optimizer, T_max=20, eta_min=0.001)")
+
+
+def _as_initialised(model):
+    """True if every Linear weight and bias still lies in nn.Linear's initial range ±1/√in_features
+    (training moves at least one of them out of it)."""
+    layers = [m for _, m in _linear_layers(model)]
+    return bool(layers) and all(
+        np.abs(_values(p)).max() <= 1 / math.sqrt(m.in_features) + 1e-7
+        for m in layers for p in m.parameters())
 
 
 @exercise
@@ -231,9 +303,13 @@ def exercise_5_5(model):
         return _hint(f"the model maps {tuple(x.shape)} to {tuple(logits.shape)}: it needs 64 inputs "
                      "and 10 outputs (one score per digit)")
     accuracy = float(np.mean(_values(logits).argmax(1) == y.numpy()))
-    if accuracy < 0.2:
-        return _hint(f"accuracy {accuracy:.0%}: no better than guessing. Did the loop call "
-                     "optimizer.step() after loss.backward()?")
+    if accuracy < 0.93 and _as_initialised(model):
+        if all(p.grad is None for p in model.parameters()):
+            return _hint(f"accuracy {accuracy:.0%}: the model was never trained (no parameter has "
+                         "a .grad): write the loop that calls train_step on the training batches")
+        return _hint(f"accuracy {accuracy:.0%}: the weights are still where nn.Linear put them "
+                     "although gradients were computed. Did the loop call optimizer.step() after "
+                     "loss.backward()?")
     if accuracy < 0.93:
         return _hint(f"held-out accuracy {accuracy:.1%}, below 93 %: train longer (more epochs) "
                      "or with a larger learning rate")
