@@ -9,10 +9,12 @@ import numpy as np
 import edutorch
 
 from ._common import (
+    _code_names,
     _correct,
     _hint,
     _library,
     _library_of_function,
+    _root_module,
     _seeded,
     _state_arrays,
     _values,
@@ -42,6 +44,10 @@ def _exercise_6_1(dropout_class):
     lib = _library(layer)
     if not isinstance(layer, lib.nn.Module):
         return _hint("MyDropout must subclass nn.Module (it needs self.training)")
+    borrowed = _uses_dropout(dropout_class, layer, lib)
+    if borrowed:
+        return _hint(f"MyDropout uses {borrowed}, which the exercise forbids: draw the mask yourself "
+                     "(torch.rand(x.shape) >= p) and scale the kept values by 1/(1-p)")
     x = lib.rand(200, 100) + 0.5  # no zeros in the input: every zero of the output was dropped
     parent = lib.nn.Sequential(layer)
     parent.eval()  # through the parent: the layer must read self.training, not its own flag
@@ -80,6 +86,25 @@ def _exercise_6_1(dropout_class):
         return _hint("with p=0 nothing may be dropped")
     return _correct(f"{fraction:.1%} zeroed with p=0.2, the rest scaled by 1/(1-p) = 1.25; "
                     "identity in eval()")
+
+
+_DROPOUT_NAMES = {"dropout", "Dropout", "dropout1d", "dropout2d", "dropout3d", "Dropout1d", "Dropout2d",
+                  "Dropout3d", "alpha_dropout", "AlphaDropout", "feature_alpha_dropout"}
+
+
+def _uses_dropout(dropout_class, layer, lib):
+    """``"F.dropout"``/``"nn.Dropout"`` if the class calls a library dropout, else ``None``."""
+    if any(isinstance(m, lib.nn.modules.dropout._DropoutNd) for m in layer.modules()):
+        return "an nn.Dropout layer"
+    for klass in dropout_class.__mro__:
+        if _root_module(klass) in ("torch", "edutorch"):
+            break  # the library's own classes: nn.Module and above
+        for member in vars(klass).values():
+            used = _DROPOUT_NAMES & set(_code_names(getattr(member, "__code__", None)))
+            if used:
+                name = sorted(used)[0]
+                return f"nn.{name}" if name[0].isupper() else f"F.{name}"
+    return None
 
 
 def exercise_6_2_batches():
@@ -149,6 +174,9 @@ def _exercise_6_3(layer):
     lib = _library(layer)
     if not _is_batch_norm(layer, lib):
         return _hint(f"layer is a {type(layer).__name__}; build it with nn.BatchNorm1d(5, ...)")
+    if not isinstance(layer, lib.nn.BatchNorm1d):
+        return _hint(f"layer is a {type(layer).__name__}, made for images (N, C, H, W); the inputs "
+                     "here are (N, 5) vectors: use nn.BatchNorm1d(5, ...)")
     if layer.num_features != 5:
         return _hint(f"the layer normalises {layer.num_features} features; the inputs have 5")
     first = lib.randn(8, 5) * 3 + 2
@@ -223,7 +251,12 @@ def _exercise_6_4(evaluate):
     probe.calls.clear()
     model.train()
     stats = _state_arrays(model)
-    result = evaluate(model, x, y)
+    try:
+        result = evaluate(model, x, y)
+    except Exception as error:
+        return _hint(f"evaluate(model, x, y) raised {type(error).__name__}: {error}. model(x) has "
+                     "shape (50, 3), one row of scores per sample: the predictions are "
+                     "model(x).argmax(dim=1) (dim 0 runs over the samples), compared with y")
     if result is None:
         return _hint("evaluate returns None: return the accuracy, a number between 0 and 1")
     try:
@@ -264,6 +297,28 @@ def _finetuning_model(lib):
     return nn.Sequential(features, nn.Dropout(0.5), nn.Linear(8, 4), nn.BatchNorm1d(4))
 
 
+def _conv_model(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(8, 4), nn.BatchNorm1d(4))
+
+
+def _record_modes(model, lib):
+    """``{name: [mode, ...]}``: every train(mode)/eval() call each BatchNorm of ``model`` receives."""
+    calls = {}
+    for name, module in model.named_modules():
+        if _is_batch_norm(module, lib):
+            calls[name] = []
+            original = module.train
+
+            def train(mode=True, log=calls[name], original=original):
+                log.append(bool(mode))
+                return original(mode)
+
+            module.train = train  # an instance attribute: the parent's train() calls it too
+    return calls
+
+
 @exercise
 def exercise_6_5(freeze_batchnorm):
     """``freeze_batchnorm(model)``: every BatchNorm in eval mode, the rest in train mode."""
@@ -277,9 +332,16 @@ def _exercise_6_5(freeze_batchnorm):
     lib = _library_of_function(freeze_batchnorm)
     model = _finetuning_model(lib)
     model.train()
+    modes = _record_modes(model, lib)
     freeze_batchnorm(model)
     norms = [(n, m) for n, m in model.named_modules() if _is_batch_norm(m, lib)]
     still_training = [n for n, m in norms if m.training]
+    switched_back = [n for n in still_training if False in modes[n]]
+    if switched_back:
+        return _hint(f"BatchNorm {switched_back} went to eval mode and back to train mode: a "
+                     "parent's train() switches all its children again, and model.apply visits "
+                     "the children before their parent. Call eval() on the BatchNorm layers "
+                     "after everything else, e.g. in a loop over model.modules()")
     if len(still_training) == len(norms):
         return _hint("no BatchNorm was switched to eval mode: call .eval() on each module m "
                      "of model.modules() that is a BatchNorm")
@@ -294,6 +356,13 @@ def _exercise_6_5(freeze_batchnorm):
     if not all(p.requires_grad for p in model.parameters()):
         return _hint("freezing the statistics is a matter of modes: keep requires_grad, so "
                      "BatchNorm's weight and bias still train")
+    conv = _conv_model(lib).train()
+    freeze_batchnorm(conv)
+    missed = [type(m).__name__ for m in conv.modules() if _is_batch_norm(m, lib) and m.training]
+    if missed:
+        return _hint(f"on a model with convolutions, {missed[0]} is still training: test isinstance "
+                     "against nn.modules.batchnorm._BatchNorm, the base class of BatchNorm1d, "
+                     "BatchNorm2d and BatchNorm3d")
     before = _state_arrays(model)
     x = lib.randn(16, 6)
     with lib.no_grad():
@@ -304,5 +373,5 @@ def _exercise_6_5(freeze_batchnorm):
         return _hint(f"a training forward still moved {moved}")
     if np.array_equal(first, second):
         return _hint("Dropout no longer drops: it must stay in train mode")
-    return _correct(f"{len(norms)} BatchNorm layers frozen (their running statistics stay put); "
-                    "Dropout still drops")
+    return _correct(f"{len(norms)} BatchNorm layers frozen (their running statistics stay put), "
+                    "BatchNorm2d too; Dropout still drops")
