@@ -179,3 +179,13 @@ class _seeded:
 def _state_arrays(module):
     """``{key: float64 array}`` of a module's state_dict (to see what a call changed)."""
     return {key: _values(value) for key, value in module.state_dict().items()}
+
+
+def _multiple(got, expected, rtol=1e-5, atol=1e-6):
+    """``k`` when ``got`` is ``k`` times ``expected`` for an integer ``k`` >= 2, else None."""
+    if got.shape != expected.shape or not np.any(expected):
+        return None
+    k = float(np.sum(got * expected) / np.sum(expected * expected))
+    if round(k) >= 2 and np.allclose(got, round(k) * expected, rtol=rtol, atol=atol):
+        return round(k)
+    return None

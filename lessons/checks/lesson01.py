@@ -11,6 +11,7 @@ from ._common import (
     _hint,
     _is_tensor,
     _library,
+    _multiple,
     _node_name,
     _values,
     exercise,
@@ -47,16 +48,6 @@ def exercise_1_1(x):
             )
         return _hint(f"x.grad is {got} but d/dx (x**3 - 3*x) at x={value} is {expected}")
     return _correct(f"x.grad = 3·x² − 3 = {got.tolist()} at x = {value.tolist()}")
-
-
-def _multiple(got, expected):
-    """``k`` when ``got`` is ``k`` times ``expected`` for an integer ``k`` >= 2, else None."""
-    if got.shape != expected.shape or not np.any(expected):
-        return None
-    k = float(np.sum(got * expected) / np.sum(expected * expected))
-    if round(k) >= 2 and np.allclose(got, round(k) * expected, rtol=1e-5, atol=1e-6):
-        return round(k)
-    return None
 
 
 def graph_path(loss):

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -11,6 +12,7 @@ from ._common import (
     _hint,
     _library,
     _linear_layers,
+    _multiple,
     _values,
     exercise,
 )
@@ -29,9 +31,49 @@ def _first_last_ratio(net):
     return first / last
 
 
+def _lesson_batch(lib):
+    """The lesson's batch ``xb, yb``: the first 256 training digits, in ``lib``'s tensors."""
+    from edutorch.datasets import load_digits
+
+    x, y = load_digits("train")
+    return lib.tensor(x.numpy()[:256]), lib.tensor(y.numpy()[:256])
+
+
+def _reference_grads(net):
+    """``{name: gradient}`` of ``loss_fn(net(xb), yb)`` (cross-entropy on the lesson's batch), one
+    backward on a copy of ``net``: what the exercise asks the student's gradients to be."""
+    lib = _library(net)
+    twin = copy.deepcopy(net)
+    for p in twin.parameters():
+        p.grad = None
+    xb, yb = _lesson_batch(lib)
+    lib.nn.CrossEntropyLoss()(twin(xb), yb).backward()
+    return {name: _values(p.grad) for name, p in twin.named_parameters()}
+
+
+def _gradient_mistake(net):
+    """A hint if ``net``'s gradients are not those of one backward of loss_fn on xb, yb; else None."""
+    reference = _reference_grads(net)
+    grads = {name: _values(p.grad) for name, p in net.named_parameters() if p.grad is not None}
+    if set(grads) != set(reference):
+        return None  # the caller names the parameters without a gradient
+    if all(np.allclose(grads[n], reference[n], rtol=1e-4, atol=1e-7) for n in reference):
+        return None
+    got = np.concatenate([g.ravel() for g in grads.values()])
+    want = np.concatenate([reference[n].ravel() for n in grads])
+    times = _multiple(got, want, rtol=1e-4, atol=1e-7)
+    if times:
+        return _hint(f"net's gradients are {times}× those of one backward: gradients ACCUMULATE, "
+                     "so backward ran {times} times. Set the gradients to None (net.zero_grad()) "
+                     "and call backward once".replace("{times}", str(times)))
+    return _hint("net's gradients are not those of loss_fn(net(xb), yb): compute the loss with "
+                 "the lesson's loss_fn (cross-entropy) on the batch xb, yb, then call backward")
+
+
 @exercise
 def exercise_7_1(net, norms):
-    """``norms[name]`` is the 2-norm of ``p.grad`` for every parameter of ``net``."""
+    """``norms[name]`` is the 2-norm of ``p.grad`` for every parameter of ``net``, the gradients
+    of one backward of ``loss_fn(net(xb), yb)``."""
     if not hasattr(net, "named_parameters"):
         return _hint("pass the network itself and your dictionary: checks.exercise_7_1(net, norms)")
     expected = _grad_norms(net)
@@ -40,9 +82,12 @@ def exercise_7_1(net, norms):
     if not isinstance(norms, dict) or not norms:
         return _hint("norms is empty: fill it with {name: p.grad.norm().item()} for each "
                      "(name, p) in net.named_parameters()")
-    if sorted(norms) != sorted(expected):
+    if sorted(norms) != sorted(expected) or len(expected) != len(list(net.parameters())):
         return _hint(f"norms has keys {sorted(norms)[:3]}...; use the names of "
                      f"net.named_parameters(), every parameter: {list(expected)[:3]}...")
+    mistake = _gradient_mistake(net)
+    if mistake is not None:
+        return mistake
     try:
         got = {name: float(value) for name, value in norms.items()}
     except (TypeError, ValueError):
@@ -65,26 +110,35 @@ def exercise_7_1(net, norms):
 
 @exercise
 def exercise_7_2(net):
-    """A network at least six hidden layers deep whose first layer still gets a gradient."""
+    """As deep as the sigmoid network (six hidden Linear layers of width 32 and the output layer),
+    gradients of loss_fn on xb, yb computed, and ‖grad‖ of the first weight > 1/100 of the last's."""
     if not hasattr(net, "named_modules"):
         return _hint("pass your network: checks.exercise_7_2(relu_net)")
     layers = _linear_layers(net)
     if len(layers) < 7:
         return _hint(f"net has {len(layers)} Linear layers; keep the depth (6 hidden layers + the "
                      "output layer, 7 Linear layers): the point is a DEEP network whose gradient flows")
-    lib = _library(net)
-    sigmoids = [name for name, m in net.named_modules() if isinstance(m, lib.nn.Sigmoid)]
-    if sigmoids:
-        return _hint(f"the network still uses Sigmoid (at {sigmoids[:3]}): its derivative is at most "
-                     "1/4, so every layer shrinks the gradient. Use nn.ReLU (or nn.Tanh)")
+    widths = [m.out_features for _, m in layers[:-1]]
+    if any(w != 32 for w in widths):
+        return _hint(f"the hidden layers have widths {widths}: keep six hidden layers of width 32, "
+                     "as in sigmoid_net, and change what lets the gradient through")
     if any(m.weight.grad is None for _, m in layers):
         return _hint("the weights have no gradient yet: compute the loss on the batch and call "
                      "loss.backward()")
+    mistake = _gradient_mistake(net)
+    if mistake is not None:
+        return mistake
     ratio = _first_last_ratio(net)
     if not ratio > 1e-2:
+        lib = _library(net)
+        sigmoids = [name for name, m in net.named_modules() if isinstance(m, lib.nn.Sigmoid)]
+        if sigmoids:
+            return _hint(f"the first layer's gradient is {ratio:.1e} × the last one's: the network "
+                         f"still uses Sigmoid (at {sigmoids[:3]}), whose derivative is at most 1/4, "
+                         "so every layer shrinks the gradient. Use nn.ReLU (or nn.Tanh)")
         return _hint(f"the first layer's gradient is {ratio:.1e} × the last one's: it still vanishes. "
                      "Put an activation whose derivative is near 1 (ReLU, Tanh) after EVERY hidden Linear")
-    return _correct(f"{len(layers)} Linear layers; ‖grad‖ first / last = {ratio:.1e} "
+    return _correct(f"{len(layers)} Linear layers; ‖grad‖ first / last = {ratio:.1e} > 1/100 "
                     "(the sigmoid network's is about 1e-05)")
 
 
@@ -103,21 +157,22 @@ def _clip_step_setup(lib):
 
 def _fresh_grads(lib, model, x, y):
     """The gradients of the MSE loss at ``model``'s parameters (on a copy, as arrays)."""
-    import copy
-
     twin = copy.deepcopy(model)
     twin.zero_grad()
     lib.nn.functional.mse_loss(twin(x), y).backward()
     return [_values(p.grad) for p in twin.parameters()]
 
 
-def _reference_clip_step(lib, net, x, y, lr, max_norm):
-    """One correct step on a copy of ``net``: (its parameters after, clip_grad_norm_'s total norm)."""
-    import copy
-
+def _reference_clip_step(lib, net, x, y, lr, max_norm, clip="norm"):
+    """One correct step on a copy of ``net``: (its parameters after, clip_grad_norm_'s total norm);
+    with ``clip="value"`` the step clip_grad_value_ would give instead."""
     twin = copy.deepcopy(net)
     lib.nn.functional.mse_loss(twin(x), y).backward()
-    total = float(lib.nn.utils.clip_grad_norm_(twin.parameters(), max_norm))
+    if clip == "value":
+        lib.nn.utils.clip_grad_value_(twin.parameters(), max_norm)
+        total = None
+    else:
+        total = float(lib.nn.utils.clip_grad_norm_(twin.parameters(), max_norm))
     with lib.no_grad():
         for p in twin.parameters():
             p.sub_(lr * p.grad)
@@ -145,6 +200,11 @@ def exercise_7_3(clipped_step, net):
     if all(np.allclose(a, u, rtol=1e-4, atol=1e-6) for a, u in zip(after, unclipped)):
         return _hint("the update is the unclipped one: call clip_grad_norm_ AFTER backward() and "
                      "BEFORE optimizer.step()")
+    value_clipped, _ = _reference_clip_step(lib, _clip_step_setup(lib)[0], x, y, lr, max_norm,
+                                            clip="value")
+    if all(np.allclose(a, v, rtol=1e-4, atol=1e-6) for a, v in zip(after, value_clipped)):
+        return _hint("that is clip_grad_value_, which clamps each entry: clip the total NORM with "
+                     "clip_grad_norm_(model.parameters(), max_norm)")
     if not all(np.allclose(a, e, rtol=1e-4, atol=1e-6) for a, e in zip(after, expected)):
         return _hint("the update is not −lr · (clipped gradient): start with optimizer.zero_grad() "
                      "(gradients accumulate), compute loss_fn(model(x), y), and clip "
@@ -171,17 +231,22 @@ def exercise_7_4(net, theta0, lr=0.1):
         return _hint("pass the network and the starting vector: checks.exercise_7_4(small, theta0)")
     lib = _library(net)
     params = list(net.parameters())
-    if any(p.grad is None for p in params):
-        return _hint("the parameters have no gradient: the cell above ran backward; run it again")
+    replaced = ("write the values back with vector_to_parameters(theta, net.parameters()), which "
+                "keeps the model's Parameters: do not assign new tensors or Parameters to the layers")
     if not all(isinstance(p, lib.nn.Parameter) and p.requires_grad for p in params):
-        return _hint("a parameter is no longer a trainable nn.Parameter: write the values back with "
-                     "vector_to_parameters(theta, net.parameters()), do not replace the attributes")
+        return _hint(f"a parameter is no longer a trainable nn.Parameter: {replaced}")
     start = _values(theta0).ravel()
+    if start.size != sum(p.numel() for p in params):
+        return _hint(f"theta0 has {start.size} numbers but net has {sum(p.numel() for p in params)}: "
+                     f"a parameter was removed or replaced ({replaced}), or theta0 is not the vector "
+                     "parameters_to_vector(net.parameters()) gave before the step")
+    if any(p.grad is None for p in params):
+        if any(p.grad is not None for p in params):
+            return _hint(f"some parameters have no gradient: they were replaced by new Parameters. "
+                         f"{replaced[0].upper() + replaced[1:]}")
+        return _hint("the parameters have no gradient: the cell above ran backward; run it again")
     grads = np.concatenate([_values(p.grad).ravel() for p in params])
     now = np.concatenate([_values(p).ravel() for p in params])
-    if start.shape != now.shape:
-        return _hint(f"theta0 has {start.size} numbers but net has {now.size}: pass the vector "
-                     "parameters_to_vector(net.parameters()) gave before the step")
     if np.allclose(now, start):
         return _hint("the parameters did not change: write theta back with vector_to_parameters")
     if np.allclose(now, start + lr * grads, rtol=1e-5, atol=1e-7):
