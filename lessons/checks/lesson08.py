@@ -48,6 +48,10 @@ def exercise_8_1(layer):
     if largest > bound * (1 + 1e-6):
         return _hint(f"|weight| reaches {largest:.3g}, beyond Xavier's bound gain·√(6/(fan_in+fan_out)) = "
                      f"{bound:.3g}: use xavier_uniform_ (not kaiming or normal) with gain=calculate_gain('tanh')")
+    uniform = largest > 0.97 * std * math.sqrt(3) and abs(std * math.sqrt(3) / largest - 1) < 0.04
+    if uniform and largest < 0.97 * bound:
+        return _hint(f"that is Xavier uniform with gain {std * math.sqrt(3) / plain:.2g}, not tanh's: pass "
+                     f"gain=nn.init.calculate_gain('tanh') ({gain:.4g})")
     if not (largest > 0.98 * bound and abs(std - bound / math.sqrt(3)) < 0.03 * bound / math.sqrt(3)):
         return _hint(f"the weight's values are not spread over U(-{bound:.3g}, {bound:.3g}) (std "
                      f"{std:.3g}, expected {bound / math.sqrt(3):.3g}): use nn.init.xavier_uniform_")
@@ -74,7 +78,12 @@ def exercise_8_2(init_weights):
     lib = _library_of_function(init_weights)
     lib.manual_seed(0)
     model = _deep_relu_for_check(lib)
-    model.apply(init_weights)
+    try:
+        model.apply(init_weights)
+    except Exception as error:
+        return _hint(f"model.apply(init_weights) raised {type(error).__name__}: {error}. apply calls "
+                     "init_weights on EVERY module (ReLU, Sequential, ...): change only those where "
+                     "isinstance(m, nn.Linear)")
     linears = [m for m in model if isinstance(m, lib.nn.Linear)]
     for i, m in enumerate(linears):
         fan_in = m.weight.shape[1]
@@ -201,6 +210,10 @@ def exercise_8_5(head, out, x, device):
                      "device=device to nn.Linear")
     bound = 1 / math.sqrt(64)
     values = np.concatenate([_values(p).ravel() for p in head.parameters()])
+    if np.array_equal(values.astype(np.float32).astype(np.float64), values):
+        return _hint("every value of head is a float32 number: the layer was made in float32 and "
+                     "converted (.double(), .to(...)), which the exercise forbids. Make it directly: "
+                     "nn.Linear(64, 10, device=device, dtype=torch.float64)")
     if not np.all(np.isfinite(values)) or np.abs(values).max() > bound * (1 + 1e-9) or values.std() < 0.3 * bound:
         return _hint("the parameters are not PyTorch's default U(-1/√64, 1/√64): build the layer with "
                      "nn.Linear(..., device=device, dtype=...), not skip_init, and do not re-initialise it")

@@ -49,7 +49,7 @@ def test_8_1_hints(lib):
     assert_hint(checks.exercise_8_1.check(normal), "xavier_uniform_")
     narrow = tanh_layer(lib)
     init.uniform_(narrow.weight, -0.2, 0.2)
-    assert_hint(checks.exercise_8_1.check(narrow), "not spread")
+    assert_hint(checks.exercise_8_1.check(narrow), "gain 1.6", "calculate_gain")
     bias_left = tanh_layer(lib)
     init.xavier_uniform_(bias_left.weight, gain=init.calculate_gain("tanh"))
     assert_hint(checks.exercise_8_1.check(bias_left), "bias to zero")
@@ -109,7 +109,7 @@ def test_8_2_hints():
     assert_hint(checks.exercise_8_2.check(make_init(
         et, lambda w: init.kaiming_normal_(w, nonlinearity="relu"), zero_bias=False)), "biases")
     crashes = make_init(et, lambda w: init.kaiming_normal_(w, nonlinearity="relu"), only_linear=False)
-    assert_hint(checks.exercise_8_2.check(crashes), "could not use your answer", "weight")
+    assert_hint(checks.exercise_8_2.check(crashes), "raised", "weight", "isinstance(m, nn.Linear)")
 
 
 # --- 8.3: skip_init + orthogonal_ -----------------------------------------------------------------
