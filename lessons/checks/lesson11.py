@@ -114,6 +114,14 @@ def _parameter_ids(optimizer):
     return [id(p) for group in optimizer.param_groups for p in group["params"]]
 
 
+def _pretrained(body, lib):
+    """True if a BatchNorm of ``body`` has seen data (its running statistics moved)."""
+    norms = [m for m in body.modules() if isinstance(m, lib.nn.modules.batchnorm._BatchNorm)]
+    return any(m.running_mean is not None and (np.any(_values(m.running_mean) != 0)
+                                                or np.any(_values(m.running_var) != 1))
+               for m in norms)
+
+
 @exercise
 def exercise_11_3(model, optimizer, classes=2):
     """``model.head`` is a new ``Linear(32, classes)``; the body is frozen; ``optimizer`` holds
@@ -128,6 +136,9 @@ def exercise_11_3(model, optimizer, classes=2):
     if not isinstance(head, lib.nn.Linear) or head.out_features != classes:
         return _hint(f"model.head must be a new nn.Linear(32, {classes}): the new task has "
                      f"{classes} classes")
+    if not _pretrained(model.body, lib):
+        return _hint("the body is not pretrained: its BatchNorm still has a fresh layer's running "
+                     "statistics (mean 0, variance 1). Start from finetuned = load_pretrained()")
     if any(p.requires_grad for p in model.body.parameters()):
         return _hint("the body still requires grad: freeze it with "
                      "model.body.requires_grad_(False) before fine-tuning")
@@ -147,6 +158,13 @@ def exercise_11_3(model, optimizer, classes=2):
                      "requires_grad=True)")
     if held != head_ids:
         return _hint("the optimizer misses some of the head's parameters (weight and bias)")
+    decoupled = any(g.get("decoupled_weight_decay") for g in optimizer.param_groups)
+    if not isinstance(optimizer, lib.optim.Adam) or decoupled:
+        return _hint(f"this is {type(optimizer).__name__}: the exercise asks for "
+                     "torch.optim.Adam(model.head.parameters(), lr=0.01)")
+    lrs = sorted({g["lr"] for g in optimizer.param_groups})
+    if lrs != [0.01]:
+        return _hint(f"the learning rate is {lrs[0] if len(lrs) == 1 else lrs}: use lr=0.01")
     return _correct(f"a new Linear(32, {classes}) head, a frozen body, and an optimizer over "
                     f"the head's {len(head_ids)} tensors only")
 
@@ -165,6 +183,14 @@ def exercise_11_4(finetune_mode):
     if not model.training or not model.head.training:
         return _hint("the model (and its head) must be in training mode: call model.train() first")
     training = [name for name, m in model.body.named_modules() if m.training]
+    norms_training = [name for name, m in model.body.named_modules()
+                      if m.training and isinstance(m, lib.nn.modules.batchnorm._BatchNorm)]
+    if training and not norms_training:
+        names = [f"body.{n}" if n else "body" for n in training]
+        return _hint(f"the body's BatchNorm is in eval mode, but {names} are still in training "
+                     "mode: the exercise "
+                     "puts the whole body in eval mode, model.body.eval() (a Dropout there would "
+                     "still drop)")
     if training:
         return _hint("model.body is in training mode, so its BatchNorm would normalise with each "
                      "batch's statistics and update running_mean/running_var: requires_grad_(False) "
@@ -185,12 +211,20 @@ def exercise_11_5(model, x, features):
     if not _is_tensor(features):
         return _hint("features must be a tensor: the body's output for x")
     lib = _library(model)
-    if tuple(features.shape) != (len(x), 32):
-        return _hint(f"features has shape {tuple(features.shape)}, expected ({len(x)}, 32): the "
-                     "output of model.body (not of the whole model)")
+    shape = tuple(features.shape)
+    if len(shape) == 2 and shape[1] == 32 and shape[0] != len(x):
+        return _hint(f"features has {shape[0]} rows but x_few has {len(x)} images: run the body on "
+                     "all of x_few, model.body(x_few)")
+    if shape != (len(x), 32):
+        return _hint(f"features has shape {shape}, expected ({len(x)}, 32): the output of "
+                     "model.body (not of the whole model, whose output has one score per class)")
     if features.requires_grad:
         return _hint("features requires grad, so training the head on them would also record the "
-                     "body: compute them inside torch.no_grad() (or torch.inference_mode())")
+                     "body: compute them inside torch.no_grad()")
+    if getattr(features, "is_inference", lambda: False)():
+        return _hint("features are inference tensors (made under torch.inference_mode()): PyTorch "
+                     "refuses to save them for backward, so the head could not train on them. "
+                     "Compute them inside torch.no_grad()")
     body = copy.deepcopy(model.body)  # the check's forwards leave the student's model as it is
     with lib.no_grad():
         expected = _values(body.eval()(x))
