@@ -131,19 +131,40 @@ def _library_of_function(function):
     """``torch`` if ``function`` works with real PyTorch, else ``edutorch``.
 
     The names the function uses (``torch.relu``, ``nn.Linear``, a closure
-    variable) say which library it works with; a function that names neither
-    gets the library its notebook imported as ``torch``/``nn``.
+    variable, a helper function it calls) say which library it works with; a
+    function that names neither gets the library its notebook imported as
+    ``torch``/``nn``.
     """
-    code = getattr(function, "__code__", None)
-    names = getattr(function, "__globals__", {})
-    used = [names.get(name) for name in _code_names(code)]
-    used += [cell.cell_contents for cell in getattr(function, "__closure__", None) or ()]
-    roots = {_root_module(value) for value in used}
+    roots = _roots_used(function, set())
     if "torch" not in roots and "edutorch" not in roots:
+        names = getattr(function, "__globals__", {})
         roots = {_root_module(names.get("torch")), _root_module(names.get("nn"))}
     if "torch" in roots and "torch" in sys.modules:
         return sys.modules["torch"]
     return edutorch
+
+
+def _roots_used(function, seen):
+    """The root modules of the globals and closure variables ``function`` uses, and of those its
+    own helper functions use."""
+    if id(function) in seen or not hasattr(function, "__code__"):
+        return set()
+    seen.add(id(function))
+    names = getattr(function, "__globals__", {})
+    used = [names.get(name) for name in _code_names(function.__code__)]
+    used += [cell.cell_contents for cell in function.__closure__ or () if _filled(cell)]
+    roots = {_root_module(value) for value in used}
+    for value in used:
+        roots |= _roots_used(value, seen)
+    return roots
+
+
+def _filled(cell):
+    try:
+        _ = cell.cell_contents
+    except ValueError:  # a closure variable not assigned yet
+        return False
+    return True
 
 
 def _root_module(value):
