@@ -13,6 +13,7 @@ from ._common import (
     _hint,
     _is_tensor,
     _library,
+    _library_of_function,
     _linear_layers,
     _values,
     exercise,
@@ -94,54 +95,73 @@ def exercise_3_2(net, inputs, activations):
     return _correct(f"captured {len(linear_names)} activations and removed every hook")
 
 
+def _recording(hook, returned):
+    """``hook``, recording the type of what it returns in ``returned``."""
+    def recorded(*args):
+        result = hook(*args)
+        returned.append(type(result).__name__)
+        return result
+    return recorded
+
+
+def _backward_through(lib, layer, hook, x_values, requires_grad=True):
+    """``x.grad`` after a backward through ``layer`` with ``hook`` registered, and the types the
+    hook returned; the hook is removed afterwards."""
+    x = lib.tensor(x_values, requires_grad=requires_grad)
+    returned = []
+    handle = layer.register_full_backward_hook(_recording(hook, returned))
+    try:
+        with warnings.catch_warnings():  # an input that needs no grad: PyTorch's warning, expected
+            warnings.filterwarnings("ignore", message="Full backward hook is firing")
+            layer(x).pow(2).sum().backward()
+    finally:
+        handle.remove()
+    return x.grad, returned
+
+
 @exercise
 def exercise_3_3(hook):
     """A full backward hook that clamps every ``grad_input`` to [-0.1, 0.1]."""
-    nn = edutorch.nn
-    layer = nn.Linear(4, 3)
-    with edutorch.no_grad():
+    if not callable(hook):
+        return _hint("pass your hook function clip_grad_input itself")
+    lib = _library_of_function(hook)
+    layer = lib.nn.Linear(4, 3)
+    with lib.no_grad():
         layer.weight.mul_(4.0)  # gradients large enough to need clipping
-    x_values = edutorch.randn(5, 4).numpy()
-    x_plain = edutorch.tensor(x_values, requires_grad=True)
-    layer(x_plain).pow(2).sum().backward()
-    expected = np.clip(_values(x_plain.grad), -0.1, 0.1)
-    if np.array_equal(expected, _values(x_plain.grad)):
-        raise AssertionError("check setup: the gradient should need clipping")
-    x = edutorch.tensor(x_values, requires_grad=True)
-    handle = layer.register_full_backward_hook(hook)
+    x_values = np.random.default_rng(3).normal(size=(5, 4)).astype(np.float32)
+    plain, _ = _backward_through(lib, layer, lambda m, grad_input, grad_output: None, x_values)
+    expected = np.clip(_values(plain), -0.1, 0.1)
     try:
-        layer(x).pow(2).sum().backward()
+        grad, returned = _backward_through(lib, layer, hook, x_values)
     except Exception as error:
-        return _hint(f"backward raised {type(error).__name__}: {error}")
-    finally:
-        handle.remove()
-    if x.grad is None:
+        return _hint(f"backward raised {type(error).__name__}: {error}. The hook gets "
+                     "(module, grad_input, grad_output) and returns a tuple like grad_input")
+    if returned and returned[0] == "list":
+        return _hint("the hook returned a list: grad_input is a tuple, so return a tuple with one "
+                     "entry per grad_input, tuple(...)")
+    if grad is None:
         return _hint("x.grad is None: return a tuple with one entry per grad_input")
-    got = _values(x.grad)
-    if np.allclose(got, _values(x_plain.grad), atol=1e-6):
+    got = _values(grad)
+    if np.allclose(got, _values(plain), atol=1e-6):
         return _hint("x.grad is unchanged: the hook must RETURN the new grad_input")
     if not np.allclose(got, expected, atol=1e-6):
         return _hint("x.grad is not grad_input clamped to [-0.1, 0.1]")
-    # an input that needs no gradient: grad_input is (None,), and None must stay None
-    data = edutorch.tensor(x_values)  # requires_grad=False
-    handle = layer.register_full_backward_hook(hook)
-    try:
-        with warnings.catch_warnings():  # the input needs no grad: PyTorch's warning, expected here
-            warnings.filterwarnings("ignore", message="Full backward hook is firing")
-            layer(data).pow(2).sum().backward()
+    try:  # an input that needs no gradient: grad_input is (None,), and None must stay None
+        _backward_through(lib, layer, hook, x_values, requires_grad=False)
     except Exception as error:
         return _hint(f"with an input that needs no gradient, grad_input is (None,) and the hook "
                      f"raised {type(error).__name__}: {error}. Keep None entries as None")
-    finally:
-        handle.remove()
     return _correct("earlier layers receive the clamped gradient, and None entries stay None")
 
 
 @exercise
 def exercise_3_4(hook):
     """A forward pre-hook that clamps the first input to [-1, 1]."""
-    layer = edutorch.nn.Linear(3, 2)
-    x = edutorch.tensor([[-3.0, 0.5, 2.0], [0.2, -0.9, 5.0]])
+    if not callable(hook):
+        return _hint("pass your pre-hook function clamp_inputs itself")
+    lib = _library_of_function(hook)
+    layer = lib.nn.Linear(3, 2)
+    x = lib.tensor([[-3.0, 0.5, 2.0], [0.2, -0.9, 5.0]])
     handle = layer.register_forward_pre_hook(hook)
     try:
         got = layer(x)
@@ -149,7 +169,7 @@ def exercise_3_4(hook):
         return _hint(f"the call raised {type(error).__name__}: {error}")
     finally:
         handle.remove()
-    with edutorch.no_grad():
+    with lib.no_grad():
         expected = _values(layer(x.clamp(-1.0, 1.0)))
         unchanged = _values(layer(x))
     got = _values(got)
