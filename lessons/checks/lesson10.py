@@ -143,10 +143,15 @@ def exercise_10_3(model, predicted):
         return _hint("a key appears twice in your list")
     if any(k.endswith(".weight") for k in extra):
         return _hint(f"{[k for k in extra if k.endswith('.weight')]}: a reparametrized weight is "
-                     "COMPUTED (by a pre-hook or a property), never saved; its originals are")
-    if any(k.endswith(("_g", "_v")) and k.startswith(("1.", "2.")) for k in extra):
-        return _hint("weight_g/weight_v are the keys of the OLD weight_norm; the new form saves "
+                     "COMPUTED (by a pre-hook or a property), never saved; what is saved are its "
+                     "originals (weight_orig, parametrizations.weight.original...)")
+    if {"1.weight_g", "1.weight_v"} & got:
+        return _hint("1.weight_g/1.weight_v are the keys of the OLD weight_norm; the new form saves "
                      "parametrizations.weight.original0 (g) and original1 (v)")
+    if {"2.weight_orig", "2.weight_u", "2.weight_v"} & got:
+        return _hint("2.weight_orig/2.weight_u/2.weight_v are the keys of the OLD spectral_norm "
+                     "(layer 0's form); layer 2's new form saves parametrizations.weight.original "
+                     "and the buffers _u and _v of the module parametrizations.weight.0")
     if any(k.endswith(("_u", "_v")) for k in missing):
         return _hint(f"missing {[k for k in missing if k.endswith(('_u', '_v'))]}: the power-"
                      "iteration vectors of spectral norm are (persistent) buffers, saved too — "
