@@ -5,8 +5,8 @@ import pytest
 
 import checks
 import edutorch
-from checks import catalogue
 from check_helpers import assert_hint, assert_ok
+from checks import catalogue
 
 ANSWERS = catalogue.load()
 RAW_ERROR = "the check could not use your answer"
@@ -47,11 +47,17 @@ def test_typical_answer(answer, lib_name):
         assert_hint(result, *answer.hint)
 
 
-@pytest.mark.parametrize("exercise", [e for e in _exercises() if any(a.exercise == e for a in ANSWERS)])
-def test_every_catalogued_exercise_has_four_mistakes_and_two_right_answers(exercise):
+@pytest.mark.parametrize("exercise", _exercises())
+def test_every_exercise_has_four_typical_mistakes_and_two_right_answers(exercise):
     answers = [a for a in ANSWERS if a.exercise == exercise]
     wrong = [a for a in answers if not a.right]
     right = [a for a in answers if a.right]
     assert len(wrong) >= 4, f"{exercise}: {len(wrong)} typical mistakes catalogued, 4 needed"
     assert len(right) >= 2, f"{exercise}: {len(right)} right answers catalogued, 2 needed"
     assert len({a.make.__name__ for a in answers}) == len(answers), "each answer named once"
+    assert any("torch" in a.libs for a in right) or all(a.libs == ("edutorch",) for a in answers), \
+        f"{exercise}: a right answer built from real torch objects"
+
+
+def test_the_catalogue_names_only_existing_exercises():
+    assert {a.exercise for a in ANSWERS} <= set(_exercises())

@@ -7,6 +7,7 @@ import pytest
 
 import checks
 from check_helpers import assert_hint, assert_ok
+from checks.catalogue.lesson07 import _deep_mlp as deep_mlp
 import edutorch as et
 from edutorch.datasets import load_digits
 
@@ -24,15 +25,6 @@ def lib(request):
     if request.param == "torch":
         return pytest.importorskip("torch", reason="real PyTorch not installed: torch-object checks skipped")
     return et
-
-
-def deep_mlp(lib, activation, depth=6, width=32):
-    nn = lib.nn
-    layers, size = [], 64
-    for _ in range(depth):
-        layers += [nn.Linear(size, width), activation()]
-        size = width
-    return nn.Sequential(*layers, nn.Linear(size, 10))
 
 
 def batch(lib, n=256):  # the lesson's batch xb, yb: the checks recompute its gradients
