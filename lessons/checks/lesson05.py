@@ -159,8 +159,7 @@ def exercise_5_2(sgd_update):
         if mismatch[0] == "buf":
             return _buffer_hint(*mismatch[1], weight_decay=setting[2])
         return _parameter_hint(*setting)
-    return _correct("plain, momentum, dampening, weight decay and Nesterov all match optim.SGD, "
-                    "parameters and momentum buffers")
+    return _correct("plain, momentum, dampening, weight decay and Nesterov all match optim.SGD")
 
 
 def _weight_decay_hint():

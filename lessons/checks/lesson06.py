@@ -372,5 +372,5 @@ def _exercise_6_5(freeze_batchnorm):
         return _hint(f"a training forward still moved {moved}")
     if np.array_equal(first, second):
         return _hint("Dropout no longer drops: it must stay in train mode")
-    return _correct(f"{len(norms)} BatchNorm layers frozen (their running statistics stay put), "
-                    "BatchNorm2d too; Dropout still drops")
+    return _correct(f"{len(norms)} BatchNorm layers frozen (their running statistics stay put); "
+                    "Dropout still drops")

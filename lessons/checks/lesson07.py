@@ -137,7 +137,7 @@ def exercise_7_2(net):
                          "so every layer shrinks the gradient. Use nn.ReLU (or nn.Tanh)")
         return _hint(f"the first layer's gradient is {ratio:.1e} × the last one's: it still vanishes. "
                      "Put an activation whose derivative is near 1 (ReLU, Tanh) after EVERY hidden Linear")
-    return _correct(f"{len(layers)} Linear layers; ‖grad‖ first / last = {ratio:.1e} > 1/100 "
+    return _correct(f"{len(layers)} Linear layers; ‖grad‖ first / last = {ratio:.1e} "
                     "(the sigmoid network's is about 1e-05)")
 
 
