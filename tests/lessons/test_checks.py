@@ -1,4 +1,4 @@
-"""The exercise checks in lessons/checks.py: right answers pass, typical mistakes get a hint."""
+"""The exercise checks in the lessons/checks package: right answers pass, typical mistakes get a hint."""
 import copy
 import math
 

@@ -1,4 +1,4 @@
-"""Lesson 05's checks (lessons/checks.py): right answers pass, each typical mistake gets its hint,
+"""Lesson 05's checks (the lessons/checks package): right answers pass, each typical mistake gets its hint,
 with edutorch objects and with real PyTorch objects."""
 import math
 
