@@ -24,15 +24,15 @@ each exercise, as data (tests/lessons/test_catalogue.py runs them). A released
 lesson folder carries ``__init__.py``, ``_common.py`` and its own
 ``lessonNN.py`` only: this package exports whatever lesson modules it finds.
 """
-import importlib
-import pkgutil
-from types import ModuleType
-
 from ._common import NotYet, Result, exercise  # noqa: F401  (checks.Result, checks.NotYet)
 
 
 def _export_lessons():
     """Make every public name of each ``lessonNN`` module a name of ``checks`` itself."""
+    import importlib
+    import pkgutil
+    from types import ModuleType
+
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
         if info.name.startswith("lesson"):
             module = importlib.import_module(f"{__name__}.{info.name}")

@@ -4,7 +4,6 @@
 exercise_N_1 / exercise_N_2: replace the two checks with your lesson's own (keep the
 pattern: recompute the right answer from the API, name the likely mistake in the hint).
 """
-from __future__ import annotations
 
 import numpy as np
 

@@ -1,5 +1,4 @@
 """Checks of lesson 01 · Tensors and autograd (lessons/01-tensors-and-autograd.ipynb)."""
-from __future__ import annotations
 
 import numpy as np
 

@@ -1,5 +1,4 @@
 """Checks of lesson 02 · Modules, parameters and buffers (lessons/02-modules-parameters-buffers.ipynb)."""
-from __future__ import annotations
 
 import numpy as np
 

@@ -1,5 +1,4 @@
 """Checks of lesson 03 · Hooks (lessons/03-hooks.ipynb)."""
-from __future__ import annotations
 
 import warnings
 

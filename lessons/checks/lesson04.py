@@ -1,5 +1,4 @@
 """Checks of lesson 04 · Pruning (lessons/04-pruning.ipynb)."""
-from __future__ import annotations
 
 import math
 

@@ -1,5 +1,4 @@
 """Checks of lesson 05 · The training loop and optimizers (lessons/05-training-loop-and-optimizers.ipynb)."""
-from __future__ import annotations
 
 import math
 

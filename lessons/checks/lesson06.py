@@ -1,5 +1,4 @@
 """Checks of lesson 06 · train() and eval() (lessons/06-train-and-eval.ipynb)."""
-from __future__ import annotations
 
 import math
 

@@ -1,5 +1,4 @@
 """Checks of lesson 07 · Gradients up close (lessons/07-gradients-up-close.ipynb)."""
-from __future__ import annotations
 
 import copy
 import math

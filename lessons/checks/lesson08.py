@@ -1,5 +1,4 @@
 """Checks of lesson 08 · Initialization, dtype and device (lessons/08-initialization-dtype-device.ipynb)."""
-from __future__ import annotations
 
 import math
 

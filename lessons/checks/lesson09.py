@@ -1,5 +1,4 @@
 """Checks of lesson 09 · Extending autograd (lessons/09-extending-autograd.ipynb)."""
-from __future__ import annotations
 
 import math
 import warnings

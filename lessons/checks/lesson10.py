@@ -1,5 +1,4 @@
 """Checks of lesson 10 · Reparametrizations (lessons/10-reparametrizations.ipynb)."""
-from __future__ import annotations
 
 import numpy as np
 

@@ -1,5 +1,4 @@
 """Checks of lesson 11 · Freezing and fine-tuning (lessons/11-freezing-and-fine-tuning.ipynb)."""
-from __future__ import annotations
 
 import copy
 

@@ -1,5 +1,4 @@
 """Checks of lesson 12 · Beyond the basics (lessons/12-beyond-the-basics.ipynb)."""
-from __future__ import annotations
 
 import importlib
 import math
