@@ -126,8 +126,8 @@ def none_for_both(lib):
 
 
 @wrong("9.2", "pass the class Mul itself")
-def passes_an_instance_92(lib):
-    return (_mul(lib, lambda ctx, g: (None, None))[0](),)
+def passes_apply_92(lib):
+    return (_mul(lib, lambda ctx, g: (None, None))[0].apply,)
 
 
 # --- 9.3 a Tanh with a second derivative --------------------------------------------------------
