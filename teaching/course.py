@@ -39,6 +39,7 @@ import os
 import re
 import shutil
 import sys
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,6 +64,11 @@ c.Execute.timeout = {CELL_TIMEOUT}
 # Keep the outputs of explanation cells (plots, printed tensors, the widget's
 # stored picture); clear only the exercise cells' (ClearExerciseOutputs).
 c.ClearOutput.enabled = False
+# Kernels talk over encrypted sockets (CurveZMQ) where jupyter_client can: ipykernel
+# warns about plain-text TCP once per notebook otherwise.
+from jupyter_client import KernelManager
+if "transport_encryption" in KernelManager.class_trait_names():
+    c.KernelManager.transport_encryption = "auto"
 '''
 
 
@@ -110,6 +116,12 @@ def config(course):
     c.CourseDirectory.course_id = COURSE_ID
     c.ClearSolutions.code_stub = {"python": CODE_STUB}
     c.Execute.timeout = CELL_TIMEOUT
+    # the feedback page shows a widget's stored picture (its output's image/png), not
+    # a widget view that needs the live kernel (nbconvert ranks widget views first)
+    c.NbConvertBase.display_data_priority = [
+        "text/html", "text/markdown", "image/svg+xml", "text/latex", "image/png", "image/jpeg", "text/plain"]
+    if _kernel_encryption_configurable():  # CurveZMQ, not plain-text TCP (ipykernel warns per notebook)
+        c.KernelManager.transport_encryption = "auto"
     c.ClearOutput.enabled = False
     steps = list(GenerateAssignment.class_traits()["preprocessors"].make_dynamic_default())
     clear_output = next(i for i, step in enumerate(steps) if step.__name__ == "ClearOutput")
@@ -128,6 +140,13 @@ def copy_checks(notebook, target):
     target.mkdir(parents=True)
     for name in ("__init__.py", "_common.py", f"lesson{Path(notebook).name[:2]}.py"):
         shutil.copy(package / name, target / name)
+
+
+def _kernel_encryption_configurable():
+    """jupyter_client >= 8.7 provisions CurveZMQ keys for kernels whose kernelspec supports them."""
+    from jupyter_client import KernelManager
+
+    return "transport_encryption" in KernelManager.class_trait_names()
 
 
 def _api(course):
@@ -207,8 +226,13 @@ def grade(submissions, course):
     handed_in = {(student, name) for student in students for name in assignments
                  if (course / "submitted" / student / name / f"{name}.ipynb").exists()}
     for student, name in sorted(handed_in):
-        _succeed(api.autograde(name, student, force=True, create=True), f"autograde {student} {name}")
+        with warnings.catch_warnings():
+            # nbgrader 0.9.6 adds a submission to its gradebook through SQLAlchemy 2's autoflush,
+            # which warns that the (still pending) object is "not in session"; the rows are written
+            warnings.filterwarnings("ignore", message="Object of type <Submitted")
+            _succeed(api.autograde(name, student, force=True, create=True), f"autograde {student} {name}")
         _succeed(api.generate_feedback(name, student, force=True), f"generate_feedback {student} {name}")
+        _polish_feedback(course / "feedback" / student / name / f"{name}.html", course)
 
     rows = []
     with Gradebook(api.coursedir.db_url, COURSE_ID) as gradebook:
@@ -229,6 +253,18 @@ def grade(submissions, course):
         writer.writeheader()
         writer.writerows(rows)
     return rows
+
+
+def _polish_feedback(page, course):
+    """What a student reads in nbgrader's feedback HTML: "Exercise 3.1" where nbgrader says
+    "Test cell", and tracebacks without the instructor's folders (``File checks/lesson03.py:77``)."""
+    text = page.read_text(encoding="utf-8")
+    text = re.sub(r'(<a href="#(ex\d+_\d+_check)">)Test cell</a>',
+                  lambda m: f"{m[1]}Exercise {_exercise_name(m[2])}</a>", text)
+    text = re.sub(r"Grade cell: <code>(ex\d+_\d+_check)</code>",
+                  lambda m: f"Exercise {_exercise_name(m[1])}: <code>{m[1]}</code>", text)
+    text = re.sub(re.escape(str(course)) + r"/autograded/[^/\s]+/[^/\s]+/", "", text)
+    page.write_text(text.replace(str(course), "COURSE"), encoding="utf-8")
 
 
 def _exercise_name(grade_id):

@@ -32,7 +32,8 @@ import pytest
 
 TORCH_VERSION = "2.13.0"
 TORCH_SKIP_REASON = (
-    f"real PyTorch not installed: parity test skipped (pip install torch=={TORCH_VERSION})"
+    "real PyTorch not installed: parity test skipped (its CPU build: pip install "
+    f"--index-url https://download.pytorch.org/whl/cpu torch=={TORCH_VERSION})"
 )
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_SKIP_REASON = (

@@ -180,7 +180,7 @@ def test_dev_script_is_executable_bash():
     text = dev.read_text()
     for needle in ("--nbval", "--nbval-current-env", "nbval_sanitize.cfg",
                    "MPLBACKEND=Agg", "OMP_NUM_THREADS=1", "JUPYTER_CONFIG_DIR",
-                   "jupyter\" lab", "-e \".[$extra]\""):
+                   "jupyter\" lab", "-e \".[$extras]\""):
         assert needle in text, f"dev script lost {needle!r}"
 
 

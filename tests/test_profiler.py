@@ -11,7 +11,8 @@ import edutorch
 from edutorch.autograd import function as _function
 from edutorch.profiler import ProfilerAction, ProfilerActivity, profile, record_function, schedule
 
-REASON = "real PyTorch not installed: profiler parity test skipped (pip install torch==2.13.0)"
+REASON = ("real PyTorch not installed: profiler parity test skipped (its CPU build: pip install "
+          "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0)")
 EVALUATE = "autograd::engine::evaluate_function: "
 
 

@@ -72,3 +72,36 @@ def test_workflow_check_can_fail(tmp_path):
             test_torch_comes_from_pytorchs_cpu_index_pinned_before_the_tests()
     finally:
         globals()["WORKFLOW"] = saved
+
+
+def test_pip_the_venv_and_chromium_are_cached_and_nothing_installs_twice():
+    all_steps = steps()
+    python = next(s for s in all_steps if s.get("uses", "").startswith("actions/setup-python@"))
+    assert python["with"]["cache"] == "pip" and "pyproject.toml" in python["with"]["cache-dependency-path"]
+    cached = {s["with"]["path"]: s for s in all_steps if s.get("uses", "").startswith("actions/cache@")}
+    assert set(cached) == {".venv", "~/.cache/ms-playwright"}
+    for step in cached.values():
+        assert "hashFiles('pyproject.toml'" in step["with"]["key"], "a cache must follow the dependencies"
+    assert "python-version" in cached[".venv"]["with"]["key"], "a venv links to its Python"
+    torch = next(s for s in all_steps if any("torch==2.13.0" in line for line in run_lines(s)))
+    assert torch.get("if") == f"steps.{cached['.venv']['id']}.outputs.cache-hit != 'true'"
+    lines = [line for s in all_steps for line in run_lines(s)]
+    installs = [line for line in lines if line.startswith("./dev install")]
+    assert installs == ["./dev install test"], "the test extra includes class: one install"
+
+
+def test_dev_counts_an_extra_installed_when_an_install_covers_it(tmp_path):
+    """`./dev install test` then `./dev lab` (lab, class) or `./dev release` (class): no second pip run."""
+    import subprocess
+    import sys
+
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "python").symlink_to(sys.executable)
+    functions = ("install_fingerprint", "extra_installed", "covered_extras")
+    script = "".join(f'source <(sed -n "/^{f}()/,/^}}/p" dev); ' for f in functions)
+    script += (f'VENV={tmp_path}; VPY=$VENV/bin/python; want=$(install_fingerprint); '
+               'echo "$want" > $VENV/.edutorch-installed-test; '
+               'for e in test lab class widgets gpu parity; do extra_installed $e "$want" && echo $e; done; '
+               'echo stale > $VENV/.edutorch-installed-test; extra_installed lab "$want" || echo none')
+    out = subprocess.run(["bash", "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["test", "lab", "class", "widgets", "none"], out.stderr
