@@ -3,8 +3,10 @@
 The lessons in ``lessons/`` are nbgrader *source* notebooks: each exercise has
 an answer cell (nbgrader "solution" cell, the worked answer between
 ``### BEGIN SOLUTION`` and ``### END SOLUTION``) and a check cell (nbgrader
-"grade" cell with points) that calls a function of ``lessons/checks.py``. A
-check that fails prints its hint and raises, so nbgrader scores the cell 0.
+"grade" cell with points) that calls a function of the ``lessons/checks``
+package. A check that fails prints its hint; under nbgrader's autograding it
+also raises, so nbgrader scores the cell 0 (in a student's own kernel it does
+not, so Run All goes on to the end).
 
 This module drives nbgrader's own converters on an nbgrader *course
 directory* (one assignment per lesson, named like the notebook)::
@@ -12,8 +14,8 @@ directory* (one assignment per lesson, named like the notebook)::
     COURSE/
         nbgrader_config.py            the settings below, for nbgrader's own CLI
         gradebook.db                  nbgrader's gradebook
-        source/NN-topic/              the lesson + checks.py (copied from lessons/)
-        release/NN-topic/             the student version + checks.py  (release)
+        source/NN-topic/              the lesson + its checks/ (copied from lessons/)
+        release/NN-topic/             the student version + checks/    (release)
         submitted/STUDENT/NN-topic/   what students handed in          (grade)
         autograded/STUDENT/NN-topic/  the executed, scored notebooks   (grade)
         feedback/STUDENT/NN-topic/    nbgrader's feedback HTML         (grade)
@@ -128,6 +130,18 @@ def config(course):
     return c
 
 
+def copy_checks(notebook, target):
+    """Copy what ``notebook``'s checks need into the folder ``target``: the ``checks`` package's
+    ``__init__.py`` and ``_common.py`` and the lesson's own ``lessonNN.py`` (not the other
+    lessons', nor the catalogue of typical answers)."""
+    package = Path(notebook).parent / "checks"
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    for name in ("__init__.py", "_common.py", f"lesson{Path(notebook).name[:2]}.py"):
+        shutil.copy(package / name, target / name)
+
+
 def _kernel_encryption_configurable():
     """jupyter_client >= 8.7 provisions CurveZMQ keys for kernels whose kernelspec supports them."""
     from jupyter_client import KernelManager
@@ -165,7 +179,7 @@ def release(course, notebooks=None):
         source = course / "source" / name
         source.mkdir(parents=True, exist_ok=True)
         shutil.copy(notebook, source / notebook.name)
-        shutil.copy(notebook.parent / "checks.py", source / "checks.py")
+        copy_checks(notebook, source / "checks")
         _succeed(api.generate_assignment(name, force=True, create=True), f"generate_assignment {name}")
         released.append(course / "release" / name / notebook.name)
     return released
@@ -243,7 +257,7 @@ def grade(submissions, course):
 
 def _polish_feedback(page, course):
     """What a student reads in nbgrader's feedback HTML: "Exercise 3.1" where nbgrader says
-    "Test cell", and tracebacks without the instructor's folders (``File checks.py:77``)."""
+    "Test cell", and tracebacks without the instructor's folders (``File checks/lesson03.py:77``)."""
     text = page.read_text(encoding="utf-8")
     text = re.sub(r'(<a href="#(ex\d+_\d+_check)">)Test cell</a>',
                   lambda m: f"{m[1]}Exercise {_exercise_name(m[2])}</a>", text)
@@ -272,7 +286,7 @@ def main(argv=None):
     if args.command == "release":
         for path in release(args.course):
             print(f"student version: {path}")
-        print(f"hand out the folders in {Path(args.course).resolve() / 'release'} (each with its checks.py)")
+        print(f"hand out the folders in {Path(args.course).resolve() / 'release'} (each with its checks/)")
     else:
         rows = grade(args.submissions, args.course)
         course = Path(args.course).resolve()

@@ -3,8 +3,9 @@
 The template is a complete, executed lesson that passes the structure tests
 (docs/teaching.md, "The lesson contract"): ``create`` copies it to
 ``lessons/NN-topic.ipynb`` with the number and title filled in, and appends
-the template's two checks to ``lessons/checks.py`` under the new exercise
-numbers (``exercise_N_1``, ``exercise_N_2``). ``./dev new-lesson`` then
+writes the template's two checks (``lessons/checks/lesson00.py``) to
+``lessons/checks/lessonNN.py`` under the new exercise numbers
+(``exercise_N_1``, ``exercise_N_2``). ``./dev new-lesson`` then
 re-executes the notebook, so its stored outputs are a clean run. Replace the
 explanations, the widget, the exercises and their checks with your own, run
 ``./dev execute lessons/NN-topic.ipynb`` and ``./dev test``.
@@ -18,7 +19,7 @@ from pathlib import Path
 
 LESSONS = Path(__file__).resolve().parents[1] / "lessons"
 TEMPLATE = "_template.ipynb"
-SECTION = re.compile(r"^# --- lesson 00: .*?^# --- end of lesson 00 -+\n", re.M | re.S)
+TEMPLATE_CHECKS = "lesson00.py"
 
 
 def parse_name(name):
@@ -55,37 +56,33 @@ def notebook_for(name, template_text):
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
 
 
-def checks_for(name, checks_text):
-    """The checks of the new lesson: the template's section, renumbered."""
+def checks_for(name, template_checks):
+    """The new lesson's checks module: the template's (``checks/lesson00.py``), renumbered."""
     number, digits, title = parse_name(name)
-    section = SECTION.search(checks_text)
-    if section is None:
-        raise ValueError("lessons/checks.py has no '# --- lesson 00: ...' section to copy")
-    text = _renumber(section[0], number)
-    text = re.sub(r"^# --- lesson 00: .*$", f"# --- lesson {digits}: {title.lower()} "
-                  f"(from the template: replace these checks with your lesson's) ---", text,
-                  count=1, flags=re.M)
-    text = re.sub(r"^# `\./dev new-lesson.*?\n(?=\n)", "", text, flags=re.M | re.S)
-    text = text.replace("exercise_0_2_model", f"exercise_{number}_2_model")
-    text = re.sub(r"^# --- end of lesson 00 -+\n", "", text, flags=re.M)
-    return text
+    text = _renumber(template_checks, number)
+    docstring = re.match(r'"""(.*?)"""\n', text, re.S)
+    if docstring is None:
+        raise ValueError("lessons/checks/lesson00.py does not start with its docstring")
+    return (f'"""Checks of lesson {digits} · {title} (lessons/{name}.ipynb).\n\n'
+            "Made from the template's checks: replace them with your lesson's own (recompute the\n"
+            'right answer from the API, name the likely mistake in the hint).\n"""\n'
+            + text[docstring.end():])
 
 
 def create(name, lessons=LESSONS):
-    """Write ``lessons/NAME.ipynb`` and append its checks to ``lessons/checks.py``; return the path."""
+    """Write ``lessons/NAME.ipynb`` and ``lessons/checks/lessonNN.py``; return the notebook's path."""
     lessons = Path(lessons)
-    parse_name(name)
+    number, digits, _ = parse_name(name)
     target = lessons / f"{name}.ipynb"
     if target.exists():
         raise FileExistsError(f"{target} already exists")
-    number = parse_name(name)[0]
-    checks = lessons / "checks.py"
-    checks_text = checks.read_text(encoding="utf-8")
-    if re.search(rf"^def exercise_{number}_\d+\(", checks_text, re.M):
-        raise FileExistsError(f"checks.py already has checks for lesson {number} (exercise_{number}_*)")
+    checks = lessons / "checks" / f"lesson{digits}.py"
+    if checks.exists():
+        raise FileExistsError(f"{checks} already holds the checks of lesson {number} (exercise_{number}_*)")
     target.write_text(notebook_for(name, (lessons / TEMPLATE).read_text(encoding="utf-8")),
                       encoding="utf-8")
-    checks.write_text(checks_text.rstrip("\n") + "\n\n\n" + checks_for(name, checks_text), encoding="utf-8")
+    template_checks = (lessons / "checks" / TEMPLATE_CHECKS).read_text(encoding="utf-8")
+    checks.write_text(checks_for(name, template_checks), encoding="utf-8")
     return target
 
 

@@ -1,4 +1,4 @@
-"""Make ``lessons/checks.py`` importable as ``checks`` (the notebooks import it that way), and
+"""Make the package ``lessons/checks`` importable as ``checks`` (the notebooks import it that way), and
 ``lib``: each check test runs once with edutorch objects and once with real PyTorch ones."""
 import pathlib
 import sys

@@ -1,4 +1,4 @@
-"""The exercise checks in lessons/checks.py: right answers pass, typical mistakes get a hint."""
+"""The exercise checks in the lessons/checks package: right answers pass, typical mistakes get a hint."""
 import copy
 import math
 
@@ -350,13 +350,29 @@ def test_4_2_expected_value_is_computed_not_hard_coded():
 # --- graded form: what nbgrader and a student's self-check see -----------------------
 
 
-def test_graded_check_returns_the_result_when_right_and_raises_with_the_hint_when_wrong(capsys):
-    result = checks.exercise_4_2(1 - 0.5 * 0.6 * 0.8)
-    assert_ok(result)
-    with pytest.raises(AssertionError, match="REMAINING") as raised:
+def test_graded_check_in_a_students_kernel_returns_the_result_and_never_raises(capsys, monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert_ok(checks.exercise_4_2(1 - 0.5 * 0.6 * 0.8))
+    result = checks.exercise_4_2(1.1)  # Run All goes on: the cell shows the hint once
+    assert_hint(result, "REMAINING")
+    assert capsys.readouterr().out == ""
+
+
+def test_graded_check_under_nbgrader_prints_the_hint_once_and_raises(capsys, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert_ok(checks.exercise_4_2(1 - 0.5 * 0.6 * 0.8))
+    with pytest.raises(AssertionError) as raised:
         checks.exercise_4_2(1.1)
     assert isinstance(raised.value, checks.NotYet)
-    assert capsys.readouterr().out.startswith("✗ not yet:")
+    printed = capsys.readouterr().out
+    assert printed.startswith("✗ not yet:") and printed.count("REMAINING") == 1
+    # Jupyter shows one line naming the exercise, not the hint again nor a frame of the checks package
+    assert raised.value._render_traceback_() == [
+        "NotYet: exercise 4.2 is not right yet (0 points): the hint is printed above"]
+
+
+def test_a_blank_answer_written_as_ellipsis_asks_for_the_answer():
+    assert_hint(checks.exercise_4_2.check(...), "write your answer in the cell above")
 
 
 def test_a_check_given_a_blank_answer_gives_a_hint_not_a_crash():

@@ -60,11 +60,11 @@ def test_6_1_mistakes(lib):
     assert_hint(checks.exercise_6_1.check(dropout(lib, compare="< 2 +")), "nothing was zeroed")
 
 
-def test_6_1_accepts_the_real_dropout(lib):
+def test_6_1_rejects_the_real_dropout_which_the_text_forbids(lib):
     class Wrapped(lib.nn.Dropout):
         pass
 
-    assert_ok(checks.exercise_6_1.check(Wrapped))
+    assert_hint(checks.exercise_6_1.check(Wrapped), "nn.Dropout", "forbids")
 
 
 def test_6_1_leaves_the_users_random_stream_alone(lib):

@@ -277,7 +277,7 @@ def test_9_5_the_check_names_the_first_nan_node_not_the_first_suspect():
     def norms(x):
         return x.pow(2).sum(dim=1).sqrt().sum()
     x = et.tensor([[3.0, 4.0], [0.0, 0.0]], requires_grad=True)
-    assert checks._anomaly_node(et, norms, x) == "PowBackward0"
+    assert checks.lesson09._anomaly_node(et, norms, x) == "PowBackward0"
 
 
 # --- 9.6: saved-tensor hooks ------------------------------------------------------------------

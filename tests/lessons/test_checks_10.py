@@ -7,6 +7,7 @@ import numpy as np
 
 import checks
 from check_helpers import assert_hint, assert_ok
+from checks.catalogue.lesson10 import _orth5 as orth5
 import edutorch as et
 
 
@@ -196,17 +197,6 @@ def test_10_4_hints(lib):
 
 
 # --- 10.5: remove the parametrization, keep the weight ---------------------------------------
-
-
-def orth5(lib):
-    lib.manual_seed(5)
-    layer = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(5, 5))
-    optimizer = lib.optim.SGD(layer.parameters(), lr=0.1)
-    for _ in range(3):
-        optimizer.zero_grad()
-        layer(lib.randn(8, 5)).sum().backward()
-        optimizer.step()
-    return layer, layer.weight.detach().clone()
 
 
 def test_10_5_right_answer(lib):

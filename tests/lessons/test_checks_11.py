@@ -46,7 +46,7 @@ def test_11_1_blank_and_missing_answers_get_hints():
 
 
 def test_11_1_the_truth_is_the_same_in_real_pytorch(lib):
-    assert checks._propagation_truth(lib) == RIGHT
+    assert checks.lesson11._propagation_truth(lib) == RIGHT
 
 
 # --- 11.2 freeze the body ----------------------------------------------------------------------
@@ -87,7 +87,9 @@ def test_11_2_mistakes_get_hints():
 
 # --- 11.3 the new head and its optimizer ----------------------------------------------------------
 def finetuning(lib, order="right"):
-    model = checks._digit_net(lib, 10)
+    model = checks.lesson11._digit_net(lib, 10)
+    with lib.no_grad():  # pretrained: BatchNorm statistics that are not the initial 0 and 1
+        model(lib.randn(32, 64) * 2 + 1)
     if order == "late":
         optimizer = lib.optim.Adam(model.parameters(), lr=0.01)
     model.body.requires_grad_(False)
@@ -97,7 +99,7 @@ def finetuning(lib, order="right"):
     elif order == "all":
         optimizer = lib.optim.Adam(model.parameters(), lr=0.01)
     elif order == "trainable":
-        optimizer = lib.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.1)
+        optimizer = lib.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=0.01)
     return model, optimizer
 
 
@@ -150,13 +152,13 @@ def test_11_4_mistakes_get_hints():
 
 # --- 11.5 cached features ------------------------------------------------------------------------
 def pretrained_and_images(lib):
-    model = checks._digit_net(lib, 10)
+    model = checks.lesson11._digit_net(lib, 10)
     with lib.no_grad():  # BatchNorm statistics that are not the initial 0 and 1
         model(lib.randn(32, 64) * 2 + 1)
     return model, lib.rand(12, 64)
 
 
-def test_11_5_no_grad_and_inference_mode_both_pass(lib):
+def test_11_5_no_grad_passes_inference_tensors_do_not(lib):
     model, x = pretrained_and_images(lib)
     model.body.eval()
     with lib.no_grad():
@@ -164,7 +166,11 @@ def test_11_5_no_grad_and_inference_mode_both_pass(lib):
     assert_ok(checks.exercise_11_5.check(model, x, features))
     with lib.inference_mode():
         features = model.body(x)
-    assert_ok(checks.exercise_11_5.check(model, x, features))
+    result = checks.exercise_11_5.check(model, x, features)
+    if lib is et:  # edutorch's inference_mode makes ordinary tensors (README: known differences)
+        assert_ok(result)
+    else:  # PyTorch's cannot be saved for backward: a head could not train on them
+        assert_hint(result, "inference tensors")
 
 
 def test_11_5_mistakes_get_hints(lib):

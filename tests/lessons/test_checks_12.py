@@ -99,7 +99,7 @@ def test_12_4_right_dtypes_pass_as_edutorch_or_torch_dtypes(lib):
 
 
 def test_12_4_the_policy_is_torchs(lib):
-    assert checks._autocast_truth(lib) == {k: str(v) for k, v in RIGHT_DTYPES.items()}
+    assert checks.lesson12._autocast_truth(lib) == {k: str(v) for k, v in RIGHT_DTYPES.items()}
 
 
 @pytest.mark.parametrize("key, wrong, words", [

@@ -129,7 +129,9 @@ def test_released_notebooks_contain_no_solution_text(graded):
         checks_ = [c for c in student["cells"] if nbgrader_meta(c).get("grade")]
         assert all(re.search(r"checks\.exercise_\d+_\d+\(", source(c)) and c["outputs"] == []
                    for c in checks_)
-        assert (released.parent / "checks.py").exists(), "students need checks.py next to the notebook"
+        shipped = sorted(p.name for p in (released.parent / "checks").iterdir())
+        assert shipped == ["__init__.py", "_common.py", f"lesson{lesson.name[:2]}.py"], \
+            "students get their lesson's checks, not the other lessons' nor the catalogue of answers"
 
 
 def test_released_notebooks_keep_the_explanations_and_their_outputs(graded):
@@ -157,8 +159,10 @@ def test_blank_notebooks_run_to_the_end_fail_only_in_checks_and_score_zero(grade
             if nbgrader_meta(cell).get("grade"):
                 checks_ += 1
                 assert [e["ename"] for e in errors] == ["NotYet"], source(cell)
+                assert errors[0]["traceback"] == [f"NotYet: {errors[0]['evalue']}"], "one line, no frames"
+                assert "0 points" in errors[0]["evalue"]
                 printed = "".join("".join(o.get("text", "")) for o in cell["outputs"])
-                assert printed.startswith("✗ not yet: "), printed
+                assert printed.startswith("✗ not yet: ") and printed.count("✗ not yet") == 1, printed
             else:
                 assert not errors, f"{lesson.name}: {source(cell)[:80]!r} raised {errors[0]['ename']}"
         assert checks_ >= 2
@@ -166,6 +170,24 @@ def test_blank_notebooks_run_to_the_end_fail_only_in_checks_and_score_zero(grade
         assert "not yet" in feedback
     score, most = scores(graded["rows"], "blank")
     assert score == 0 and most > 0
+
+
+def test_blank_released_notebooks_run_all_to_the_end_in_a_students_kernel(graded):
+    """Run All of a blank lesson, as JupyterLab does it, stops at no cell: each check says "not yet"."""
+    import nbclient
+    import nbformat
+
+    for released in graded["released"]:
+        nb = nbformat.read(released, as_version=4)
+        client = nbclient.NotebookClient(nb, allow_errors=False, timeout=course.CELL_TIMEOUT,
+                                         kernel_name="python3", resources={"metadata": {"path": str(released.parent)}})
+        client.execute()  # raises CellExecutionError at the first cell that fails
+        checks_ = [c for c in nb.cells if nbgrader_meta(c).get("grade")]
+        assert checks_ and all(c.execution_count for c in nb.cells if c.cell_type == "code")
+        for cell in checks_:
+            shown = [o for o in cell.outputs if o.output_type == "execute_result"]
+            assert len(shown) == 1 and len(cell.outputs) == 1, cell.outputs
+            assert shown[0]["data"]["text/plain"].startswith("✗ not yet: "), (released.name, shown)
 
 
 def test_source_notebooks_score_full_marks(graded):

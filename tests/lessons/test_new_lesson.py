@@ -26,9 +26,11 @@ CONTRACT = [contract.test_starts_with_a_title_and_goals, contract.test_kernel_is
 
 @pytest.fixture
 def lessons(tmp_path):
-    # numbers 98 and 99: real lessons already own exercise_5_*, exercise_7_*, ... in checks.py
-    for name in ("_template.ipynb", "checks.py"):
-        shutil.copy(ROOT / "lessons" / name, tmp_path / name)
+    # numbers 98 and 99: real lessons already own checks/lesson05.py, ...
+    shutil.copy(ROOT / "lessons" / "_template.ipynb", tmp_path / "_template.ipynb")
+    (tmp_path / "checks").mkdir()
+    for name in ("__init__.py", "_common.py", "lesson00.py"):
+        shutil.copy(ROOT / "lessons" / "checks" / name, tmp_path / "checks" / name)
     return tmp_path
 
 
@@ -46,10 +48,12 @@ def test_new_lesson_is_numbered_titled_and_passes_the_contract(lessons):
 
 def test_new_lesson_runs_with_its_new_checks(lessons, monkeypatch):
     path = new_lesson.create("98-gradients-up-close", lessons)
-    spec = importlib.util.spec_from_file_location("checks", lessons / "checks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    monkeypatch.setitem(sys.modules, "checks", module)
+    assert (lessons / "checks" / "lesson98.py").exists()
+    for name in [n for n in sys.modules if n == "checks" or n.startswith("checks.")]:
+        monkeypatch.delitem(sys.modules, name)  # import the copied package, not lessons/checks
+    monkeypatch.syspath_prepend(str(lessons))
+    module = importlib.import_module("checks")
+    assert module.__file__ == str(lessons / "checks" / "__init__.py")
     namespace = {}
     results = []
     for cell in contract.code_cells(json.loads(path.read_text(encoding="utf-8"))):
