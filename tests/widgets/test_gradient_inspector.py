@@ -231,3 +231,65 @@ def test_view_on_a_real_torch_module(real_torch):
     view.step_button.click()
     assert view.model.steps == 1 and is_png(png_bytes(view.image))
     assert "every .grad × " in view.caption.value and "0.weight" in view.table.value
+
+
+# -- what the pictures and captions say (issue 24) -----------------------------------------
+def test_clamped_fraction_weighs_each_parameter_by_its_entries(small_mlp, eval_batch):
+    """The docstring's promise: the fraction of ALL entries clip_grad_value_ changes, not
+    the mean of the per-parameter fractions (a small bias would count as much as a weight)."""
+    model = GradientInspectorModel(small_mlp, eval_batch)
+    grads = grads_of(small_mlp)
+    clip = float(np.median(np.abs(grads["0.weight"])))
+    result = model.clip_value(clip)
+    changed = sum(int(np.count_nonzero(np.abs(g) > clip)) for g in grads.values())
+    assert result.changed == pytest.approx(changed / sum(g.size for g in grads.values()))
+    assert result.changed != pytest.approx(np.mean(list(result.clamped.values())))
+    view = GradientInspector(small_mlp, eval_batch)
+    view.clip_value.value = clip
+    assert f"{view.model.clip_value(view.clip_value.value).changed:.1%} of the entries" in \
+        view.caption.value
+
+
+def test_an_off_scale_max_norm_is_labelled_at_the_edge_not_drawn_inside(small_mlp, eval_batch):
+    view = GradientInspector(small_mlp, eval_batch)
+    low, high = view.norms_panel.ax.get_xlim()
+    view.max_norm.value = 1000.0
+    assert 1000.0 > high and view.norms_panel.edge.get_visible()
+    assert "1e+03 →" in view.norms_panel.edge.get_text()
+    assert np.isnan(view.norms_panel.limit.get_xdata()).all()  # no line at the edge
+    view.clip_mode.value = "norm"
+    assert view.timeline_panel.edge.get_visible() and not view.timeline_panel.limit.get_visible()
+    view.max_norm.value = 10 ** round(np.log10(view.model.clip_norm(1).total_norm), 1)
+    assert not view.norms_panel.edge.get_visible()
+    assert not np.isnan(view.norms_panel.limit.get_xdata()).any()
+    view.clip_value.value = 10.0  # beyond every |grad|: the histogram says so at its edge
+    assert view.hist_panel.edge.get_visible() and "clip_value" in view.hist_panel.edge.get_text()
+
+
+def test_nan_gradients_are_shown_as_nan_not_as_nothing_clipped(small_mlp, eval_batch):
+    view = GradientInspector(small_mlp, eval_batch)
+    with et.no_grad():
+        small_mlp[0].weight[0, 0] = float("nan")
+    view.refresh()
+    result = view.model.clip_norm(view.max_norm.value)
+    assert not result.finite and np.isnan(result.total_norm)
+    assert "nothing clipped" not in view.caption.value
+    assert "total_norm is nan" in view.caption.value and "error_if_nonfinite" in view.caption.value
+    assert view.norms_panel.nan_note.get_visible()
+    assert "nan or inf" in view.norms_panel.nan_note.get_text()
+    assert "NaN or inf" in view.hist_panel.note.get_text()
+
+
+def test_a_big_gradient_is_histogrammed_on_a_stated_seeded_sample(monkeypatch, small_mlp,
+                                                                  eval_batch):
+    import widgets.gradient_inspector as gi
+    monkeypatch.setattr(gi, "SAMPLE_SIZE", 100)
+    monkeypatch.setattr("widgets.gradient_inspector_view.SAMPLE_SIZE", 100)
+    view = GradientInspector(small_mlp, eval_batch)
+    row = view.model.row("0.weight")  # 16 x 20 = 320 entries
+    assert row.sampled == 100 and row.log_counts.sum() <= 100
+    assert row.stats.norm == pytest.approx(np.linalg.norm(grads_of(small_mlp)["0.weight"]))
+    again = GradientInspectorModel._row("0.weight", small_mlp[0].weight.grad)
+    np.testing.assert_array_equal(again.log_counts, row.log_counts)  # seeded: the same sample
+    assert "a random sample of 100 entries" in view.caption.value
+    assert "0.bias" not in view.caption.value.split("histograms of")[1].split(":")[0]
