@@ -101,6 +101,22 @@ def stats_of(array):
                  norm=float(np.sqrt(squares)), zeros=zeros / n)
 
 
+def max_abs(array):
+    """Largest finite |value| (the scale of every value picture), 0.0 when none.
+
+    Two passes without a copy (max and min) when every value is finite, which
+    is the usual case; a copy of the finite values only when some are not.
+    """
+    array = np.asarray(array)
+    if array.size == 0:
+        return 0.0
+    high, low = float(array.max()), float(array.min())
+    if np.isfinite(high) and np.isfinite(low):
+        return max(abs(high), abs(low))
+    finite = np.abs(array[np.isfinite(array)])
+    return float(finite.max()) if finite.size else 0.0
+
+
 SAMPLE_SEED = 0  # the generator seed of ``sample_of`` (stated in the pictures that use it)
 
 

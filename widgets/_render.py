@@ -45,6 +45,8 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 from PIL import Image
 
+from ._common import max_abs  # noqa: F401 (the views import it from here)
+
 #: two-colour map for pruning masks: 0 = pruned (dark), 1 = kept (light)
 MASK_CMAP = ListedColormap(["#2b2d42", "#8ecae6"])
 VALUE_CMAP = "RdBu_r"  # diverging: negative blue, zero white, positive red
@@ -229,22 +231,6 @@ def subsample(matrix, limit=MAX_PIXELS):
     row_step = -(-matrix.shape[0] // limit)  # ceil division
     col_step = -(-matrix.shape[1] // limit)
     return matrix[::row_step, ::col_step]
-
-
-def max_abs(array):
-    """Largest finite |value| (the scale of every value picture), 0.0 when none.
-
-    Two passes without a copy (max and min) when every value is finite, which
-    is the usual case; a copy of the finite values only when some are not.
-    """
-    array = np.asarray(array)
-    if array.size == 0:
-        return 0.0
-    high, low = float(array.max()), float(array.min())
-    if np.isfinite(high) and np.isfinite(low):
-        return max(abs(high), abs(low))
-    finite = np.abs(array[np.isfinite(array)])
-    return float(finite.max()) if finite.size else 0.0
 
 
 def small_fonts(ax, xlabel="", ylabel=""):
