@@ -264,9 +264,11 @@ class TensorPanel:
         return self.kind
 
     # -- public -------------------------------------------------------------------
-    def show(self, array, mask=False):
+    def show(self, array, mask=False, scale=None):
         """Draw ``array`` (anything NumPy can read); return its largest |value|.
 
+        ``scale``: draw relative to this |max| instead of the array's own (two
+        panels on one shared scale; it must be at least the array's |max|).
         A matrix is subsampled before it is converted, so the cost does not
         grow with the tensor beyond one pass for its largest |value|.
         """
@@ -274,7 +276,7 @@ class TensorPanel:
         if mask:
             self._use("mask").set_data(subsample(as_matrix(array)).astype(np.float64))
             return 1.0 if array.any() else 0.0
-        scale = max_abs(array)
+        scale = max_abs(array) if scale is None else scale
         if array.size == 1:
             self.message(f"{float(array.reshape(-1)[0]):.6g}", fontsize=font_size("big"),
                          color="black")
