@@ -261,6 +261,10 @@ class BackwardStepper(PictureFallback, W.VBox):
         return (f"BackwardStepper({len(self.trace.nodes)} nodes, "
                 f"{len(self.trace.events)} steps)")
 
+    def fallback_text(self):
+        """Title, the step shown, and the colour scale of the two gradient pictures."""
+        return [self.title.value, self.position.value, self.caption.value]
+
     def fallback_png(self):
         """The notebook file's picture: the graph beside the two gradient pictures."""
         return joined_png([[self.image.value, self.detail.value]])

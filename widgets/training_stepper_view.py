@@ -171,6 +171,11 @@ class TrainingStepper(PictureFallback, W.VBox):
         return (f"TrainingStepper({type(m.model).__name__}, {m.optimizer_name}, "
                 f"{m.steps} steps, next: {m.next_stage_name})")
 
+    def fallback_text(self):
+        """Title, what the last line did, and each picture's title with its colour scale."""
+        return [self.title.value, self.caption.value,
+                "left: " + self.left_title.value, "right: " + self.right_title.value]
+
     def fallback_png(self):
         """The notebook file's picture: what the last line changed, above the curves."""
         return joined_png([[self.image.value], [self.curves_image.value]])
