@@ -24,6 +24,7 @@ Only the API PyTorch and edutorch share is used, so a real ``torch`` model works
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -92,12 +93,12 @@ class ParamChange:
     value: object  # NumPy view of p after the stage (read it before the next stage)
     state: dict  # optimizer.state[p] after the stage: {key: float or NumPy view}
 
-    @property
+    @cached_property  # computed once per stage, on demand (a frozen dataclass may cache)
     def norm(self):
         """|p| after the stage."""
         return stats_of(self.value).norm
 
-    @property
+    @cached_property
     def delta_norm(self):
         if self.delta is None:
             return None
