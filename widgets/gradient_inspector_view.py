@@ -122,6 +122,8 @@ class GradientInspector(PictureFallback, W.VBox):
             else:
                 self.task = asyncio.ensure_future(self._train_async(count))
                 return self.task
+        self.title.value = (f"<b>GradientInspector</b> — training: {count} optimizer step"
+                            f"{'s' * (count > 1)}…")  # sent at once, seen while it runs
         self._step(count)
         self._draw_gradients()
         return None

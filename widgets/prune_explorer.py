@@ -152,6 +152,12 @@ class PruneExplorerModel:
         finally:
             self.torch.set_rng_state(users_state)
 
+    def is_cached(self, amount=None):
+        """Is the preview at these settings (``amount``: default the slider's) remembered?"""
+        settings = self.settings if amount is None else Settings(
+            **{**self.settings.__dict__, "amount": float(amount)})
+        return (settings, self.version) in self._preview_cache
+
     def preview(self, amount=None):
         """What ``apply()`` would give at ``amount`` (default: the slider's), on a copy."""
         settings = self.settings if amount is None else Settings(

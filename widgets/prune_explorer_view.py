@@ -113,6 +113,7 @@ class PruneExplorer(PictureFallback, W.VBox):
         it once more (on a big model that preview costs as much as the action): the
         next move of a control previews again.
         """
+        self.caption.value = f"<div style='{self.style}'>changing the model…</div>"  # sent now
         try:
             action()
             self.action_error = None
@@ -134,6 +135,10 @@ class PruneExplorer(PictureFallback, W.VBox):
         settings = self.model.settings
         preview_error = None
         now = self.model.current()
+        if preview and not self.model.is_cached():  # said at once: the kernel sends it now
+            self.caption.value = (f"<div style='{self.style}'>computing the preview "
+                                  f"({html.escape(METHOD_LABELS[settings.method])} at "
+                                  f"{settings.amount:.2f})…</div>")
         try:
             curve = self.model.curve() if new_curve and self.model.data is not None else None
             shown = self.model.preview() if preview else now

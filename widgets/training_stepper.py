@@ -229,6 +229,10 @@ class TrainingStepperModel:
     def next_stage_name(self):
         return STAGES[self.stage_index]
 
+    def next_stage_code(self):
+        """The line the next stage runs: ``"optimizer.step()"``."""
+        return CODE[self.next_stage_name]
+
     # -- one stage ----------------------------------------------------------------------------
     def next_stage(self):
         """Run the next line of the loop and return what it changed (a ``StageResult``).

@@ -182,8 +182,14 @@ class TrainingStepper(PictureFallback, W.VBox):
 
     # -- actions --------------------------------------------------------------------------------
     def next_stage(self):
-        """Run the highlighted line; show what it changed."""
+        """Run the highlighted line; show what it changed.
+
+        The status says which line is running first: the kernel sends it at once,
+        so on a big model the student sees it while the line runs.
+        """
+        self.status.value = f"running {self.model.next_stage_code()}…"
         result = self.model.next_stage()
+        self.status.value = ""
         self._draw_all(curves=result.stage == "step")
         return result
 
