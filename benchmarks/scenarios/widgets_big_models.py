@@ -128,9 +128,40 @@ def backward_actions():
     ], state
 
 
+def engine_actions():
+    """The framework's own work under the widgets' actions, without any widget: the floor."""
+    from edutorch.nn.utils import prune
+
+    model, small, large = big_model(), batch(64), batch(256)
+    F, sgd = nn.functional, et.optim.SGD(model.parameters(), lr=0.01)
+    adam = et.optim.Adam(model.parameters(), lr=0.01)
+
+    def train_step(optimizer, data):
+        optimizer.zero_grad()
+        F.cross_entropy(model(data[0]), data[1]).backward()
+        optimizer.step()
+
+    def graph_backward():
+        x = et.randn(64, 256, requires_grad=True)
+        branches(x).sum().backward()
+
+    pairs = [(model[0], "weight"), (model[2], "weight")]
+    return [
+        ("l1_unstructured(0.weight, 0.3)", lambda: prune.l1_unstructured(model[0], "weight", 0.3)),
+        ("remove(0.weight)", lambda: prune.remove(model[0], "weight")),
+        ("global_unstructured(L1, 0.5), both weights", lambda: prune.global_unstructured(
+            pairs, pruning_method=prune.L1Unstructured, amount=0.5)),
+        ("zero_grad + forward + backward + SGD step, batch 64", lambda: train_step(sgd, small)),
+        ("zero_grad + forward + backward + Adam step, batch 256",
+         lambda: train_step(adam, large)),
+        ("2,000-node graph: forward + backward", graph_backward),
+    ], {}
+
+
 WIDGETS = {"PruneExplorer": prune_actions, "GradientInspector": gradient_actions,
            "TrainingStepper": training_actions, "ParameterTree": tree_actions,
-           "BackwardStepper (2,000 nodes)": backward_actions}
+           "BackwardStepper (2,000 nodes)": backward_actions,
+           "engine alone (reference)": engine_actions}
 
 
 # -- measuring one action -------------------------------------------------------------------
