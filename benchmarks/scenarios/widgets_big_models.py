@@ -4,8 +4,9 @@ The model is ``Sequential(Linear(4096, 4096), ReLU(), Linear(4096, 4096))``:
 33.6 M parameters, 134 MB of float32 weights. Each widget is built on it and
 every control of the issue's list is used once, in the order a student would
 (construct, apply, undo, ...), as one user action: the model's work, the
-redraw and the PNG encoding. The BackwardStepper runs on a 2,000-node graph
-(20 chains of 30 mul/add/tanh steps on a 64x256 input, summed).
+redraw and the PNG encoding. The BackwardStepper runs on a 1,977-node graph
+(``widgets.py``'s ``branches``: 25 chains of 26 mul/add/tanh steps, summed; here on a
+64x256 input).
 
 Two ways to run it:
 
@@ -20,6 +21,7 @@ Two ways to run it:
 Setup (the model, the batches) is outside every measurement.
 """
 import argparse
+import importlib.util
 import itertools
 import os
 import sys
@@ -51,15 +53,16 @@ def batch(n, seed=0):
             et.tensor(rng.integers(0, WIDTH, size=n)))
 
 
-def branches(x, count=20, steps=30):
-    """A graph of about 2,000 nodes: ``count`` chains of ``steps`` (mul, add, tanh), summed."""
-    total = x * 0
-    for _ in range(count):
-        h = x
-        for _ in range(steps):
-            h = (h * 1.01 + 0.01).tanh()
-        total = total + h
-    return total
+def _sibling(name):
+    """Another file of ``scenarios/`` (they are loaded by path, not as a package)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(f"bench_scenarios_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+branches = _sibling("widgets").branches  # the 1,977-node graph of the AutogradExplorer rows
 
 
 # -- each widget's actions, in order: ([(label, function), ...], state with the view) ------
@@ -154,13 +157,13 @@ def engine_actions():
         ("zero_grad + forward + backward + SGD step, batch 64", lambda: train_step(sgd, small)),
         ("zero_grad + forward + backward + Adam step, batch 256",
          lambda: train_step(adam, large)),
-        ("2,000-node graph: forward + backward", graph_backward),
+        ("1,977-node graph: forward + backward", graph_backward),
     ], {}
 
 
 WIDGETS = {"PruneExplorer": prune_actions, "GradientInspector": gradient_actions,
            "TrainingStepper": training_actions, "ParameterTree": tree_actions,
-           "BackwardStepper (2,000 nodes)": backward_actions,
+           "BackwardStepper (1,977 nodes)": backward_actions,
            "engine alone (reference)": engine_actions}
 
 
