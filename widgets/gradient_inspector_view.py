@@ -89,7 +89,7 @@ class GradientInspector(PictureFallback, W.VBox):
             slider.observe(lambda change: self._draw_clipping(), names="value")
         self.clip_mode.observe(lambda change: self._draw_timeline(), names="value")
         self.step_button.on_click(lambda _: self.train(1))
-        self.steps_button.on_click(lambda _: self.train(10))
+        self.steps_button.on_click(lambda _: self.start_training(10))
         super().__init__([
             self.title,
             W.HBox([self.max_norm, self.clip_value]),
@@ -108,32 +108,30 @@ class GradientInspector(PictureFallback, W.VBox):
 
     # -- reactions ------------------------------------------------------------------
     def train(self, count=1):
-        """``count`` optimizer steps (clipping as "when training" says), then redraw.
-
-        Inside a running event loop (a kernel) several steps run as an asyncio task,
-        one step at a time, with the progress in the title: the kernel stays free
-        to draw it (and a big model's ten steps take seconds). Otherwise: now.
-        """
-        if count > 1:
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-                pass
-            else:
-                self.task = asyncio.ensure_future(self._train_async(count))
-                return self.task
+        """``count`` optimizer steps (clipping as "when training" says), then redraw (now)."""
         self.title.value = (f"<b>GradientInspector</b> — training: {count} optimizer step"
                             f"{'s' * (count > 1)}…")  # sent at once, seen while it runs
         self._step(count)
         self._draw_gradients()
-        return None
+
+    def start_training(self, count):
+        """The "10 steps" button: inside a running event loop (a kernel), an asyncio task
+        that takes one step per tick with the progress in the title, so the kernel stays
+        free to draw it (a big model's ten steps take seconds); otherwise ``train`` now."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.train(count)
+            return None
+        self.step_button.disabled = self.steps_button.disabled = True  # until the task ends
+        self.task = asyncio.ensure_future(self._train_async(count))
+        return self.task
 
     def _step(self, count):
         self.model.step(count, clip_mode=self.clip_mode.value, max_norm=self.max_norm.value,
                         clip_value=self.clip_value.value)
 
     async def _train_async(self, count):
-        self.step_button.disabled = self.steps_button.disabled = True
         try:
             for done in range(count):
                 self.title.value = f"<b>GradientInspector</b> — training: step {done + 1} / {count}…"

@@ -293,3 +293,22 @@ def test_a_big_gradient_is_histogrammed_on_a_stated_seeded_sample(monkeypatch, s
     np.testing.assert_array_equal(again.log_counts, row.log_counts)  # seeded: the same sample
     assert "a random sample of 100 entries" in view.caption.value
     assert "0.bias" not in view.caption.value.split("histograms of")[1].split(":")[0]
+
+
+def test_ten_steps_in_a_kernel_run_as_a_task_with_progress(small_mlp, eval_batch):
+    """In a running event loop the "10 steps" button returns at once and trains in a task,
+    the title saying how far it got; ``train(n)`` called from code always trains at once."""
+    import asyncio
+
+    async def scenario():
+        view = GradientInspector(small_mlp, eval_batch)
+        view.train(2)  # code: at once, even inside the loop
+        assert view.model.steps == 2
+        titles = []
+        view.title.observe(lambda change: titles.append(change["new"]), names="value")
+        task = view.start_training(3)
+        assert view.model.steps == 2 and view.steps_button.disabled
+        await task
+        assert view.model.steps == 5 and not view.steps_button.disabled
+        assert any("step 3 / 3" in t for t in titles) and "after 5 optimizer steps" in titles[-1]
+    asyncio.run(scenario())
