@@ -160,15 +160,8 @@ class PruneExplorer(PictureFallback, W.VBox):
 
     def _draw_now(self, now, settings, curve):
         """After apply / undo / make permanent: the masks the real model has now."""
-        if settings.layer == GLOBAL:
-            self.mask_panel.show(mask_overview(list(now.masks.values())), mask=True)
-            what = f"masks of {', '.join(now.masks)} (top to bottom)"
-        else:
-            self.mask_panel.show(now.masks[settings.layer], mask=True)
-            what = f"{settings.layer}_mask"
-        self.caption.value = (f"<div style='{self.style}'><b>the model now</b>: "
-                              f"{html.escape(what)}{_downsampled(now, settings)}; move a control "
-                              f"to preview the next pruning</div>")
+        self._show_masks(now, settings, "<b>the model now</b>", "",
+                         "; move a control to preview the next pruning")
         self._draw_curve(now, settings, curve)
 
     def _draw_curve(self, outcome, settings, curve):
@@ -180,16 +173,20 @@ class PruneExplorer(PictureFallback, W.VBox):
         self.curve_panel.mark(_target_sparsity(outcome, settings.layer), _score(outcome))
 
     def _draw_mask(self, preview, settings):
-        method = METHOD_LABELS[settings.method]
+        self._show_masks(preview, settings, f"<b>preview</b> at amount {settings.amount:.2f}",
+                         METHOD_LABELS[settings.method])
+
+    def _show_masks(self, outcome, settings, heading, method, tail=""):
+        """The chosen weight's mask (global: every mask, in strips) and its caption."""
         if settings.layer == GLOBAL:
-            self.mask_panel.show(mask_overview(list(preview.masks.values())), mask=True)
-            what = f"global {method}: masks of {', '.join(preview.masks)} (top to bottom)"
+            self.mask_panel.show(mask_overview(list(outcome.masks.values())), mask=True)
+            what = f"masks of {', '.join(outcome.masks)} (top to bottom)"
+            what = f"global {method}: {what}" if method else what
         else:
-            self.mask_panel.show(preview.masks[settings.layer], mask=True)
-            what = f"{settings.layer}_mask, {method}"
-        self.caption.value = (f"<div style='{self.style}'><b>preview</b> at amount "
-                              f"{settings.amount:.2f}: {html.escape(what)}"
-                              f"{_downsampled(preview, settings)}</div>")
+            self.mask_panel.show(outcome.masks[settings.layer], mask=True)
+            what = f"{settings.layer}_mask" + (f", {method}" if method else "")
+        self.caption.value = (f"<div style='{self.style}'>{heading}: {html.escape(what)}"
+                              f"{_downsampled(outcome, settings)}{tail}</div>")
 
     def _title_html(self, now):
         module = self.model.module
