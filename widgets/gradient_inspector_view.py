@@ -24,7 +24,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, font_size, html_style,
                       joined_png, small_fonts, text_scale)
@@ -251,6 +251,11 @@ def _edge_text(ax, colour):
                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0, "alpha": 0.75})
 
 
+#: log-axis tick labels "1e-3" as on the histogram's axis: plain text (matplotlib's default
+#: "10⁻³" goes through its math-text parser, about a second the first time it is drawn)
+DECADES = FuncFormatter(lambda value, _: f"1e{round(np.log10(value))}" if value > 0 else "0")
+
+
 def _raised(box, figure, inches):
     """``box`` (figure coordinates) with its bottom raised by ``inches``."""
     from matplotlib.transforms import Bbox
@@ -296,6 +301,7 @@ class NormsPanel:
         self.limit, = ax.plot([], [], color="#c0392b", linestyle="--", linewidth=1.2,
                               label="max_norm")
         ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks: slow to draw, little use
+        ax.xaxis.set_major_formatter(DECADES)
         # proxies: the bars themselves are animated, and animated artists draw no legend swatch
         handles = [Patch(facecolor=GREY, label="before"),
                    Patch(facecolor=NORM_COLOUR, label="after clip_grad_norm_"),
@@ -459,6 +465,7 @@ class TimelinePanel:
         canvas.animate(self.limit, self.edge)  # moves with the slider, over a cached background
         self.ax.set_yscale("log")
         self.ax.yaxis.set_minor_locator(NullLocator())
+        self.ax.yaxis.set_major_formatter(DECADES)
         box = canvas.slots[0]  # room on the right for the legend
         room = TIMELINE_LEGEND_INCHES * text_scale() / canvas.figure.get_figwidth()
         self.ax.set_position([box.x0, box.y0, box.width - room, box.height])
