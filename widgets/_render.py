@@ -36,14 +36,20 @@ afterwards 1.5 times larger, figures and HTML captions alike.
 from __future__ import annotations
 
 import base64
+import html
 import io
+import re
+import textwrap
 import zlib
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
-from PIL import Image
+from matplotlib import font_manager
+from PIL import Image, ImageDraw, ImageFont
+
+from ._common import max_abs  # noqa: F401 (the views import it from here)
 
 #: two-colour map for pruning masks: 0 = pruned (dark), 1 = kept (light)
 MASK_CMAP = ListedColormap(["#2b2d42", "#8ecae6"])
@@ -197,10 +203,27 @@ class PictureFallback:
         """``(png_bytes, css_width)`` of the picture to store: the ``image`` widget's."""
         return bytes(self.image.value), self.image.layout.width
 
+    def fallback_text(self):
+        """The HTML texts that carry the title and the scales (``|max|``, ``±scale``) of the
+        picture: drawn above it in the stored picture, which has no HTML around it."""
+        return [getattr(self, name).value for name in ("title", "caption") if hasattr(self, name)]
+
+    def stored_png(self):
+        """``(png_bytes, css_width)``: ``fallback_png()`` under its title and caption text."""
+        picture, width = self.fallback_png()
+        lines = [line for markup in self.fallback_text() for line in plain_lines(markup)]
+        if not picture or not lines:
+            return picture, width
+        with Image.open(io.BytesIO(picture)) as image:
+            pixels = image.width
+        header = text_png(lines, pixels)
+        joined, _ = joined_png([[header], [picture]])
+        return joined, width
+
     def _repr_mimebundle_(self, **kwargs):
         """The widget's own bundle plus ``image/png`` (shown at its CSS width, like the view)."""
         bundle = super()._repr_mimebundle_(**kwargs)
-        picture, width = self.fallback_png()
+        picture, width = self.stored_png()
         if bundle is None or not picture:
             return bundle
         bundle["image/png"] = base64.b64encode(compact_png(picture)).decode("ascii")
@@ -208,6 +231,30 @@ class PictureFallback:
         if width and str(width).endswith("px"):
             metadata["image/png"] = {"width": int(float(str(width)[:-2]))}
         return bundle, metadata
+
+
+def plain_lines(markup):
+    """The text of a widget's HTML as lines: ``<br>`` and block ends break lines, tags go."""
+    text = re.sub(r"<br\s*/?>|</(div|p|tr|pre)>", "\n", markup or "")
+    text = html.unescape(re.sub(r"<[^>]+>", "", text))
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def text_png(lines, width_px):
+    """``lines`` of text, wrapped to ``width_px`` pixels, as a PNG on white (for stored
+    pictures: at ``PIXEL_RATIO`` pixels per CSS pixel, like the figures)."""
+    size = round(FONT_SIZES["html"] * _text_scale * PIXEL_RATIO)
+    font = ImageFont.truetype(font_manager.findfont("DejaVu Sans"), size)
+    columns = max(20, int(width_px / (0.55 * size)))  # DejaVu Sans: ~0.55 em per character
+    wrapped = [part for line in lines for part in textwrap.wrap(line, columns)]
+    height = round(1.35 * size)
+    image = Image.new("RGB", (width_px, height * len(wrapped) + size // 2), "white")
+    draw = ImageDraw.Draw(image)
+    for row, line in enumerate(wrapped):
+        draw.text((size // 2, size // 4 + row * height), line, fill="black", font=font)
+    buffer = io.BytesIO()
+    image.save(buffer, format="png", compress_level=1)
+    return buffer.getvalue()
 
 
 def as_matrix(array):
@@ -229,22 +276,6 @@ def subsample(matrix, limit=MAX_PIXELS):
     row_step = -(-matrix.shape[0] // limit)  # ceil division
     col_step = -(-matrix.shape[1] // limit)
     return matrix[::row_step, ::col_step]
-
-
-def max_abs(array):
-    """Largest finite |value| (the scale of every value picture), 0.0 when none.
-
-    Two passes without a copy (max and min) when every value is finite, which
-    is the usual case; a copy of the finite values only when some are not.
-    """
-    array = np.asarray(array)
-    if array.size == 0:
-        return 0.0
-    high, low = float(array.max()), float(array.min())
-    if np.isfinite(high) and np.isfinite(low):
-        return max(abs(high), abs(low))
-    finite = np.abs(array[np.isfinite(array)])
-    return float(finite.max()) if finite.size else 0.0
 
 
 def small_fonts(ax, xlabel="", ylabel=""):
@@ -278,9 +309,11 @@ class TensorPanel:
         return self.kind
 
     # -- public -------------------------------------------------------------------
-    def show(self, array, mask=False):
+    def show(self, array, mask=False, scale=None):
         """Draw ``array`` (anything NumPy can read); return its largest |value|.
 
+        ``scale``: draw relative to this |max| instead of the array's own (two
+        panels on one shared scale; it must be at least the array's |max|).
         A matrix is subsampled before it is converted, so the cost does not
         grow with the tensor beyond one pass for its largest |value|.
         """
@@ -288,7 +321,7 @@ class TensorPanel:
         if mask:
             self._use("mask").set_data(subsample(as_matrix(array)).astype(np.float64))
             return 1.0 if array.any() else 0.0
-        scale = max_abs(array)
+        scale = max_abs(array) if scale is None else scale
         if array.size == 1:
             self.message(f"{float(array.reshape(-1)[0]):.6g}", fontsize=font_size("big"),
                          color="black")

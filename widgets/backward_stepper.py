@@ -34,30 +34,51 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ._common import stats_of, to_numpy
+import numpy as np
+
+from ._common import numpy_view, stats_of
 from .autograd_graph import postorder
 
 STATES = ("pending", "receiving", "done", "current")  # what the view colours
 
 
+#: a gradient of up to this many entries is kept whole; a larger one as a strided
+#: subsample of at most DISPLAY x DISPLAY (what the picture shows), its statistics exact
+FULL_ENTRIES = 1 << 12
+DISPLAY = 48
+
+
 @dataclass(frozen=True)
 class GradRecord:
-    """One gradient seen by a hook: its shape, a NumPy copy and its statistics."""
+    """One gradient seen by a hook: its shape, its values (a copy) and its statistics.
+
+    ``values`` is a copy of the whole gradient when it has at most ``FULL_ENTRIES``
+    entries, otherwise every k-th row and column of it as a matrix (``sampled``
+    True): a 2,000-node graph of 16 K-entry gradients keeps kilobytes per node,
+    not the gradients themselves.
+    """
 
     shape: tuple
     values: object  # NumPy array
-    stats: object  # widgets._common.Stats
+    stats: object  # widgets._common.Stats (of every entry)
+    sampled: bool = False
 
     @classmethod
     def of(cls, tensor):
         if tensor is None:
             return None
-        values = to_numpy(tensor)
-        return cls(tuple(tensor.shape), values, stats_of(values))
+        values = numpy_view(tensor)
+        stats = stats_of(values)
+        if values.size <= FULL_ENTRIES:
+            return cls(tuple(tensor.shape), np.array(values, copy=True), stats)
+        matrix = values.reshape(values.shape[0], -1) if values.ndim > 1 else values.reshape(1, -1)
+        step_r = -(-matrix.shape[0] // DISPLAY)
+        step_c = -(-matrix.shape[1] // DISPLAY)
+        return cls(tuple(tensor.shape), np.array(matrix[::step_r, ::step_c]), stats, True)
 
     def __str__(self):
         shape = "scalar" if self.shape == () else "×".join(map(str, self.shape))
-        if self.values.size == 1:
+        if self.values.size == 1 and not self.sampled:
             return f"{shape} = {self.values.reshape(-1)[0]:.4g}"
         largest = max(abs(self.stats.min), abs(self.stats.max))
         return f"{shape}, norm {self.stats.norm:.4g}, max |g| {largest:.3g}"
@@ -89,9 +110,9 @@ class BackwardEvent:
     """One thing the engine did: run a node, or call a watched tensor's hook."""
 
     index: int
-    kind: str  # "node" or "tensor_hook"
-    node: int  # the node that ran (or whose output the hook watches)
-    tensor: str | None = None  # for "tensor_hook": the watched tensor's name
+    kind: str  # "node"
+    node: int  # the node that ran
+    tensor: str | None = None  # unused (kept for the dataclass's field order)
     arriving: tuple = ()  # GradRecord per output of the node, after every contribution
     contributions: tuple = ()  # ((sender node, GradRecord), ...) that were summed into it
     sent: tuple = ()  # ((child node or None, GradRecord or None), ...) per next_functions edge
@@ -264,21 +285,31 @@ class BackwardTrace:
 
     # -- recording -------------------------------------------------------------------------
     def _record(self, gradient, retain_graph):
+        """Hooks on every node (removed after the pass), then one ``backward``.
+
+        Only node hooks: the gradient of a watched tensor is what arrives at the
+        node that made it (or at its AccumulateGrad), so the stepper registers no
+        tensor hook that could look like one of the student's own.
+        """
         self._open = {}  # node index -> event dict being filled (pre-hook to post-hook)
         handles = []
         try:
             for i, node in enumerate(self._objects):
                 handles.append(node.register_prehook(self._pre_hook(i)))
                 handles.append(node.register_hook(self._post_hook(i)))
-            for name, t in self.tensors.items():
-                handles.append(t.register_hook(self._tensor_hook(name, t)))
             self.output.backward(gradient, retain_graph=retain_graph)
         finally:
             for handle in handles:
                 handle.remove()
+        received = {}  # node -> ((sender, GradRecord), ...) sent to it so far
         frozen = []
         for event in self.events:
-            frozen.append(self._freeze(event, frozen))
+            frozen.append(BackwardEvent(index=len(frozen),
+                                        contributions=tuple(received.get(event["node"], ())),
+                                        **event))
+            for child, record in event["sent"]:
+                if child is not None and record is not None:
+                    received.setdefault(child, []).append((event["node"], record))
         self.events = frozen
 
     def _pre_hook(self, i):
@@ -300,31 +331,6 @@ class BackwardTrace:
             if self.nodes[i].is_leaf:
                 event["grad_after"] = GradRecord.of(self._objects[i].variable.grad)
         return hook
-
-    def _tensor_hook(self, name, tensor):
-        node = tensor.grad_fn
-        def hook(grad):
-            index = self._index[node] if node is not None else self._leaf_index(tensor)
-            self.events.append({"kind": "tensor_hook", "node": index, "tensor": name,
-                                "arriving": (GradRecord.of(grad),)})
-        return hook
-
-    def _leaf_index(self, tensor):
-        for i, node in enumerate(self._objects):
-            if self.nodes[i].is_leaf and node.variable is tensor:
-                return i
-        return None
-
-    @staticmethod
-    def _freeze(event, earlier):
-        """The dict the hooks filled, as a ``BackwardEvent`` with the gradients that were
-        sent to its node by the nodes that ran before it (``earlier``)."""
-        contributions = ()
-        if event["kind"] == "node":
-            contributions = tuple(
-                (e.node, record) for e in earlier if e.kind == "node"
-                for child, record in e.sent if child == event["node"] and record is not None)
-        return BackwardEvent(index=len(earlier), contributions=contributions, **event)
 
     # -- reading the trace -------------------------------------------------------------------
     def node_events(self):
@@ -372,10 +378,6 @@ class BackwardTrace:
                     f"{len(self.node_events())} will run."),
                     f"output.backward() seeds {self.nodes[0].name} with d output/d output = 1."]
         node = self.nodes[event.node]
-        if event.kind == "tensor_hook":
-            return [(f"step {event.index + 1}: tensor hook on '{event.tensor}' fires "
-                     f"(registered with {event.tensor}.register_hook)"),
-                    f"  it receives {event.tensor}'s gradient: {event.arriving[0]}"]
         where = f"  (module '{node.group}')" if node.group else ""
         lines = [f"step {event.index + 1}: run node [{node.index}] {node.name}{where}"]
         if len(event.contributions) > 1:

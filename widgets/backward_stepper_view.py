@@ -261,6 +261,10 @@ class BackwardStepper(PictureFallback, W.VBox):
         return (f"BackwardStepper({len(self.trace.nodes)} nodes, "
                 f"{len(self.trace.events)} steps)")
 
+    def fallback_text(self):
+        """Title, the step shown, and the colour scale of the two gradient pictures."""
+        return [self.title.value, self.position.value, self.caption.value]
+
     def fallback_png(self):
         """The notebook file's picture: the graph beside the two gradient pictures."""
         return joined_png([[self.image.value, self.detail.value]])
@@ -299,40 +303,52 @@ class BackwardStepper(PictureFallback, W.VBox):
                                   f"{html.escape(chr(10).join(trace.describe(step)))}</pre>")
 
     def _draw_detail(self, event):
+        """The gradient arriving (left/top) and the one sent on, or the leaf's .grad after
+        (right/bottom), both on ONE colour scale: the larger |max| of the two, so a gradient
+        three times larger than the other looks three times stronger."""
         if event is None:
             self.left_panel.message("backward starts at the top:\nd output / d output = 1")
             self.right_panel.message("")
             self.caption.value = f"<div style='{self.style}'>step 0: nothing has run yet</div>"
+            self.detail.value = self.canvas.png()
+            return
+        node = self.trace.nodes[event.node]
+        left = event.arriving[0]
+        right, right_text, empty = None, "", "sends no gradient"
+        if node.is_leaf:
+            right, empty = event.grad_after, "None"
+            right_text = f"{node.tensor}.grad after"
         else:
-            node = self.trace.nodes[event.node]
-            left = event.arriving[0]
-            scale = self._show(self.left_panel, left, "no gradient")
-            what = "hook gets" if event.kind == "tensor_hook" else "arriving"
-            text = f"left: {what} |max| {scale:.3g}"
-            if event.kind == "tensor_hook":
-                self.right_panel.message("the hook only watches:\nthe gradient goes on unchanged")
-            elif node.is_leaf:
-                text += f"; right: {node.tensor}.grad after, |max| " \
-                        f"{self._show(self.right_panel, event.grad_after, 'None'):.3g}"
-            else:
-                sent = [(k, c, g) for k, (c, g) in enumerate(event.sent) if g is not None]
-                if sent:
-                    k, child, record = sent[0]
-                    scale = self._show(self.right_panel, record, "")
-                    target = "nothing" if child is None else self.trace.nodes[child].label
-                    text += f"; right: grad_input[{k}] → {html.escape(target)}, |max| {scale:.3g}"
-                else:
-                    self.right_panel.message("sends no gradient")
-            self.caption.value = f"<div style='{self.style}'>{text}</div>"
+            sent = [(k, c, g) for k, (c, g) in enumerate(event.sent) if g is not None]
+            if sent:
+                k, child, right = sent[0]
+                target = "nothing" if child is None else self.trace.nodes[child].label
+                right_text = f"grad_input[{k}] → {target}"
+        largest = [abs(r.stats.min) for r in (left, right) if r is not None]
+        largest += [abs(r.stats.max) for r in (left, right) if r is not None]
+        scale = max([v for v in largest if np.isfinite(v)], default=0.0)
+        self._show(self.left_panel, left, "no gradient", scale)
+        self._show(self.right_panel, right, empty, scale)
+        text = (f"both pictures on one scale: ±{scale:.3g} = the larger |max| (white = 0); "
+                f"left: arriving, |max| {_largest(left):.3g}")
+        if right is not None:
+            text += f"; right: {html.escape(right_text)}, |max| {_largest(right):.3g}"
+        sampled = [r for r in (left, right) if r is not None and r.sampled]
+        if sampled:
+            text += "; big gradients: every k-th row and column shown"
+        self.caption.value = f"<div style='{self.style}'>{text}</div>"
         self.detail.value = self.canvas.png()
 
     @staticmethod
-    def _show(panel, record, empty):
+    def _show(panel, record, empty, scale):
         if record is None:
             panel.message(empty)
-            return 0.0
-        return panel.show(record.values)
+            return
+        panel.show(record.values, scale=scale if scale > 0 else None)
 
+
+def _largest(record):
+    return 0.0 if record is None else max(abs(record.stats.min), abs(record.stats.max))
 
 
 def _split(canvas):

@@ -6,11 +6,17 @@
 - its norm, mean, std, |max| and fraction of exact zeros (``GradRow``);
 - a histogram of ``log10|g|`` over fixed decades (``LOG_EDGES``), so that a
   vanishing gradient (1e-8) and an exploding one (1e+3) show up side by side;
-- ``clip_norm(max_norm)``: what ``nn.utils.clip_grad_norm_`` does, found by
-  *calling it* on copies of the gradients: the total norm it returns, the clip
-  coefficient ``max_norm / (total_norm + 1e-6)`` clamped to 1, and every
-  parameter's norm after clipping. ``clip_value(clip_value)``: the same for
-  ``clip_grad_value_``. The real ``.grad`` tensors are untouched;
+  a gradient of more than ``SAMPLE_SIZE`` entries is histogrammed on a seeded
+  random sample of that many (the view says so);
+- ``clip_norm(max_norm)``: what ``nn.utils.clip_grad_norm_`` does: the total
+  norm it returns (``get_total_norm``, the norm of the per-parameter norms,
+  computed once per batch), the clip coefficient ``max_norm / (total_norm +
+  1e-6)`` in the gradients' dtype, clamped to 1, and every parameter's norm
+  after clipping (its norm times that factor: clipping scales every gradient
+  by the same number). ``clip_value(clip_value)``: the same for
+  ``clip_grad_value_``, each entry clamped into ``±clip_value`` (read from the
+  gradient in slices, never copied whole). The tests check both against the
+  real functions on copies. The real ``.grad`` tensors are untouched;
 - ``step()``: one ``optimizer.step()`` with the gradients shown (clipped first
   when ``clip_mode`` says so), then the gradients of the next batch. Each
   computed gradient adds a ``StepRecord`` to ``history``: the timeline.
@@ -22,12 +28,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ._common import framework_of, stats_of, to_numpy
+from ._common import framework_of, numpy_view, sample_of, stats_of, to_numpy
 
 #: bin edges of the log10|g| histograms: quarter decades from 1e-12 to 1e+4
 LOG_EDGES = np.arange(-12.0, 4.0 + 1e-9, 0.25)
 CLIP_MODES = ("none", "norm", "value")  # what step() does to .grad before optimizer.step()
 CLIP_COEF_EPS = 1e-6  # clip_grad_norm_ divides by total_norm + 1e-6, as in PyTorch
+SAMPLE_SIZE = 1 << 20  # a larger gradient's histogram counts a random sample of this many entries
+CHUNK = 1 << 20  # entries of a gradient clamped at a time by clip_value (a 4 MB scratch)
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,7 @@ class GradRow:
     shape: tuple
     stats: object  # widgets._common.Stats of the gradient (mean, std, min, max, norm, zeros)
     log_counts: np.ndarray  # entries per LOG_EDGES bin of log10|g| (exact zeros not counted)
+    sampled: int = 0  # entries the histogram counted: numel, or SAMPLE_SIZE for a bigger gradient
 
     @property
     def abs_max(self):
@@ -57,6 +66,13 @@ class ClipResult:
     after: dict  # name -> norm after clipping
     clamped: dict  # name -> fraction of entries changed by the clipping
     total_after: float  # the norm of all clipped gradients together
+    changed: float = 0.0  # fraction of ALL entries changed (each parameter weighed by its size)
+
+    @property
+    def finite(self):
+        """False when the total norm is NaN or inf: clip_grad_norm_ would then multiply every
+        gradient by NaN (or raise, with ``error_if_nonfinite=True``)."""
+        return bool(np.isfinite(self.total_norm))
 
 
 @dataclass(frozen=True)
@@ -92,6 +108,8 @@ class GradientInspectorModel:
         self.loss = None
         self.rows = ()
         self._grads = {}  # name -> live .grad tensor of the current batch
+        self._norms = {}  # name -> its norm of order norm_type (a 0-d tensor), once per batch
+        self._total = None  # get_total_norm of the gradients: what clip_grad_norm_ returns
         self.compute()
 
     # -- gradients ------------------------------------------------------------------
@@ -99,8 +117,12 @@ class GradientInspectorModel:
         """Parameters that require grad, in ``named_parameters()`` order (depth order)."""
         return [(n, p) for n, p in self.module.named_parameters() if p.requires_grad]
 
-    def compute(self):
-        """``zero_grad`` → forward → loss → ``backward`` on the next batch; read the gradients."""
+    def compute(self, summarise=True):
+        """``zero_grad`` → forward → loss → ``backward`` on the next batch; read the gradients.
+
+        ``summarise=False`` (the steps in the middle of a run): only the norms for the
+        timeline, not the statistics and histograms of every gradient.
+        """
         x, y = next(self._batches)
         self.module.zero_grad()  # every parameter, also those the optimizer does not own
         output = self.module(x)
@@ -108,11 +130,14 @@ class GradientInspectorModel:
         loss.backward()
         self.loss = float(loss.detach())
         self._grads = {n: p.grad for n, p in self.named_parameters() if p.grad is not None}
-        self.rows = tuple(self._row(n, g) for n, g in self._grads.items())
+        vector_norm = self.torch.linalg.vector_norm
+        self._norms = {n: vector_norm(g, self.norm_type) for n, g in self._grads.items()}
+        self._total = self.clip_grad.get_total_norm(list(self._norms.values()), self.norm_type)
+        if summarise:
+            self.rows = tuple(self._row(n, g) for n, g in self._grads.items())
         self.history.append(StepRecord(self.steps, self.loss,
-                                       {r.name: r.stats.norm for r in self.rows},
-                                       float(np.sqrt(sum(r.stats.norm ** 2 for r in self.rows))),
-                                       "none"))
+                                       {n: float(v) for n, v in self._norms.items()},
+                                       float(self._total), "none"))
         return self.rows
 
     def _loss(self, output, y):
@@ -125,11 +150,14 @@ class GradientInspectorModel:
 
     @staticmethod
     def _row(name, grad):
-        values = to_numpy(grad).astype(np.float64)
-        magnitudes = np.abs(values[values != 0])
-        logs = np.clip(np.log10(magnitudes), LOG_EDGES[0], LOG_EDGES[-1])  # ends catch the rest
+        values = numpy_view(grad)
+        sample = sample_of(values, SAMPLE_SIZE)
+        magnitudes = np.abs(sample[sample != 0]).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logs = np.log10(magnitudes[np.isfinite(magnitudes)])
+        logs = np.clip(logs, LOG_EDGES[0], LOG_EDGES[-1])  # ends catch the rest
         counts, _ = np.histogram(logs, bins=LOG_EDGES)
-        return GradRow(name, tuple(grad.shape), stats_of(values), counts)
+        return GradRow(name, tuple(grad.shape), stats_of(values), counts, sample.size)
 
     def row(self, name):
         for r in self.rows:
@@ -142,41 +170,51 @@ class GradientInspectorModel:
         self.row(name)  # a clear KeyError for unknown names
         return to_numpy(self._grads[name])
 
-    # -- clipping previews (on copies) --------------------------------------------------
-    def _copies(self):
-        """One stand-in tensor per gradient whose ``.grad`` is a copy of it (clipping copies)."""
-        stand_ins = []
-        for g in self._grads.values():
-            stand_in = g.detach()
-            stand_in.grad = g.detach().clone()
-            stand_ins.append(stand_in)
-        return stand_ins
-
+    # -- clipping previews (the real .grad untouched) -------------------------------------
     def clip_norm(self, max_norm):
-        """``clip_grad_norm_(parameters, max_norm, norm_type)`` applied to copies of the grads."""
-        copies = self._copies()
-        total = self.clip_grad.clip_grad_norm_(copies, max_norm, norm_type=self.norm_type)
+        """What ``clip_grad_norm_(parameters, max_norm, norm_type)`` would do to the grads.
+
+        The total norm is ``get_total_norm``'s, as clip_grad_norm_ computes it; the
+        coefficient is computed the same way, in the same dtype; each gradient is
+        multiplied by the clamped coefficient, so its norm is multiplied by it too.
+        """
+        total = self._total
         coef = float(max_norm) / (total + CLIP_COEF_EPS)  # in the norm's dtype, as PyTorch
-        return self._result("norm", max_norm, copies, float(total), float(coef),
-                            float(coef.clamp(max=1.0)))
+        factor = float(coef.clamp(max=1.0))
+        before = {n: float(v) for n, v in self._norms.items()}
+        after = {n: v * factor for n, v in before.items()}
+        # scaling changes every nonzero entry, unless the factor is 1 (or NaN makes all NaN)
+        nonzero = {n: self._nonzero(n) for n in before}
+        changed = {n: (1.0 if np.isnan(factor) else nonzero[n] if factor < 1.0 else 0.0)
+                   for n in before}
+        return self._result("norm", max_norm, float(total), float(coef), factor, before, after,
+                            changed)
+
+    def _nonzero(self, name):
+        """The fraction of nonzero entries of a gradient (from its row's statistics)."""
+        for r in self.rows:
+            if r.name == name:
+                return 1.0 - r.stats.zeros
+        return 1.0
 
     def clip_value(self, clip_value):
-        """``clip_grad_value_(parameters, clip_value)`` applied to copies of the grads."""
-        copies = self._copies()
-        self.clip_grad.clip_grad_value_(copies, clip_value)
-        total = self.clip_grad.get_total_norm(list(self._grads.values()), self.norm_type)
-        return self._result("value", clip_value, copies, float(total), float("nan"), float("nan"))
+        """What ``clip_grad_value_(parameters, clip_value)`` would do: every entry clamped
+        into ``[-clip_value, clip_value]``; the norms after and the entries changed."""
+        limit = float(clip_value)
+        before = {n: float(v) for n, v in self._norms.items()}
+        after, changed = {}, {}
+        for name, grad in self._grads.items():
+            after[name], changed[name] = _clamped(numpy_view(grad), limit, self.norm_type)
+        return self._result("value", clip_value, float(self._total), float("nan"),
+                            float("nan"), before, after, changed)
 
-    def _result(self, kind, threshold, copies, total, coef, clamped_coef):
-        names = list(self._grads)
-        after = {n: float(c.grad.norm(self.norm_type)) for n, c in zip(names, copies)}
-        changed = {n: float((c.grad != self._grads[n]).float().mean())
-                   for n, c in zip(names, copies)}
-        total_after = float(self.clip_grad.get_total_norm([c.grad for c in copies],
-                                                          self.norm_type))
-        before = {n: float(g.norm(self.norm_type)) for n, g in self._grads.items()}
+    def _result(self, kind, threshold, total, coef, clamped_coef, before, after, changed):
+        sizes = {n: g.numel() for n, g in self._grads.items()}
+        entries = sum(sizes.values())
+        overall = sum(changed[n] * sizes[n] for n in changed) / entries if entries else 0.0
+        total_after = _norm_of_norms(list(after.values()), self.norm_type)
         return ClipResult(kind, float(threshold), total, coef, clamped_coef, before, after,
-                          changed, total_after)
+                          changed, total_after, overall)
 
     # -- training --------------------------------------------------------------------------
     def step(self, count=1, clip_mode="none", max_norm=1.0, clip_value=0.1):
@@ -184,7 +222,7 @@ class GradientInspectorModel:
         then compute the gradients of the next batch. Returns the new rows."""
         if clip_mode not in CLIP_MODES:
             raise ValueError(f"clip_mode must be one of {CLIP_MODES}, got {clip_mode!r}")
-        for _ in range(count):
+        for done in range(count):
             parameters = [p for _, p in self.named_parameters()]
             if clip_mode == "norm":
                 self.clip_grad.clip_grad_norm_(parameters, max_norm, norm_type=self.norm_type)
@@ -193,7 +231,7 @@ class GradientInspectorModel:
             self.history[-1] = replace(self.history[-1], clip=clip_mode)
             self.optimizer.step()
             self.steps += 1
-            self.compute()
+            self.compute(summarise=done == count - 1)
         return self.rows
 
     def timeline(self, name=None):
@@ -202,6 +240,35 @@ class GradientInspectorModel:
         if name is None:
             return steps, np.array([r.total_norm for r in self.history])
         return steps, np.array([r.norms.get(name, np.nan) for r in self.history])
+
+
+def _clamped(values, limit, norm_type):
+    """``(norm, fraction changed)`` of ``values`` clamped into ``[-limit, limit]``, read one
+    slice of ``CHUNK`` entries at a time (the norm summed in float64)."""
+    flat = values.reshape(-1)
+    scratch = np.empty(min(flat.size, CHUNK))
+    norms, changed = [], 0
+    for start in range(0, flat.size, CHUNK):
+        part = scratch[:flat[start:start + CHUNK].size]
+        np.abs(flat[start:start + CHUNK], out=part, casting="unsafe")
+        changed += int(np.count_nonzero(part > limit))
+        np.minimum(part, limit, out=part)
+        norms.append(_p_norm(part, norm_type))
+    return _norm_of_norms(norms, norm_type), changed / max(flat.size, 1)
+
+
+def _p_norm(magnitudes, p):
+    """The p-norm of non-negative values (``inf``: the largest)."""
+    if p == np.inf:
+        return float(magnitudes.max(initial=0.0))
+    if p == 2.0:
+        return float(np.sqrt(np.dot(magnitudes, magnitudes)))
+    return float(np.sum(magnitudes ** p) ** (1.0 / p))
+
+
+def _norm_of_norms(norms, p):
+    """The norm of several tensors seen as one vector, from their norms (as get_total_norm)."""
+    return _p_norm(np.asarray(norms, dtype=np.float64), p) if norms else 0.0
 
 
 def _batch_source(data):

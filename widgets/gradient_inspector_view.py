@@ -15,6 +15,7 @@ buttons train, clipping the real gradients as "when training" says.
 """
 from __future__ import annotations
 
+import asyncio
 import html
 
 import ipywidgets as W
@@ -23,11 +24,11 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import NullLocator
+from matplotlib.ticker import FuncFormatter, NullLocator
 
 from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, font_size, html_style,
                       joined_png, small_fonts, text_scale)
-from .gradient_inspector import LOG_EDGES, GradientInspectorModel
+from .gradient_inspector import LOG_EDGES, SAMPLE_SIZE, GradientInspectorModel
 
 GREY, NORM_COLOUR, VALUE_COLOUR = "#b8b8b8", "#219ebc", "#f77f00"
 HIST_CMAP = "Greys"  # counts are never negative: a one-sided scale from 0 to the row's peak
@@ -61,6 +62,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.timeline_panel = TimelinePanel(self.timeline_canvas, names)
 
         self.title = W.HTML()
+        self.task = None  # the asyncio task of a run of several steps
         self.max_norm = W.FloatLogSlider(value=1.0, base=10, min=-4, max=3, step=0.05,
                                          description="max_norm", readout_format=".3g",
                                          continuous_update=True, layout=W.Layout(width="370px"))
@@ -87,7 +89,7 @@ class GradientInspector(PictureFallback, W.VBox):
             slider.observe(lambda change: self._draw_clipping(), names="value")
         self.clip_mode.observe(lambda change: self._draw_timeline(), names="value")
         self.step_button.on_click(lambda _: self.train(1))
-        self.steps_button.on_click(lambda _: self.train(10))
+        self.steps_button.on_click(lambda _: self.start_training(10))
         super().__init__([
             self.title,
             W.HBox([self.max_norm, self.clip_value]),
@@ -106,10 +108,38 @@ class GradientInspector(PictureFallback, W.VBox):
 
     # -- reactions ------------------------------------------------------------------
     def train(self, count=1):
-        """``count`` optimizer steps (clipping as "when training" says), then redraw."""
+        """``count`` optimizer steps (clipping as "when training" says), then redraw (now)."""
+        self.title.value = (f"<b>GradientInspector</b> — training: {count} optimizer step"
+                            f"{'s' * (count > 1)}…")  # sent at once, seen while it runs
+        self._step(count)
+        self._draw_gradients()
+
+    def start_training(self, count):
+        """The "10 steps" button: inside a running event loop (a kernel), an asyncio task
+        that takes one step per tick with the progress in the title, so the kernel stays
+        free to draw it (a big model's ten steps take seconds); otherwise ``train`` now."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.train(count)
+            return None
+        self.step_button.disabled = self.steps_button.disabled = True  # until the task ends
+        self.task = asyncio.ensure_future(self._train_async(count))
+        return self.task
+
+    def _step(self, count):
         self.model.step(count, clip_mode=self.clip_mode.value, max_norm=self.max_norm.value,
                         clip_value=self.clip_value.value)
-        self._draw_gradients()
+
+    async def _train_async(self, count):
+        try:
+            for done in range(count):
+                self.title.value = f"<b>GradientInspector</b> — training: step {done + 1} / {count}…"
+                await asyncio.sleep(0.01)  # let the kernel send the progress first
+                self._step(1)
+        finally:
+            self.step_button.disabled = self.steps_button.disabled = False
+            self._draw_gradients()
 
     def refresh(self):
         """Recompute the gradients on the next batch (after changing the model yourself)."""
@@ -121,6 +151,7 @@ class GradientInspector(PictureFallback, W.VBox):
         """New gradients: new frames (axis ranges, histograms, timeline), then the clipping."""
         self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
         self.hist_panel.set_rows(self.model.rows)
+        self.hist_note = _sample_note(self.model.rows)
         self.title.value = (
             f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
             f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
@@ -138,7 +169,7 @@ class GradientInspector(PictureFallback, W.VBox):
         by_value = self.model.clip_value(self.clip_value.value)
         self.norms_panel.show_clipping(by_norm, by_value)
         self.hist_panel.show_clip_value(by_value.threshold)
-        self.caption.value = _caption_html(by_norm, by_value, self.style)
+        self.caption.value = _caption_html(by_norm, by_value, self.style, self.hist_note)
         self.table.value = self._table_html(by_norm, by_value)
         self.image.value = self.canvas.png()
         if self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
@@ -161,8 +192,13 @@ class GradientInspector(PictureFallback, W.VBox):
         return f"<table style='{self.style}'>{''.join(rows)}</table>"
 
 
-def _caption_html(by_norm, by_value, style):
-    if by_norm.clip_coef_clamped < 1.0:
+def _caption_html(by_norm, by_value, style, note=""):
+    if not by_norm.finite:
+        effect = (f"<b style='color:#c0392b'>the gradients hold NaN or inf, so total_norm is "
+                  f"{by_norm.total_norm}: clip_grad_norm_ would multiply every .grad by "
+                  f"{by_norm.clip_coef_clamped:.4g} (every gradient becomes nan); with "
+                  f"error_if_nonfinite=True it raises a RuntimeError instead</b>")
+    elif by_norm.clip_coef_clamped < 1.0:
         effect = f"every .grad × {by_norm.clip_coef_clamped:.4g}"
     else:
         effect = "≥ 1: nothing clipped"
@@ -173,15 +209,51 @@ def _caption_html(by_norm, by_value, style):
          f" norm after = {by_norm.total_after:.4g}"),
         (f"<span style='color:{VALUE_COLOUR}'>■</span> <b>clip_grad_value_</b>(parameters, "
          f"clip_value={by_value.threshold:.3g}) clamps every entry into ±{by_value.threshold:.3g}:"
-         f" {_overall_clamped(by_value):.1%} of the entries change; norm after = "
+         f" {by_value.changed:.1%} of the entries change; norm after = "
          f"{by_value.total_after:.4g}"),
     ]
+    if note:
+        lines.append(html.escape(note))
     return f"<div style='{style}'>{'<br>'.join(lines)}</div>"
 
 
-def _overall_clamped(result):
-    """The fraction of all entries clipping changed (each parameter weighed by its size)."""
-    return float(np.mean(list(result.clamped.values()))) if result.clamped else 0.0
+def _sample_note(rows):
+    """What the histograms count, when some gradient is larger than ``SAMPLE_SIZE``."""
+    sampled = [r.name for r in rows if r.sampled < np.prod(r.shape, dtype=np.int64)]
+    if not sampled:
+        return ""
+    return (f"histograms of {', '.join(sampled)}: a random sample of {SAMPLE_SIZE:,} entries "
+            f"each (numpy default_rng(0)); the statistics use every entry")
+
+
+def _edge_label(label, value, low, high, name, vertical=False):
+    """Say that ``value`` lies outside ``[low, high]`` with ``label`` (a Text in axes
+    coordinates) at that edge, an arrow pointing beyond it; hide it when inside.
+    Returns whether the value is inside (so its line is drawn)."""
+    inside = low <= value <= high
+    label.set_visible(not inside)
+    if inside:
+        return True
+    beyond = value > high
+    if vertical:
+        label.set(text=f"{name} = {value:.3g} {'↑' if beyond else '↓'}", x=0.99,
+                  y=0.97 if beyond else 0.03, ha="right", va="top" if beyond else "bottom")
+    else:  # two short lines in a corner: the axes' last decade holds no bar
+        label.set(text=f"{name} =\n{value:.3g} →" if beyond else f"{name} =\n← {value:.3g}",
+                  x=0.99 if beyond else 0.01, y=0.99, ha="right" if beyond else "left", va="top")
+    return False
+
+
+def _edge_text(ax, colour):
+    """A label for ``_edge_label``: bold, on white, in axes coordinates."""
+    return ax.text(0, 0, "", transform=ax.transAxes, fontsize=font_size("tick"), color=colour,
+                   fontweight="bold", visible=False, zorder=5,
+                   bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0, "alpha": 0.75})
+
+
+#: log-axis tick labels "1e-3" as on the histogram's axis: plain text (matplotlib's default
+#: "10⁻³" goes through its math-text parser, about a second the first time it is drawn)
+DECADES = FuncFormatter(lambda value, _: f"1e{round(np.log10(value))}" if value > 0 else "0")
 
 
 def _raised(box, figure, inches):
@@ -229,6 +301,7 @@ class NormsPanel:
         self.limit, = ax.plot([], [], color="#c0392b", linestyle="--", linewidth=1.2,
                               label="max_norm")
         ax.xaxis.set_minor_locator(NullLocator())  # minor log ticks: slow to draw, little use
+        ax.xaxis.set_major_formatter(DECADES)
         # proxies: the bars themselves are animated, and animated artists draw no legend swatch
         handles = [Patch(facecolor=GREY, label="before"),
                    Patch(facecolor=NORM_COLOUR, label="after clip_grad_norm_"),
@@ -238,7 +311,12 @@ class NormsPanel:
                              fontsize=font_size("tick"), loc="lower left", ncols=2,
                              frameon=False, handlelength=1.2, columnspacing=1.0,
                              bbox_to_anchor=(0.01, 0.0))  # from the left edge: never cut off
-        canvas.animate(self.before, self.after_norm, self.after_value, self.limit)
+        self.edge = _edge_text(ax, "#c0392b")  # max_norm off the scale
+        self.nan_note = ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center",
+                                fontsize=font_size("tick"), color="#c0392b", visible=False,
+                                bbox={"facecolor": "white", "edgecolor": "#c0392b"})
+        canvas.animate(self.before, self.after_norm, self.after_value, self.limit, self.edge,
+                       self.nan_note)
         canvas.panels.append(self)
         self.range = Range()
 
@@ -247,6 +325,11 @@ class NormsPanel:
 
     def set_rows(self, rows, total):
         norms = [total] + [r.stats.norm for r in rows]
+        broken = [name for name, v in zip(["total"] + [r.name for r in rows], norms)
+                  if not np.isfinite(v)]
+        self.nan_note.set_visible(bool(broken))
+        self.nan_note.set_text(f"no bar: the norm is nan or inf for\n{', '.join(broken[:4])}"
+                               f"{' …' if len(broken) > 4 else ''}\n(see the text above)")
         if self.range.cover(*_decades(norms)):
             self.ax.set_xlim(10.0 ** self.range.low, 10.0 ** self.range.high)
             self.canvas.invalidate()
@@ -261,7 +344,9 @@ class NormsPanel:
         lefts = [self.left] * len(after_norm)
         self.after_norm.set_verts(_bars(self.y, lefts, _floor(after_norm, self.left), -0.3, 0.0))
         self.after_value.set_verts(_bars(self.y, lefts, _floor(after_value, self.left), 0.0, 0.3))
-        x = min(max(by_norm.threshold, self.left), self.ax.get_xlim()[1])
+        low, high = self.ax.get_xlim()
+        inside = _edge_label(self.edge, by_norm.threshold, low, high, "max_norm")
+        x = by_norm.threshold if inside else np.nan  # off the scale: only the edge label
         self.limit.set_data([x, x], [-0.48, 0.48])
 
 
@@ -285,8 +370,9 @@ class Range:
 
 
 def _floor(values, left):
-    """Bar ends on a log axis: a zero norm gets a bar of zero length at the left edge."""
-    return [max(v, left) for v in values]
+    """Bar ends on a log axis: a zero norm gets a bar of zero length at the left edge (and a
+    NaN norm no bar: NaN ends are not drawn)."""
+    return [v if np.isnan(v) else max(v, left) for v in values]
 
 
 class HistogramPanel:
@@ -317,7 +403,10 @@ class HistogramPanel:
         bar.set_ticks([0, 1], labels=["0", "peak"])
         cax.tick_params(labelsize=font_size("tick"))
         self.line, = ax.plot([], [], color=VALUE_COLOUR, linewidth=1.5)
-        canvas.animate(self.image, self.line)
+        self.edge = _edge_text(ax, VALUE_COLOUR)  # clip_value off the scale
+        self.note = ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center",
+                            fontsize=font_size("tick"), color="#c0392b")
+        canvas.animate(self.image, self.line, self.edge, self.note)
         canvas.panels.append(self)
         self.range = Range(margin=0.5)
 
@@ -329,6 +418,9 @@ class HistogramPanel:
             len(rows), len(LOG_EDGES) - 1)
         peaks = counts.max(axis=1, keepdims=True)
         self.image.set_data(np.divide(counts, peaks, out=np.zeros_like(counts), where=peaks > 0))
+        empty = [r.name for r, peak in zip(rows, peaks[:, 0]) if peak == 0 and r.stats.zeros < 1]
+        self.note.set_text(f"no finite |grad| to count in\n{', '.join(empty[:4])}"
+                           f"{' …' if len(empty) > 4 else ''}\n(NaN or inf)" if empty else "")
         filled = np.nonzero(counts.sum(axis=0))[0]
         if filled.size:
             low, high = np.floor(LOG_EDGES[filled[0]]), np.ceil(LOG_EDGES[filled[-1] + 1])
@@ -337,13 +429,15 @@ class HistogramPanel:
         if self.range.cover(low, high):
             low, high = self.range.low, self.range.high
             self.ax.set_xlim(low, high)
-            ticks = np.arange(low, high + 1, _tick_step(high - low))
+            ticks = np.arange(np.ceil(low), np.floor(high) + 1, _tick_step(high - low))
             self.ax.set_xticks(ticks, labels=[f"1e{int(t)}" for t in ticks])
             self.canvas.invalidate()
 
     def show_clip_value(self, clip_value):
         low, high = self.ax.get_xlim()
-        x = min(max(np.log10(clip_value), low), high)
+        x = np.log10(clip_value)
+        if not _edge_label(self.edge, clip_value, 10.0 ** low, 10.0 ** high, "clip_value"):
+            x = np.nan
         self.line.set_data([x, x], list(self.ax.get_ylim()))
 
 
@@ -367,9 +461,11 @@ class TimelinePanel:
                                    label="total")
         self.limit = self.ax.axhline(1.0, color="#c0392b", linestyle="--", linewidth=1,
                                      label="max_norm")
-        canvas.animate(self.limit)  # moves with the slider, over a cached background
+        self.edge = _edge_text(self.ax, "#c0392b")  # max_norm off the scale
+        canvas.animate(self.limit, self.edge)  # moves with the slider, over a cached background
         self.ax.set_yscale("log")
         self.ax.yaxis.set_minor_locator(NullLocator())
+        self.ax.yaxis.set_major_formatter(DECADES)
         box = canvas.slots[0]  # room on the right for the legend
         room = TIMELINE_LEGEND_INCHES * text_scale() / canvas.figure.get_figwidth()
         self.ax.set_position([box.x0, box.y0, box.width - room, box.height])
@@ -409,6 +505,7 @@ class TimelinePanel:
     def show_limit(self, clip_mode, max_norm):
         """The ``max_norm`` line, shown when training clips by norm (kept inside the axes)."""
         low, high = self.ax.get_ylim()
-        y = min(max(max_norm, low), high)
-        self.limit.set_visible(clip_mode == "norm")
-        self.limit.set_ydata([y, y])
+        inside = _edge_label(self.edge, max_norm, low, high, "max_norm", vertical=True)
+        self.edge.set_visible(clip_mode == "norm" and not inside)
+        self.limit.set_visible(clip_mode == "norm" and inside)
+        self.limit.set_ydata([max_norm, max_norm])

@@ -65,6 +65,10 @@ class HookMonitor(PictureFallback, W.VBox):
                           self.description])
         self.refresh()
 
+    def fallback_text(self):
+        """Title, the event shown and its caption (with the colour scale)."""
+        return [self.title.value, self.position.value, self.caption.value]
+
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return (f"HookMonitor({type(self.recorder.module).__name__}, "
                 f"{len(self.recorder.module_names)} modules watched)")

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import dtype_name, framework_of, stats_of, to_numpy
+from ._common import dtype_name, framework_of, max_abs, numpy_view, sample_of, stats_of, to_numpy
+
+SAMPLE_SIZE = 1 << 20  # a weight's distribution histograms a seeded random sample of this many
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Distribution:
     edges: np.ndarray  # shared by every Distribution of one ``distributions()`` call
     std: float  # of the finite values
     fan_in: int  # what nn.init calls fan_in: shape[1] * the kernel size
+    sampled: int = 0  # entries counted: all of them, or SAMPLE_SIZE of a bigger weight
 
     @property
     def bound(self):
@@ -93,6 +96,7 @@ class ParameterTreeModel:
 
     def __init__(self, module):
         self.module = module
+        self._stats = {}  # id(tensor) -> (tensor, its _version then, Stats): see stats()
         self.refresh()
 
     def refresh(self):
@@ -174,12 +178,35 @@ class ParameterTreeModel:
         """A NumPy copy of the tensor's values."""
         return to_numpy(self.tensor(name))
 
+    def values_view(self, name):
+        """The tensor's values as NumPy without a copy (to read, never to write)."""
+        return numpy_view(self.tensor(name))
+
     def grad(self, name):
         """A NumPy copy of ``.grad``, or ``None`` (buffers and unused parameters)."""
+        grad = self._grad_tensor(name)
+        return None if grad is None else to_numpy(grad)
+
+    def grad_view(self, name):
+        """``.grad`` as NumPy without a copy, or ``None``."""
+        grad = self._grad_tensor(name)
+        return None if grad is None else numpy_view(grad)
+
+    def _grad_tensor(self, name):
         t = self.tensor(name)
         if self.tensor_row(name).kind != "parameter" or t.grad is None:  # derived: never a leaf
             return None
-        return to_numpy(t.grad)
+        return t.grad
+
+    def stats(self, tensor):
+        """``stats_of`` a tensor, computed once per version of it: a tensor changed in place
+        (an optimizer step, ``prune``) has a new ``_version``, as in PyTorch."""
+        version = getattr(tensor, "_version", None)
+        known = self._stats.get(id(tensor))
+        if known is None or known[0] is not tensor or known[1] != version or version is None:
+            known = (tensor, version, stats_of(numpy_view(tensor)))
+            self._stats[id(tensor)] = known
+        return known[2]
 
     def totals(self):
         """Element counts: parameters (trainable / frozen) and buffers, each tensor once."""
@@ -196,13 +223,13 @@ class ParameterTreeModel:
     def tensor_summary(self, name):
         """Shape, dtype, statistics of the values and (when present) of ``.grad``."""
         row = self.tensor_row(name)
-        grad = self.grad(name)
+        grad = self._grad_tensor(name)
         return {
             "name": name, "kind": row.kind, "shape": row.shape, "dtype": row.dtype,
             "device": row.device, "requires_grad": row.requires_grad,
             "persistent": row.persistent, "numel": row.numel,
-            "stats": stats_of(self.values(name)),
-            "grad_stats": None if grad is None else stats_of(grad),
+            "stats": self.stats(self.tensor(name)),
+            "grad_stats": None if grad is None else self.stats(grad),
         }
 
     def distributions(self, names=None, bins=41):
@@ -210,23 +237,24 @@ class ParameterTreeModel:
         finite |value| among them), so layers compare at a glance.
 
         ``names`` defaults to every parameter with two or more dimensions: the weights, whose
-        spread an initialisation (``nn.init``) chooses.
+        spread an initialisation (``nn.init``) chooses. A weight of more than ``SAMPLE_SIZE``
+        entries is histogrammed on a seeded random sample of that many (``Distribution.sampled``);
+        ``R`` and the std use every entry.
         """
         if names is None:
             names = [t.name for row in self._rows for t in row.tensors
                      if t.kind == "parameter" and len(t.shape) >= 2]
-        arrays = {name: self.values(name).astype(np.float64).ravel() for name in names}
-        finite = [np.abs(a[np.isfinite(a)]).max() for a in arrays.values() if np.isfinite(a).any()]
-        reach = max(finite, default=0.0) or 1.0
+        arrays = {name: self.values_view(name) for name in names}
+        reach = max((max_abs(a) for a in arrays.values()), default=0.0) or 1.0
         edges = np.linspace(-reach, reach, bins + 1)
         result = []
         for name, a in arrays.items():
             shape = self.tensor_row(name).shape
-            a = a[np.isfinite(a)]  # an inf or nan has no place on the axis
-            counts, _ = np.histogram(a, bins=edges)
+            sample = sample_of(a, SAMPLE_SIZE).astype(np.float64)
+            counts, _ = np.histogram(sample[np.isfinite(sample)], bins=edges)  # inf/nan: off axis
             fan_in = int(np.prod(shape[1:])) if len(shape) >= 2 else 0
-            std = float(a.std(ddof=1)) if a.size > 1 else float("nan")
-            result.append(Distribution(name, shape, counts, edges, std, fan_in))
+            std = _finite_std(a) if a.size > 1 else float("nan")
+            result.append(Distribution(name, shape, counts, edges, std, fan_in, sample.size))
         return result
 
     def tree_lines(self):
@@ -245,6 +273,15 @@ class ParameterTreeModel:
             f"{totals['frozen']:,} frozen), {totals['buffers']:,} buffer elements"
         )
         return lines
+
+
+def _finite_std(values):
+    """The std of the finite values (a copy of them only when some are not finite)."""
+    s = stats_of(values)
+    if np.isfinite(s.std):
+        return s.std
+    finite = np.asarray(values)[np.isfinite(values)]
+    return stats_of(finite).std if finite.size > 1 else float("nan")
 
 
 def _join(prefix, name):

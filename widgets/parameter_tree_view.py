@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 
 from ._render import (BLUE, CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, TensorPanel, css_width,
                       font_size, html_style, png_bytes, small_fonts, text_scale)
-from .parameter_tree import ParameterTreeModel
+from .parameter_tree import SAMPLE_SIZE, ParameterTreeModel
 
 DERIVED_COLOR = "#1a7f37"  # derived (computed) tensors in the tree
 ORIGINAL_COLOR = "#8250df"  # the stored tensors they are computed from
@@ -132,9 +132,9 @@ class ParameterTree(PictureFallback, W.VBox):
             self.grad_panel.message("")
             self.caption.value = self.summary.value = ""
         else:
-            scale = self.values_panel.show(self.model.values(name))
+            scale = self.values_panel.show(self.model.values_view(name))
             caption = f"<b>{html.escape(name)}</b> values: |max| = {scale:.3g}"
-            grad = self.model.grad(name)
+            grad = self.model.grad_view(name)
             row = self.model.tensor_row(name)
             self.values_panel.retitle("values")
             self.grad_panel.retitle(".grad")
@@ -142,11 +142,14 @@ class ParameterTree(PictureFallback, W.VBox):
                 original = self._shown_original(name)
                 self.values_panel.retitle(f"{name.rsplit('.', 1)[-1]} (derived)")
                 self.grad_panel.retitle(f"{original.rsplit('.', 1)[-1]} (stored)")
-                scale = self.grad_panel.show(self.model.values(original))
+                scale = self.grad_panel.show(self.model.values_view(original))
                 caption += (f" (derived); stored <b>{html.escape(original)}</b>: "
                             f"|max| = {scale:.3g}")
             elif row.kind == "buffer":
                 self.grad_panel.message("buffers never get a .grad")
+            elif grad is None and not row.requires_grad:
+                self.grad_panel.message("frozen (requires_grad=False):\n"
+                                        "backward never fills its .grad")
             elif grad is None:
                 self.grad_panel.message("no .grad yet\n(run backward first)")
             else:
@@ -167,10 +170,13 @@ class ParameterTree(PictureFallback, W.VBox):
         shown = distributions[:MAX_DISTRIBUTIONS]
         more = len(distributions) - len(shown)
         reach = distributions[0].edges[-1] if distributions else 0.0
+        sampled = [d.name for d in shown if d.sampled < np.prod(d.shape, dtype=np.int64)]
         self.caption.value = (
             f"<div style='{self.style}'><b>every weight's values</b>, one histogram per layer on one "
             f"x-axis, max = {reach:.3g}; dashed: ±1/√fan_in (nn.Linear's default bound)"
-            + (f"; {more} more not shown" if more else "") + "</div>")
+            + (f"; {more} more not shown" if more else "")
+            + (f"; {html.escape(', '.join(sampled))}: a random sample of {SAMPLE_SIZE:,} entries "
+               f"each (numpy default_rng(0))" if sampled else "") + "</div>")
         self.summary.value = f"<div style='{self.style}'>" + "<br>".join(
             html.escape(f"{d.name} {d.shape}: std {d.std:.3g}, fan_in {d.fan_in}, "
                         f"1/√fan_in {d.bound:.3g}") for d in distributions) + "</div>"

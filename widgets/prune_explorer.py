@@ -17,8 +17,9 @@ public functions only:
   fraction of the weights that are still left;
 - ``undo()`` restores the previous state from a stack of snapshots (masks,
   and the values only where ``make_permanent()`` overwrites them: pruning
-  itself never changes ``<name>_orig``), ``make_permanent()`` calls
-  ``prune.remove``.
+  itself never changes ``<name>_orig``, and ``prune.remove`` gives it new
+  data, leaving the old values to a tensor that still holds them, so an undo
+  copies no weights), ``make_permanent()`` calls ``prune.remove``.
 
 Every preview and evaluation runs the model forward, so forward hooks on it
 (a ``HookMonitor`` on the same model, say) see those calls too, copies included.
@@ -150,6 +151,12 @@ class PruneExplorerModel:
             return self.torch.get_rng_state()
         finally:
             self.torch.set_rng_state(users_state)
+
+    def is_cached(self, amount=None):
+        """Is the preview at these settings (``amount``: default the slider's) remembered?"""
+        settings = self.settings if amount is None else Settings(
+            **{**self.settings.__dict__, "amount": float(amount)})
+        return (settings, self.version) in self._preview_cache
 
     def preview(self, amount=None):
         """What ``apply()`` would give at ``amount`` (default: the slider's), on a copy."""
@@ -288,8 +295,8 @@ class PruneExplorerModel:
         for name, original, mask, order in snapshot:
             owner, attr = _owner(self.module, name)
             if _is_pruned(owner, attr):
-                if original is None:
-                    original = to_numpy(getattr(owner, attr + "_orig"))
+                if original is None:  # remove() gives <name>_orig new data; these stay
+                    original = getattr(owner, attr + "_orig").detach()
                 self.prune.remove(owner, attr)
             weight = getattr(owner, attr)
             if original is not None:

@@ -107,13 +107,19 @@ class PruneExplorer(PictureFallback, W.VBox):
         self._draw(new_curve=False)
 
     def _act(self, action):
-        """apply / undo / make permanent on the real model, then redraw everything."""
+        """apply / undo / make permanent on the real model, then redraw everything.
+
+        The picture then shows the real model's mask now, not a preview of pruning
+        it once more (on a big model that preview costs as much as the action): the
+        next move of a control previews again.
+        """
+        self.caption.value = f"<div style='{self.style}'>changing the model…</div>"  # sent now
         try:
             action()
             self.action_error = None
         except (ValueError, RuntimeError, IndexError) as error:
             self.action_error = f"{type(error).__name__}: {error}"
-        self._draw(new_curve=True)
+        self._draw(new_curve=True, preview=False)
 
     def _sync_dim_options(self):
         if self.layer.value == GLOBAL:
@@ -124,43 +130,63 @@ class PruneExplorer(PictureFallback, W.VBox):
             self.dim.options = options  # resets value to options[0]
 
     # -- drawing ------------------------------------------------------------------------
-    def _draw(self, new_curve):
+    def _draw(self, new_curve, preview=True):
+        """Redraw; ``preview=False``: show the real model's masks instead of a preview."""
         settings = self.model.settings
         preview_error = None
-        try:
-            preview = self.model.preview()
-            curve = self.model.curve() if new_curve and self.model.data is not None else None
-        except (ValueError, RuntimeError, IndexError) as error:  # e.g. dim out of range
-            preview, curve = None, None
-            preview_error = f"{type(error).__name__}: {error}"
         now = self.model.current()
-        if preview is None:
+        if preview and not self.model.is_cached():  # said at once: the kernel sends it now
+            self.caption.value = (f"<div style='{self.style}'>computing the preview "
+                                  f"({html.escape(METHOD_LABELS[settings.method])} at "
+                                  f"{settings.amount:.2f})…</div>")
+        try:
+            curve = self.model.curve() if new_curve and self.model.data is not None else None
+            shown = self.model.preview() if preview else now
+        except (ValueError, RuntimeError, IndexError) as error:  # e.g. dim out of range
+            shown, curve = None, None
+            preview_error = f"{type(error).__name__}: {error}"
+        if not preview and shown is not None:
+            self._draw_now(shown, settings, curve)
+        elif shown is None:
             self.caption.value = ""
             self.mask_panel.message("cannot preview these settings:\nsee the message below")
             self.curve_panel.message("no curve")
         else:
-            self._draw_mask(preview, settings)
-            if self.model.data is None:
-                self.curve_panel.message("pass data=(x, y) to see\naccuracy vs sparsity")
-            else:
-                if curve is not None:
-                    self.curve_panel.set_curve(curve, settings.layer)
-                self.curve_panel.mark(_target_sparsity(preview, settings.layer),
-                                      _score(preview))
+            self._draw_mask(shown, settings)
+            self._draw_curve(shown, settings, curve)
         self.title.value = self._title_html(now)
-        self.table.value = self._table_html(now, preview, preview_error)
+        self.table.value = self._table_html(now, shown if preview else None, preview_error)
         self.image.value = self.canvas.png()
 
+    def _draw_now(self, now, settings, curve):
+        """After apply / undo / make permanent: the masks the real model has now."""
+        self._show_masks(now, settings, "<b>the model now</b>", "",
+                         "; move a control to preview the next pruning")
+        self._draw_curve(now, settings, curve)
+
+    def _draw_curve(self, outcome, settings, curve):
+        if self.model.data is None:
+            self.curve_panel.message("pass data=(x, y) to see\naccuracy vs sparsity")
+            return
+        if curve is not None:
+            self.curve_panel.set_curve(curve, settings.layer)
+        self.curve_panel.mark(_target_sparsity(outcome, settings.layer), _score(outcome))
+
     def _draw_mask(self, preview, settings):
-        method = METHOD_LABELS[settings.method]
+        self._show_masks(preview, settings, f"<b>preview</b> at amount {settings.amount:.2f}",
+                         METHOD_LABELS[settings.method])
+
+    def _show_masks(self, outcome, settings, heading, method, tail=""):
+        """The chosen weight's mask (global: every mask, in strips) and its caption."""
         if settings.layer == GLOBAL:
-            self.mask_panel.show(mask_overview(list(preview.masks.values())), mask=True)
-            what = f"global {method}: masks of {', '.join(preview.masks)} (top to bottom)"
+            self.mask_panel.show(mask_overview(list(outcome.masks.values())), mask=True)
+            what = f"masks of {', '.join(outcome.masks)} (top to bottom)"
+            what = f"global {method}: {what}" if method else what
         else:
-            self.mask_panel.show(preview.masks[settings.layer], mask=True)
-            what = f"{settings.layer}_mask, {method}"
-        self.caption.value = (f"<div style='{self.style}'><b>preview</b> at amount "
-                              f"{settings.amount:.2f}: {html.escape(what)}</div>")
+            self.mask_panel.show(outcome.masks[settings.layer], mask=True)
+            what = f"{settings.layer}_mask" + (f", {method}" if method else "")
+        self.caption.value = (f"<div style='{self.style}'>{heading}: {html.escape(what)}"
+                              f"{_downsampled(outcome, settings)}{tail}</div>")
 
     def _title_html(self, now):
         module = self.model.module
@@ -212,6 +238,18 @@ def mask_overview(masks, width=MAX_PIXELS, rows=ROWS_PER_LAYER):
         strips.append(matrix[np.ix_(r, c)].astype(np.float64))
         strips.append(np.full((2, width), np.nan))
     return np.vstack(strips[:-1]) if strips else np.ones((1, 1))
+
+
+def _downsampled(outcome, settings):
+    """``"; every 8th row and column shown"`` when the mask picture is a subsample."""
+    if settings.layer == GLOBAL:
+        return "; each strip: evenly spaced rows and columns of its mask"
+    rows, columns = as_matrix(outcome.masks[settings.layer]).shape
+    step_r, step_c = -(-rows // MAX_PIXELS), -(-columns // MAX_PIXELS)
+    if step_r == step_c == 1:
+        return ""
+    return (f" ({rows}×{columns}: every {step_r}th row and {step_c}th column shown, "
+            f"{-(-rows // step_r)}×{-(-columns // step_c)})")
 
 
 def _target_sparsity(outcome, layer):

@@ -81,6 +81,10 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         return (f"TrainEvalExplorer({type(self.model.module).__name__}, "
                 f"{len(self.modal)} modal modules)")
 
+    def fallback_text(self):
+        """Title, what changed between the modes (with the colour scale), the module's text."""
+        return [self.title.value, self.change.value, self.text.value]
+
     def fallback_png(self):
         """The notebook file's picture: both outputs above the chosen module's details."""
         return joined_png([[self.image.value], [self.detail_image.value]])

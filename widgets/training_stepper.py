@@ -23,11 +23,12 @@ Only the API PyTorch and edutorch share is used, so a real ``torch`` model works
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
-from ._common import framework_of, stats_of, to_numpy
+from ._common import framework_of, numpy_view, stats_of, to_numpy
 
 STAGES = ("zero_grad", "forward", "loss", "backward", "step")
 CODE = {
@@ -76,21 +77,32 @@ def call_arguments(first, kwargs):
 
 @dataclass(frozen=True)
 class ParamChange:
-    """What one stage did to one parameter."""
+    """What one stage did to one parameter.
+
+    The arrays are NumPy *views* of the tensors the stage left (the ``.grad`` before
+    and after, the optimizer state), not copies: they stay right until the next
+    stage changes those tensors. Only ``delta`` needs a copy (of the values before
+    ``step()``), and it becomes the difference in place.
+    """
 
     name: str
     shape: tuple
-    grad_before: object  # NumPy copy of .grad before the stage, or None
+    grad_before: object  # NumPy view of .grad before the stage, or None
     grad_after: object  # ... after it
     delta: object  # p_after - p_before (NumPy), or None when the stage did not touch p
-    norm: float  # |p| after the stage
-    state: dict  # optimizer.state[p] after the stage: {key: float or NumPy array}
+    value: object  # NumPy view of p after the stage (read it before the next stage)
+    state: dict  # optimizer.state[p] after the stage: {key: float or NumPy view}
 
-    @property
+    @cached_property  # computed once per stage, on demand (a frozen dataclass may cache)
+    def norm(self):
+        """|p| after the stage."""
+        return stats_of(self.value).norm
+
+    @cached_property
     def delta_norm(self):
         if self.delta is None:
             return None
-        return float(np.sqrt(np.sum(self.delta.astype(np.float64) ** 2)))
+        return stats_of(self.delta).norm
 
 
 @dataclass(frozen=True)
@@ -123,7 +135,7 @@ class StageResult:
             return f"loss = {self.loss:.4f} (a scalar with a grad_fn)"
         if self.stage == "backward":
             filled = sum(p.grad_after is not None for p in self.params)
-            total = np.sqrt(sum(float(np.sum(p.grad_after.astype(np.float64) ** 2))
+            total = np.sqrt(sum(stats_of(p.grad_after).norm ** 2
                                 for p in self.params if p.grad_after is not None))
             return f".grad filled for {filled} parameters, total norm {total:.4g}"
         biggest = max(self.params, key=lambda p: p.delta_norm or 0.0)
@@ -134,12 +146,12 @@ class StageResult:
         return text
 
 
-def _state_copy(state):
-    """``optimizer.state[p]`` as plain values: 0-d tensors become floats."""
+def _state_view(state):
+    """``optimizer.state[p]`` as plain values: 0-d tensors become floats, others NumPy views."""
     out = {}
     for key, value in state.items():
         if hasattr(value, "detach"):
-            value = to_numpy(value)
+            value = numpy_view(value)
             out[key] = float(value) if value.size == 1 and value.ndim == 0 else value
         else:
             out[key] = value
@@ -185,9 +197,13 @@ class TrainingStepperModel:
             raise ValueError(f"unknown optimizer {name!r}; choose one of {list(OPTIMIZERS)}")
         self.lr = self.lr if lr is None else lr
         self.optimizer_name = name
+        self.optimizer_steps = 0  # steps taken by this optimizer (0: its state is empty)
         self.optimizer = build_optimizer(self.lib.optim, name, self.model.parameters(), self.lr)
         if self.scheduler is not None:
             self.set_scheduler(self.scheduler_name)
+        if self.last is not None:  # what is shown now is the new optimizer's state: empty
+            self.last = replace(self.last, params=tuple(replace(p, state={})
+                                                        for p in self.last.params))
 
     def set_lr(self, lr):
         """Write ``lr`` into every param group (the schedule restarts from it)."""
@@ -213,28 +229,40 @@ class TrainingStepperModel:
     def next_stage_name(self):
         return STAGES[self.stage_index]
 
+    def next_stage_code(self):
+        """The line the next stage runs: ``"optimizer.step()"``."""
+        return CODE[self.next_stage_name]
+
     # -- one stage ----------------------------------------------------------------------------
     def next_stage(self):
-        """Run the next line of the loop and return what it changed (a ``StageResult``)."""
+        """Run the next line of the loop and return what it changed (a ``StageResult``).
+
+        Nothing is copied but what the stage overwrites in place: the values
+        before ``step()`` (for Δ) and, before ``backward()``, a ``.grad`` that
+        is not None (accumulation adds into it).
+        """
         stage = STAGES[self.stage_index]
-        before = self._snapshot()
+        parameters = list(self.model.parameters())
+        copy_grads = stage == "backward"
+        grads_before = [None if p.grad is None else
+                        (to_numpy(p.grad) if copy_grads else numpy_view(p.grad))
+                        for p in parameters]
+        values_before = [to_numpy(p) for p in parameters] if stage == "step" else None
         extra = getattr(self, "_" + stage)()
-        after = self._snapshot()
-        params = tuple(
-            ParamChange(name, b["shape"], b["grad"], a["grad"],
-                        a["value"] - b["value"] if stage == "step" else None,
-                        float(np.sqrt(np.sum(a["value"].astype(np.float64) ** 2))), a["state"])
-            for name, b, a in zip(self.names, before, after))
-        self.last = StageResult(stage, self.iteration - 1, params, **extra)
+        state = self.optimizer.state
+        params = []
+        for i, (name, p) in enumerate(zip(self.names, parameters)):
+            value = numpy_view(p)
+            delta = None
+            if values_before is not None:  # Δ = after - before, written over the copy
+                delta = np.subtract(value, values_before[i], out=values_before[i])
+            params.append(ParamChange(
+                name, tuple(p.shape), grads_before[i],
+                None if p.grad is None else numpy_view(p.grad), delta, value,
+                _state_view(state[p]) if p in state else {}))
+        self.last = StageResult(stage, self.iteration - 1, tuple(params), **extra)
         self.stage_index = (self.stage_index + 1) % len(STAGES)
         return self.last
-
-    def _snapshot(self):
-        state = self.optimizer.state
-        return [{"shape": tuple(p.shape), "value": to_numpy(p),
-                 "grad": None if p.grad is None else to_numpy(p.grad),
-                 "state": _state_copy(state[p]) if p in state else {}}
-                for p in self.model.parameters()]
 
     def _zero_grad(self):
         self.x, self.y = self._next_batch()
@@ -263,6 +291,7 @@ class TrainingStepperModel:
         if self.scheduler is not None:
             self.scheduler.step()
         self.steps += 1
+        self.optimizer_steps += 1
         loss, accuracy = float(self.loss.item()), self._accuracy(self.output, self.y)
         self.history.append({"step": self.steps, "loss": loss, "accuracy": accuracy, "lr": lr})
         return {"loss": loss, "accuracy": accuracy, "lr": lr, "next_lr": self.current_lr()}
@@ -384,17 +413,21 @@ class TrainingStepperModel:
         result = result or self.last
         if result is None:
             return []
+        if getattr(self, "_table_of", None) is result:
+            return self._table
         rows = []
         for p in result.params:
             state = ", ".join(
                 f"{k}={v:g}" if isinstance(v, (int, float)) else f"|{k}|={stats_of(v).norm:.3g}"
                 for k, v in p.state.items())
+            delta, norm = p.delta_norm, (None if p.delta is None else p.norm)
             rows.append({
                 "name": p.name, "shape": p.shape,
                 "grad": None if p.grad_after is None else stats_of(p.grad_after).norm,
                 "grad_before": None if p.grad_before is None else stats_of(p.grad_before).norm,
-                "delta": p.delta_norm,
-                "relative": None if p.delta is None or p.norm == 0 else p.delta_norm / p.norm,
+                "delta": delta,
+                "relative": None if delta is None or norm == 0 else delta / norm,
                 "state": state or "—",
             })
+        self._table_of, self._table = result, rows  # the view asks again on every redraw
         return rows

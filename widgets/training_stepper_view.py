@@ -151,7 +151,8 @@ class TrainingStepper(PictureFallback, W.VBox):
         self.lr.observe(self._on_lr, names="value")
         self.scheduler.observe(self._on_scheduler, names="value")
         self.parameter.observe(lambda change: self._draw_stage(), names="value")
-        self.state_key.observe(lambda change: self._draw_stage(), names="value")
+        self.state_key.observe(self._on_state_key, names="value")
+        self._syncing = False  # True while _draw_all rewrites the state dropdown itself
         super().__init__([
             self.title,
             W.HBox([self.next_button, self.run_button, self.steps, self.stop_button,
@@ -170,14 +171,25 @@ class TrainingStepper(PictureFallback, W.VBox):
         return (f"TrainingStepper({type(m.model).__name__}, {m.optimizer_name}, "
                 f"{m.steps} steps, next: {m.next_stage_name})")
 
+    def fallback_text(self):
+        """Title, what the last line did, and each picture's title with its colour scale."""
+        return [self.title.value, self.caption.value,
+                "left: " + self.left_title.value, "right: " + self.right_title.value]
+
     def fallback_png(self):
         """The notebook file's picture: what the last line changed, above the curves."""
         return joined_png([[self.image.value], [self.curves_image.value]])
 
     # -- actions --------------------------------------------------------------------------------
     def next_stage(self):
-        """Run the highlighted line; show what it changed."""
+        """Run the highlighted line; show what it changed.
+
+        The status says which line is running first: the kernel sends it at once,
+        so on a big model the student sees it while the line runs.
+        """
+        self.status.value = f"running {self.model.next_stage_code()}…"
         result = self.model.next_stage()
+        self.status.value = ""
         self._draw_all(curves=result.stage == "step")
         return result
 
@@ -224,13 +236,19 @@ class TrainingStepper(PictureFallback, W.VBox):
         self.model.set_optimizer(change["new"])
         self._draw_all()
 
-    def _on_lr(self, change):
+    def _on_lr(self, change):  # only the text changes: the pictures show what already ran
         self.model.set_lr(change["new"])
-        self._draw_all()
+        self._draw_title()
+        self._draw_code()
 
     def _on_scheduler(self, change):
         self.model.set_scheduler(change["new"])
-        self._draw_all()
+        self._draw_title()
+        self._draw_code()
+
+    def _on_state_key(self, change):
+        if not self._syncing:
+            self._draw_stage()
 
     # -- drawing -----------------------------------------------------------------------------
     def _show_progress(self, done, total):
@@ -248,9 +266,13 @@ class TrainingStepper(PictureFallback, W.VBox):
         keys = self.model.state_keys() or ["(none yet)"]
         if list(self.state_key.options) != keys:
             previous = self.state_key.value
-            self.state_key.options = keys
-            tensors = [k for k in keys if k != "step"]
-            self.state_key.value = previous if previous in keys else (tensors or keys)[0]
+            self._syncing = True  # one redraw below, not one per change of the dropdown
+            try:
+                self.state_key.options = keys
+                tensors = [k for k in keys if k != "step"]
+                self.state_key.value = previous if previous in keys else (tensors or keys)[0]
+            finally:
+                self._syncing = False
         self._draw_stage()
         self._draw_table()
         if curves:
@@ -311,7 +333,10 @@ class TrainingStepper(PictureFallback, W.VBox):
                 self._show(self.left_panel, change.delta, "", f"Δ {name} (update)")
                 key = self.state_key.value
                 value = change.state.get(key)
-                if value is None and change.grad_after is None:  # e.g. a frozen parameter
+                if value is None and m.optimizer_steps == 0:  # switched after this step
+                    self._note(self.right_panel, f"a new {m.optimizer_name}: its state is\n"
+                               "empty until its first step()")
+                elif value is None and change.grad_after is None:  # e.g. a frozen parameter
                     self._note(self.right_panel, f"{name} had no .grad:\nstep() skipped it, no state")
                 elif value is None:
                     self._note(self.right_panel,

@@ -365,3 +365,48 @@ def test_view_distributions_of_a_module_without_weights():
     view = ParameterTree(nn.ReLU())
     view.show.value = "distributions"
     assert is_png(view.image.value) and view.summary.value.endswith("</div>")
+
+
+def test_a_frozen_parameter_is_said_to_be_frozen_not_waiting_for_backward():
+    net = mlp(nn)
+    net[0].weight.requires_grad_(False)
+    net(et.randn(4, net[0].in_features)).sum().backward()
+    view = ParameterTree(net)
+    view.select.value = "0.weight"
+    text = view.grad_panel.artists["text"].get_text()
+    assert "frozen (requires_grad=False)" in text and "backward never fills" in text
+    assert "run backward first" not in text
+    fresh = ParameterTree(mlp(nn))  # trainable, no backward yet: the old hint is right
+    fresh.select.value = "0.weight"
+    assert "run backward first" in fresh.grad_panel.artists["text"].get_text()
+
+
+def test_statistics_are_cached_per_tensor_version_and_follow_changes(model):
+    tree = ParameterTreeModel(model)
+    name = tree.tensor_names()[0]
+    weight = tree.tensor(name)
+    first = tree.tensor_summary(name)["stats"]
+    assert tree.tensor_summary(name)["stats"] is first  # the same version: not recomputed
+    with et.no_grad():
+        weight.mul_(2.0)  # in place: a new _version
+    again = tree.tensor_summary(name)["stats"]
+    assert again is not first and again.norm == pytest.approx(2 * first.norm, rel=1e-6)
+    assert again.norm == pytest.approx(np.linalg.norm(tree.values(name)), rel=1e-6)
+
+
+def test_distributions_of_a_big_weight_count_a_stated_sample(monkeypatch):
+    import widgets.parameter_tree as pt
+    monkeypatch.setattr(pt, "SAMPLE_SIZE", 50)
+    net = mlp(nn)
+    tree = ParameterTreeModel(net)
+    distributions = tree.distributions()
+    first = distributions[0]
+    values = tree.values(first.name)
+    assert first.sampled == 50 and first.counts.sum() == 50
+    reach = max(np.abs(tree.values(d.name)).max() for d in distributions)
+    assert first.edges[-1] == pytest.approx(reach)  # the range: from every entry
+    assert first.std == pytest.approx(values.std(ddof=1), rel=1e-6)
+    monkeypatch.setattr("widgets.parameter_tree_view.SAMPLE_SIZE", 50)
+    view = ParameterTree(net)
+    view.show.value = "distributions"
+    assert "a random sample of 50 entries" in view.caption.value

@@ -58,6 +58,15 @@ def image_size(view, image=None):
         return picture.size
 
 
+def header_height(view, width):
+    """The height of the title and caption text drawn above a stored picture."""
+    lines = [line for markup in view.fallback_text() for line in _render.plain_lines(markup)]
+    if not lines:
+        return 0
+    with Image.open(io.BytesIO(_render.text_png(lines, width))) as header:
+        return header.height
+
+
 def test_figures_have_two_pixels_per_css_pixel(views):
     for view in views:
         width_px, _ = image_size(view)
@@ -141,7 +150,8 @@ def test_every_view_stores_its_picture_in_the_notebook_output(views):
         png = base64.b64decode(data["image/png"])
         assert png.startswith(PNG_SIGNATURE)
         with Image.open(io.BytesIO(png)) as image:
-            assert image.size == image_size(view)  # the picture the view shows, compressed
+            width, height = image_size(view)  # the picture the view shows, compressed,
+            assert image.size == (width, height + header_height(view, width))  # under its text
         assert metadata["image/png"]["width"] == int(view.image.layout.width.removesuffix("px"))
 
 
@@ -156,6 +166,7 @@ def test_newer_views_store_all_their_pictures_in_the_notebook_output(newer):
                 expected = (sum(w for w, _ in sizes), max(h for _, h in sizes))
             else:  # one picture above the other
                 expected = (max(w for w, _ in sizes), sum(h for _, h in sizes))
+            expected = (expected[0], expected[1] + header_height(view, expected[0]))  # + text
             assert picture.size == expected, type(view).__name__
         assert metadata["image/png"]["width"] == round(expected[0] / _render.PIXEL_RATIO)
 

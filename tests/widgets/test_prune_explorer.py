@@ -317,3 +317,20 @@ def test_undo_of_apply_keeps_no_copy_of_the_values(small_mlp):
     assert all(mask is None or mask.dtype == np.bool_ for _, _, mask, _ in explorer.undo_stack[1])
     explorer.make_permanent()  # remove() overwrites weight_orig: this snapshot keeps values
     assert all(original is not None for _, original, _, _ in explorer.undo_stack[2])
+
+
+def test_slow_actions_say_what_is_running_before_they_run():
+    """On a big model a preview or an apply takes a while: the caption says so first (the
+    kernel sends a widget's change at once), then shows the result."""
+    et.manual_seed(0)
+    view = PruneExplorer(nn.Sequential(nn.Linear(8, 6), nn.ReLU(), nn.Linear(6, 4)))
+    seen = []
+    view.caption.observe(lambda change: seen.append(change["new"]), names="value")
+    view.amount.value = 0.25
+    assert "computing the preview (L1 unstructured at 0.25)…" in seen[0]
+    assert "preview</b> at amount 0.25" in view.caption.value
+    seen.clear()
+    view.amount.value = 0.5  # remembered: nothing to wait for
+    assert not any("computing" in text for text in seen)
+    view.apply_button.click()
+    assert "changing the model…" in seen[-2] and "the model now" in view.caption.value

@@ -287,3 +287,37 @@ def test_view_on_real_torch(real_torch):
     view.run(6)
     assert view.model.steps == 7 and is_png(view.image.value)
     assert "exp_avg_sq" in view.table.value
+
+
+def test_switching_the_optimizer_shows_the_new_empty_state_at_once():
+    """After a step with momentum, choosing Adam shows Adam's (empty) state, not the old
+    momentum buffer, until Adam's first step."""
+    view = TrainingStepper(small_model(), *digits(), optimizer="SGD+momentum", lr=0.01)
+    for _ in STAGES:
+        view.next_button.click()
+    assert "momentum_buffer" in view.table.value
+    view.optimizer.value = "Adam"
+    assert all(p.state == {} for p in view.model.last.params)
+    assert "momentum_buffer" not in view.table.value
+    assert view.right_panel.artists["text"].get_text() == (
+        "a new Adam: its state is\nempty until its first step()")
+    for _ in STAGES:
+        view.next_button.click()
+    assert "exp_avg" in view.table.value
+
+
+def test_stage_results_copy_only_what_the_stage_overwrites():
+    """zero_grad keeps the old .grad arrays (no copy); step() copies the values once, for Δ."""
+    m = stepper(optimizer="SGD", lr=0.5)
+    for _ in STAGES:
+        m.next_stage()
+    grads = {n: p.grad for n, p in m.model.named_parameters()}
+    zero = m.next_stage()
+    for p in zero.params:  # the arrays of the tensors zero_grad dropped, not copies
+        assert np.shares_memory(p.grad_before, grads[p.name].numpy())
+    for _ in STAGES[1:]:
+        result = m.next_stage()
+    for p in result.params:
+        np.testing.assert_allclose(p.delta, -0.5 * by_name(result)[p.name].grad_after,
+                                   rtol=1e-4, atol=1e-6)
+        assert p.norm == pytest.approx(np.linalg.norm(m.values(p.name)), rel=1e-6)
