@@ -403,9 +403,12 @@ def _check_p(p):
 
 
 def _dropout_mask(input, mask_shape, p):
-    """Keep each element with probability ``1 - p``, scaled by ``1 / (1 - p)``."""
+    """Keep each element with probability ``1 - p``, scaled by ``1 / (1 - p)``
+    (``p = 1``: PyTorch multiplies by a 0-d zero, drawing nothing)."""
     from .. import random
 
+    if p == 1:
+        return Tensor._make(backend.to_device(np.zeros((), input._data.dtype), input.device.type))
     keep = random._rng(None).random(mask_shape) >= p  # drawn on the host by the one generator
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
     mask = (keep * scale).astype(input._data.dtype)
@@ -432,9 +435,18 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
             "(i.e. 3D or 4D inputs)."
         )
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+            "instead.")
     if not training or p == 0:
         return input
-    mask_shape = tuple(input.shape[:-2]) + (1, 1)  # one draw per channel
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    mask_shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)  # one draw per (sample, channel)
     mask = _dropout_mask(input, mask_shape, p)
     return input.mul_(mask) if inplace else input * mask
 
@@ -519,6 +531,16 @@ def elu(input, alpha=1.0, inplace=False):
     return _act.Elu.apply(input, alpha)
 
 
+def _activation(input, fn, *args, inplace=False):
+    """``fn`` applied out of place, or written into ``input`` (``inplace=True``).
+
+    In place, the op's node keeps what PyTorch's does: an op that saves its
+    input (``hardswish_``, ``mish_``...) gets a copy of the old values
+    (``_inplace``; PyTorch saves ``self.clone()``), so a later in-place op on
+    ``input`` does not break its backward."""
+    return input._inplace(fn, *args) if inplace else fn.apply(input, *args)
+
+
 def gelu(input, approximate="none"):
     """``x * Phi(x)`` (Phi: standard normal CDF); ``approximate='tanh'`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
@@ -528,8 +550,7 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
-    # in place, ``_inplace`` gives the node a copy of the input to save (PyTorch clones it)
-    return input._inplace(_act.Silu) if inplace else _act.Silu.apply(input)
+    return _activation(input, _act.Silu, inplace=inplace)
 
 
 def sigmoid(input):
@@ -925,16 +946,12 @@ from .._scope import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("torch.nn.functional", "edutorch.nn.functional")  # out-of-scope names say why
 
 
-# ------------------------------- more activations, built from other ops ----
-def _inside(input, low, high):
-    """1 strictly inside (low, high): PyTorch's hardtanh family passes the gradient only there."""
-    return (input > low) & (input < high)
-
-
+# ----------------------------------------------------------- more activations ----
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``clamp(x, min_val, max_val)``, with zero gradient at and beyond the limits."""
-    out = _functional.where(_inside(input, min_val, max_val), input, input.detach().clamp(min_val, max_val))
-    return input.copy_(out) if inplace else out
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(input, _act.Hardtanh, min_val, max_val, inplace=inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -943,19 +960,17 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def relu6(input, inplace=False):
     """``min(max(0, x), 6)``."""
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return hardtanh(input, 0, 6, inplace)  # ints, as PyTorch's relu6 passes them (grad_fn._saved_max_val: 6)
 
 
 def hardsigmoid(input, inplace=False):
     """``relu6(x + 3) / 6``: a piecewise-linear sigmoid."""
-    out = hardtanh(input + 3, 0.0, 6.0) / 6
-    return input.copy_(out) if inplace else out
+    return _activation(input, _act.Hardsigmoid, inplace=inplace)
 
 
 def hardswish(input, inplace=False):
     """``x * relu6(x + 3) / 6`` (MobileNetV3)."""
-    out = input * hardsigmoid(input)
-    return input.copy_(out) if inplace else out
+    return _activation(input, _act.Hardswish, inplace=inplace)
 
 
 def softsign(input):
@@ -970,8 +985,7 @@ def logsigmoid(input):
 
 def mish(input, inplace=False):
     """``x * tanh(softplus(x))``."""
-    out = input * softplus(input).tanh()
-    return input.copy_(out) if inplace else out
+    return _activation(input, _act.Mish, inplace=inplace)
 
 
 def tanhshrink(input):
@@ -992,8 +1006,9 @@ def hardshrink(input, lambd=0.5):
 
 def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value``."""
-    out = _functional.where(input > threshold, input, input.detach() * 0 + value)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        return input._inplace(_act.ThresholdInplace, threshold, value)
+    return _act.Threshold.apply(input, threshold, value)
 
 
 _threshold = threshold  # ``threshold_``'s argument of the same name hides the function
@@ -1009,8 +1024,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace=False):
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
-    out = _SELU_SCALE * elu(input, _SELU_ALPHA)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        return input._inplace(_act.EluInplace, _SELU_ALPHA, _SELU_SCALE)
+    return _act.Elu.apply(input, _SELU_ALPHA, _SELU_SCALE)
 
 
 def selu_(input):
@@ -1019,8 +1035,7 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    out = elu(input / alpha) * alpha
-    return input.copy_(out) if inplace else out
+    return input._inplace(_act.CeluInplace, alpha) if inplace else _act.Celu.apply(input, alpha)
 
 
 def celu_(input, alpha=1.0):

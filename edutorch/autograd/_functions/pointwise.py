@@ -278,7 +278,8 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, a):
-
+        if a._data.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
         out = _utils._Tensor._make(np.maximum(a._data, 0))
         ctx.save_for_backward(out)
         return out

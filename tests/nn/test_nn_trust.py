@@ -1,0 +1,177 @@
+"""Trust, round two (issue 23): layers and activations against PyTorch 2.13.
+
+* Every in-place activation trains as PyTorch's does, alone and after another
+  in-place activation: each node keeps what PyTorch's keeps (the result, or a
+  copy of the input), so only the pairs PyTorch refuses are refused.
+"""
+import numpy as np
+import pytest
+
+import edutorch as et
+
+TORCH_REASON = "real PyTorch not installed: parity test skipped"
+
+
+def _torch():
+    return pytest.importorskip("torch", reason=TORCH_REASON)
+
+
+def _outcome(fn):
+    """``("ok", value)`` or ``("raised", exception type name)``."""
+    try:
+        return "ok", fn()
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return "raised", type(e).__name__
+
+
+# ------------------------------------------------------------ in-place activations ----
+# each builds the in-place module with ``lib`` (edutorch or torch), as a user writes it
+INPLACE_ACTIVATIONS = {
+    "ReLU": lambda nn: nn.ReLU(inplace=True),
+    "ReLU6": lambda nn: nn.ReLU6(inplace=True),
+    "LeakyReLU": lambda nn: nn.LeakyReLU(0.2, inplace=True),
+    "ELU": lambda nn: nn.ELU(0.7, inplace=True),
+    "CELU": lambda nn: nn.CELU(1.3, inplace=True),
+    "SELU": lambda nn: nn.SELU(inplace=True),
+    "Hardtanh": lambda nn: nn.Hardtanh(-2.0, 2.5, inplace=True),
+    "Hardsigmoid": lambda nn: nn.Hardsigmoid(inplace=True),
+    "Hardswish": lambda nn: nn.Hardswish(inplace=True),
+    "SiLU": lambda nn: nn.SiLU(inplace=True),
+    "Mish": lambda nn: nn.Mish(inplace=True),
+    "Threshold": lambda nn: nn.Threshold(0.1, -0.5, inplace=True),
+    "Dropout(p=1)": lambda nn: nn.Dropout(1.0, inplace=True),  # p=1: a mask both libraries agree on
+    "Dropout2d(p=1)": lambda nn: nn.Dropout2d(1.0, inplace=True),
+}
+# values in every region of every activation (Hardswish's -3 and 3, Threshold's 0.1...), away from kinks
+_X = np.linspace(-2.3, 2.1, 12).reshape(3, 4)
+_W = np.linspace(-1.9, 2.2, 20).reshape(5, 4)
+_B = np.linspace(-0.7, 0.9, 5)
+_C = np.linspace(0.5, -1.5, 15).reshape(3, 5)
+
+
+def _linear_then(lib, *activations):
+    """``Linear`` (float64, fixed weights), the activations in place one after the other,
+    ``(out * C).sum().backward()``: the output and the gradients of x, W and b, or the error."""
+    x = lib.tensor(_X, requires_grad=True)
+    lin = lib.nn.Linear(4, 5).double()
+    with lib.no_grad():
+        lin.weight.copy_(lib.tensor(_W))
+        lin.bias.copy_(lib.tensor(_B))
+    lin.train()
+
+    def run():
+        y = lin(x)
+        for make in activations:
+            out = make(lib.nn)(y)
+            assert out is y  # written into y
+        (y * lib.tensor(_C)).sum().backward()
+        return [t.detach().numpy().copy() for t in (y, x.grad, lin.weight.grad, lin.bias.grad)]
+
+    return _outcome(run)
+
+
+def _assert_same(ours, theirs):
+    assert ours[0] == theirs[0], (ours, theirs)
+    if ours[0] == "raised":
+        assert ours[1] == theirs[1]
+        return
+    for a, b in zip(ours[1], theirs[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:dropout2d")
+@pytest.mark.parametrize("name", list(INPLACE_ACTIVATIONS))
+def test_inplace_activation_trains_as_torch(name):
+    torch = _torch()
+    act = INPLACE_ACTIVATIONS[name]
+    ours = _linear_then(et, act)
+    assert ours[0] == "ok", ours
+    _assert_same(ours, _linear_then(torch, act))
+
+
+@pytest.mark.filterwarnings("ignore:dropout2d")
+@pytest.mark.parametrize("second", list(INPLACE_ACTIVATIONS))
+@pytest.mark.parametrize("first", list(INPLACE_ACTIVATIONS))
+def test_two_inplace_activations_agree_with_torch(first, second):
+    """All ordered pairs: where PyTorch trains, the values and gradients agree; where it
+    refuses (the first saved its result, which the second overwrites), we refuse too."""
+    torch = _torch()
+    acts = INPLACE_ACTIVATIONS[first], INPLACE_ACTIVATIONS[second]
+    _assert_same(_linear_then(et, *acts), _linear_then(torch, *acts))
+
+
+def _what_the_node_saved(lib, make):
+    """The in-place activation's node: its name, and for each saved tensor whether it holds
+    the input's old values or the result (PyTorch clones an input it needs, or saves the result)."""
+    x = lib.tensor(_X, requires_grad=True)
+    y = x * 1
+    old = y.detach().clone()
+    make(lib.nn)(y)
+    node, seen = y.grad_fn, {}
+    for name in ("_saved_self", "_saved_result", "_saved_other"):
+        saved = getattr(node, name, None)
+        if isinstance(saved, lib.Tensor):
+            seen[name] = "old input" if lib.equal(saved, old) else "result" if lib.equal(saved, y) else "other"
+    return node.name(), seen
+
+
+@pytest.mark.filterwarnings("ignore:dropout2d")
+@pytest.mark.parametrize("name", list(INPLACE_ACTIVATIONS))
+def test_inplace_activation_saves_what_torch_saves(name):
+    torch = _torch()
+    make = INPLACE_ACTIVATIONS[name]
+    assert _what_the_node_saved(et, make) == _what_the_node_saved(torch, make)
+
+
+FUNCTIONAL_INPLACE = {
+    "relu_": lambda F, t: F.relu_(t),
+    "leaky_relu_": lambda F, t: F.leaky_relu_(t, 0.3),
+    "elu_": lambda F, t: F.elu_(t, 0.5),
+    "celu_": lambda F, t: F.celu_(t, 0.8),
+    "selu_": lambda F, t: F.selu_(t),
+    "hardtanh_": lambda F, t: F.hardtanh_(t, -0.5, 1.5),
+    "threshold_": lambda F, t: F.threshold_(t, 0.2, 3.0),
+}
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONAL_INPLACE))
+def test_functional_inplace_variants_agree_with_torch(name):
+    torch = _torch()
+
+    def run(lib):
+        x = lib.tensor(_X, requires_grad=True)
+        y = x * 2
+        out = FUNCTIONAL_INPLACE[name](lib.nn.functional, y)
+        (out * lib.tensor(_X[::-1].copy())).sum().backward()
+        return out is y, out.grad_fn.name(), out.detach().numpy().copy(), x.grad.numpy().copy()
+
+    ours, theirs = run(et), run(torch)
+    assert ours[:2] == theirs[:2]
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-12)
+    np.testing.assert_allclose(ours[3], theirs[3], rtol=1e-12)
+
+
+GRADCHECK_ACTIVATIONS = {
+    "hardtanh": lambda F, t, inplace: F.hardtanh(t, -1.1, 0.9, inplace=inplace),
+    "relu6": lambda F, t, inplace: F.relu6(t * 4, inplace=inplace),
+    "hardsigmoid": lambda F, t, inplace: F.hardsigmoid(t * 4, inplace=inplace),
+    "hardswish": lambda F, t, inplace: F.hardswish(t * 4, inplace=inplace),
+    "mish": lambda F, t, inplace: F.mish(t, inplace=inplace),
+    "threshold": lambda F, t, inplace: F.threshold(t, 0.1, 2.0, inplace=inplace),
+    "celu": lambda F, t, inplace: F.celu(t, 0.7, inplace=inplace),
+    "selu": lambda F, t, inplace: F.selu(t, inplace=inplace),
+    "elu": lambda F, t, inplace: F.elu(t, 1.4, inplace=inplace),
+}
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+@pytest.mark.parametrize("name", list(GRADCHECK_ACTIVATIONS))
+def test_activation_gradient_is_the_numerical_one(name, inplace):
+    """float64 central differences (no torch needed), first and second derivatives."""
+    rng = np.random.default_rng(1)
+    values = rng.choice([-1.0, 1.0], (3, 4)) * rng.uniform(0.15, 1.4, (3, 4))  # away from the kinks
+    x = et.tensor(values, requires_grad=True)
+    fn = GRADCHECK_ACTIVATIONS[name]
+    assert et.autograd.gradcheck(lambda t: fn(et.nn.functional, t * 1, inplace), (x,))
+    if name not in ("hardtanh", "relu6", "hardsigmoid", "threshold"):  # piecewise linear: no second derivative
+        assert et.autograd.gradgradcheck(lambda t: fn(et.nn.functional, t * 1, inplace), (x,))
