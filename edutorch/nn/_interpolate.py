@@ -83,7 +83,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """
     if mode == "lanczos":
         raise NotImplementedError("edutorch's interpolate has no 'lanczos' mode")
-    if mode not in _MODES:
+    if mode not in _MODES or input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
                                   f"area | nearest-exact (got {mode})")

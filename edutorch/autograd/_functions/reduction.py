@@ -18,9 +18,11 @@ from ..._dtype import is_floating as _is_floating
 
 
 def normalize_dims(dim, ndim):
-    """``dim`` (None, int or tuple, maybe negative) as a sorted tuple of axes."""
+    """``dim`` (None, int or tuple, maybe negative) as a sorted tuple of axes.
 
-    if dim is None:
+    As in PyTorch, an empty tuple reduces every axis, like None, and a 0-d tensor
+    accepts dim 0 and -1 but has no axis to reduce (its result is itself)."""
+    if dim is None or dim == () or dim == []:
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
@@ -28,6 +30,8 @@ def normalize_dims(dim, ndim):
     for i, ax in enumerate(axes):
         if ax in axes[:i]:
             raise RuntimeError(f"dim {ax} appears multiple times in the list of dims")
+    if ndim == 0:  # a 0-d tensor accepts dim 0 and -1 (checked above) but has no axis to reduce
+        return ()
     return tuple(sorted(axes))
 
 
@@ -524,11 +528,16 @@ class MaxAll(Amax):
 
     @staticmethod
     def backward(ctx, grad):
-        # PyTorch's evenly_distribute_backward: shared by the entries equal to the result,
-        # or, when the result is NaN, by the NaN entries (NaN == NaN is False)
         a, out = ctx.saved_tensors
-        hit = (a.isnan() if out.isnan().item() else a == out).to(grad.dtype)
-        return grad * hit / hit.sum()
+        return evenly_distribute_backward(grad, a, out)
+
+
+def evenly_distribute_backward(grad, a, out):
+    """PyTorch's ``evenly_distribute_backward`` (``max()``, ``min()``, ``median()``): the gradient
+    is shared by the entries equal to the result, or, when the result is NaN, by the NaN
+    entries (NaN == NaN is False)."""
+    hit = (a.isnan() if out.isnan().item() else a == out).to(grad.dtype)
+    return grad * hit / hit.sum()
 
 
 class MinAll(MaxAll):

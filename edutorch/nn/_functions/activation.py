@@ -439,9 +439,7 @@ class LogSoftmaxBackward(Function):
         ctx.save_for_backward(grad, y)
         ctx.dim = dim
         g = grad._data
-        dx = np.exp(y._data)
-        dx *= g.sum(axis=dim, keepdims=True)
-        return np.subtract(g, dx, out=dx)
+        return g - np.exp(y._data) * g.sum(axis=dim, keepdims=True)
 
     @staticmethod
     def backward(ctx, gg):
