@@ -3,6 +3,7 @@
 * 0-d tensors: every reduction, softmax, flip, movedim... accepts dim 0 and -1
   and gives PyTorch's value and gradient (or PyTorch's error).
 """
+import itertools
 import math
 import warnings
 
@@ -211,3 +212,95 @@ def test_median_gradient_is_the_numerical_one():
     x = et.tensor(np.random.default_rng(4).permutation(12).reshape(3, 4).astype(np.float64), requires_grad=True)
     assert et.autograd.gradcheck(lambda t: t.median(), (x,))
     assert et.autograd.gradcheck(lambda t: t.median(1).values, (x,))
+
+
+# ------------------------------------------- what a node saves: mutate an operand later ----
+BINARY_OPS = {  # name: (operand shapes, op(lib, *operands))
+    "add": (((3, 4), (3, 4)), lambda lib, a, b: a + b),
+    "mul": (((3, 4), (4,)), lambda lib, a, b: a * b),
+    "div": (((3, 4), (3, 4)), lambda lib, a, b: a / b),
+    "pow": (((3, 4), (3, 4)), lambda lib, a, b: a ** b),
+    "maximum": (((3, 4), (3, 4)), lambda lib, a, b: a.maximum(b)),
+    "atan2": (((3, 4), (3, 4)), lambda lib, a, b: a.atan2(b)),
+    "hypot": (((3, 4), (3, 4)), lambda lib, a, b: a.hypot(b)),
+    "xlogy": (((3, 4), (3, 4)), lambda lib, a, b: a.xlogy(b)),
+    "lerp": (((3, 4), (3, 4)), lambda lib, a, b: a.lerp(b, 0.3)),
+    "where": (((3, 4), (3, 4)), lambda lib, a, b: lib.where(a > 1, a, b)),
+    "mul_": (((3, 4), (3, 4)), lambda lib, a, b: (a * 1).mul_(b)),
+    "div_": (((3, 4), (3, 4)), lambda lib, a, b: (a * 1).div_(b)),
+    "addcmul": (((3, 4), (3, 4), (3, 4)), lambda lib, a, b, c: a.addcmul(b, c, value=0.5)),
+    "addcdiv": (((3, 4), (3, 4), (3, 4)), lambda lib, a, b, c: a.addcdiv(b, c, value=0.5)),
+    "addcmul_": (((3, 4), (3, 4), (3, 4)), lambda lib, a, b, c: (a * 1).addcmul_(b, c, value=0.5)),
+    "addcdiv_": (((3, 4), (3, 4), (3, 4)), lambda lib, a, b, c: (a * 1).addcdiv_(b, c, value=0.5)),
+    "addmm": (((3, 5), (3, 4), (4, 5)), lambda lib, a, b, c: a.addmm(b, c)),
+    "linear": (((3, 4), (5, 4)), lambda lib, a, b: lib.nn.functional.linear(a, b)),
+    "mse_loss": (((3, 4), (3, 4)), lambda lib, a, b: lib.nn.functional.mse_loss(a, b)),
+}
+MATMUL_SHAPES = [
+    ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 5)), ((3, 4), (4, 5)), ((2, 3, 4), (4,)), ((4,), (2, 4, 5)),
+    ((4,), (1, 4, 5)), ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((3, 4), (1, 1, 4, 5)), ((2, 3, 4), (2, 4, 5)),
+    ((1, 3, 4), (2, 4, 5)), ((2, 3, 4), (1, 4, 5)), ((1, 3, 4), (2, 1, 4, 5)), ((2, 3, 4), (2, 1, 4, 5)),
+    ((2, 3, 4), (2, 2, 4, 5)), ((2, 1, 3, 4), (2, 4, 5)), ((1, 2, 3, 4), (2, 1, 4, 5)), ((2, 2, 3, 4), (1, 2, 4, 5)),
+    ((1, 1, 3, 4), (2, 2, 4, 5)), ((2, 2, 3, 4), (2, 2, 4, 5)),
+]
+for _a, _b in MATMUL_SHAPES:
+    BINARY_OPS[f"matmul {_a}@{_b}"] = ((_a, _b), lambda lib, a, b: a @ b)
+
+
+def _mutate_after(lib, shapes, op, needs_grad, mutated):
+    """``op`` on operands (those in ``needs_grad`` computed from leaves), then ``mutated``
+    changed in place, then backward: the leaves' gradients, or the error."""
+    def run():
+        rng = np.random.default_rng(0)
+        leaves = [lib.tensor(rng.uniform(0.5, 2.0, s), requires_grad=r) for s, r in zip(shapes, needs_grad)]
+        operands = [t * 1 if t.requires_grad else t.clone() for t in leaves]
+        out = op(lib, *operands)
+        operands[mutated].mul_(2)
+        out.sum().backward()
+        return [None if t.grad is None else np.round(t.grad.numpy(), 10).tolist() for t in leaves]
+
+    return _observe(run)
+
+
+@pytest.mark.parametrize("name", list(BINARY_OPS))
+def test_changing_an_operand_after_the_op_breaks_backward_only_where_torch_does(name):
+    """Every mix of operands needing a gradient, each operand changed in place after the op:
+    PyTorch raises exactly where its node saved that operand itself (not a copy, not nothing)."""
+    torch = _torch()
+    shapes, op = BINARY_OPS[name]
+    for needs_grad in itertools.product([False, True], repeat=len(shapes)):
+        if not any(needs_grad):
+            continue
+        for mutated in range(len(shapes)):
+            ours = _mutate_after(et, shapes, op, needs_grad, mutated)
+            theirs = _mutate_after(torch, shapes, op, needs_grad, mutated)
+            assert ours == theirs, (needs_grad, mutated, ours, theirs)
+
+
+def test_a_matmul_operand_saved_as_a_copy_still_gets_its_second_derivative():
+    """``(3, 4) @ (2, 4, 5)`` keeps a copy of the right operand (as PyTorch): create_graph
+    still differentiates through it to the operand."""
+    torch = _torch()
+    rng = np.random.default_rng(5)
+    a_data, b_data = rng.normal(size=(3, 4)), rng.normal(size=(2, 4, 5))
+    seen = []
+    for lib in (et, torch):
+        a, b = lib.tensor(a_data, requires_grad=True), lib.tensor(b_data, requires_grad=True)
+        (ga,) = lib.autograd.grad((a @ b).pow(2).sum(), a, create_graph=True)
+        ga.sum().backward()
+        seen.append(b.grad.numpy())
+    np.testing.assert_allclose(seen[0], seen[1], rtol=1e-10)
+
+
+def test_xlogy_agrees_with_torch_and_has_the_numerical_gradient():
+    torch = _torch()
+    x = np.array([0.0, 0.0, 1.5, -2.0, 0.0, 3.0])
+    y = np.array([0.0, 2.0, 0.5, 4.0, float("nan"), float("nan")])
+    ours, theirs = et.tensor(x).xlogy(et.tensor(y)), torch.tensor(x).xlogy(torch.tensor(y))
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    assert _same(et.xlogy(2.0, et.tensor([3.0])).tolist(), torch.xlogy(2.0, torch.tensor([3.0])).tolist())
+    rng = np.random.default_rng(6)
+    a = et.tensor(rng.uniform(0.5, 2, (2, 3)), requires_grad=True)
+    b = et.tensor(rng.uniform(0.5, 2, (2, 3)), requires_grad=True)
+    assert et.autograd.gradcheck(lambda s, t: s.xlogy(t), (a, b))
+    assert et.autograd.gradgradcheck(lambda s, t: s.xlogy(t), (a, b))
