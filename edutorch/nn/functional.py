@@ -357,6 +357,13 @@ def adaptive_avg_pool2d(input, output_size):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise each channel by batch statistics (training) or running ones (eval)."""
+    if input.numel() == 0:
+        # PyTorch's _batch_norm_impl_index: no statistics to take, the running ones are left as they
+        # are; a copy (not the input itself), scaled and shifted so the parameters stay in the graph
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        return out + bias[0] if bias is not None else out
     channels = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):

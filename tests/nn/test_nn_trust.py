@@ -175,3 +175,59 @@ def test_activation_gradient_is_the_numerical_one(name, inplace):
     assert et.autograd.gradcheck(lambda t: fn(et.nn.functional, t * 1, inplace), (x,))
     if name not in ("hardtanh", "relu6", "hardsigmoid", "threshold"):  # piecewise linear: no second derivative
         assert et.autograd.gradgradcheck(lambda t: fn(et.nn.functional, t * 1, inplace), (x,))
+
+
+# -------------------------------------------------------------- empty batches ----
+def _norm_on_empty(lib, make, shape):
+    """A normalization layer in training on an input with no element: output, grad_fn, the
+    running statistics afterwards, the gradients; or the error."""
+    def run():
+        lib.manual_seed(0)
+        layer = make(lib.nn)
+        x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+        layer.double().train()
+        y = layer(x)
+        y.sum().backward()
+        stats = [None if t is None else t.tolist() for t in (getattr(layer, "running_mean", None),
+                                                             getattr(layer, "running_var", None))]
+        tracked = getattr(layer, "num_batches_tracked", None)
+        return (tuple(y.shape), y.grad_fn.name(), stats, None if tracked is None else tracked.item(),
+                tuple(x.grad.shape), layer.weight.grad.tolist(), layer.bias.grad.tolist())
+
+    return _outcome(run)
+
+
+EMPTY_BATCH_LAYERS = {
+    "BatchNorm1d (0, 3)": (lambda nn: nn.BatchNorm1d(3), (0, 3)),
+    "BatchNorm1d (0, 3, 5)": (lambda nn: nn.BatchNorm1d(3), (0, 3, 5)),
+    "BatchNorm2d (0, 3, 4, 4)": (lambda nn: nn.BatchNorm2d(3), (0, 3, 4, 4)),
+    "BatchNorm2d (2, 3, 0, 4)": (lambda nn: nn.BatchNorm2d(3), (2, 3, 0, 4)),
+    "BatchNorm1d momentum=None": (lambda nn: nn.BatchNorm1d(3, momentum=None), (0, 3)),
+    "BatchNorm1d untracked": (lambda nn: nn.BatchNorm1d(3, track_running_stats=False), (0, 3)),
+    "GroupNorm (0, 3)": (lambda nn: nn.GroupNorm(1, 3), (0, 3)),
+    "GroupNorm (0, 6, 4)": (lambda nn: nn.GroupNorm(3, 6), (0, 6, 4)),
+    "GroupNorm (0, 4, 2, 2)": (lambda nn: nn.GroupNorm(2, 4), (0, 4, 2, 2)),
+    "LayerNorm (0, 3)": (lambda nn: nn.LayerNorm(3), (0, 3)),
+}
+
+
+@pytest.mark.parametrize("name", list(EMPTY_BATCH_LAYERS))
+def test_normalization_on_an_empty_batch_runs_as_torch(name):
+    """BatchNorm leaves its running statistics as they are (they used to become NaN) and
+    returns ``input.clone() * weight[0] + bias[0]``, as PyTorch; GroupNorm runs."""
+    torch = _torch()
+    make, shape = EMPTY_BATCH_LAYERS[name]
+    ours = _norm_on_empty(et, make, shape)
+    assert ours[0] == "ok", ours
+    assert ours == _norm_on_empty(torch, make, shape)
+
+
+def test_batch_norm_on_an_empty_batch_keeps_running_stats_and_trains_on():
+    bn = et.nn.BatchNorm1d(2)
+    bn(et.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    before = bn.running_mean.tolist(), bn.running_var.tolist()
+    out = bn(et.ones(0, 2))
+    assert (bn.running_mean.tolist(), bn.running_var.tolist()) == before
+    assert out.shape == (0, 2) and bn.num_batches_tracked.item() == 2
+    bn(et.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    assert not any(np.isnan(v) for v in bn.running_mean.tolist() + bn.running_var.tolist())

@@ -149,7 +149,9 @@ class Mean(Function):
         if dtype is None and ctx.count:
             # what ndarray.mean computes (sum, then divide), without its slow Python checks
             return x.sum(axis=axes, keepdims=keepdim) / ctx.count
-        return x.mean(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
+        with warnings.catch_warnings():  # the mean of no element is NaN, silently as in PyTorch
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return x.mean(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
 
     @staticmethod
     def backward(ctx, grad):
