@@ -3,7 +3,11 @@
 * Every in-place activation trains as PyTorch's does, alone and after another
   in-place activation: each node keeps what PyTorch's keeps (the result, or a
   copy of the input), so only the pairs PyTorch refuses are refused.
+* BatchNorm and GroupNorm on an empty batch; checkpoint under autocast;
+  argument checks of layers (PyTorch's error types).
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -231,3 +235,62 @@ def test_batch_norm_on_an_empty_batch_keeps_running_stats_and_trains_on():
     assert out.shape == (0, 2) and bn.num_batches_tracked.item() == 2
     bn(et.tensor([[1.0, 2.0], [3.0, 6.0]]))
     assert not any(np.isnan(v) for v in bn.running_mean.tolist() + bn.running_var.tolist())
+
+
+# ------------------------------------------------------- checkpoint under autocast ----
+def _checkpointed_under_autocast(lib, use_reentrant, sequential):
+    """A two-layer model run through ``checkpoint`` (or ``checkpoint_sequential``, or neither:
+    ``use_reentrant=None``) inside ``autocast("cpu", bfloat16)``, then backward outside it."""
+    from importlib import import_module
+
+    checkpoint = import_module(lib.__name__ + ".utils.checkpoint")
+    model = lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.ReLU(), lib.nn.Linear(4, 3))
+    with lib.no_grad():
+        for p in model.parameters():
+            p.copy_(lib.tensor(np.linspace(-1, 1, p.numel()).reshape(p.shape).astype(np.float32)))
+    x = lib.tensor(np.linspace(-2, 2, 8).reshape(2, 4).astype(np.float32), requires_grad=True)
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        if use_reentrant is None:
+            y = model(x)
+        elif sequential:
+            y = checkpoint.checkpoint_sequential(model, 2, x, use_reentrant=use_reentrant)
+        else:
+            y = checkpoint.checkpoint(model, x, use_reentrant=use_reentrant)
+    y.float().sum().backward()
+    assert not lib.is_autocast_enabled("cpu")  # the recomputation's autocast region is closed again
+    return str(y.dtype), y.float().tolist(), x.grad.tolist(), [p.grad.tolist() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("sequential", [False, True], ids=["checkpoint", "checkpoint_sequential"])
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_recomputes_under_the_forward_autocast_state(use_reentrant, sequential):
+    """The recomputation runs in bfloat16 as the forward did (it used to run in float32 and fail
+    with "Recomputed values ... have different metadata"): the same result as no checkpoint."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # use_reentrant=True warns that it is not recommended
+        ours = _checkpointed_under_autocast(et, use_reentrant, sequential)
+    assert ours == _checkpointed_under_autocast(et, None, False)
+    assert ours[0] == "torch.bfloat16"
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_under_autocast_agrees_with_torch(use_reentrant):
+    torch = _torch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ours = _checkpointed_under_autocast(et, use_reentrant, False)
+        theirs = _checkpointed_under_autocast(torch, use_reentrant, False)
+    assert ours == theirs
+
+
+def test_bfloat16_and_float16_linear_round_once_as_torch():
+    """PyTorch's CPU addmm adds the bias to the float32 product and rounds once."""
+    torch = _torch()
+    rng = np.random.default_rng(0)
+    for dtype in ("bfloat16", "float16"):
+        for _ in range(10):
+            n, i, o = rng.integers(1, 9, 3)
+            x, w, b = rng.normal(size=(n, i)), rng.normal(size=(o, i)), rng.normal(size=o)
+            ours, theirs = (lib.nn.functional.linear(*(lib.tensor(a).to(getattr(lib, dtype)) for a in (x, w, b)))
+                            for lib in (et, torch))
+            np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
