@@ -294,3 +294,115 @@ def test_bfloat16_and_float16_linear_round_once_as_torch():
             ours, theirs = (lib.nn.functional.linear(*(lib.tensor(a).to(getattr(lib, dtype)) for a in (x, w, b)))
                             for lib in (et, torch))
             np.testing.assert_array_equal(ours.float().numpy(), theirs.float().numpy())
+
+
+# -------------------------------------------------- arguments PyTorch refuses ----
+def _x4(lib):
+    return lib.ones(1, 2, 5, 5)
+
+
+REFUSED = {  # each is refused by PyTorch 2.13; we must raise the same type with the same message
+    "cross_entropy weight too short": lambda lib: lib.nn.functional.cross_entropy(
+        lib.ones(4, 3), lib.tensor([0, 1, 2, 1]), weight=lib.ones(2)),
+    "cross_entropy weight too long": lambda lib: lib.nn.functional.cross_entropy(
+        lib.ones(4, 3), lib.tensor([0, 1, 2, 1]), weight=lib.ones(4)),
+    "cross_entropy weight 2-D": lambda lib: lib.nn.functional.cross_entropy(
+        lib.ones(4, 3), lib.tensor([0, 1, 2, 1]), weight=lib.ones(3, 1)),
+    "cross_entropy probabilities, weight too short": lambda lib: lib.nn.functional.cross_entropy(
+        lib.ones(4, 3), lib.ones(4, 3) / 3, weight=lib.ones(2)),
+    "cross_entropy label smoothing, weight too short": lambda lib: lib.nn.functional.cross_entropy(
+        lib.ones(4, 3), lib.tensor([0, 1, 2, 1]), weight=lib.ones(2), label_smoothing=0.1),
+    "cross_entropy (N, C, H, W), weight too short": lambda lib: lib.nn.functional.cross_entropy(
+        lib.ones(2, 3, 2, 2), lib.zeros(2, 2, 2, dtype=lib.long), weight=lib.ones(2)),
+    "nll_loss weight too long": lambda lib: lib.nn.functional.nll_loss(
+        lib.ones(4, 3), lib.tensor([0, 1, 2, 1]), weight=lib.ones(5)),
+    "nll_loss unbatched, weight too short": lambda lib: lib.nn.functional.nll_loss(
+        lib.ones(3), lib.tensor(1), weight=lib.ones(2)),
+    "Embedding uint8 indices": lambda lib: lib.nn.Embedding(5, 2)(lib.tensor([1, 2], dtype=lib.uint8)),
+    "Embedding int16 indices": lambda lib: lib.nn.Embedding(5, 2)(lib.tensor([1, 2], dtype=lib.int16)),
+    "Embedding bool indices": lambda lib: lib.nn.functional.embedding(lib.tensor([True]), lib.ones(5, 2)),
+    "Conv2d dilation=0": lambda lib: lib.nn.Conv2d(2, 4, 3, dilation=0)(_x4(lib)),
+    "Conv1d dilation=0": lambda lib: lib.nn.Conv1d(2, 4, 3, dilation=0)(lib.ones(1, 2, 5)),
+    "Conv2d dilation=-1": lambda lib: lib.nn.Conv2d(2, 4, 3, dilation=-1)(_x4(lib)),
+    "Conv2d stride=0": lambda lib: lib.nn.Conv2d(2, 4, 3, stride=0)(_x4(lib)),
+    "Conv2d stride=(1, 0)": lambda lib: lib.nn.functional.conv2d(_x4(lib), lib.ones(4, 2, 3, 3), stride=(1, 0)),
+    "Conv1d stride=-1": lambda lib: lib.nn.Conv1d(2, 4, 3, stride=-1)(lib.ones(1, 2, 5)),
+    "Conv2d padding=-1": lambda lib: lib.nn.Conv2d(2, 4, 3, padding=-1)(_x4(lib)),
+    "Conv2d kernel 0": lambda lib: lib.nn.functional.conv2d(_x4(lib), lib.ones(4, 2, 0, 3)),
+    "conv2d groups=0": lambda lib: lib.nn.functional.conv2d(_x4(lib), lib.ones(4, 2, 3, 3), groups=0),
+    "conv2d groups=0 and stride=0": lambda lib: lib.nn.functional.conv2d(_x4(lib), lib.ones(4, 2, 3, 3), groups=0,
+                                                                         stride=0),
+    "conv2d weight not divisible by groups": lambda lib: lib.nn.functional.conv2d(_x4(lib), lib.ones(4, 1, 3, 3),
+                                                                                  groups=3),
+    "conv_transpose2d stride=0": lambda lib: lib.nn.functional.conv_transpose2d(_x4(lib), lib.ones(2, 4, 3, 3),
+                                                                                stride=0),
+    "conv_transpose2d dilation=0": lambda lib: lib.nn.functional.conv_transpose2d(_x4(lib), lib.ones(2, 4, 3, 3),
+                                                                                  dilation=0),
+    "conv_transpose2d padding=-1": lambda lib: lib.nn.functional.conv_transpose2d(_x4(lib), lib.ones(2, 4, 3, 3),
+                                                                                  padding=-1),
+    "MaxPool2d stride=0": lambda lib: lib.nn.MaxPool2d(2, stride=0)(_x4(lib)),
+    "AvgPool2d stride=0": lambda lib: lib.nn.AvgPool2d(2, stride=0)(_x4(lib)),
+    "max_pool2d kernel 0": lambda lib: lib.nn.functional.max_pool2d(_x4(lib), 0),
+    "max_pool2d kernel -1": lambda lib: lib.nn.functional.max_pool2d(_x4(lib), -1),
+    "max_pool2d padding=-1": lambda lib: lib.nn.functional.max_pool2d(_x4(lib), 2, padding=-1),
+    "max_pool2d stride=-1": lambda lib: lib.nn.functional.max_pool2d(_x4(lib), 2, stride=-1),
+    "max_pool2d dilation=0": lambda lib: lib.nn.functional.max_pool2d(_x4(lib), 2, dilation=0),
+    "avg_pool2d stride=-1": lambda lib: lib.nn.functional.avg_pool2d(_x4(lib), 2, stride=-1),
+    "max_pool1d stride=0": lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 5), 2, stride=0),
+    "max_pool1d kernel 0": lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 5), 0),
+    "max_pool1d padding=-1": lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 5), 2, padding=-1),
+    "max_pool1d dilation=0": lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 5), 2, dilation=0),
+    "max_pool1d padding > kernel / 2": lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 5), 2, padding=2),
+    "adaptive_avg_pool2d size -1": lambda lib: lib.nn.functional.adaptive_avg_pool2d(_x4(lib), (-1, 2)),
+    "Upsample scale_factor=-1": lambda lib: lib.nn.Upsample(scale_factor=-1.0)(_x4(lib)),
+    "interpolate scale_factor=0": lambda lib: lib.nn.functional.interpolate(_x4(lib), scale_factor=0.0),
+    "interpolate scale_factor=0.1 (size 0)": lambda lib: lib.nn.functional.interpolate(_x4(lib), scale_factor=0.1),
+    "interpolate size=0": lambda lib: lib.nn.functional.interpolate(_x4(lib), size=0),
+    "interpolate size=(3, -1) bilinear": lambda lib: lib.nn.functional.interpolate(_x4(lib), size=(3, -1),
+                                                                                   mode="bilinear"),
+    "interpolate 1-D size=0": lambda lib: lib.nn.functional.interpolate(lib.ones(1, 2, 5), size=0),
+    "interpolate 3-D scale_factor=0.1": lambda lib: lib.nn.functional.interpolate(lib.ones(1, 2, 5, 5, 5),
+                                                                                  scale_factor=0.1),
+    "interpolate empty input": lambda lib: lib.nn.functional.interpolate(lib.ones(1, 2, 0, 5), size=3),
+}
+
+
+def _pruned_then_deepcopied(lib):
+    import copy
+    from importlib import import_module
+
+    prune = import_module(lib.__name__ + ".nn.utils.prune")
+    layer = lib.nn.Linear(3, 2)
+    prune.l1_unstructured(layer, "weight", 0.5)
+    return copy.deepcopy(layer)
+
+
+REFUSED["deepcopy of a pruned module"] = _pruned_then_deepcopied
+REFUSED["deepcopy of a non-leaf tensor"] = lambda lib: __import__("copy").deepcopy(lib.ones(2, requires_grad=True) * 2)
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
+        return type(e).__name__, str(e)
+    return None
+
+
+@pytest.mark.parametrize("name", list(REFUSED))
+def test_refused_as_torch_refuses(name):
+    torch = _torch()
+    theirs = _error(lambda: REFUSED[name](torch))
+    assert theirs is not None, "PyTorch accepts this: the case is wrong"
+    assert _error(lambda: REFUSED[name](et)) == theirs
+
+
+def test_a_deepcopy_of_a_leaf_still_copies_values_grad_and_attributes():
+    import copy
+
+    x = et.tensor([1.0, 2.0], requires_grad=True)
+    x.grad, x.note = et.tensor([3.0, 4.0]), "kept"
+    c = copy.deepcopy(x)
+    assert c is not x and c.requires_grad and c.note == "kept" and c.grad.tolist() == [3.0, 4.0]
+    c.data.add_(1)
+    assert x.tolist() == [1.0, 2.0]
