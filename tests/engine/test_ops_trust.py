@@ -304,3 +304,59 @@ def test_xlogy_agrees_with_torch_and_has_the_numerical_gradient():
     b = et.tensor(rng.uniform(0.5, 2, (2, 3)), requires_grad=True)
     assert et.autograd.gradcheck(lambda s, t: s.xlogy(t), (a, b))
     assert et.autograd.gradgradcheck(lambda s, t: s.xlogy(t), (a, b))
+
+
+# ------------------------------------------------- allocations PyTorch refuses ----
+# 2**50 elements (4 PiB and more) are beyond any address space: refused by the allocator on every machine
+ALLOCATIONS = {
+    "empty(2**50)": lambda lib: lib.empty(2**50),
+    "zeros(2**50)": lambda lib: lib.zeros(2**50),
+    "ones(2**50)": lambda lib: lib.ones(2**50),
+    "full((2**50,), 1.0)": lambda lib: lib.full((2**50,), 1.0),
+    "randn(2**50)": lambda lib: lib.randn(2**50),
+    "rand(2**50)": lambda lib: lib.rand(2**50),
+    "randint(0, 5, (2**50,))": lambda lib: lib.randint(0, 5, (2**50,)),
+    "normal(size=(2**50,))": lambda lib: lib.normal(0.0, 1.0, size=(2**50,)),
+    "arange(2**50)": lambda lib: lib.arange(2**50),
+    "eye(2**25)": lambda lib: lib.eye(2**25),
+    "new_empty(2**50)": lambda lib: lib.ones(2).new_empty(2**50),
+    "randn(2**62)": lambda lib: lib.randn(2**62),
+    "empty(2**40, 2**40)": lambda lib: lib.empty(2**40, 2**40),
+    "zeros(2**62)": lambda lib: lib.zeros(2**62),
+    "empty(-1)": lambda lib: lib.empty(-1),
+    "ones(2, -3)": lambda lib: lib.ones(2, -3),
+    "zeros(-1)": lambda lib: lib.zeros(-1),
+    "randn(2, -3)": lambda lib: lib.randn(2, -3),
+    "rand(-1)": lambda lib: lib.rand(-1),
+    "full((-1,), 1.0)": lambda lib: lib.full((-1,), 1.0),
+    "randint(0, 5, (-1,))": lambda lib: lib.randint(0, 5, (-1,)),
+    "randperm(-1)": lambda lib: lib.randperm(-1),
+    "eye(-1)": lambda lib: lib.eye(-1),
+    "linspace(0, 1, -1)": lambda lib: lib.linspace(0, 1, -1),
+    "nn.Linear(-1, 2)": lambda lib: lib.nn.Linear(-1, 2),
+    "empty(2**63)": lambda lib: lib.empty(2**63),
+}
+
+
+@pytest.mark.parametrize("name", list(ALLOCATIONS))
+def test_impossible_allocations_raise_torch_errors(name):
+    """PyTorch's RuntimeError (not NumPy's MemoryError/ValueError), so code catching it catches ours;
+    the message agrees up to the numbers PyTorch's allocator adds."""
+    torch = _torch()
+
+    def error(lib):
+        try:
+            ALLOCATIONS[name](lib)
+        except Exception as e:  # noqa: BLE001 - the type and message are what is compared
+            return type(e).__name__, str(e).splitlines()[0]
+        return None
+
+    ours, theirs = error(et), error(torch)
+    assert theirs is not None and ours is not None
+    assert ours[0] == theirs[0]
+    if "can't allocate memory" in theirs[1]:
+        assert "DefaultCPUAllocator: can't allocate memory: you tried to allocate" in ours[1]
+    elif "Overflow when unpacking" in theirs[1]:  # PyTorch's line goes on with a C++ trace
+        assert ours[1].startswith(theirs[1])
+    else:
+        assert ours[1] == theirs[1]

@@ -278,7 +278,8 @@ class ThresholdInplace(Threshold):
 
 def _erf(x):
     """The error function, vectorised (NumPy has none; ``math.erf`` is scalar)."""
-    return np.asarray(np.frompyfunc(math.erf, 1, 1)(x)).astype(x.dtype)  # a 0-d input gives a Python float
+    out = np.frompyfunc(math.erf, 1, 1)(x)
+    return (np.asarray(out) if isinstance(out, float) else out).astype(x.dtype)  # 0-d input: a Python float
 
 
 class Gelu(Function):
