@@ -89,10 +89,50 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         np_dtype = _np_dtype(dtype) or _dtype.from_numpy_dtype(data.dtype).np
         array = data
     else:
-        data = _unwrap_nested(data)
-        np_dtype = _np_dtype(dtype) or _infer_dtype(data)
-        array = data
-    return _finish(np.array(array, dtype=np_dtype), dtype, device, requires_grad)
+        array, np_dtype = _from_python(_unwrap_nested(data), _np_dtype(dtype))
+    with np.errstate(over="ignore"):  # beyond float16's range: inf, silently as in PyTorch
+        array = np.array(array, dtype=np_dtype)
+    return _finish(array, dtype, device, requires_grad)
+
+
+_OVERFLOW_ERROR = "Overflow when unpacking long long"
+
+
+def _from_python(data, np_dtype):
+    """Python numbers (maybe nested) as an array for ``np_dtype`` (None: PyTorch's inferred dtype).
+
+    PyTorch reads every Python int as a C ``long long``: an int beyond int64 is a ValueError
+    unless the target is floating point or bool (NumPy would quietly build a uint64 or
+    object array), and an int that does not fit a smaller integer dtype is a RuntimeError.
+    """
+    values = np.asarray(data)
+    # an int beyond int64 makes NumPy build a uint64, object or float array with a value of magnitude >= 2**63
+    if values.dtype.kind in "uO" or values.dtype.kind == "f" and values.size and np.abs(values).max() >= 2.0**63:
+        elements = list(np.asarray(data, dtype=object).flat)
+        if any(type(v) is int and not -2**63 <= v <= _INT64_MAX for v in elements):
+            all_ints = all(isinstance(v, (int, np.integer)) for v in elements)
+            if (np_dtype is None and all_ints) or (np_dtype is not None and np.dtype(np_dtype).kind in "iu"):
+                raise ValueError(_OVERFLOW_ERROR)
+            # a floating point (or bool) result: each int converted as a double, as in PyTorch
+            return values.astype(np.float64), np_dtype or _dtype.get_default_dtype().np
+    if np_dtype is None:
+        return data, _infer_dtype(data)
+    if values.dtype.kind == "i" and np.dtype(np_dtype).kind in "iu":
+        check_int_fits(values, np_dtype, np.dtype(np_dtype).name)
+        return values.astype(np_dtype), np_dtype  # a negative value wraps into uint8, as in PyTorch
+    return data, np_dtype
+
+
+def check_int_fits(values, np_dtype, type_name):
+    """PyTorch's range check for ints stored in a smaller integer dtype: uint8 also takes
+    negative values down to -255 (they wrap, two's complement), as PyTorch allows."""
+    info = np.iinfo(np_dtype)
+    values = np.asarray(values)
+    if values.size == 0:
+        return
+    low = -info.max if info.min == 0 else info.min
+    if values.max() > info.max or values.min() < low:
+        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow")
 
 
 def _unwrap_nested(data):
@@ -200,6 +240,17 @@ def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=No
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dtype.default_dtype_for_scalar(fill_value)
+    np_dtype = _np_dtype(dtype)
+    if type(fill_value) is int:  # PyTorch reads a Python int as int64, or as uint64 above that
+        if fill_value >= 2**64:
+            raise OverflowError("int too big to convert")
+        if fill_value < -2**63:
+            raise OverflowError("can't convert negative int to unsigned")
+    if type(fill_value) is int and np.dtype(np_dtype).kind in "iu":
+        if fill_value > _INT64_MAX:
+            raise RuntimeError(f"value cannot be converted to type {np.dtype(np_dtype).name}_t without overflow")
+        check_int_fits(np.int64(fill_value), np_dtype, np.dtype(np_dtype).name + "_t")
+        fill_value = np.int64(fill_value).astype(np_dtype)
     return _filled("full", lambda xp, s, d: xp.full(s, fill_value, d), (size,), dtype, device, requires_grad)
 
 
@@ -234,6 +285,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()
+    if not dtype.is_floating_point and any(abs(v) > _INT64_MAX for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
     with allocating(nbytes_of((max(math.ceil((end - start) / step), 0),), dtype.np)):
         values = np.arange(start, end, step, dtype=np.float64 if dtype.is_floating_point else None)
     return _finish(values.astype(dtype.np), dtype, device, requires_grad)

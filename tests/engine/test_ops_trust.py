@@ -360,3 +360,41 @@ def test_impossible_allocations_raise_torch_errors(name):
         assert ours[1].startswith(theirs[1])
     else:
         assert ours[1] == theirs[1]
+
+
+# ------------------------------------------------- Python ints beyond a dtype ----
+BIG_INTS = [2**63, -2**63 - 1, 2**63 - 1, -2**63, 2**64, 10**30, 256, -129, -256, 2**31, 65536, 2**15]
+INT_DTYPES = [None, "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64", "bool"]
+
+
+def _made(lib, make):
+    """dtype and values of the tensor, or the error type (first line of the message)."""
+    try:
+        t = make(lib)
+    except Exception as e:  # noqa: BLE001 - the type is what is compared
+        return type(e).__name__, str(e).splitlines()[0]
+    return str(t.dtype), t.tolist()
+
+
+@pytest.mark.parametrize("value", BIG_INTS)
+def test_python_ints_out_of_range_are_refused_as_torch(value):
+    """``torch.tensor([2**63])`` is PyTorch's ValueError "Overflow when unpacking long long" (it built a
+    uint64 array whose dtype, repr and ``+ 1`` then raised); an int that does not fit a smaller
+    integer dtype is its RuntimeError; float and bool targets convert; uint8 wraps down to -255."""
+    torch = _torch()
+    makers = [lambda lib: lib.tensor(value), lambda lib: lib.tensor([1, value]), lambda lib: lib.tensor([[1.5], [value]])]
+    for name in INT_DTYPES[1:]:
+        makers.append(lambda lib, name=name: lib.tensor([value], dtype=getattr(lib, name)))
+    for name in ("int64", "int8", "uint8"):
+        makers.append(lambda lib, name=name: lib.full((2,), value, dtype=getattr(lib, name)))
+    for make in makers:
+        assert _made(et, make) == _made(torch, make)
+    assert _made(et, lambda lib: lib.tensor([value])) == _made(torch, lambda lib: lib.tensor([value]))
+
+
+def test_no_uint64_tensor_from_python_ints():
+    for data in ([2**63], [2**64 - 1], [1, 2**63], [[2**63]]):
+        with pytest.raises(ValueError, match="Overflow when unpacking long long"):
+            et.tensor(data)
+    assert et.tensor([2**63], dtype=et.float64).tolist() == [2.0**63]
+    assert et.tensor([-129], dtype=et.uint8).tolist() == [127]
