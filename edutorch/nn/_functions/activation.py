@@ -97,10 +97,15 @@ class Elu(Function):
         return grad * (pos * ctx.scale + (1 - pos) * neg_part), None, None, None
 
 
-def _celu_backward_scale(alpha):
-    """``1 / alpha`` as PyTorch's celu derivative computes it: ``1.0 / alpha.toFloat()``, with
-    ``alpha`` rounded to float32 first (the forward divides in double precision)."""
-    return 1.0 / float(np.float32(alpha))
+def _as_celu(elu_forward, ctx, input, alpha):
+    """Run an elu ``forward`` as celu's: ``input_scale = 1 / alpha``.  The derivative reads it as
+    PyTorch's formula does, ``1.0 / alpha.toFloat()`` (alpha rounded to float32 first), while the
+    forward divides in double precision."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    out = elu_forward(ctx, input, alpha, 1, 1.0 / alpha)
+    ctx.input_scale = 1.0 / float(np.float32(alpha))
+    return out
 
 
 class Celu(Elu):
@@ -111,11 +116,7 @@ class Celu(Elu):
 
     @staticmethod
     def forward(ctx, input, alpha):
-        if alpha == 0:
-            raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-        out = Elu.forward(ctx, input, alpha, 1, 1.0 / alpha)
-        ctx.input_scale = _celu_backward_scale(alpha)
-        return out
+        return _as_celu(Elu.forward, ctx, input, alpha)
 
 
 class EluInplace(Function):
@@ -154,11 +155,7 @@ class CeluInplace(EluInplace):
 
     @staticmethod
     def forward(ctx, input, alpha):
-        if alpha == 0:
-            raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
-        out = EluInplace.forward(ctx, input, alpha, 1, 1.0 / alpha)
-        ctx.input_scale = _celu_backward_scale(alpha)
-        return out
+        return _as_celu(EluInplace.forward, ctx, input, alpha)
 
 
 class Hardtanh(Function):
