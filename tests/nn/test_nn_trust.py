@@ -406,3 +406,18 @@ def test_a_deepcopy_of_a_leaf_still_copies_values_grad_and_attributes():
     assert c is not x and c.requires_grad and c.note == "kept" and c.grad.tolist() == [3.0, 4.0]
     c.data.add_(1)
     assert x.tolist() == [1.0, 2.0]
+
+
+def test_inplace_dropout_then_inplace_relu_train_through_the_mask():
+    """p = 0.5 (a random mask, so no torch parity): the gradient of the pre-dropout values is
+    ``2`` where the output is positive and 0 elsewhere, as the formula says."""
+    et.manual_seed(0)
+    lin = et.nn.Linear(4, 5).double()
+    x = et.tensor(_X, requires_grad=True)
+    y = lin(x)
+    et.nn.Dropout(0.5, inplace=True)(y)
+    et.nn.ReLU(inplace=True)(y)
+    y.sum().backward()
+    grad_y = 2.0 * (y.detach().numpy() > 0)
+    np.testing.assert_allclose(x.grad.numpy(), grad_y @ lin.weight.detach().numpy(), rtol=1e-12)
+    assert 0 < (y.detach().numpy() == 0).sum() < y.numel()
