@@ -617,6 +617,21 @@ def silu(input, inplace=False):
     return _activation(input, _act.Silu, inplace=inplace)
 
 
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: negative values times a slope drawn from [lower, upper] in
+    training, times ``(lower + upper) / 2`` in eval."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if inplace:
+        return input._inplace(_act.RreluWithNoiseInplace, lower, upper, training)
+    return _act.RreluWithNoise.apply(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """``rrelu`` written into ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def sigmoid(input):
     """``1 / (1 + exp(-x))``."""
     return pointwise.Sigmoid.apply(input)

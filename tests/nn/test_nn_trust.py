@@ -43,6 +43,7 @@ INPLACE_ACTIVATIONS = {
     "SiLU": lambda nn: nn.SiLU(inplace=True),
     "Mish": lambda nn: nn.Mish(inplace=True),
     "Threshold": lambda nn: nn.Threshold(0.1, -0.5, inplace=True),
+    "RReLU(eval)": lambda nn: nn.RReLU(0.1, 0.3, inplace=True).eval(),  # eval: no random slopes
     "Dropout(p=1)": lambda nn: nn.Dropout(1.0, inplace=True),  # p=1: a mask both libraries agree on
     "Dropout2d(p=1)": lambda nn: nn.Dropout2d(1.0, inplace=True),
 }
@@ -165,6 +166,7 @@ GRADCHECK_ACTIVATIONS = {
     "celu": lambda F, t, inplace: F.celu(t, 0.7, inplace=inplace),
     "selu": lambda F, t, inplace: F.selu(t, inplace=inplace),
     "elu": lambda F, t, inplace: F.elu(t, 1.4, inplace=inplace),
+    "rrelu (eval)": lambda F, t, inplace: F.rrelu(t, 0.1, 0.3, False, inplace=inplace),
 }
 
 
@@ -177,7 +179,7 @@ def test_activation_gradient_is_the_numerical_one(name, inplace):
     x = et.tensor(values, requires_grad=True)
     fn = GRADCHECK_ACTIVATIONS[name]
     assert et.autograd.gradcheck(lambda t: fn(et.nn.functional, t * 1, inplace), (x,))
-    if name not in ("hardtanh", "relu6", "hardsigmoid", "threshold"):  # piecewise linear: no second derivative
+    if name not in ("hardtanh", "relu6", "hardsigmoid", "threshold", "rrelu (eval)"):  # piecewise linear: no second derivative
         assert et.autograd.gradgradcheck(lambda t: fn(et.nn.functional, t * 1, inplace), (x,))
 
 
@@ -421,3 +423,20 @@ def test_inplace_dropout_then_inplace_relu_train_through_the_mask():
     grad_y = 2.0 * (y.detach().numpy() > 0)
     np.testing.assert_allclose(x.grad.numpy(), grad_y @ lin.weight.detach().numpy(), rtol=1e-12)
     assert 0 < (y.detach().numpy() == 0).sum() < y.numel()
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_rrelu_in_training_scales_each_negative_value_by_its_drawn_slope(inplace):
+    """The slopes are random (no torch parity): each lies in [lower, upper], and the gradient
+    is exactly the slope that scaled the value (PyTorch's noise)."""
+    et.manual_seed(3)
+    x = et.tensor(np.linspace(-2, 2, 8), requires_grad=True)  # no zero: slopes = y / x
+    y = et.nn.functional.rrelu(x * 1, 0.1, 0.3, training=True, inplace=inplace)
+    y.sum().backward()
+    slopes = y.detach().numpy() / x.detach().numpy()
+    negative = x.detach().numpy() < 0
+    assert ((slopes[negative] >= 0.1) & (slopes[negative] <= 0.3)).all()
+    np.testing.assert_allclose(x.grad.numpy()[negative], slopes[negative], rtol=1e-12)
+    assert (x.grad.numpy()[~negative] == 1).all()
+    assert y.grad_fn.name() == ("RreluWithNoiseBackward1" if inplace else "RreluWithNoiseBackward0")
+

@@ -273,6 +273,69 @@ class ThresholdInplace(Threshold):
     _saved_attrs = Threshold._saved_attrs
 
 
+class RreluWithNoise(Function):
+    """``rrelu``: ``x`` where positive; elsewhere ``x`` times a slope, drawn uniformly from
+    [lower, upper] for each element in training (the "noise", saved for backward), and
+    ``(lower + upper) / 2`` in eval (then it is a leaky ReLU)."""
+
+    _backward_name = "RreluWithNoiseBackward0"
+    _saved_attrs = {"lower": lambda ctx: ctx.lower, "noise": Saved(1), "self": Saved(0),
+                    "training": lambda ctx: ctx.training, "upper": lambda ctx: ctx.upper}
+
+    @staticmethod
+    def forward(ctx, input, lower, upper, training):
+        out, noise = _rrelu(ctx, input, lower, upper, training)
+        ctx.save_for_backward(input, noise)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, noise = ctx.saved_tensors
+        return _rrelu_grad(ctx, grad, input, noise), None, None, None
+
+
+def _rrelu(ctx, input, lower, upper, training):
+    """The result array and the per-element slopes (1 where ``x > 0``) as a constant tensor."""
+    from ... import random
+
+    x = floating_only(input, "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")
+    ctx.lower, ctx.upper, ctx.training = lower, upper, training
+    if training:  # drawn on the host by the one generator, as dropout's mask
+        slopes = random._rng(None).uniform(lower, upper, x.shape)
+    else:
+        slopes = (lower + upper) / 2
+    noise = np.where(x > 0, 1, slopes).astype(x.dtype)
+    return x * noise, constant(noise)
+
+
+def _rrelu_grad(ctx, grad, t, noise):
+    """PyTorch's rrelu_with_noise_backward: the drawn slopes in training, else leaky ReLU's
+    gradient at ``t`` (the input, or the result, which has the input's sign)."""
+    if ctx.training and ctx.upper - ctx.lower > 1e-6:
+        return grad * noise
+    return _leaky_relu_grad(grad, t, (ctx.lower + ctx.upper) / 2)
+
+
+class RreluWithNoiseInplace(Function):
+    """``rrelu_``: backward reads the *result* and the noise (PyTorch's ``RreluWithNoiseBackward1``)."""
+
+    _backward_name = "RreluWithNoiseBackward1"
+    _saved_attrs = {"lower": lambda ctx: ctx.lower, "noise": Saved(1), "result": Saved(0),
+                    "training": lambda ctx: ctx.training, "upper": lambda ctx: ctx.upper}
+
+    @staticmethod
+    def forward(ctx, input, lower, upper, training):
+        out, noise = _rrelu(ctx, input, lower, upper, training)
+        out = constant(out)
+        ctx.save_for_backward(out, noise)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, noise = ctx.saved_tensors
+        return _rrelu_grad(ctx, grad, result, noise), None, None, None
+
+
 def _erf(x):
     """The error function, vectorised (NumPy has none; ``math.erf`` is scalar)."""
     out = np.frompyfunc(math.erf, 1, 1)(x)
