@@ -3,6 +3,9 @@
 Python lists of floats become ``float32`` (PyTorch's default dtype), lists of
 ints ``int64`` and lists of bools ``bool``, unlike NumPy's float64 default.
 """
+import contextlib
+import math
+
 import numpy as np
 
 from . import _dtype, backend
@@ -86,10 +89,50 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
         np_dtype = _np_dtype(dtype) or _dtype.from_numpy_dtype(data.dtype).np
         array = data
     else:
-        data = _unwrap_nested(data)
-        np_dtype = _np_dtype(dtype) or _infer_dtype(data)
-        array = data
-    return _finish(np.array(array, dtype=np_dtype), dtype, device, requires_grad)
+        array, np_dtype = _from_python(_unwrap_nested(data), _np_dtype(dtype))
+    with np.errstate(over="ignore"):  # beyond float16's range: inf, silently as in PyTorch
+        array = np.array(array, dtype=np_dtype)
+    return _finish(array, dtype, device, requires_grad)
+
+
+_OVERFLOW_ERROR = "Overflow when unpacking long long"
+
+
+def _from_python(data, np_dtype):
+    """Python numbers (maybe nested) as an array for ``np_dtype`` (None: PyTorch's inferred dtype).
+
+    PyTorch reads every Python int as a C ``long long``: an int beyond int64 is a ValueError
+    unless the target is floating point or bool (NumPy would quietly build a uint64 or
+    object array), and an int that does not fit a smaller integer dtype is a RuntimeError.
+    """
+    values = np.asarray(data)
+    # an int beyond int64 makes NumPy build a uint64, object or float array with a value of magnitude >= 2**63
+    if values.dtype.kind in "uO" or values.dtype.kind == "f" and values.size and np.abs(values).max() >= 2.0**63:
+        elements = list(np.asarray(data, dtype=object).flat)
+        if any(type(v) is int and not -2**63 <= v <= _INT64_MAX for v in elements):
+            all_ints = all(isinstance(v, (int, np.integer)) for v in elements)
+            if (np_dtype is None and all_ints) or (np_dtype is not None and np.dtype(np_dtype).kind in "iu"):
+                raise ValueError(_OVERFLOW_ERROR)
+            # a floating point (or bool) result: each int converted as a double, as in PyTorch
+            return values.astype(np.float64), np_dtype or _dtype.get_default_dtype().np
+    if np_dtype is None:
+        return data, _infer_dtype(data)
+    if values.dtype.kind == "i" and np.dtype(np_dtype).kind in "iu":
+        check_int_fits(values, np_dtype, np.dtype(np_dtype).name)
+        return values.astype(np_dtype), np_dtype  # a negative value wraps into uint8, as in PyTorch
+    return data, np_dtype
+
+
+def check_int_fits(values, np_dtype, type_name):
+    """PyTorch's range check for ints stored in a smaller integer dtype: uint8 also takes
+    negative values down to -255 (they wrap, two's complement), as PyTorch allows."""
+    info = np.iinfo(np_dtype)
+    values = np.asarray(values)
+    if values.size == 0:
+        return
+    low = -info.max if info.min == 0 else info.min
+    if values.max() > info.max or values.min() < low:
+        raise RuntimeError(f"value cannot be converted to type {type_name} without overflow")
 
 
 def _unwrap_nested(data):
@@ -124,6 +167,43 @@ def _size(size):
     return tuple(size)
 
 
+_INT64_MAX = 2**63 - 1
+
+
+def checked_shape(name, shape, dtype):
+    """``shape`` if PyTorch would try to allocate it, else PyTorch's error: a size beyond int64
+    (TypeError), a negative one, or more bytes than an int64 counts (RuntimeError)."""
+    for i, s in enumerate(shape):
+        if s > _INT64_MAX or s < -_INT64_MAX - 1:
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {i + 1} with error "
+                            "\"Overflow when unpacking long long\"")
+    if any(s < 0 for s in shape):
+        if name == "zeros":  # PyTorch's zeros checks with its own words
+            raise RuntimeError("zeros: Dimension size must be non-negative.")
+        first = next(s for s in shape if s < 0)
+        raise RuntimeError(f"Trying to create tensor with negative dimension {first}: {list(shape)}")
+    numel = 1
+    for s in shape:
+        numel *= s
+    if numel * np.dtype(dtype).itemsize > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    return shape
+
+
+@contextlib.contextmanager
+def allocating(nbytes):
+    """Turn NumPy's MemoryError into PyTorch's RuntimeError from its CPU allocator."""
+    try:
+        yield
+    except MemoryError:
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {nbytes} bytes. "
+                           "Error code 12 (Cannot allocate memory)") from None
+
+
+def nbytes_of(shape, dtype):
+    return int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+
+
 def _size_args(name, args, size):
     """``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros(size=(2, 3))`` name the same shape."""
     if size is None:
@@ -133,29 +213,45 @@ def _size_args(name, args, size):
     return (tuple(size),)
 
 
-def _filled(fill, size, dtype, device, requires_grad):
+def _filled(name, fill, size, dtype, device, requires_grad):
     xp = backend.array_module_for(_device_type(device))
     np_dtype = _np_dtype(dtype) or _dtype.get_default_dtype().np
-    return _finish(fill(xp, _size(size), np_dtype), dtype, None, requires_grad) if xp is not np \
-        else _finish(fill(np, _size(size), np_dtype), dtype, device, requires_grad)
+    shape = checked_shape(name, _size(size), np_dtype)
+    with allocating(nbytes_of(shape, np_dtype)):
+        array = fill(xp, shape, np_dtype)
+    return _finish(array, dtype, None if xp is not np else device, requires_grad)
 
 
 def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(lambda xp, s, d: xp.zeros(s, d), _size_args("zeros", args, size), dtype, device, requires_grad)
+    return _filled("zeros", lambda xp, s, d: xp.zeros(s, d), _size_args("zeros", args, size), dtype, device,
+                   requires_grad)
 
 
 def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(lambda xp, s, d: xp.ones(s, d), _size_args("ones", args, size), dtype, device, requires_grad)
+    return _filled("ones", lambda xp, s, d: xp.ones(s, d), _size_args("ones", args, size), dtype, device,
+                   requires_grad)
 
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None):
-    return _filled(lambda xp, s, d: xp.empty(s, d), _size_args("empty", args, size), dtype, device, requires_grad)
+    return _filled("empty", lambda xp, s, d: xp.empty(s, d), _size_args("empty", args, size), dtype, device,
+                   requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dtype.default_dtype_for_scalar(fill_value)
-    return _filled(lambda xp, s, d: xp.full(s, fill_value, d), (size,), dtype, device, requires_grad)
+    np_dtype = _np_dtype(dtype)
+    if type(fill_value) is int:  # PyTorch reads a Python int as int64, or as uint64 above that
+        if fill_value >= 2**64:
+            raise OverflowError("int too big to convert")
+        if fill_value < -2**63:
+            raise OverflowError("can't convert negative int to unsigned")
+    if type(fill_value) is int and np.dtype(np_dtype).kind in "iu":
+        if fill_value > _INT64_MAX:
+            raise RuntimeError(f"value cannot be converted to type {np.dtype(np_dtype).name}_t without overflow")
+        check_int_fits(np.int64(fill_value), np_dtype, np.dtype(np_dtype).name + "_t")
+        fill_value = np.int64(fill_value).astype(np_dtype)
+    return _filled("full", lambda xp, s, d: xp.full(s, fill_value, d), (size,), dtype, device, requires_grad)
 
 
 def _like(t, dtype, device):
@@ -191,15 +287,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         dtype = _dtype.int64 if is_int else _dtype.get_default_dtype()
-    values = np.arange(start, end, step, dtype=np.float64 if dtype.is_floating_point else None)
+    if not dtype.is_floating_point and any(abs(v) > _INT64_MAX for v in (start, end, step)):
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    with allocating(nbytes_of((max(math.ceil((end - start) / step), 0),), dtype.np)):
+        values = np.arange(start, end, step, dtype=np.float64 if dtype.is_floating_point else None)
     return _finish(values.astype(dtype.np), dtype, device, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or _dtype.get_default_dtype()
-    return _finish(np.linspace(start, end, steps).astype(dtype.np), dtype, device, requires_grad)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    with allocating(nbytes_of((steps,), dtype.np)):
+        values = np.linspace(start, end, steps).astype(dtype.np)
+    return _finish(values, dtype, device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or _dtype.get_default_dtype()
-    return _finish(np.eye(n, m, dtype=dtype.np), dtype, device, requires_grad)
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and size < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
+    with allocating(nbytes_of((n, n if m is None else m), dtype.np)):
+        values = np.eye(n, m, dtype=dtype.np)
+    return _finish(values, dtype, device, requires_grad)

@@ -82,29 +82,42 @@ def _size(size):
     return _creation._size(size)
 
 
+def _checked(size, dtype, name):
+    """The shape, refused as PyTorch refuses it (negative, or too many bytes to count)."""
+    return _creation.checked_shape(name, _size(size), (dtype or _dtype.get_default_dtype()).np)
+
+
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
-    shape = _size(_creation._size_args("rand", args, size))
-    return _sample(_rng(generator).random(shape), dtype, device, requires_grad)
+    shape = _checked(_creation._size_args("rand", args, size), dtype, "rand")
+    with _creation.allocating(_creation.nbytes_of(shape, np.float64)):
+        values = _rng(generator).random(shape)
+    return _sample(values, dtype, device, requires_grad)
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    shape = _size(_creation._size_args("randn", args, size))
-    return _sample(_rng(generator).standard_normal(shape), dtype, device, requires_grad)
+    shape = _checked(_creation._size_args("randn", args, size), dtype, "randn")
+    with _creation.allocating(_creation.nbytes_of(shape, np.float64)):
+        values = _rng(generator).standard_normal(shape)
+    return _sample(values, dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
     """Integers in [low, high) (int64 by default)."""
     if high is None:
         low, high = 0, low
-    values = _rng(generator).integers(low, high, size=tuple(size))
+    shape = _creation.checked_shape("randint", tuple(size), (dtype or _dtype.int64).np)
+    with _creation.allocating(_creation.nbytes_of(shape, np.int64)):
+        values = _rng(generator).integers(low, high, size=shape)
     return _creation._finish(values.astype((dtype or _dtype.int64).np), dtype, device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of 0..n-1."""
-    values = _rng(generator).permutation(n)
+    _creation.checked_shape("randperm", (n,), (dtype or _dtype.int64).np)
+    with _creation.allocating(_creation.nbytes_of((n,), np.int64)):
+        values = _rng(generator).permutation(n)
     return _creation._finish(values.astype((dtype or _dtype.int64).np), dtype, device, requires_grad)
 
 
@@ -115,8 +128,10 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     if size is None:
         size = np.broadcast_shapes(np.shape(m), np.shape(s))
         dtype = dtype or (mean.dtype if hasattr(mean, "dtype") else std.dtype if hasattr(std, "dtype") else None)
-    values = _rng(generator).normal(backend.to_device(np.asarray(m), "cpu") if not np.isscalar(m) else m,
-                                    s if np.isscalar(s) else np.asarray(s), size=tuple(size))
+    shape = _creation.checked_shape("normal", tuple(size), (dtype or _dtype.get_default_dtype()).np)
+    with _creation.allocating(_creation.nbytes_of(shape, np.float64)):
+        values = _rng(generator).normal(backend.to_device(np.asarray(m), "cpu") if not np.isscalar(m) else m,
+                                        s if np.isscalar(s) else np.asarray(s), size=shape)
     return _sample(values, dtype, device, requires_grad)
 
 

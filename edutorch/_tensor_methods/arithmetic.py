@@ -146,10 +146,7 @@ class ArithmeticMethods:
 
     def xlogy(self, other):
         """``x * log(y)``, 0 where ``x == 0`` (even for ``y == 0``)."""
-        from .._functional import where
-
-        return where(self == 0, self * 0, self * other.log() if isinstance(other, utils._Tensor) else
-                     self * np.log(other))
+        return binary.Xlogy.apply(self, other)
 
     def true_divide(self, other):
         return self.div(other)

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd._functions import comparison, utils
-from ..autograd._functions.utils import wrap_dim
+from ..autograd._functions.reduction import normalize_dims
 from .._dtype import is_floating as _is_floating
 
 
@@ -37,10 +37,10 @@ def _bitwise(ufunc, name, a, b):
 
 
 def _logical_reduce(fn, t, dim, keepdim):
-    """``all``/``any``: reduce to a bool tensor (no graph)."""
-    axis = None if dim is None else tuple(wrap_dim(d, t._data.ndim) for d in
-                                          (dim if isinstance(dim, (tuple, list)) else (dim,)))
-    return utils._Tensor._make(np.asarray(fn(t._data, axis=axis, keepdims=keepdim)))
+    """``all``/``any``: reduce to a bool tensor (no graph); ``dim=()`` reduces nothing, as in PyTorch."""
+    x = t._data
+    axis = None if dim is None else () if dim == () or dim == [] else normalize_dims(dim, x.ndim)
+    return utils._Tensor._make(np.asarray(fn(x, axis=axis, keepdims=keepdim)))
 
 
 class ComparisonMethods:

@@ -3,6 +3,8 @@
 ``to``/``clone`` are differentiable (``autograd/_functions/tensor.py``):
 the gradient of a cast or a device move is cast or moved back.
 """
+import copy
+
 from .. import _dtype
 from ..autograd._functions import utils
 from ..autograd._functions.tensor import Clone, ToDevice, ToDtype
@@ -45,6 +47,20 @@ class ConversionMethods:
 
     def clone(self):
         return Clone.apply(self)
+
+    def __deepcopy__(self, memo):
+        """``copy.deepcopy(t)``: PyTorch copies only a leaf (a tensor no recorded op made).
+
+        A module whose attribute is computed by an op (a pruned or weight-normed
+        ``weight``, recomputed by a forward pre-hook) cannot be deep-copied either,
+        as in PyTorch.  A leaf is copied the way Python copies any object.
+        """
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
+                "the moment.  If you were attempting to deepcopy a module, this may be because of a "
+                "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+        return copy._reconstruct(self, memo, *self.__reduce_ex__(4))  # Python's own deep copy of an object
 
     def contiguous(self):
         if self._data.flags.c_contiguous:

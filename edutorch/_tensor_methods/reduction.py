@@ -165,8 +165,7 @@ class ReductionMethods:
 
     def count_nonzero(self, dim=None):
         counted = self._data != 0
-        axis = None if dim is None else tuple(wrap_dim(d, self.ndim) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
-        return utils._Tensor._make(np.asarray(counted.sum(axis=axis), dtype=np.int64))
+        return utils._Tensor._make(np.asarray(counted.sum(axis=reduction.normalize_dims(dim, self.ndim)), dtype=np.int64))
 
     def bincount(self, weights=None, minlength=0):
         """How often each non-negative integer occurs (or the sum of its ``weights``)."""

@@ -184,6 +184,8 @@ class ShapeMethods:
             raise RuntimeError(
                 f"movedim: Invalid source or destination dims: source ({list(_tuple(source))} dims) should "
                 f"contain the same number of dims as destination ({list(_tuple(destination))} dims)")
+        if self.ndim == 0:  # dims 0 and -1 are accepted, and there is nothing to move
+            return self.permute(())
         order = [None] * self.ndim
         for s, d in zip(src, dst):
             order[d] = s
@@ -194,7 +196,7 @@ class ShapeMethods:
 
     def flip(self, *dims):
         dims = tuple(wrap_dim(d, self._data.ndim) for d in _sizes(dims))
-        return shape_fns.Flip.apply(self, dims)
+        return shape_fns.Flip.apply(self, dims if self._data.ndim else ())  # a 0-d tensor: nothing to reverse
 
     def fliplr(self):
         """Reverse the columns (dim 1)."""

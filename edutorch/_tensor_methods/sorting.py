@@ -1,27 +1,15 @@
 """Order statistics: ``sort``, ``argsort``, ``topk``, ``kthvalue``, ``median``, ``unique``.
 
-``sort`` and ``topk`` are ``Function``s in ``autograd/_functions/sorting.py``
-(the gradient goes back to where each value came from); ``kthvalue`` and
-``median`` pick positions, then ``gather``.
+``sort``, ``topk`` and ``median`` are ``Function``s in ``autograd/_functions/sorting.py``
+(the gradient goes back to where each value came from; ``median()`` of all values
+shares it among the entries equal to the median, as PyTorch); ``kthvalue`` picks
+positions, then ``gather``.
 """
 import numpy as np
 
-from .. import backend
 from .. import return_types
 from ..autograd._functions import sorting, utils
 from ..autograd._functions.utils import wrap_dim
-from .._dtype import is_floating as _is_floating
-
-
-def _median_positions(x, axis):
-    """Where the lower median of each slice along ``axis`` sits (the first NaN if the slice has one)."""
-    xp = backend.get_array_module(x)
-    order = xp.argsort(x, axis=axis, kind="stable")  # NaN sorts last
-    k = (x.shape[axis] - 1) // 2
-    positions = xp.take(order, k, axis=axis)
-    has_nan = xp.isnan(x).any(axis=axis) if _is_floating(x.dtype) else xp.zeros(positions.shape, bool)
-    first_nan = xp.argmax(xp.isnan(x), axis=axis) if _is_floating(x.dtype) else positions
-    return xp.where(has_nan, first_nan, positions).astype(np.int64)
 
 
 class SortingMethods:
@@ -55,19 +43,10 @@ class SortingMethods:
         return return_types.kthvalue(values, index)
 
     def median(self, dim=None, keepdim=False):
-        """The lower median (of all values, or along ``dim`` with its index); NaN if a NaN is there."""
+        """The lower median: of all values (a 0-d tensor), or along ``dim`` with its index; NaN if a NaN is there."""
         if dim is None:
-            flat = self.reshape(-1)
-            if flat.shape[0] == 0:
-                return self.new_tensor(float("nan")).reshape(())
-            return flat.gather(0, utils._Tensor._make(_median_positions(flat._data, 0).reshape(1))).reshape(())
-        axis = wrap_dim(dim, self.ndim)
-        index = utils._Tensor._make(np.expand_dims(_median_positions(self._data, axis), axis) if self.ndim else
-                      _median_positions(self._data, 0).reshape(1))
-        values = self.gather(axis, index) if self.ndim else self.reshape(1)[index].reshape(())
-        if not keepdim and self.ndim:
-            values, index = values.squeeze(axis), index.squeeze(axis)
-        return return_types.median(values, index if self.ndim else index.reshape(()))
+            return sorting.Median.apply(self)
+        return return_types.median(*sorting.MedianDim.apply(self, dim, keepdim))
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         from ..functional import unique

@@ -73,6 +73,14 @@ def _resize_dim(x, dim, out_size, mode, scale_factor, align_corners):
     return out
 
 
+def _sizes_error(in_sizes, out_sizes):
+    """PyTorch's message for an empty or negative input or output size."""
+    names = "DHW"[-len(in_sizes):]
+    listed = [", ".join(f"{n}: {s}" for n, s in zip(names, sizes)) for sizes in (in_sizes, out_sizes)]
+    joint = " and output" if len(in_sizes) == 1 else " output"  # PyTorch words the 1-D case so
+    return f"Input and output sizes should be greater than 0, but got input ({listed[0]}){joint} ({listed[1]})"
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of (N, C, *spatial) to ``size`` or by ``scale_factor``.
@@ -83,7 +91,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """
     if mode == "lanczos":
         raise NotImplementedError("edutorch's interpolate has no 'lanczos' mode")
-    if mode not in _MODES:
+    if mode not in _MODES or input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) "
                                   f"for the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | "
                                   f"area | nearest-exact (got {mode})")
@@ -106,6 +114,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         sizes = [int(math.floor(n * f)) for n, f in zip(input.shape[2:], factors)]
         if recompute_scale_factor:
             factors = [None] * spatial
+    if mode != "area" and min(list(sizes) + list(input.shape[2:])) <= 0:
+        raise RuntimeError(_sizes_error(input.shape[2:], sizes))
     out = input
     for d, (n, f) in enumerate(zip(sizes, factors)):
         out = _resize_dim(out, 2 + d, n, mode, f, bool(align_corners))

@@ -92,14 +92,23 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
     unbatched = input.ndim == dims + 1
     if unbatched:
         input = input.unsqueeze(0)
+    stride, dilation = _ntuple(stride, dims), _ntuple(dilation, dims)
+    _check_conv_args(stride, padding, dilation, groups, dims)
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
+                           f"got weight of size [{_shape_list(weight)}] instead")
     if input.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {_shape_list(weight)}, expected "
             f"input{_shape_list(input)} to have {weight.shape[1] * groups} channels, but got "
             f"{input.shape[1]} channels instead"
         )
-    stride, dilation = _ntuple(stride, dims), _ntuple(dilation, dims)
     kernel = tuple(weight.shape[2:])
+    if min(kernel) <= 0:
+        kh, kw = ((1,) + kernel)[-2:]
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: {kh} kernel_width: {kw}")
+    if min(dilation) == 0:  # conv1d runs as a 2-D convolution of height 1: PyTorch lists that dilation
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(((1,) + dilation)[-2:])}")
     pads = _conv_padding(padding, kernel, dilation, dims)
     for size, k, d, (lo, hi) in zip(input.shape[2:], kernel, dilation, pads):
         if size + lo + hi < d * (k - 1) + 1:
@@ -120,6 +129,18 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
         stride, dilation, pads = (1,) + stride, (1,) + dilation, ((0, 0),) + pads
     out = _convolution.Convolution.apply(input, weight, bias, stride, pads, dilation, groups)
     return out.squeeze(0) if unbatched else out
+
+
+def _check_conv_args(stride, padding, dilation, groups, dims):
+    """PyTorch's checks of a convolution's arguments, in its order (before any shape check)."""
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if not isinstance(padding, str) and min(_ntuple(padding, dims)) < 0:
+        raise RuntimeError("negative padding is not supported")
+    if min(stride) <= 0:
+        raise RuntimeError("non-positive stride is not supported")
+    if min(dilation) < 0:
+        raise RuntimeError("dilation should be greater than zero")
 
 
 def _check_conv_dtypes(input, weight, bias):
@@ -275,7 +296,23 @@ def _pool_args(kernel_size, stride, padding, dilation):
     return kernel, stride, _ntuple(padding, 2), _ntuple(dilation, 2)
 
 
+def _check_pool_args(kernel, stride, padding, dilation):
+    """PyTorch's checks of a 2-D pooling's arguments, in its order (``stride`` defaults to the kernel)."""
+    if 0 in stride:
+        raise RuntimeError("stride should not be zero")
+    if min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
+    if min(padding) < 0:
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(padding)}")
+    if min(stride) < 0:
+        raise RuntimeError(f"stride should be greater than zero, but got dH: {stride[0]} dW: {stride[1]}")
+    if min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: {dilation[0]} "
+                           f"dilationW: {dilation[1]}")
+
+
 def _check_pool_sizes(input, kernel, stride, padding, dilation, ceil_mode):
+    _check_pool_args(kernel, stride, padding, dilation)
     for k, p, d in zip(kernel, padding, dilation):
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(
@@ -318,11 +355,24 @@ def _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode):
     return Tensor._make(_pool.MaxPool2d.indices(ctx))
 
 
+def _check_pool1d_args(kernel, stride, padding, dilation):
+    """PyTorch's own checks (and messages) for ``max_pool1d``."""
+    for name, value, least in (("kernel_size", kernel, 1), ("stride", stride, 1), ("padding", padding, 0),
+                               ("dilation", dilation, 1)):
+        if value < least:
+            rule = "be non-negative" if least == 0 else "be greater than zero"
+            raise RuntimeError(f"max_pool1d() {name} must {rule}, but got {value}")
+    if padding > kernel // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={padding} "
+                           f"and kernel_size={kernel}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """1-D max pooling over (N, C, L): 2-D pooling over a height of 1."""
     _check_pool_input(input, 1)
     stride = kernel_size if stride is None or stride == [] else stride
+    _check_pool1d_args(*(_ntuple(v, 1)[0] for v in (kernel_size, stride, padding, dilation)))
     res = max_pool2d(input.unsqueeze(-2), (1, _ntuple(kernel_size, 1)[0]), (1, _ntuple(stride, 1)[0]),
                      (0, _ntuple(padding, 1)[0]), (1, _ntuple(dilation, 1)[0]), ceil_mode, return_indices)
     if return_indices:
@@ -348,6 +398,9 @@ def adaptive_avg_pool2d(input, output_size):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_shape_list(input)}")
     size = _ntuple(output_size, 2)
     size = tuple(s if o is None else o for s, o in zip(input.shape[-2:], size))
+    if min(size) < 0:
+        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{size[0]}, {size[1]}}}")
     if size == (1, 1):  # PyTorch takes a plain mean here (grad_fn MeanBackward1)
         return input.mean((-2, -1), keepdim=True)
     return _pool.AdaptiveAvgPool2d.apply(input, size)
@@ -357,6 +410,13 @@ def adaptive_avg_pool2d(input, output_size):
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise each channel by batch statistics (training) or running ones (eval)."""
+    if input.numel() == 0:
+        # PyTorch's _batch_norm_impl_index: no statistics to take, the running ones are left as they
+        # are; a copy (not the input itself), scaled and shifted so the parameters stay in the graph
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        return out + bias[0] if bias is not None else out
     channels = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
@@ -376,6 +436,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the last ``len(normalized_shape)`` dims of each sample."""
     normalized_shape = tuple(_ntuple(normalized_shape, 1))
     k = len(normalized_shape)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+                           "one element, but got normalized_shape = []")
     if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
@@ -403,9 +466,12 @@ def _check_p(p):
 
 
 def _dropout_mask(input, mask_shape, p):
-    """Keep each element with probability ``1 - p``, scaled by ``1 / (1 - p)``."""
+    """Keep each element with probability ``1 - p``, scaled by ``1 / (1 - p)``
+    (``p = 1``: PyTorch multiplies by a 0-d zero, drawing nothing)."""
     from .. import random
 
+    if p == 1:
+        return Tensor._make(backend.to_device(np.zeros((), input._data.dtype), input.device.type))
     keep = random._rng(None).random(mask_shape) >= p  # drawn on the host by the one generator
     scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
     mask = (keep * scale).astype(input._data.dtype)
@@ -432,9 +498,18 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
             "(i.e. 3D or 4D inputs)."
         )
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+            "instead.")
     if not training or p == 0:
         return input
-    mask_shape = tuple(input.shape[:-2]) + (1, 1)  # one draw per channel
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    mask_shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)  # one draw per (sample, channel)
     mask = _dropout_mask(input, mask_shape, p)
     return input.mul_(mask) if inplace else input * mask
 
@@ -443,10 +518,11 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     """Row ``i`` of ``weight`` for each index ``i`` in ``input``."""
-    if input._data.dtype.kind not in "iu":
+    if input._data.dtype not in (np.int64, np.int32):
+        kind = "CPUBoolType" if input._data.dtype == np.bool_ else input.type()  # PyTorch's name for bool
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-            f"Long, Int; but got {input.type()} instead (while checking arguments for embedding)"
+            f"Long, Int; but got {kind} instead (while checking arguments for embedding)"
         )
     idx = input._data
     if idx.size and (idx.min() < 0 or idx.max() >= weight.shape[0]):
@@ -519,6 +595,16 @@ def elu(input, alpha=1.0, inplace=False):
     return _act.Elu.apply(input, alpha)
 
 
+def _activation(input, fn, *args, inplace=False):
+    """``fn`` applied out of place, or written into ``input`` (``inplace=True``).
+
+    In place, the op's node keeps what PyTorch's does: an op that saves its
+    input (``hardswish_``, ``mish_``...) gets a copy of the old values
+    (``_inplace``; PyTorch saves ``self.clone()``), so a later in-place op on
+    ``input`` does not break its backward."""
+    return input._inplace(fn, *args) if inplace else fn.apply(input, *args)
+
+
 def gelu(input, approximate="none"):
     """``x * Phi(x)`` (Phi: standard normal CDF); ``approximate='tanh'`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
@@ -528,8 +614,22 @@ def gelu(input, approximate="none"):
 
 def silu(input, inplace=False):
     """``x * sigmoid(x)``."""
-    # in place, ``_inplace`` gives the node a copy of the input to save (PyTorch clones it)
-    return input._inplace(_act.Silu) if inplace else _act.Silu.apply(input)
+    return _activation(input, _act.Silu, inplace=inplace)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU: negative values times a slope drawn from [lower, upper] in
+    training, times ``(lower + upper) / 2`` in eval."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if inplace:
+        return input._inplace(_act.RreluWithNoiseInplace, lower, upper, training)
+    return _act.RreluWithNoise.apply(input, lower, upper, training)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """``rrelu`` written into ``input``."""
+    return rrelu(input, lower, upper, training, inplace=True)
 
 
 def sigmoid(input):
@@ -693,6 +793,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     """Negative log likelihood of the target class: ``-input[n, target[n]]`` (weighted mean)."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_target(input, target)
+    _check_class_weight(weight, input)
     if input.ndim == 1:  # unbatched (C,): one sample
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
@@ -712,6 +813,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     class_dim = 0 if input._data.ndim == 1 else 1
     logp = log_softmax(input, class_dim)
     if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
+        _check_class_weight(weight, input, "cross_entropy: ")
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
     if label_smoothing == 0.0 and _plain_class_targets(input, target, weight, ignore_index):
         return _loss.ClassNllLoss.apply(logp, target._data, reduction, saved=(target,))  # the common case, lean
@@ -722,6 +824,18 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 _INT64 = np.dtype(np.int64)  # NumPy's dtype objects for built-in types are singletons
+
+
+def _check_class_weight(weight, input, prefix=""):
+    """A class ``weight`` must hold one number per class (PyTorch's error; a wrong length
+    would otherwise weigh some classes by another class's number, or fail with an IndexError)."""
+    n_classes = input.shape[0 if input.ndim == 1 else 1]
+    if weight is None or (weight.ndim == 1 and weight.shape[0] == n_classes):
+        return
+    if input.ndim > 2 and not prefix:  # PyTorch's nll_loss2d words it without the numbers
+        raise RuntimeError("weight tensor should be defined either for all or no classes")
+    raise RuntimeError(f"{prefix}weight tensor should be defined either for all {n_classes} classes or no classes "
+                       f"but got weight tensor of shape: {_shape_list(weight)}")
 
 
 def _plain_class_targets(input, target, weight, ignore_index):
@@ -898,6 +1012,10 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
             f"{weight.shape[0]} channels, but got {x.shape[1]} channels instead")
     stride, padding, dilation = _ntuple(stride, 2), _ntuple(padding, 2), _ntuple(dilation, 2)
     output_padding = _ntuple(output_padding, 2)
+    _check_conv_args(stride, padding, dilation, groups, 2)
+    if min(dilation) == 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: {dilation[0]}, "
+                           f"dilation_width: {dilation[1]}")
     for op, s, d in zip(output_padding, stride, dilation):
         if op >= s and op >= d:
             raise RuntimeError("output padding must be smaller than either stride or dilation, but got "
@@ -925,16 +1043,12 @@ from .._scope import module_getattr as _module_getattr  # noqa: E402
 __getattr__ = _module_getattr("torch.nn.functional", "edutorch.nn.functional")  # out-of-scope names say why
 
 
-# ------------------------------- more activations, built from other ops ----
-def _inside(input, low, high):
-    """1 strictly inside (low, high): PyTorch's hardtanh family passes the gradient only there."""
-    return (input > low) & (input < high)
-
-
+# ----------------------------------------------------------- more activations ----
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``clamp(x, min_val, max_val)``, with zero gradient at and beyond the limits."""
-    out = _functional.where(_inside(input, min_val, max_val), input, input.detach().clamp(min_val, max_val))
-    return input.copy_(out) if inplace else out
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(input, _act.Hardtanh, min_val, max_val, inplace=inplace)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
@@ -943,19 +1057,17 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def relu6(input, inplace=False):
     """``min(max(0, x), 6)``."""
-    return hardtanh(input, 0.0, 6.0, inplace)
+    return hardtanh(input, 0, 6, inplace)  # ints, as PyTorch's relu6 passes them (grad_fn._saved_max_val: 6)
 
 
 def hardsigmoid(input, inplace=False):
     """``relu6(x + 3) / 6``: a piecewise-linear sigmoid."""
-    out = hardtanh(input + 3, 0.0, 6.0) / 6
-    return input.copy_(out) if inplace else out
+    return _activation(input, _act.Hardsigmoid, inplace=inplace)
 
 
 def hardswish(input, inplace=False):
     """``x * relu6(x + 3) / 6`` (MobileNetV3)."""
-    out = input * hardsigmoid(input)
-    return input.copy_(out) if inplace else out
+    return _activation(input, _act.Hardswish, inplace=inplace)
 
 
 def softsign(input):
@@ -970,8 +1082,7 @@ def logsigmoid(input):
 
 def mish(input, inplace=False):
     """``x * tanh(softplus(x))``."""
-    out = input * softplus(input).tanh()
-    return input.copy_(out) if inplace else out
+    return _activation(input, _act.Mish, inplace=inplace)
 
 
 def tanhshrink(input):
@@ -992,8 +1103,9 @@ def hardshrink(input, lambd=0.5):
 
 def threshold(input, threshold, value, inplace=False):
     """``x`` where ``x > threshold``, else ``value``."""
-    out = _functional.where(input > threshold, input, input.detach() * 0 + value)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        return input._inplace(_act.ThresholdInplace, threshold, value)
+    return _act.Threshold.apply(input, threshold, value)
 
 
 _threshold = threshold  # ``threshold_``'s argument of the same name hides the function
@@ -1009,8 +1121,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace=False):
     """``scale * elu(x, alpha)`` with the self-normalising constants."""
-    out = _SELU_SCALE * elu(input, _SELU_ALPHA)
-    return input.copy_(out) if inplace else out
+    if inplace:
+        return input._inplace(_act.EluInplace, _SELU_ALPHA, _SELU_SCALE)
+    return _act.Elu.apply(input, _SELU_ALPHA, _SELU_SCALE)
 
 
 def selu_(input):
@@ -1019,8 +1132,7 @@ def selu_(input):
 
 def celu(input, alpha=1.0, inplace=False):
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
-    out = elu(input / alpha) * alpha
-    return input.copy_(out) if inplace else out
+    return input._inplace(_act.CeluInplace, alpha) if inplace else _act.Celu.apply(input, alpha)
 
 
 def celu_(input, alpha=1.0):

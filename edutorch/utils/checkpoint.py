@@ -22,7 +22,9 @@ graph and calls ``autograd.backward`` on that fresh graph: a backward pass
 inside a backward pass ("reentrant").
 
 Both save and restore the random state, so a ``Dropout`` inside ``function``
-drops the same units both times.
+drops the same units both times, and the autocast state (each device's
+enabled flag, dtype and cache flag), so a ``function`` run under
+``torch.autocast`` is recomputed in the same dtypes.
 
 How much memory does it save?  Count the bytes held by saved tensors with a
 pack hook (:func:`saved_tensor_bytes`, a helper of edutorch, not PyTorch's)::
@@ -41,6 +43,7 @@ import weakref
 from collections import defaultdict
 
 from .. import random as _random
+from ..amp import autocast_mode as _autocast_mode
 from .._scope import module_getattr as _module_getattr
 from ..autograd import _saved_tensor
 from ..autograd import backward as _backward
@@ -172,6 +175,7 @@ class CheckpointFunction(Function):
         ctx.preserve_rng_state = preserve_rng_state
         if preserve_rng_state:
             ctx.rng_state = _random.get_rng_state()
+        ctx.autocast_state = _autocast_state()
         ctx.save_for_backward(*(a if isinstance(a, Tensor) else None for a in args))
         ctx.non_tensor_args = [None if isinstance(a, Tensor) else a for a in args]
         return run_function(*args)  # grad mode is off inside forward: nothing is saved
@@ -187,7 +191,8 @@ class CheckpointFunction(Function):
         saved = ctx.saved_tensors
         # fresh leaves that share the inputs' values: the recomputed graph starts at them
         inputs = detach_variable(tuple(ctx.non_tensor_args[i] if t is None else t for i, t in enumerate(saved)))
-        with _same_random_numbers(ctx.rng_state if ctx.preserve_rng_state else None), enable_grad():
+        with _same_random_numbers(ctx.rng_state if ctx.preserve_rng_state else None), \
+                _same_autocast(ctx.autocast_state), enable_grad():
             outputs = ctx.run_function(*inputs)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if isinstance(o, Tensor) and o.requires_grad]
@@ -215,6 +220,23 @@ def _same_random_numbers(state):
 
 
 # -- use_reentrant=False -----------------------------------------------------------------
+def _autocast_state():
+    """Each device's autocast settings now, as PyTorch's checkpoint records them in forward."""
+    return {device: {"enabled": _autocast_mode.is_autocast_enabled(device),
+                     "dtype": _autocast_mode.get_autocast_dtype(device),
+                     "cache_enabled": _autocast_mode.is_autocast_cache_enabled()}
+            for device in ("cpu", "cuda")}
+
+
+@contextlib.contextmanager
+def _same_autocast(state):
+    """Run the block under the autocast settings ``state`` (from :func:`_autocast_state`)."""
+    with contextlib.ExitStack() as stack:
+        for device, settings in state.items():
+            stack.enter_context(_autocast_mode.autocast(device, **settings))
+        yield
+
+
 class CheckpointError(RuntimeError):
     """The recomputation did not save what the original forward saved."""
 
@@ -377,9 +399,10 @@ def _checkpoint_without_reentrant(fn, preserve_rng_state, context_fn, determinis
     if not is_grad_enabled():  # no graph, nothing would be saved: an ordinary call
         return fn(*args, **kwargs)
     rng_state = _random.get_rng_state() if preserve_rng_state else None
+    autocast_state = _autocast_state()
 
     def recompute_fn(*inputs):
-        with _same_random_numbers(rng_state), recompute_context:
+        with _same_random_numbers(rng_state), _same_autocast(autocast_state), recompute_context:
             fn(*inputs, **kwargs)
 
     enabled = _early_stop["enabled"]

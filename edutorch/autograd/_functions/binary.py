@@ -3,10 +3,13 @@
     d atan2(a, b) = (b, -a) / (a² + b²)
     d hypot(a, b) = (a, b) / hypot(a, b)
     d fmod(a, b)  = (1, -trunc(a / b))
+    d xlogy(a, b) = (log(b) where a != 0, a / b)
 """
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .pointwise import _binary_meta
 from .utils import binary_arrays, broadcast_error, check_integer_divisor, grad_for, quiet_fp
 from ..._dtype import is_floating as _is_floating
@@ -58,16 +61,16 @@ class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        out = _apply(np.hypot, x, y)
-        _binary_meta(ctx, a, b, out)
-        ctx.save_for_backward(a, b)
+        out = _utils._Tensor._make(_apply(np.hypot, x, y))
+        _binary_meta(ctx, a, b, out._data)
+        n = ctx.needs_input_grad  # an operand is needed only for its own gradient (as PyTorch saves)
+        ctx.save_for_backward(a if n[0] else None, b if n[1] else None, out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b, out = ctx.saved_tensors
         ma, mb = ctx.meta
-        out = (a * a + b * b).sqrt()
         ga = grad_for(grad * a / out, ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * b / out, mb) if ctx.needs_input_grad[1] else None
         return ga, gb
@@ -95,4 +98,31 @@ class Fmod(Function):
         ma, mb = ctx.meta
         ga = grad_for(grad, ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * -(a / b).trunc(), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Xlogy(Function):
+    """``a * log(b)``, 0 where ``a == 0`` (also for ``b == 0``) unless ``b`` is NaN."""
+
+    _backward_name = "XlogyBackward0"
+    _number_operands = 2
+    _saved_attrs = {"self": Saved(0), "other": Saved(1)}
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = _float_pair(a, b)
+        with quiet_fp():
+            out = _apply(np.multiply, x, np.log(y))
+        out = np.where((x == 0) & ~np.isnan(y), 0, out).astype(out.dtype, copy=False)
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a, b)  # PyTorch keeps both, whichever needs a gradient
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        # d/da = xlogy(a != 0, b);  d/db = a / b
+        ga = grad_for(grad * Xlogy.apply((a != 0).to(grad.dtype), b), ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad * a / b, mb) if ctx.needs_input_grad[1] else None
         return ga, gb

@@ -7,6 +7,7 @@ broadcast like element-wise ops, so their gradient is summed back).
 import numpy as np
 
 from ... import _dtype
+from .. import grad_mode
 from ..function import Function
 from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
@@ -145,6 +146,41 @@ def _broadcast_batch(s1, s2):
     return tuple(max(u, v) for u, v in zip(p1, p2))
 
 
+def copied_operands(a_shape, b_shape):
+    """Which operands PyTorch's ``matmul`` copies before it multiplies (measured on PyTorch 2.13).
+
+    * A batched right operand times a vector or matrix (also ``(1, n, k) @ (B, k, m)``) is
+      multiplied as ``(b.mT @ a.mT).mT``: ``b.mT`` flattened to a matrix is a copy when ``b``
+      has more than one batch matrix.
+    * Two batched operands run as one ``bmm``: each is expanded to the common batch shape and
+      flattened, a copy when it was expanded along one batch dim but not along all of them.
+    * A batched left operand times a vector or matrix is flattened without a copy.
+    """
+    if len(b_shape) >= 3 and (len(a_shape) <= 2 or len(a_shape) == 3 and len(b_shape) == 3 and a_shape[0] == 1):
+        return False, int(np.prod(b_shape[:-2])) > 1
+    if len(a_shape) < 3 or len(b_shape) < 3:
+        return False, False
+    batch = _broadcast_batch(a_shape[:-2], b_shape[:-2])
+    return _expanded_then_copied(a_shape[:-2], batch), _expanded_then_copied(b_shape[:-2], batch)
+
+
+def _expanded_then_copied(shape, batch):
+    """Expanding ``shape`` to ``batch`` and flattening it copies when it is broadcast along some
+    batch dim while it also has a batch dim of its own (size > 1)."""
+    padded = (1,) * (len(batch) - len(shape)) + tuple(shape)
+    expanded = any(s == 1 and n > 1 for s, n in zip(padded, batch))
+    return expanded and any(s > 1 for s in padded)
+
+
+def _as_saved(t, copied):
+    """``t`` itself, or (``copied``) a clone of it, recorded like PyTorch's so that a second-order
+    gradient still reaches ``t``."""
+    if not copied:
+        return t
+    with grad_mode.enable_grad():
+        return t.clone()
+
+
 class Matmul(Function):
     """``torch.matmul`` beyond 2-D @ 2-D: vectors and broadcast batches.
 
@@ -158,9 +194,12 @@ class Matmul(Function):
     def forward(ctx, a, b):
         _check_matmul(a, b)
         ctx.shapes = (a._data.shape, b._data.shape)
-        # each operand is needed only for the other's gradient (PyTorch saves the same)
-        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
-                              b if ctx.needs_input_grad[0] else None)
+        # each operand is needed only for the other's gradient (PyTorch saves the same); one that
+        # PyTorch copies on the way to its bmm/mm is saved as a copy, so changing it in place later
+        # does not break backward
+        copy_a, copy_b = copied_operands(a._data.shape, b._data.shape)
+        ctx.save_for_backward(_as_saved(a, copy_a) if ctx.needs_input_grad[1] else None,
+                              _as_saved(b, copy_b) if ctx.needs_input_grad[0] else None)
         return _utils.matmul(a._data, b._data)
 
     @staticmethod

@@ -278,7 +278,8 @@ class Relu(Function):
 
     @staticmethod
     def forward(ctx, a):
-
+        if a._data.dtype.kind == "b":
+            raise RuntimeError("Boolean inputs not supported for relu")
         out = _utils._Tensor._make(np.maximum(a._data, 0))
         ctx.save_for_backward(out)
         return out
@@ -407,10 +408,9 @@ class Lerp(Function):
 
 
 def _addc_forward(ctx, a, t1, t2, value, combined):
-    """``a + value * combined`` (``combined`` is t1 * t2 or t1 / t2), keeping what backward needs."""
+    """``a + value * combined`` (``combined`` is t1 * t2 or t1 / t2); the caller saves what backward needs."""
     ctx.meta = tuple((t._data.shape, t._data.dtype) for t in (a, t1, t2))
     ctx.value = value
-    ctx.save_for_backward(t1, t2)
     return (a._data + value * combined).astype(a._data.dtype, copy=False)
 
 
@@ -421,6 +421,10 @@ class Addcmul(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
+        # each factor is needed only for the other's gradient (PyTorch saves the same), so a
+        # later in-place change of a factor that needs no gradient does not break backward
+        n = ctx.needs_input_grad
+        ctx.save_for_backward(t1 if n[2] else None, t2 if n[1] else None)
         return _addc_forward(ctx, a, t1, t2, value, t1._data * t2._data)
 
     @staticmethod
@@ -440,6 +444,8 @@ class Addcdiv(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
+        # t1 is needed only for t2's gradient; PyTorch keeps t2 in every case
+        ctx.save_for_backward(t1 if ctx.needs_input_grad[2] else None, t2)
         return _addc_forward(ctx, a, t1, t2, value, t1._data / t2._data)
 
     @staticmethod

@@ -18,9 +18,11 @@ from ..._dtype import is_floating as _is_floating
 
 
 def normalize_dims(dim, ndim):
-    """``dim`` (None, int or tuple, maybe negative) as a sorted tuple of axes."""
+    """``dim`` (None, int or tuple, maybe negative) as a sorted tuple of axes.
 
-    if dim is None:
+    As in PyTorch, an empty tuple reduces every axis, like None, and a 0-d tensor
+    accepts dim 0 and -1 but has no axis to reduce (its result is itself)."""
+    if dim is None or dim == () or dim == []:
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
@@ -28,6 +30,8 @@ def normalize_dims(dim, ndim):
     for i, ax in enumerate(axes):
         if ax in axes[:i]:
             raise RuntimeError(f"dim {ax} appears multiple times in the list of dims")
+    if ndim == 0:  # a 0-d tensor accepts dim 0 and -1 (checked above) but has no axis to reduce
+        return ()
     return tuple(sorted(axes))
 
 
@@ -145,7 +149,9 @@ class Mean(Function):
         if dtype is None and ctx.count:
             # what ndarray.mean computes (sum, then divide), without its slow Python checks
             return x.sum(axis=axes, keepdims=keepdim) / ctx.count
-        return x.mean(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
+        with warnings.catch_warnings():  # the mean of no element is NaN, silently as in PyTorch
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return x.mean(axis=axes, keepdims=keepdim, dtype=getattr(dtype, "np", dtype))
 
     @staticmethod
     def backward(ctx, grad):
@@ -524,11 +530,16 @@ class MaxAll(Amax):
 
     @staticmethod
     def backward(ctx, grad):
-        # PyTorch's evenly_distribute_backward: shared by the entries equal to the result,
-        # or, when the result is NaN, by the NaN entries (NaN == NaN is False)
         a, out = ctx.saved_tensors
-        hit = (a.isnan() if out.isnan().item() else a == out).to(grad.dtype)
-        return grad * hit / hit.sum()
+        return evenly_distribute_backward(grad, a, out)
+
+
+def evenly_distribute_backward(grad, a, out):
+    """PyTorch's ``evenly_distribute_backward`` (``max()``, ``min()``, ``median()``): the gradient
+    is shared by the entries equal to the result, or, when the result is NaN, by the NaN
+    entries (NaN == NaN is False)."""
+    hit = (a.isnan() if out.isnan().item() else a == out).to(grad.dtype)
+    return grad * hit / hit.sum()
 
 
 class MinAll(MaxAll):

@@ -27,7 +27,9 @@ def check_floating(a, axis, kernel):
 def _shifted(a, dim, kernel):
 
     x = a._data
-    axis = wrap_dim(dim, x.ndim) if x.ndim else None
+    axis = wrap_dim(dim, x.ndim)  # a 0-d tensor accepts dim 0 and -1...
+    if x.ndim == 0:
+        axis = None  # ...and has no axis to normalise over
     check_floating(a, axis, kernel)
     if x.ndim == 0:
         return x - x, axis

@@ -5,6 +5,8 @@ import numpy as np
 
 from ... import backend
 from ..function import Function
+from .._saved_attrs import Saved
+from .reduction import MaxDim, evenly_distribute_backward
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from ..._dtype import is_floating as _is_floating
 
@@ -72,3 +74,59 @@ def _scatter_back(ctx, grad):
     g = grad if ctx.in_shape else grad.reshape(ctx.indices.shape)
     out = g.new_zeros(shape).scatter(ctx.axis, _utils._Tensor._make(ctx.indices.astype(np.int64)), g)
     return out if ctx.in_shape else out.reshape(())
+
+
+def median_positions(x, axis):
+    """Where the lower median of each slice along ``axis`` sits (the first NaN if the slice has one)."""
+    xp = backend.get_array_module(x)
+    order = xp.argsort(x, axis=axis, kind="stable")  # NaN sorts last
+    k = (x.shape[axis] - 1) // 2
+    positions = xp.take(order, k, axis=axis)
+    has_nan = xp.isnan(x).any(axis=axis) if _is_floating(x.dtype) else xp.zeros(positions.shape, bool)
+    first_nan = xp.argmax(xp.isnan(x), axis=axis) if _is_floating(x.dtype) else positions
+    return xp.where(has_nan, first_nan, positions).astype(np.int64)
+
+
+def _check_median_dtype(a):
+    if a._data.dtype.kind == "b":
+        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
+
+
+class Median(Function):
+    """``x.median()``: the lower median of all values (NaN if there is one); PyTorch's
+    ``MedianBackward0`` shares the gradient evenly among the entries equal to it."""
+
+    _backward_name = "MedianBackward0"
+    _saved_attrs = {"result": Saved(1), "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, a):
+        _check_median_dtype(a)
+        x = a._data.reshape(-1)
+        if x.size == 0:
+            out = np.full((), np.nan, dtype=x.dtype)
+        else:
+            out = x[median_positions(x, 0)].reshape(())
+        out = _utils._Tensor._make(out)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        return evenly_distribute_backward(grad, a, out)
+
+
+class MedianDim(MaxDim):
+    """``x.median(dim)``: (values, indices); the gradient goes to the returned index only
+    (PyTorch's ``MedianBackward1``; which of several equal values it returns is not specified)."""
+
+    _backward_name = "MedianBackward1"
+    _arg = staticmethod(median_positions)
+    _name = "median"
+    _saved_attrs = MaxDim._saved_attrs
+
+    @staticmethod
+    def forward(ctx, a, dim, keepdim=False):
+        _check_median_dtype(a)
+        return MedianDim._forward(ctx, a, dim, keepdim)

@@ -12,7 +12,8 @@ import numpy as np
 
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved, int64
-from .utils import constant
+from .utils import constant, floating_only
+from ...autograd._functions.fused import threshold_backward
 from ...autograd._functions.utils import in_dtype_of
 
 
@@ -31,7 +32,7 @@ class LeakyRelu(Function):
 
     @staticmethod
     def forward(ctx, input, negative_slope):
-        x = input._data
+        x = floating_only(input, "leaky_relu_cpu")
         ctx.save_for_backward(input)
         ctx.slope = negative_slope
         return np.where(x > 0, x, x * x.dtype.type(negative_slope))
@@ -47,6 +48,7 @@ class LeakyReluInplace(Function):
     *result* (PyTorch's ``LeakyReluBackward1``): with a slope >= 0 it is positive where x is."""
 
     _backward_name = "LeakyReluBackward1"
+    _saved_attrs = {"negative_slope": lambda ctx: ctx.slope, "result": Saved(0)}
 
     @staticmethod
     def forward(ctx, input, negative_slope):
@@ -69,52 +71,275 @@ class LeakyReluInplace(Function):
 
 
 class Elu(Function):
-    """``x if x > 0 else alpha * (exp(x) - 1)``."""
+    """``scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))``: PyTorch's ``elu``,
+    which is also ``F.selu`` (its two constants) and, as :class:`Celu`, ``F.celu``."""
 
     _backward_name = "EluBackward0"
-    # F.elu is PyTorch's elu(x, alpha, scale=1, input_scale=1)
-    _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "input_scale": lambda ctx: 1, "scale": lambda ctx: 1,
-                    "self": Saved(0)}
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "input_scale": lambda ctx: ctx.input_scale,
+                    "scale": lambda ctx: ctx.scale, "self": Saved(0)}
 
     @staticmethod
-    def forward(ctx, input, alpha):
-        x = input._data
+    def forward(ctx, input, alpha, scale=1, input_scale=1):
+        x = floating_only(input, "elu_cpu")
         ctx.save_for_backward(input)
-        ctx.alpha = alpha
-        return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0))).astype(x.dtype, copy=False)
+        ctx.alpha, ctx.scale, ctx.input_scale = alpha, scale, input_scale
+        negative = alpha * np.expm1(np.minimum(x, 0) * input_scale)
+        return (scale * np.where(x > 0, x, negative)).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
-        # f'(x) = 1 for x > 0, alpha * exp(x) otherwise
+        # f'(x) = scale for x > 0, scale * alpha * input_scale * exp(input_scale * x) otherwise
         (input,) = ctx.saved_tensors
         negative = constant(input._data <= 0)  # PyTorch's test: a NaN counts as positive
         pos = 1 - negative.to(input.dtype)
-        neg_part = input.masked_fill(~negative, 0).exp() * ctx.alpha  # exp(min(x, 0)) * alpha
-        return grad * (pos + (1 - pos) * neg_part), None
+        neg_part = (input.masked_fill(~negative, 0) * ctx.input_scale).exp() * (
+            ctx.alpha * ctx.scale * ctx.input_scale)
+        return grad * (pos * ctx.scale + (1 - pos) * neg_part), None, None, None
 
 
-class EluInplace(Function):
-    """``elu_`` (``inplace=True``): backward reads the *result* (PyTorch's ``EluBackward1``):
-    f'(x) = 1 where the result is positive, result + alpha elsewhere."""
+def _as_celu(elu_forward, ctx, input, alpha):
+    """Run an elu ``forward`` as celu's: ``input_scale = 1 / alpha``.  The derivative reads it as
+    PyTorch's formula does, ``1.0 / alpha.toFloat()`` (alpha rounded to float32 first), while the
+    forward divides in double precision."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    out = elu_forward(ctx, input, alpha, 1, 1.0 / alpha)
+    ctx.input_scale = 1.0 / float(np.float32(alpha))
+    return out
 
-    _backward_name = "EluBackward1"
+
+class Celu(Elu):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``: ``elu`` with ``input_scale = 1 / alpha``."""
+
+    _backward_name = "CeluBackward0"
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "self": Saved(0)}
 
     @staticmethod
     def forward(ctx, input, alpha):
-        out = constant(Elu.forward(ctx, input, alpha))
+        return _as_celu(Elu.forward, ctx, input, alpha)
+
+
+class EluInplace(Function):
+    """``elu_`` (also ``selu_``): the input is overwritten, so backward reads the *result*
+    (PyTorch's ``EluBackward1``): f' = scale where the result is positive,
+    ``input_scale * (result + scale * alpha)`` elsewhere."""
+
+    _backward_name = "EluBackward1"
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "input_scale": lambda ctx: ctx.input_scale,
+                    "result": Saved(0), "scale": lambda ctx: ctx.scale}
+
+    @staticmethod
+    def forward(ctx, input, alpha, scale=1, input_scale=1):
+        out = constant(Elu.forward(ctx, input, alpha, scale, input_scale))
         ctx.save_for_backward(out)  # the result, in place of the input saved above
         return out
 
     @staticmethod
     def backward(ctx, grad):
+        if ctx.alpha < 0:
+            raise RuntimeError(
+                "In-place elu backward calculation is triggered with a negative slope which is not supported. "
+                "This is caused by calling in-place forward function with a negative slope, please call "
+                "out-of-place version instead.")
         (result,) = ctx.saved_tensors
         positive = constant(result._data > 0).to(result.dtype)
-        return grad * (positive + (1 - positive) * (result + ctx.alpha)), None
+        negative = (result + ctx.scale * ctx.alpha) * ctx.input_scale
+        return grad * (positive * ctx.scale + (1 - positive) * negative), None, None, None
+
+
+class CeluInplace(EluInplace):
+    """``celu_``: backward reads the result (PyTorch's ``CeluBackward1``)."""
+
+    _backward_name = "CeluBackward1"
+    _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "result": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input, alpha):
+        return _as_celu(EluInplace.forward, ctx, input, alpha)
+
+
+class Hardtanh(Function):
+    """``clamp(x, min_val, max_val)``; the gradient passes strictly inside (a NaN passes it too)."""
+
+    _backward_name = "HardtanhBackward0"
+    _saved_attrs = {"max_val": lambda ctx: ctx.max_val, "min_val": lambda ctx: ctx.min_val, "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input, min_val, max_val):
+        x = input._data
+        if x.dtype.kind == "b":
+            raise RuntimeError("Bool inputs not supported for hardtanh")
+        ctx.save_for_backward(input)
+        ctx.min_val, ctx.max_val = min_val, max_val
+        return np.clip(x, min_val, max_val).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # PyTorch's hardtanh_backward: 0 where x <= min_val or x >= max_val, grad elsewhere
+        (input,) = ctx.saved_tensors
+        x = input._data
+        return grad.masked_fill(constant((x <= ctx.min_val) | (x >= ctx.max_val)), 0), None, None
+
+
+class Hardsigmoid(Function):
+    """``relu6(x + 3) / 6``; the gradient ``1/6`` strictly inside (-3, 3)."""
+
+    _backward_name = "HardsigmoidBackward0"
+    _saved_attrs = {"self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input):
+        x = floating_only(input, "hardsigmoid_cpu")
+        ctx.save_for_backward(input)
+        return (np.clip(x + 3, 0, 6) / 6).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        x = input._data
+        # PyTorch's kernel multiplies by the float32 constant ``1.0f / 6.0f`` whatever the dtype
+        one_sixth = float(np.float32(1 / 6))
+        return grad.masked_fill(constant(~((x > -3) & (x < 3))), 0) * one_sixth  # a NaN gets 0
+
+
+class Hardswish(Function):
+    """``x * relu6(x + 3) / 6`` (MobileNetV3)."""
+
+    _backward_name = "HardswishBackward0"
+    _saved_attrs = {"self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input):
+        x = floating_only(input, "hardswish_cpu")
+        ctx.save_for_backward(input)
+        return (x * np.clip(x + 3, 0, 6) / 6).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # PyTorch's hardswish_backward: 0 for x <= -3, x / 3 + 1/2 for -3 < x < 3, 1 elsewhere (NaN too)
+        (input,) = ctx.saved_tensors
+        x = input._data
+        below, middle = constant(x <= -3), constant((x > -3) & (x < 3))
+        slope = (input / 3 + 0.5).masked_fill(~middle, 1).masked_fill(below, 0)
+        return grad * slope
+
+
+class Mish(Function):
+    """``x * tanh(softplus(x))``."""
+
+    _backward_name = "MishBackward0"
+    _saved_attrs = {"self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input):
+        x = floating_only(input, "mish_cpu")
+        ctx.save_for_backward(input)
+        return (x * np.tanh(np.logaddexp(0, x))).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # d/dx [x t] with t = tanh(softplus(x)): t + x * sigmoid(x) * (1 - t²)
+        (x,) = ctx.saved_tensors
+        t = Softplus.apply(x, 1, 20).tanh()
+        return grad * (t + x * x.sigmoid() * (1 - t * t))
+
+
+class Threshold(Function):
+    """``value`` where ``x <= threshold``, ``x`` elsewhere (a NaN stays NaN)."""
+
+    _backward_name = "ThresholdBackward0"
+    _saved_attrs = {"self": Saved(0), "threshold": lambda ctx: ctx.threshold}
+
+    @staticmethod
+    def forward(ctx, input, threshold, value):
+        x = input._data
+        if x.dtype.kind == "b":
+            raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+        ctx.save_for_backward(input)
+        ctx.threshold = threshold
+        return np.where(x <= threshold, value, x).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (input,) = ctx.saved_tensors
+        return threshold_backward(grad, input, ctx.threshold), None, None
+
+
+class ThresholdInplace(Threshold):
+    """``threshold_``: PyTorch names its node ``ThresholdBackward1``; like ``ThresholdBackward0``
+    it keeps the input (``_inplace`` hands it a copy of the old values, as PyTorch clones it)."""
+
+    _backward_name = "ThresholdBackward1"
+    _saved_attrs = Threshold._saved_attrs
+
+
+class RreluWithNoise(Function):
+    """``rrelu``: ``x`` where positive; elsewhere ``x`` times a slope, drawn uniformly from
+    [lower, upper] for each element in training (the "noise", saved for backward), and
+    ``(lower + upper) / 2`` in eval (then it is a leaky ReLU)."""
+
+    _backward_name = "RreluWithNoiseBackward0"
+    _saved_attrs = {"lower": lambda ctx: ctx.lower, "noise": Saved(1), "self": Saved(0),
+                    "training": lambda ctx: ctx.training, "upper": lambda ctx: ctx.upper}
+
+    @staticmethod
+    def forward(ctx, input, lower, upper, training):
+        out, noise = _rrelu(ctx, input, lower, upper, training)
+        ctx.save_for_backward(input, noise)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, noise = ctx.saved_tensors
+        return _rrelu_grad(ctx, grad, input, noise), None, None, None
+
+
+def _rrelu(ctx, input, lower, upper, training):
+    """The result array and the per-element slopes (1 where ``x > 0``) as a constant tensor."""
+    from ... import random
+
+    x = floating_only(input, "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")
+    ctx.lower, ctx.upper, ctx.training = lower, upper, training
+    if training:  # drawn on the host by the one generator, as dropout's mask
+        slopes = random._rng(None).uniform(lower, upper, x.shape)
+    else:
+        slopes = (lower + upper) / 2
+    noise = np.where(x > 0, 1, slopes).astype(x.dtype)
+    return x * noise, constant(noise)
+
+
+def _rrelu_grad(ctx, grad, t, noise):
+    """PyTorch's rrelu_with_noise_backward: the drawn slopes in training, else leaky ReLU's
+    gradient at ``t`` (the input, or the result, which has the input's sign)."""
+    if ctx.training and ctx.upper - ctx.lower > 1e-6:
+        return grad * noise
+    return _leaky_relu_grad(grad, t, (ctx.lower + ctx.upper) / 2)
+
+
+class RreluWithNoiseInplace(Function):
+    """``rrelu_``: backward reads the *result* and the noise (PyTorch's ``RreluWithNoiseBackward1``)."""
+
+    _backward_name = "RreluWithNoiseBackward1"
+    _saved_attrs = {"lower": lambda ctx: ctx.lower, "noise": Saved(1), "result": Saved(0),
+                    "training": lambda ctx: ctx.training, "upper": lambda ctx: ctx.upper}
+
+    @staticmethod
+    def forward(ctx, input, lower, upper, training):
+        out, noise = _rrelu(ctx, input, lower, upper, training)
+        out = constant(out)
+        ctx.save_for_backward(out, noise)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, noise = ctx.saved_tensors
+        return _rrelu_grad(ctx, grad, result, noise), None, None, None
 
 
 def _erf(x):
     """The error function, vectorised (NumPy has none; ``math.erf`` is scalar)."""
-    return np.frompyfunc(math.erf, 1, 1)(x).astype(x.dtype)
+    out = np.frompyfunc(math.erf, 1, 1)(x)
+    return (np.asarray(out) if isinstance(out, float) else out).astype(x.dtype)  # 0-d input: a Python float
 
 
 class Gelu(Function):
@@ -125,7 +350,7 @@ class Gelu(Function):
 
     @staticmethod
     def forward(ctx, input, approximate):
-        x = input._data
+        x = floating_only(input, "GeluKernelImpl")
         ctx.save_for_backward(input)
         ctx.approximate = approximate
         if approximate == "tanh":
@@ -172,7 +397,7 @@ class Silu(Function):
 
     @staticmethod
     def forward(ctx, input):
-        x = input._data
+        x = floating_only(input, "silu_cpu")
         ctx.save_for_backward(input)
         return x * _sigmoid(x)
 
@@ -196,7 +421,7 @@ class Softplus(Function):
 
     @staticmethod
     def forward(ctx, input, beta, threshold):
-        x = input._data
+        x = floating_only(input, "softplus_cpu")
         ctx.save_for_backward(input)
         ctx.beta, ctx.threshold = beta, threshold
         bx = x * beta
@@ -275,9 +500,7 @@ class LogSoftmaxBackward(Function):
         ctx.save_for_backward(grad, y)
         ctx.dim = dim
         g = grad._data
-        dx = np.exp(y._data)
-        dx *= g.sum(axis=dim, keepdims=True)
-        return np.subtract(g, dx, out=dx)
+        return g - np.exp(y._data) * g.sum(axis=dim, keepdims=True)
 
     @staticmethod
     def backward(ctx, gg):

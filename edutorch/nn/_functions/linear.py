@@ -12,7 +12,7 @@ from ... import _dtype
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from ...autograd._functions.blas import _shape_str
-from ...autograd._functions.utils import matmul
+from ...autograd._functions.utils import REDUCED_FLOATS, accumulation_input, matmul, rounded_to
 
 
 def _check(x, w, input, weight, bias=None):
@@ -63,6 +63,11 @@ class Addmm(Function):
                               weight if ctx.needs_input_grad[1] else None)
         if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:  # a graph node: keep the input's layout
             ctx.input_layout = layout(x)
+        if bias is not None and x.dtype in REDUCED_FLOATS:
+            # float16/bfloat16: PyTorch's CPU addmm adds the bias to the float32 product and rounds once
+            wide = accumulation_input(x) @ accumulation_input(w).T
+            wide += accumulation_input(bias._data)
+            return rounded_to(wide, x.dtype)
         out = matmul(x, w.T)  # W.T is a view: BLAS reads the transpose, nothing is copied
         if bias is not None:
             out += bias._data  # in place, broadcast over the batch: no second (N, out) array

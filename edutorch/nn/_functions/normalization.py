@@ -28,6 +28,8 @@ when it is not itself the output (without weight and bias the output *is*
 ``x_hat``, which the user may change in place: it is then recomputed from
 the saved input).
 """
+import warnings
+
 import numpy as np
 
 from ...autograd.function import Function
@@ -185,9 +187,11 @@ class GroupNorm(Function):
     def forward(ctx, input, num_groups, weight, bias, eps):
         x = input._data
         n, c = x.shape[:2]
-        xg = x.reshape(n, num_groups, -1)  # one row of statistics per (sample, group)
-        mean = xg.mean(axis=2, keepdims=True)
-        inv_std = 1.0 / np.sqrt(xg.var(axis=2, keepdims=True) + eps)
+        xg = x.reshape(n, num_groups, x.size // max(n * num_groups, 1))  # one row per (sample, group), N may be 0
+        with warnings.catch_warnings():  # a group without elements (H or W is 0): NaN, silently as PyTorch
+            warnings.simplefilter("ignore", RuntimeWarning)
+            mean = xg.mean(axis=2, keepdims=True)
+            inv_std = 1.0 / np.sqrt(xg.var(axis=2, keepdims=True) + eps)
         x_hat_g = (xg - mean) * inv_std
         x_hat = x_hat_g.reshape(x.shape)
         shape = (1, c) + (1,) * (x.ndim - 2)

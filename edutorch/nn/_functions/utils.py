@@ -12,3 +12,15 @@ def constant(array):
     ``Tensor._make``), so autograd treats it as a constant.
     """
     return Tensor._make(array)
+
+
+def floating_only(input, kernel):
+    """The array of ``input``, refused as PyTorch refuses an integer or bool tensor for a
+    floating-point kernel: ``"elu_cpu" not implemented for 'Long'``."""
+    from ... import _dtype
+
+    x = input._data
+    if x.dtype.kind in "biu":
+        name = _dtype.scalar_type_name(_dtype.from_numpy_dtype(x.dtype))
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+    return x

@@ -10,7 +10,7 @@ from .normalization import GroupNorm, LayerNorm
 from .dropout import Dropout, Dropout2d
 from .activation import (
     CELU, ELU, GELU, GLU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish,
-    PReLU, ReLU, ReLU6, SELU, SiLU, Sigmoid, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink,
+    PReLU, ReLU, ReLU6, RReLU, SELU, SiLU, Sigmoid, Softmax, Softmin, Softplus, Softshrink, Softsign, Tanh, Tanhshrink,
     Threshold,
 )
 from .distance import CosineSimilarity, PairwiseDistance
