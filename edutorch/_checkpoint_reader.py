@@ -27,12 +27,14 @@ Bounds (tested in ``tests/utils/test_checkpoint_fuzz.py``), for a file of
 
 * time: linear in ``S + T`` (no step compares every member with every other,
   and ``serialization._Decoder`` refuses dict keys forged to share one hash);
-* memory: ``T`` (each tensor is allocated once, at its checked size), plus at
-  most about ``32`` bytes per byte of manifest text (the Python objects
-  ``json`` builds), where the text is at most ``manifest_limit(S)`` =
-  ``max(1 MiB, S)`` bytes, plus the zip directory (a few hundred bytes per
-  member, each of which takes at least 46 bytes of the file) and one
-  ``_READ_CHUNK``.  ``T`` itself is at most ``MAX_EXPANSION * S``.
+* memory: at most ``T + 64 * max(S, 1 MiB) + 4 MiB``.  ``T``: each tensor
+  is allocated once, at the size its header declares, after that size is
+  checked against its member (``T <= MAX_EXPANSION * S``).  ``64 * ...``:
+  ``json`` builds at most ~48 bytes of Python objects per byte of manifest
+  text (deeply nested empty lists; a real manifest ~12), and the text is at
+  most ``manifest_limit(S) = max(S, 1 MiB)`` bytes; the zip directory costs
+  ~540 bytes per member, each of which takes at least 47 bytes of the file.
+  ``4 MiB``: one ``_READ_CHUNK`` of a deflate member.
 """
 import ast
 import io
@@ -123,7 +125,7 @@ def manifest_limit(file_size):
 
     A stored manifest lies inside the file, so it is never longer than the
     file.  A deflated one could expand ``MAX_EXPANSION`` times, and ``json``
-    builds up to ~32 bytes of Python objects per byte of text: a 1.5 MB file
+    builds up to ~48 bytes of Python objects per byte of text: a 1.5 MB file
     took 1.3 GB.  So a manifest may be as long as the whole file, or 1 MiB
     (room for a state_dict of thousands of tensors), whichever is more.
     """
