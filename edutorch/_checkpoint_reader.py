@@ -37,6 +37,7 @@ Bounds (tested in ``tests/utils/test_checkpoint_fuzz.py``), for a file of
   ``4 MiB``: one ``_READ_CHUNK`` of a deflate member.
 """
 import ast
+import errno
 import io
 import json
 import math
@@ -143,11 +144,12 @@ def open_source(f):
 
 
 class _BoundedFile:
-    """The checkpoint's stream, seen through a guard: a read never asks for more bytes than remain.
+    """The checkpoint's stream, seen through a guard: reads and seeks stay inside the file.
 
-    ``zipfile`` reads the central directory with ``read(size)``, ``size``
-    taken from the file; a forged zip64 size of 2**63 would make ``read`` on
-    a real file allocate that much before finding the end of the file.
+    ``zipfile`` reads the central directory with ``read(size)`` and seeks to
+    its offset, both taken from the file: a forged zip64 size of 2**63 would
+    make ``read`` on a real file allocate that much before finding the end of
+    the file, and a forged offset of 2**63 makes ``seek`` raise OverflowError.
     """
 
     def __init__(self, stream, size):
@@ -157,7 +159,10 @@ class _BoundedFile:
         return True
 
     def seek(self, offset, whence=os.SEEK_SET):
-        return self.stream.seek(offset, whence)
+        target = offset + {os.SEEK_SET: 0, os.SEEK_CUR: self.stream.tell(), os.SEEK_END: self.size}[whence]
+        if not 0 <= target <= self.size:  # an OSError, which zipfile expects of a bad seek
+            raise OSError(errno.EINVAL, f"offset {target:,} is outside the file ({self.size:,} bytes)")
+        return self.stream.seek(target)
 
     def tell(self):
         return self.stream.tell()
@@ -364,10 +369,10 @@ class Archive:
             self.fail(f"is damaged: {key!r} has no readable .npy header ({str(exc)[:200]})")
         if not isinstance(header, dict) or header.keys() != _NPY_KEYS:
             self.fail(f"is damaged: {key!r} has no readable .npy header (not a dict of "
-                      f"descr, fortran_order and shape: {_brief(header)})")
+                      f"descr, fortran_order and shape: {short_repr(header)})")
         if not isinstance(header["fortran_order"], bool):
             self.fail(f"is damaged: {key!r} has a .npy header whose fortran_order is not a bool: "
-                      f"{_brief(header['fortran_order'])}")
+                      f"{short_repr(header['fortran_order'])}")
         return header
 
     def _npy_dtype(self, descr, key):
@@ -379,33 +384,33 @@ class Archive:
         if dtype is not None:
             what = f"{describe_dtype(dtype)} (dtype {dtype.str!r})"
         elif isinstance(descr, list):
-            what = f"a structured (record) dtype ({_brief(descr)})"
+            what = f"a structured (record) dtype ({short_repr(descr)})"
         else:
-            what = f"an unknown dtype ({_brief(descr)})"
+            what = f"an unknown dtype ({short_repr(descr)})"
         self.fail(f"is refused: {key!r} holds {what}; {SUPPORTED}")
 
     def _npy_shape(self, shape, dtype, key):
         """The shape is a tuple of at most ``MAX_DIMS`` (NumPy's limit) non-negative ints, not bools."""
         if not isinstance(shape, tuple) or not all(type(n) is int for n in shape):
-            self.fail(f"is damaged: {key!r} has a .npy shape that is not a tuple of ints: {_brief(shape)}")
+            self.fail(f"is damaged: {key!r} has a .npy shape that is not a tuple of ints: {short_repr(shape)}")
         if len(shape) > MAX_DIMS:
             self.fail(f"is refused: {key!r} has {len(shape)} dimensions (at most {MAX_DIMS})")
         if any(n < 0 for n in shape):
-            self.fail(f"is damaged: {key!r} has a negative size in its shape {_brief(shape)}")
+            self.fail(f"is damaged: {key!r} has a negative size in its shape {short_repr(shape)}")
         return shape
 
     def _check_numpy_limit(self, shape, dtype, key):
         """An empty array's shape fits NumPy too: ``np.empty((0, 2**63))`` raises, because NumPy
         wants the product of the non-zero sizes, in bytes, below 2**63 even when one size is 0."""
         if math.prod(max(n, 1) for n in shape) * dtype.itemsize > np.iinfo(np.intp).max:
-            self.fail(f"is refused: {key!r} has the shape {_brief(shape)}, too large for any array")
+            self.fail(f"is refused: {key!r} has the shape {short_repr(shape)}, too large for any array")
 
     def _check_npy_data_size(self, member, key, shape, dtype):
         """The data after the header is exactly ``prod(shape) * itemsize`` bytes: no more, no less."""
         nbytes = math.prod(shape) * dtype.itemsize  # Python ints: a forged shape cannot overflow
         held = self.members[key].file_size - member.tell()
         if nbytes > held:
-            self.fail(f"is truncated: {key!r} declares shape {_brief(shape)} of {dtype.name} ({nbytes:,} bytes) "
+            self.fail(f"is truncated: {key!r} declares shape {short_repr(shape)} of {dtype.name} ({nbytes:,} bytes) "
                       f"but holds {held:,} bytes of data")
         if nbytes < held:
             self.fail(f"is damaged: {key!r} has {held - nbytes:,} bytes after the data its header declares")
@@ -436,7 +441,7 @@ _REPR = reprlib.Repr()
 _REPR.maxstring = _REPR.maxother = 60
 
 
-def _brief(value):
+def short_repr(value):
     """A short repr for messages: a forged value may be huge or deeply nested."""
     return _REPR.repr(value)
 

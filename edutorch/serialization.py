@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _dtype, backend
 from ._atomic_file import atomic_replace
-from ._checkpoint_reader import MANIFEST, SUPPORTED, Archive, CheckpointError, _brief, open_source
+from ._checkpoint_reader import MANIFEST, SUPPORTED, Archive, CheckpointError, short_repr, open_source
 from ._tensor import Tensor
 from ._dtype import is_floating as _is_floating
 
@@ -186,7 +186,7 @@ class _Decoder:
 
     def decode(self, node):
         if not isinstance(node, dict) or not isinstance(node.get("type"), str):
-            self.fail(f"expected an object with a 'type', got {_brief(node)}")
+            self.fail(f"expected an object with a 'type', got {short_repr(node)}")
         kind = node["type"]
         if kind in ("bool", "int", "float", "str", "none"):
             return self._decode_plain(kind, node.get("value"))
@@ -197,7 +197,7 @@ class _Decoder:
             return self._decode_dict(node)
         if kind in ("tensor", "parameter"):
             return self._decode_tensor(node)
-        self.fail(f"unknown node type {_brief(kind)}")
+        self.fail(f"unknown node type {short_repr(kind)}")
 
     def _items(self, node):
         items = node.get("items")
@@ -208,12 +208,12 @@ class _Decoder:
     def _decode_plain(self, kind, value):
         expected = {"bool": bool, "int": int, "float": (int, float), "str": str, "none": type(None)}[kind]
         if not isinstance(value, expected) or (kind in ("int", "float") and isinstance(value, bool)):
-            self.fail(f"value {_brief(value)} is not of type {kind}")
+            self.fail(f"value {short_repr(value)} is not of type {kind}")
         if kind == "float":
             try:
                 return float(value)
             except OverflowError:
-                self.fail(f"the float value {_brief(value)}... is out of range")
+                self.fail(f"the float value {short_repr(value)}... is out of range")
         return value
 
     def _decode_dict(self, node):
@@ -243,9 +243,9 @@ class _Decoder:
         try:
             key_hash = hash(key)
         except TypeError:
-            self.fail(f"an unhashable dict key of type {type(key).__name__} ({_brief(key)})")
+            self.fail(f"an unhashable dict key of type {type(key).__name__} ({short_repr(key)})")
         if key in out:
-            self.fail(f"a dict with the key {_brief(key)} twice")
+            self.fail(f"a dict with the key {short_repr(key)} twice")
         hashes[key_hash] += 1
         if hashes[key_hash] > MAX_KEYS_PER_HASH:
             self.fail(f"more than {MAX_KEYS_PER_HASH} dict keys with the same hash value "
@@ -268,10 +268,10 @@ class _Decoder:
         """A tensor node's fields have the types ``save`` writes."""
         shape = node.get("shape")
         if not isinstance(shape, list) or not all(type(n) is int for n in shape):
-            self.fail(f"a tensor node whose shape is not a list of ints: {_brief(shape)}")
+            self.fail(f"a tensor node whose shape is not a list of ints: {short_repr(shape)}")
         for field, kind in (("dtype", str), ("device", str), ("requires_grad", bool)):
             if field in node and not isinstance(node[field], kind):
-                self.fail(f"a tensor node whose {field} is not a {kind.__name__}: {_brief(node[field])}")
+                self.fail(f"a tensor node whose {field} is not a {kind.__name__}: {short_repr(node[field])}")
 
     def _build_tensor(self, node, key):
         """Read the member ``key`` (checked by the archive) and compare it with the node."""
@@ -287,8 +287,8 @@ class _Decoder:
                               f"tensor's bits may be; {SUPPORTED}")
         if array.dtype.name != node.get("dtype") or list(array.shape) != node["shape"]:
             self.fail(
-                f"{key.removesuffix('.npy')} has dtype {array.dtype.name} and shape {list(array.shape)}, the "
-                f"manifest says {_brief(node.get('dtype'))} and {_brief(node['shape'])}"
+                f"{key!r} has dtype {array.dtype.name} and shape {list(array.shape)}, the "
+                f"manifest says {short_repr(node.get('dtype'))} and {short_repr(node['shape'])}"
             )
         tensor = Tensor._make(backend.to_device(array, device))
         requires_grad = node.get("requires_grad", False) and _is_floating(array.dtype)
@@ -305,7 +305,7 @@ class _Decoder:
         """
         saved = node.get("device", "cpu")
         if not _SAVED_DEVICE.fullmatch(saved):
-            self.fail(f"a tensor saved on device {_brief(saved)}; edutorch tensors are saved from cpu or cuda")
+            self.fail(f"a tensor saved on device {short_repr(saved)}; edutorch tensors are saved from cpu or cuda")
         target = _mapped_device(saved, self.map_location)
         if target is None and saved.startswith("cuda") and not backend.cuda_is_available():
             self.archive.fail(f"holds a tensor saved on device {saved!r}. {_NO_CUDA}")
@@ -362,7 +362,7 @@ def _decode_manifest(archive, map_location):
         archive.fail("is not an edutorch checkpoint (no format marker)")
     if manifest.get("version") != FORMAT_VERSION:
         archive.fail(
-            f"uses checkpoint format version {_brief(manifest.get('version'))}; "
+            f"uses checkpoint format version {short_repr(manifest.get('version'))}; "
             f"this edutorch reads version {FORMAT_VERSION}"
         )
     try:
