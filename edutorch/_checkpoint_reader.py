@@ -312,6 +312,8 @@ class Archive:
             return json.loads(raw, parse_int=self._parse_int)
         except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deeply
             self.fail(f"has an unreadable manifest: {str(exc)[:200]}")
+        except MemoryError:
+            self.fail(f"is refused: its manifest of {len(raw):,} bytes needs more memory than this machine can allocate")
 
     def _parse_int(self, digits):
         """A JSON integer, refused past Python's limit on int/str conversion (4300 digits)."""
@@ -330,7 +332,7 @@ class Archive:
             shape = self._npy_shape(header["shape"], dtype, key)
             self._check_npy_data_size(member, key, shape, dtype)
             self._check_numpy_limit(shape, dtype, key)
-            array = np.empty(math.prod(shape), dtype)
+            array = self._allocate(math.prod(shape), dtype, key)
             self._fill(member, array.view(np.uint8).reshape(-1), key)
         return array.reshape(shape[::-1]).T if header["fortran_order"] else array.reshape(shape)
 
@@ -414,6 +416,14 @@ class Archive:
                       f"but holds {held:,} bytes of data")
         if nbytes < held:
             self.fail(f"is damaged: {key!r} has {held - nbytes:,} bytes after the data its header declares")
+
+    def _allocate(self, size, dtype, key):
+        """The new array; a declared size this machine cannot hold is refused, not a MemoryError."""
+        try:
+            return np.empty(size, dtype)
+        except MemoryError:
+            self.fail(f"is refused: {key!r} declares {size * dtype.itemsize:,} bytes of data, "
+                      "more memory than this machine can allocate")
 
     def _fill(self, member, out, key):
         """Read the member's data into ``out`` (a byte view of the new array), chunk by chunk."""

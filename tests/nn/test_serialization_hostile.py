@@ -401,3 +401,22 @@ def test_a_checkpoint_after_other_data_in_a_file_object_loads():
     save({"w": et.arange(3)}, buf)
     buf.seek(25)
     assert load(buf)["w"].tolist() == [0, 1, 2]
+
+
+
+def no_memory(*args, **kwargs):
+    raise MemoryError
+
+
+@pytest.mark.parametrize("module, function, words", [
+    ("np", "empty", "'arrays/0.npy' declares 8 bytes of data, more memory than this machine can allocate"),
+    ("json", "loads", "its manifest of 162 bytes needs more memory than this machine can allocate"),
+])
+def test_what_this_machine_cannot_allocate_is_a_checkpoint_error(monkeypatch, module, function, words):
+    """A deflated member may declare 100x its size, a manifest ~48 bytes of objects per byte: if that
+    cannot be allocated, say so with a CheckpointError, not a MemoryError."""
+    from edutorch import _checkpoint_reader
+
+    data = checkpoint(good_array())
+    monkeypatch.setattr(getattr(_checkpoint_reader, module), function, no_memory)
+    refused(data, words)
