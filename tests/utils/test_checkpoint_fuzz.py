@@ -168,6 +168,21 @@ def campaign(request):
         tracemalloc.stop()
 
 
+def test_the_watch_sees_writes_and_code_run_from_no_file(tmp_path, monkeypatch, campaign):
+    """The audit hook is what proves "nothing written, nothing run": it must see both."""
+    def writes(f):
+        (tmp_path / "written").write_bytes(b"x")
+
+    def runs_code(f):
+        exec(compile("1 + 1", "<checkpoint>", "eval"))
+
+    for fake in (writes, runs_code):
+        monkeypatch.setattr(sys.modules[__name__], "load", fake)
+        assert campaign.run(fake.__name__, b"") == "wrote or ran code"
+    monkeypatch.undo()
+    assert campaign.run("a valid file", saved({"w": et.ones(2)})) == "loaded"
+
+
 # -- building files by hand ------------------------------------------------------------------------
 def zip_of(members, compression=zipfile.ZIP_STORED):
     """A zip of ``[(name or ZipInfo, bytes), ...]`` (a list, so that a name may appear twice)."""
