@@ -8,67 +8,25 @@ import io
 import json
 import struct
 import tracemalloc
-import warnings
 import zipfile
 
 import numpy as np
 import pytest
 
 import edutorch as et
+from checkpoint_files import central_entries, npy_bytes, patch, refused, saved_bytes, tensor_manifest, zip_bytes
 from edutorch.serialization import CheckpointError, load, save
 
 
 # -- building checkpoints by hand ---------------------------------------------------------
-def npy_bytes(descr, shape, data=b"", fortran_order=False, version=(1, 0)):
-    """A .npy file with any header at all (np.save refuses to write a lying one)."""
-    header = repr({"descr": descr, "fortran_order": fortran_order, "shape": tuple(shape)})
-    length_format = "<H" if version == (1, 0) else "<I"
-    prefix = 8 + struct.calcsize(length_format)
-    header += " " * ((-(prefix + len(header) + 1)) % 64) + "\n"
-    magic = b"\x93NUMPY" + bytes(version)
-    return magic + struct.pack(length_format, len(header)) + header.encode("latin1") + data
-
-
 def npy_of(array):
     buf = io.BytesIO()
     np.save(buf, array, allow_pickle=array.dtype.hasobject)
     return buf.getvalue()
 
 
-def tensor_manifest(dtype="float32", shape=(2,), array=0):
-    root = {"type": "tensor", "array": array, "dtype": dtype, "shape": list(shape),
-            "device": "cpu", "requires_grad": False}
-    return json.dumps({"format": "edutorch-checkpoint", "version": 1, "root": root})
-
-
-def zip_bytes(members, compression=zipfile.ZIP_STORED):
-    """A zip of ``[(name, bytes), ...]`` (a list, so that a name may appear twice)."""
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # zipfile warns about duplicate names
-        with zipfile.ZipFile(buf, "w", compression=compression) as z:
-            for name, data in members:
-                z.writestr(name, data)
-    return buf.getvalue()
-
-
 def checkpoint(npy, manifest=None, compression=zipfile.ZIP_STORED):
     return zip_bytes([("manifest.json", manifest or tensor_manifest()), ("arrays/0.npy", npy)], compression)
-
-
-def central_entries(data):
-    """Offsets of the central-directory records (b'PK\\x01\\x02') of a zip without zip64."""
-    out, at = [], data.find(b"PK\x01\x02")
-    while at != -1:
-        out.append(at)
-        at = data.find(b"PK\x01\x02", at + 4)
-    return out
-
-
-def patch(data, offset, fmt, value):
-    data = bytearray(data)
-    struct.pack_into(fmt, data, offset, value)
-    return bytes(data)
 
 
 def patch_member(data, index, field, value):
@@ -82,21 +40,6 @@ def patch_member(data, index, field, value):
         local = struct.unpack_from("<I", data, central + 42)[0]
         data = patch(data, local + at - 2, fmt, value)  # local headers lack the "version made by" field
     return data
-
-
-def refused(data, *messages):
-    """Load ``data``; it must raise CheckpointError whose message contains every one of ``messages``."""
-    with pytest.raises(CheckpointError) as info:
-        load(io.BytesIO(data))
-    for message in messages:
-        assert message in str(info.value), (message, str(info.value))
-    return str(info.value)
-
-
-def saved_bytes(obj):
-    buf = io.BytesIO()
-    save(obj, buf)
-    return buf.getvalue()
 
 
 # -- the hand-built files are right: a truthful one loads -----------------------------------

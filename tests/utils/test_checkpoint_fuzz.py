@@ -32,7 +32,6 @@ import struct
 import sys
 import time
 import tracemalloc
-import warnings
 import zipfile
 from collections import Counter, OrderedDict
 
@@ -40,9 +39,11 @@ import numpy as np
 import pytest
 
 import edutorch as et
+from checkpoint_files import (central_entries, manifest_text, members_of, npy_bytes, npy_file, padded, patch,
+                              refused, saved_bytes, tensor_node, zip_bytes)
 from edutorch import _checkpoint_reader
 from edutorch.nn.parameter import Parameter
-from edutorch.serialization import CheckpointError, load, save
+from edutorch.serialization import CheckpointError, load
 
 EXAMPLES = int(os.environ.get("EDUTORCH_FUZZ_EXAMPLES", "0"))  # 0: the CI budget of each family
 MEASURE_MEMORY = os.environ.get("EDUTORCH_FUZZ_MEMORY") == "1"  # tracemalloc per case (slower)
@@ -180,54 +181,7 @@ def test_the_watch_sees_writes_and_code_run_from_no_file(tmp_path, monkeypatch, 
         monkeypatch.setattr(sys.modules[__name__], "load", fake)
         assert campaign.run(fake.__name__, b"") == "wrote or ran code"
     monkeypatch.undo()
-    assert campaign.run("a valid file", saved({"w": et.ones(2)})) == "loaded"
-
-
-# -- building files by hand ------------------------------------------------------------------------
-def zip_of(members, compression=zipfile.ZIP_STORED):
-    """A zip of ``[(name or ZipInfo, bytes), ...]`` (a list, so that a name may appear twice)."""
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # zipfile warns about duplicate names
-        with zipfile.ZipFile(buf, "w", compression=compression) as z:
-            for name, data in members:
-                z.writestr(name, data)
-    return buf.getvalue()
-
-
-def members_of(data):
-    with zipfile.ZipFile(io.BytesIO(data)) as z:
-        return [(name, z.read(name)) for name in z.namelist()]
-
-
-def saved(obj):
-    buf = io.BytesIO()
-    save(obj, buf)
-    return buf.getvalue()
-
-
-def manifest_text(root):
-    return json.dumps({"format": "edutorch-checkpoint", "version": 1, "root": root})
-
-
-def tensor_node(dtype="float32", shape=(2,), array=0, device="cpu"):
-    return {"type": "tensor", "array": array, "dtype": dtype, "shape": list(shape), "device": device,
-            "requires_grad": False}
-
-
-def npy_file(header_text, data=b"", version=(1, 0), length=None):
-    """A .npy file with any header text at all, and any header length field (np.save writes neither)."""
-    raw = header_text.encode("latin1", "replace")
-    length_format = "<H" if version[0] < 2 else "<I"
-    length = len(raw) if length is None else length
-    return b"\x93NUMPY" + bytes(version) + struct.pack(length_format, length % 256 ** struct.calcsize(length_format)) \
-        + raw + data
-
-
-def padded(header_text, version=(1, 0)):
-    """``header_text`` padded with spaces and a newline to NumPy's 64-byte alignment."""
-    prefix = 10 if version[0] < 2 else 12
-    return header_text + " " * ((-(prefix + len(header_text) + 1)) % 64) + "\n"
+    assert campaign.run("a valid file", saved_bytes({"w": et.ones(2)})) == "loaded"
 
 
 # -- valid checkpoints to damage ---------------------------------------------------------------------
@@ -246,11 +200,11 @@ def valid_checkpoints():
         "param": Parameter(et.randn(2)), "plain": [1, -2.5, "text", None, True, float("inf")],
         0: {1: "int keys", (2, "tuple"): "tuple key"}, "nested": OrderedDict(a=[[[]]], b=()),
     }
-    stored_mixed = saved(mixed)
+    stored_mixed = saved_bytes(mixed)
     return {
-        "state_dict": (saved(model.state_dict()), model.state_dict()),
+        "state_dict": (saved_bytes(model.state_dict()), model.state_dict()),
         "mixed": (stored_mixed, mixed),
-        "mixed-deflate": (zip_of(members_of(stored_mixed), zipfile.ZIP_DEFLATED), mixed),
+        "mixed-deflate": (zip_bytes(members_of(stored_mixed), zipfile.ZIP_DEFLATED), mixed),
     }
 
 
@@ -360,7 +314,7 @@ def test_crafted_npy_headers(campaign):
     rng = random.Random(23)
     for i in range(budget(600)):
         npy, node, description = npy_header_case(rng)
-        data = zip_of([("manifest.json", manifest_text(node)), ("arrays/0.npy", npy)])
+        data = zip_bytes([("manifest.json", manifest_text(node)), ("arrays/0.npy", npy)])
         campaign.run(f"npy case {i}: {description}", data, numpy_reads_the_same(npy))
     campaign.finish()
     assert campaign.outcomes["loaded"] > 0 and campaign.outcomes["CheckpointError"] > 0
@@ -459,7 +413,7 @@ def test_crafted_manifests(campaign, originals):
             kinds.append(kind)
         text = manifest_json(tree, rng)
         harmless = set(kinds) == {"unknown key"}
-        campaign.run(f"manifest case {i}: {kinds} {text[:200]!r}", zip_of([("manifest.json", text), *arrays]),
+        campaign.run(f"manifest case {i}: {kinds} {text[:200]!r}", zip_bytes([("manifest.json", text), *arrays]),
                      (lambda loaded: same(loaded, obj)) if harmless else None)
     campaign.finish()
     assert campaign.outcomes["loaded"] > 0 and campaign.outcomes["CheckpointError"] > 0
@@ -469,22 +423,6 @@ def test_crafted_manifests(campaign, originals):
 ODD_NAMES = ["/etc/passwd", "../../evil.npy", "arrays/../manifest.json", "/manifest.json", "C:\\evil", "arrays/",
              "a" * 300, "manifest.json\x00x", "\u00e9t\u00e9.npy", "./manifest.json", "arrays/0.npy/", "//x", ".."]
 METHODS = [1, 2, 6, 9, 12, 14, 19, 93, 95, 98, 99, 0xFFFF]
-
-
-def central_records(data):
-    """Offsets of the central-directory records (b'PK\\x01\\x02')."""
-    out, at = [], data.find(b"PK\x01\x02")
-    while at != -1:
-        out.append(at)
-        at = data.find(b"PK\x01\x02", at + 4)
-    return out
-
-
-def patched(data, offset, fmt, value):
-    data = bytearray(data)
-    if 0 <= offset <= len(data) - struct.calcsize(fmt):
-        struct.pack_into(fmt, data, offset, value % 256 ** struct.calcsize(fmt))
-    return bytes(data)
 
 
 def link_entry(name, target):
@@ -519,29 +457,29 @@ def zip_structure_case(rng, members):
         members.insert(rng.randrange(len(members) + 1), (rng.choice(["arrays/", "x/", "manifest.json/"]), b""))
     elif kind == "compression":
         compression = rng.choice([zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA])
-    data = zip_of(members, compression)
+    data = zip_bytes(members, compression)
     return damage_structure(rng, kind, data), kind
 
 
 def damage_structure(rng, kind, data):
     """The byte-level damages: a field of a directory record, the end records, offsets, junk."""
-    records = central_records(data)
+    records = central_entries(data)
     record = rng.choice(records)
     if kind == "method":
-        data = patched(data, record + 10, "<H", rng.choice(METHODS))
+        data = patch(data, record + 10, "<H", rng.choice(METHODS))
     elif kind == "flags":
-        data = patched(data, record + 8, "<H", rng.choice([0x1, 0x8, 0x40, 0x800, 0x2000, 0xFFFF]))
+        data = patch(data, record + 8, "<H", rng.choice([0x1, 0x8, 0x40, 0x800, 0x2000, 0xFFFF]))
     elif kind == "truncated directory":
         data = data[:rng.randrange(records[0], len(data))]
     elif kind == "end record":
         end = data.rfind(b"PK\x05\x06")
         field, fmt = rng.choice([(8, "<H"), (10, "<H"), (12, "<I"), (16, "<I"), (20, "<H")])
-        data = patched(data, end + field, fmt, rng.choice([0, 1, 0xFFFF, 0xFFFFFFFF, len(data), 2**31]))
+        data = patch(data, end + field, fmt, rng.choice([0, 1, 0xFFFF, 0xFFFFFFFF, len(data), 2**31]))
     elif kind == "zip64":
         data = zip64_oddity(rng, data, record)
     elif kind == "offsets":
         field = rng.choice([16, 20, 24, 42])  # crc, compressed size, size, local header offset
-        data = patched(data, record + field, "<I", rng.choice([0, 1, 0xFFFFFFFF, 2**31, len(data), rng.randrange(2**32)]))
+        data = patch(data, record + field, "<I", rng.choice([0, 1, 0xFFFFFFFF, 2**31, len(data), rng.randrange(2**32)]))
     elif kind == "junk":
         junk = rng.randbytes(rng.randrange(1, 100))
         data = junk + data if rng.random() < 0.5 else data + junk
@@ -553,7 +491,7 @@ def zip64_oddity(rng, data, record):
     a zip64 end record whose directory size or offset is forged (2**63: read() would allocate it)."""
     if rng.random() < 0.5:
         field = rng.choice([20, 24, 42])
-        return patched(data, record + field, "<I", 0xFFFFFFFF)
+        return patch(data, record + field, "<I", 0xFFFFFFFF)
     end = data.rfind(b"PK\x05\x06")
     size_cd, offset_cd = struct.unpack_from("<II", data, end + 12)
     forged = rng.choice([2**63, 2**64 - 1, 2**32, len(data) * 2, 0])
@@ -620,16 +558,9 @@ def test_bit_flips_and_truncations(campaign, originals):
 
 
 # -- the files of issue 23, one by one ---------------------------------------------------------------------
-def refused(data, *words):
-    with pytest.raises(CheckpointError) as info:
-        load(io.BytesIO(data) if isinstance(data, bytes) else data)
-    for word in words:
-        assert word in str(info.value), (word, str(info.value))
-
-
 def with_npy(header_text, data=b"", node=None):
     npy = npy_file(padded(header_text), data)
-    return zip_of([("manifest.json", manifest_text(node or tensor_node(shape=[0]))), ("arrays/0.npy", npy)])
+    return zip_bytes([("manifest.json", manifest_text(node or tensor_node(shape=[0]))), ("arrays/0.npy", npy)])
 
 
 @pytest.mark.parametrize("shape, words", [
@@ -659,8 +590,14 @@ def test_a_header_is_never_evaluated():
 
 def test_a_header_longer_than_numpy_reads_is_refused_before_reading_it():
     npy = b"\x93NUMPY\x02\x00" + struct.pack("<I", 2**32 - 1) + b"{"
-    data = zip_of([("manifest.json", manifest_text(tensor_node())), ("arrays/0.npy", npy)])
+    data = zip_bytes([("manifest.json", manifest_text(tensor_node())), ("arrays/0.npy", npy)])
     refused(data, "a .npy header of 4,294,967,295 bytes", "at most 10,000")
+
+
+def on_device(device, values=(1.5, -2.0)):
+    """A checkpoint of one float32 tensor whose manifest says it was saved on ``device``."""
+    npy = npy_bytes("<f4", (len(values),), np.array(values, np.float32).tobytes())
+    return zip_bytes([("manifest.json", manifest_text(tensor_node(device=device))), ("arrays/0.npy", npy)])
 
 
 @pytest.mark.parametrize("device", ["cuda", "cuda:1", "xla", "meta", ""])
@@ -668,37 +605,38 @@ def test_a_manifest_device_edutorch_cannot_use_is_a_checkpoint_error(device):
     """They raised a plain RuntimeError; the message names the device."""
     if device.startswith("cuda") and et.backend.cuda_is_available():
         pytest.skip("CUDA is available here: a cuda checkpoint loads")
-    data = zip_of([("manifest.json", manifest_text(tensor_node(device=device))),
-                   ("arrays/0.npy", npy_file(padded(repr({"descr": "<f4", "fortran_order": False, "shape": (2,)})),
-                                             bytes(8)))])
-    refused(data, f"device {device!r}")
+    refused(on_device(device), f"device {device!r}")
 
 
 def test_a_cuda_checkpoint_loads_on_the_cpu_with_map_location():
     """As torch.load: map_location moves a valid cuda checkpoint (a str, a device or a dict)."""
-    values = np.array([1.5, -2.0], np.float32)
-    npy = npy_file(padded(repr({"descr": "<f4", "fortran_order": False, "shape": (2,)})), values.tobytes())
     for device in ("cuda", "cuda:1"):
-        data = zip_of([("manifest.json", manifest_text(tensor_node(device=device))), ("arrays/0.npy", npy)])
         for map_location in ("cpu", et.device("cpu"), {device: "cpu"}, {"cuda": "cpu", "cuda:1": "cpu"}):
-            t = load(io.BytesIO(data), map_location=map_location)
-            assert t.device.type == "cpu" and t.tolist() == values.tolist()
+            t = load(io.BytesIO(on_device(device)), map_location=map_location)
+            assert t.device.type == "cpu" and t.tolist() == [1.5, -2.0]
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of device string: xla"):
-        load(io.BytesIO(saved(et.ones(2))), map_location="xla")  # the caller's mistake: PyTorch's RuntimeError
+        load(io.BytesIO(saved_bytes(et.ones(2))), map_location="xla")  # the caller's mistake: PyTorch's RuntimeError
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:1"])
+def test_a_cuda_checkpoint_loads_onto_cuda_where_there_is_one(fake_cuda, device):
+    t = load(io.BytesIO(on_device(device)))
+    assert t.device.type == "cuda" and t.tolist() == [1.5, -2.0]
+    assert load(io.BytesIO(on_device(device)), map_location="cpu").device.type == "cpu"
 
 
 def test_dict_keys_forged_to_share_one_hash_are_refused():
     """Ints hash modulo 2**61 - 1: 80,000 such keys took minutes to put in a dict."""
     pairs = [[{"type": "int", "value": k * (2**61 - 1)}, {"type": "none", "value": None}] for k in range(9)]
-    refused(zip_of([("manifest.json", manifest_text({"type": "dict", "items": pairs}))]),
+    refused(zip_bytes([("manifest.json", manifest_text({"type": "dict", "items": pairs}))]),
             "more than 8 dict keys with the same hash value")
-    few = load(io.BytesIO(zip_of([("manifest.json", manifest_text({"type": "dict", "items": pairs[:8]}))])))
+    few = load(io.BytesIO(zip_bytes([("manifest.json", manifest_text({"type": "dict", "items": pairs[:8]}))])))
     assert list(few) == [k * (2**61 - 1) for k in range(8)]
 
 
 def test_a_dict_key_twice_is_refused():
     pair = [{"type": "int", "value": 1}, {"type": "none", "value": None}]
-    refused(zip_of([("manifest.json", manifest_text({"type": "dict", "items": [pair, pair]}))]), "the key 1 twice")
+    refused(zip_bytes([("manifest.json", manifest_text({"type": "dict", "items": [pair, pair]}))]), "the key 1 twice")
 
 
 # -- time and memory bounds ------------------------------------------------------------------------------
@@ -708,7 +646,7 @@ def many_members(n, duplicate):
     members += [(f"x/{i}", b"") for i in range(n)]
     if duplicate:
         members.append((f"x/{n - 1}", b""))
-    return zip_of(members)
+    return zip_bytes(members)
 
 
 def test_a_duplicate_name_among_many_members_is_found_in_linear_time():
@@ -730,7 +668,7 @@ def deflated_manifest(n):
     rng = random.Random(0)
     junk = ",".join("[]," * 100 + str(rng.randrange(10**6)) for _ in range(n))
     text = f'{{"format": "edutorch-checkpoint", "version": 1, "junk": [{junk}], "root": {{"type": "none", "value": null}}}}'
-    return zip_of([("manifest.json", text)], zipfile.ZIP_DEFLATED), len(text)
+    return zip_bytes([("manifest.json", text)], zipfile.ZIP_DEFLATED), len(text)
 
 
 def test_a_deflate_bomb_manifest_is_refused_before_inflating():
@@ -751,7 +689,7 @@ def test_a_manifest_within_its_limit_costs_at_most_64_bytes_per_byte():
     nested = "[" * 50 + "]" * 50
     junk = ",".join([nested] * 4_000)
     text = f'{{"format": "edutorch-checkpoint", "version": 1, "junk": [{junk}], "root": {{"type": "none", "value": null}}}}'
-    data = zip_of([("manifest.json", text)])
+    data = zip_bytes([("manifest.json", text)])
     tracemalloc.start()
     try:
         assert load(io.BytesIO(data)) is None
@@ -764,7 +702,7 @@ def test_a_manifest_within_its_limit_costs_at_most_64_bytes_per_byte():
 def test_a_forged_zip64_directory_size_reads_no_more_than_the_file(tmp_path):
     """A zip64 end record claiming a 2**62-byte central directory: a real file's read(2**62) would try
     to allocate it (MemoryError) before finding the end of the file."""
-    data = saved({"w": et.ones(3)})
+    data = saved_bytes({"w": et.ones(3)})
     end = data.rfind(b"PK\x05\x06")
     _, offset_cd = struct.unpack_from("<II", data, end + 12)
     zip64_end = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, 2, 2, 2**62, offset_cd)
