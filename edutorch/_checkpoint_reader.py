@@ -329,7 +329,7 @@ class Archive:
         with self._open_member(key) as member:
             header = self._npy_header(member, key)
             dtype = self._npy_dtype(header["descr"], key)
-            shape = self._npy_shape(header["shape"], dtype, key)
+            shape = self._npy_shape(header["shape"], key)
             self._check_npy_data_size(member, key, shape, dtype)
             self._check_numpy_limit(shape, dtype, key)
             array = self._allocate(math.prod(shape), dtype, key)
@@ -391,7 +391,7 @@ class Archive:
             what = f"an unknown dtype ({short_repr(descr)})"
         self.fail(f"is refused: {key!r} holds {what}; {SUPPORTED}")
 
-    def _npy_shape(self, shape, dtype, key):
+    def _npy_shape(self, shape, key):
         """The shape is a tuple of at most ``MAX_DIMS`` (NumPy's limit) non-negative ints, not bools."""
         if not isinstance(shape, tuple) or not all(type(n) is int for n in shape):
             self.fail(f"is damaged: {key!r} has a .npy shape that is not a tuple of ints: {short_repr(shape)}")
