@@ -138,6 +138,8 @@ class Campaign:
         if elapsed > HANG_GUARD_S:
             outcome, error = "hang guard", f"{elapsed:.1f} s"
         self.outcomes[outcome] += 1
+        if EXAMPLES and sum(self.outcomes.values()) % 10_000 == 0:  # a long campaign shows its progress
+            print(f"[{self.family}] {dict(self.outcomes)}", flush=True)
         if outcome not in ("loaded", "CheckpointError") and len(self.failures) < 10:
             self.failures.append(f"{description}: {outcome}: {str(error)[:300]}")
         return outcome
