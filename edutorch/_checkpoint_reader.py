@@ -233,7 +233,13 @@ class Archive:
                           "overlap in the file (their data would be read more than once)")
 
     def _check_member(self, info):
-        """One directory entry: a known compression, no encryption, not a link, sizes that fit in the file."""
+        """One directory entry: a plain file, stored or deflated, whose sizes fit in the file."""
+        self._check_member_kind(info)
+        self._check_member_extent(info)
+
+    def _check_member_kind(self, info):
+        """Not encrypted, not a symbolic link, and stored or deflate-compressed: the only members
+        ``save`` writes (or an archiver re-zipping a checkpoint); other methods are bomb-prone."""
         member = f"{info.filename!r:.200}"
         if info.flag_bits & 0x1:
             self.fail(f"is refused: the member {member} is encrypted")
@@ -244,15 +250,20 @@ class Archive:
             label = _METHODS.get(method, "unknown")
             self.fail(f"is refused: the member {member} uses compression method {method} ({label}); "
                       "a checkpoint's members are stored or deflate-compressed")
+
+    def _check_member_extent(self, info):
+        """The member's bytes lie inside the file, a stored member's two sizes agree, and a deflated
+        one expands at most ``MAX_EXPANSION`` times (a decompression bomb is refused unread)."""
+        member = f"{info.filename!r:.200}"
         if info.header_offset < 0:  # a damaged directory can place a member before the file's start
             self.fail(f"is damaged: the zip directory places the member {member} before the start of the file")
         if info.header_offset + info.compress_size > self.size:
             self.fail(f"is truncated: the member {member} declares {info.compress_size:,} bytes "
                       f"from offset {info.header_offset:,}, past the end of the file ({self.size:,} bytes)")
-        if method == zipfile.ZIP_STORED and info.file_size != info.compress_size:
+        if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
             self.fail(f"is damaged: the stored member {member} declares {info.file_size:,} bytes "
                       f"but occupies {info.compress_size:,}")
-        if method == zipfile.ZIP_DEFLATED and info.file_size > MAX_EXPANSION * max(info.compress_size, 1):
+        if info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > MAX_EXPANSION * max(info.compress_size, 1):
             self.fail(f"is refused: the member {member} would expand from {info.compress_size:,} to "
                       f"{info.file_size:,} bytes, more than {MAX_EXPANSION}x (a decompression bomb?)")
 

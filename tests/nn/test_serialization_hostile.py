@@ -363,3 +363,20 @@ def test_what_this_machine_cannot_allocate_is_a_checkpoint_error(monkeypatch, mo
     data = checkpoint(good_array())
     monkeypatch.setattr(getattr(_checkpoint_reader, module), function, no_memory)
     refused(data, words)
+
+
+def test_a_symbolic_link_member_is_refused():
+    """A zip entry marked as a Unix symlink holds a path, not data; extracting it would follow the path."""
+    import stat
+
+    link = zipfile.ZipInfo("arrays/0.npy")
+    link.create_system, link.external_attr = 3, (stat.S_IFLNK | 0o777) << 16
+    data = zip_bytes([("manifest.json", tensor_manifest()), (link, b"/etc/passwd")])
+    refused(data, "the member 'arrays/0.npy' is a symbolic link")
+
+
+def test_a_directory_placed_after_the_file_start_is_refused():
+    """A central-directory offset forged larger moves every member before the file's start ('negative seek')."""
+    data = checkpoint(good_array())
+    end = data.rfind(b"PK\x05\x06")
+    refused(patch(data, end + 16, "<I", struct.unpack_from("<I", data, end + 16)[0] + 2**20), "places the member 'manifest.json' before the start of the file")
