@@ -13,8 +13,11 @@ in NumPy's own safe format instead.  A checkpoint is a zip archive, like
 zip and each ``.npy`` header against the file before anything is allocated,
 and ``_Decoder`` checks every node of the manifest; anything unexpected (not
 a zip, a PyTorch pickle, a bad checksum, an unsupported dtype, a decompression
-bomb, a malformed manifest) is a :class:`CheckpointError` (a ``RuntimeError``)
-that says what is wrong.  ``save`` to a path replaces the file atomically
+bomb, a malformed manifest, a device edutorch does not have) is a
+:class:`CheckpointError` (a ``RuntimeError``) that says what is wrong, in
+time linear in the file and memory bounded by the file and the tensors it
+declares (``_checkpoint_reader`` states the bounds; the fuzz test
+``tests/utils/test_checkpoint_fuzz.py`` checks them).  ``save`` to a path replaces the file atomically
 (``_atomic_file``), so a crash never leaves a half-written checkpoint.
 
 Known difference from PyTorch: a whole ``nn.Module`` (or any other Python
