@@ -46,6 +46,7 @@ import reprlib
 import stat
 import struct
 import sys
+import warnings
 import zipfile
 import zlib
 
@@ -377,7 +378,9 @@ class Archive:
         if len(text) < length:
             self.fail(f"is truncated: {key!r} ends inside its .npy header")
         try:
-            header = ast.literal_eval(text.decode("latin1"))
+            with warnings.catch_warnings():  # e.g. "invalid escape sequence": an error under -W error
+                warnings.simplefilter("ignore")
+                header = ast.literal_eval(text.decode("latin1"))
         except _LITERAL_ERRORS as exc:
             self.fail(f"is damaged: {key!r} has no readable .npy header ({str(exc)[:200]})")
         if not isinstance(header, dict) or header.keys() != _NPY_KEYS:
@@ -451,9 +454,12 @@ class Archive:
 
 
 def _dtype_or_none(descr):
-    """``np.dtype(descr)`` for a header's dtype string, or None where NumPy names no dtype."""
+    """``np.dtype(descr)`` for a header's dtype string, or None where NumPy names no dtype
+    (its deprecation warnings, e.g. for ``'a'``, silenced: an error under ``-W error``)."""
     try:
-        return np.dtype(descr)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.dtype(descr)
     except _DTYPE_ERRORS:
         return None
 
