@@ -357,25 +357,25 @@ def replace_at(tree, path, value):
 
 
 def mutate_manifest(rng, tree):
-    """One mutation of a manifest tree, and its name: whether it may change what loads."""
-    nodes = [(p, v) for p, v in paths_in(tree)]
-    dicts = [(p, v) for p, v in nodes if isinstance(v, dict)]
+    """One mutation of a manifest tree, and its name (an earlier mutation may have left no node of
+    the kind a mutation needs, e.g. no tensor: then the tree is left as it is)."""
+    nodes = list(paths_in(tree))
+    dicts = [v for _, v in nodes if isinstance(v, dict)]
+    tensors = [v for v in dicts if v.get("type") in ("tensor", "parameter")]
+    pair_lists = [v["items"] for v in dicts if v.get("type") in ("dict", "ordereddict")
+                  and isinstance(v.get("items"), list) and v["items"]]
     kind = rng.choice(["type confusion", "delete key", "unknown key", "device", "array", "deep nesting",
                        "huge number", "colliding keys", "format", "pairs"])
     if kind == "type confusion":
-        path, _ = rng.choice(nodes)
-        tree = replace_at(tree, path, json.loads(json.dumps(rng.choice(JSON_VALUES))))
-    elif kind == "delete key":
-        path, node = rng.choice(dicts)
-        if node:
-            del node[rng.choice(list(node))]
-    elif kind == "unknown key":  # ignored: the file still holds what was saved
-        rng.choice(dicts)[1][rng.choice(["extra", "__class__", "items2", "\u00e9"])] = rng.choice(JSON_VALUES)
-    elif kind == "device":
-        tensors = [v for _, v in dicts if v.get("type") in ("tensor", "parameter")]
+        tree = replace_at(tree, rng.choice(nodes)[0], json.loads(json.dumps(rng.choice(JSON_VALUES))))
+    elif kind == "delete key" and any(dicts):
+        node = rng.choice([d for d in dicts if d])
+        del node[rng.choice(list(node))]
+    elif kind == "unknown key" and dicts:  # ignored: the file still holds what was saved
+        rng.choice(dicts)[rng.choice(["extra", "__class__", "items2", "\u00e9"])] = rng.choice(JSON_VALUES)
+    elif kind == "device" and tensors:
         rng.choice(tensors)["device"] = rng.choice(DEVICES)
-    elif kind == "array":
-        tensors = [v for _, v in dicts if v.get("type") in ("tensor", "parameter")]
+    elif kind == "array" and tensors:
         rng.choice(tensors)["array"] = rng.choice(ARRAYS)
     elif kind == "deep nesting":  # written into the text: json.dumps itself would recurse too deeply
         tree = replace_at(tree, rng.choice(nodes)[0], f"{DEEP}{rng.choice([50, 500, 990, 5000, 20_000])}")
@@ -384,12 +384,10 @@ def mutate_manifest(rng, tree):
     elif kind == "colliding keys":  # ints that all hash to 0 (a dict of N of them takes N**2 / 2 steps)
         pairs = [[{"type": "int", "value": k * (2**61 - 1)}, {"type": "none", "value": None}] for k in range(40)]
         tree = replace_at(tree, rng.choice(nodes)[0], {"type": "dict", "items": pairs})
-    elif kind == "format":
+    elif kind == "format" and isinstance(tree, dict):
         tree[rng.choice(["format", "version"])] = rng.choice(JSON_VALUES + ["edutorch-checkpoint", 1, 2, "1", 1.0])
-    else:
-        dict_nodes = [v for _, v in dicts if v.get("type") in ("dict", "ordereddict") and v["items"]]
-        if dict_nodes:
-            rng.choice(dict_nodes)["items"][0] = rng.choice([[], [1], [1, 2, 3], {"a": 1}, None])
+    elif kind == "pairs" and pair_lists:
+        rng.choice(pair_lists)[0] = rng.choice([[], [1], [1, 2, 3], {"a": 1}, None])
     return tree, kind
 
 
