@@ -2,28 +2,51 @@
 
 ``edutorch.load`` must survive any file a student is handed: damaged,
 foreign, or built to do harm.  Nothing in a checkpoint is ever executed (no
-pickle), and nothing is allocated before the size it depends on has been
-checked against the file.  The checks, in the order a file meets them:
+pickle; a ``.npy`` header is read by ``ast.literal_eval``, which only parses
+literals), nothing is written, and nothing is allocated before the size it
+depends on has been checked against the file.  The checks, in the order a
+file meets them:
 
-1. ``open_archive``: the file is a zip archive (if not, say which format it is);
-2. ``_check_directory``: the zip's directory lists each member once, holds a
-   manifest, uses only stored or deflate members, no encryption, and declares
-   sizes that fit in the file without overlapping (a deflate member may
-   expand at most ``MAX_EXPANSION`` times: no decompression bombs);
-3. ``Archive.read_manifest``: the manifest is JSON text;
+1. ``Archive._open_zip``: the file is a zip archive (if not, say which format it is);
+2. ``Archive._check_directory``: the zip's directory lists each member once,
+   holds a manifest, uses only stored or deflate members, no encryption, no
+   symbolic links, and declares sizes that fit in the file without
+   overlapping (a deflate member may expand at most ``MAX_EXPANSION`` times:
+   no decompression bombs);
+3. ``Archive.read_manifest``: the manifest is JSON text of at most
+   ``manifest_limit`` bytes;
 4. ``Archive.read_array``: a member's local header matches the directory;
    its ``.npy`` header names one of edutorch's dtypes (little-endian) and a
    shape whose size is exactly the data that follows; only then is the
    array allocated, filled straight from the file, and its CRC-32 checked.
 
 Every failure is a :class:`CheckpointError` that says what is wrong.
+
+Bounds (tested in ``tests/utils/test_checkpoint_fuzz.py``), for a file of
+``S`` bytes whose ``.npy`` headers declare ``T`` bytes of tensors:
+
+* time: linear in ``S + T`` (no step compares every member with every other,
+  and ``serialization._Decoder`` refuses dict keys forged to share one hash);
+* memory: at most ``T + 64 * max(S, 1 MiB) + 4 MiB``.  ``T``: each tensor
+  is allocated once, at the size its header declares, after that size is
+  checked against its member (``T <= MAX_EXPANSION * S``).  ``64 * ...``:
+  ``json`` builds at most ~48 bytes of Python objects per byte of manifest
+  text (deeply nested empty lists; a real manifest ~12), and the text is at
+  most ``manifest_limit(S) = max(S, 1 MiB)`` bytes; the zip directory costs
+  ~540 bytes per member, each of which takes at least 47 bytes of the file.
+  ``4 MiB``: one ``_READ_CHUNK`` of a deflate member.
 """
+import ast
+import errno
 import io
 import json
 import math
 import os
+import reprlib
+import stat
 import struct
 import sys
+import warnings
 import zipfile
 import zlib
 
@@ -38,6 +61,11 @@ except ImportError:  # pragma: no cover - a platform without isal's wheels
 
 MANIFEST = "manifest.json"
 MAX_EXPANSION = 100  # a deflate member may hold at most 100x its compressed size
+MANIFEST_FREE = 1 << 20  # a manifest may always be 1 MiB long, and longer only up to the file's size
+MAX_NPY_HEADER = 10_000  # NumPy's own limit on a .npy header (``max_header_size``)
+MAX_DIMS = 64  # NumPy's limit on an array's number of dimensions
+_NPY_LENGTH_FORMATS = {(1, 0): "<H", (2, 0): "<I"}  # how each .npy version stores its header's length
+_NPY_KEYS = {"descr", "fortran_order", "shape"}
 _READ_CHUNK = 1 << 22  # 4 MiB per read: its CRC then runs on data still in the CPU cache
 _ZIP_MAGIC = zipfile.stringFileHeader  # b"PK\x03\x04": every zip archive starts with it
 _METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate", zipfile.ZIP_BZIP2: "bzip2",
@@ -51,6 +79,10 @@ SUPPORTED = ("edutorch tensors are float16/32/64, int8/16/32/64, uint8 or bool, 
              "(and bfloat16, stored as uint16 bits)")
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, ValueError,
                struct.error, NotImplementedError, zlib.error)
+# What ``ast.literal_eval`` raises on text that is not a literal (or one nested too deeply)
+_LITERAL_ERRORS = (ValueError, TypeError, SyntaxError, MemoryError, RecursionError)
+# What ``np.dtype`` raises on a string that names no dtype
+_DTYPE_ERRORS = (TypeError, ValueError, SyntaxError, KeyError, OverflowError, RecursionError)
 
 
 class CheckpointError(RuntimeError):
@@ -90,6 +122,18 @@ def describe_dtype(dtype):
     return kinds.get(dtype.kind, dtype.name)
 
 
+def manifest_limit(file_size):
+    """The most bytes of manifest text a file of ``file_size`` bytes may hold.
+
+    A stored manifest lies inside the file, so it is never longer than the
+    file.  A deflated one could expand ``MAX_EXPANSION`` times, and ``json``
+    builds up to ~48 bytes of Python objects per byte of text: a 1.5 MB file
+    took 1.3 GB.  So a manifest may be as long as the whole file, or 1 MiB
+    (room for a state_dict of thousands of tensors), whichever is more.
+    """
+    return max(MANIFEST_FREE, file_size)
+
+
 def open_source(f):
     """A seekable binary stream for ``f`` (a path or a file object), and a name for messages."""
     if isinstance(f, (str, os.PathLike)):
@@ -100,12 +144,45 @@ def open_source(f):
     return f, "the file", False
 
 
+class _BoundedFile:
+    """The checkpoint's stream, seen through a guard: reads and seeks stay inside the file.
+
+    ``zipfile`` reads the central directory with ``read(size)`` and seeks to
+    its offset, both taken from the file: a forged zip64 size of 2**63 would
+    make ``read`` on a real file allocate that much before finding the end of
+    the file, and a forged offset of 2**63 makes ``seek`` raise OverflowError.
+    """
+
+    def __init__(self, stream, size):
+        self.stream, self.size = stream, size
+
+    def seekable(self):
+        return True
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        target = offset + {os.SEEK_SET: 0, os.SEEK_CUR: self.stream.tell(), os.SEEK_END: self.size}[whence]
+        if not 0 <= target <= self.size:  # an OSError, which zipfile expects of a bad seek
+            raise OSError(errno.EINVAL, f"offset {target:,} is outside the file ({self.size:,} bytes)")
+        return self.stream.seek(target)
+
+    def tell(self):
+        return self.stream.tell()
+
+    def read(self, n=-1):
+        left = max(self.size - self.stream.tell(), 0)
+        return self.stream.read(left if n is None or n < 0 else min(n, left))
+
+    def readinto(self, buffer):
+        return _readinto(self.stream, buffer)
+
+
 class Archive:
     """A checkpoint's zip archive, checked (steps 1-2) as it opens; members are read on demand."""
 
     def __init__(self, stream, name):
-        self.stream, self.name = stream, name
+        self.name = name
         self.size = stream.seek(0, os.SEEK_END)
+        self.stream = _BoundedFile(stream, self.size)
         stream.seek(0)
         head = stream.read(16)
         self.zip = self._open_zip(head)
@@ -126,17 +203,24 @@ class Archive:
     def _check_directory(self, head):
         """Step 2: the zip's directory, checked against the file before any member is read."""
         infos = self.zip.infolist()
-        names = [info.filename for info in infos]
-        if len(set(names)) != len(names):
-            twice = next(n for n in names if names.count(n) > 1)
-            self.fail(f"is refused: the member {twice!r} appears more than once in the zip "
-                      "(which copy is read would depend on the zip reader)")
-        if MANIFEST not in names:
-            self.fail(f"is not an edutorch checkpoint: {describe_foreign(head, names)}")
+        members = self._unique_names(infos)
+        if MANIFEST not in members:
+            self.fail(f"is not an edutorch checkpoint: {describe_foreign(head, list(members))}")
         for info in infos:
             self._check_member(info)
         self._check_no_overlap(infos)
-        return dict(zip(names, infos))
+        return members
+
+    def _unique_names(self, infos):
+        """Each member is listed once: with two copies of a name, which one is read would
+        depend on the zip reader.  (One pass with a dict: linear in the number of members.)"""
+        members = {}
+        for info in infos:
+            if info.filename in members:
+                self.fail(f"is refused: the member {info.filename!r:.200} appears more than once in the zip "
+                          "(which copy is read would depend on the zip reader)")
+            members[info.filename] = info
+        return members
 
     def _check_no_overlap(self, infos):
         """Members lie one after the other: no two entries share bytes (a zip bomb's trick)."""
@@ -146,26 +230,41 @@ class Archive:
             name_length = len(info.orig_filename.encode(encoding, "replace"))
             end = info.header_offset + zipfile.sizeFileHeader + name_length + info.compress_size
             if end > following.header_offset:
-                self.fail(f"is refused: the members {info.filename!r} and {following.filename!r} "
+                self.fail(f"is refused: the members {info.filename!r:.200} and {following.filename!r:.200} "
                           "overlap in the file (their data would be read more than once)")
 
     def _check_member(self, info):
-        """One directory entry: a known compression, no encryption, sizes that fit in the file."""
-        member = repr(info.filename)
+        """One directory entry: a plain file, stored or deflated, whose sizes fit in the file."""
+        self._check_member_kind(info)
+        self._check_member_extent(info)
+
+    def _check_member_kind(self, info):
+        """Not encrypted, not a symbolic link, and stored or deflate-compressed: the only members
+        ``save`` writes (or an archiver re-zipping a checkpoint); other methods are bomb-prone."""
+        member = f"{info.filename!r:.200}"
         if info.flag_bits & 0x1:
             self.fail(f"is refused: the member {member} is encrypted")
+        if info.create_system == 3 and stat.S_ISLNK(info.external_attr >> 16):  # 3: made on Unix
+            self.fail(f"is refused: the member {member} is a symbolic link (a checkpoint holds only files)")
         method = info.compress_type
         if method not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             label = _METHODS.get(method, "unknown")
             self.fail(f"is refused: the member {member} uses compression method {method} ({label}); "
                       "a checkpoint's members are stored or deflate-compressed")
+
+    def _check_member_extent(self, info):
+        """The member's bytes lie inside the file, a stored member's two sizes agree, and a deflated
+        one expands at most ``MAX_EXPANSION`` times (a decompression bomb is refused unread)."""
+        member = f"{info.filename!r:.200}"
+        if info.header_offset < 0:  # a damaged directory can place a member before the file's start
+            self.fail(f"is damaged: the zip directory places the member {member} before the start of the file")
         if info.header_offset + info.compress_size > self.size:
             self.fail(f"is truncated: the member {member} declares {info.compress_size:,} bytes "
                       f"from offset {info.header_offset:,}, past the end of the file ({self.size:,} bytes)")
-        if method == zipfile.ZIP_STORED and info.file_size != info.compress_size:
+        if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
             self.fail(f"is damaged: the stored member {member} declares {info.file_size:,} bytes "
                       f"but occupies {info.compress_size:,}")
-        if method == zipfile.ZIP_DEFLATED and info.file_size > MAX_EXPANSION * max(info.compress_size, 1):
+        if info.compress_type == zipfile.ZIP_DEFLATED and info.file_size > MAX_EXPANSION * max(info.compress_size, 1):
             self.fail(f"is refused: the member {member} would expand from {info.compress_size:,} to "
                       f"{info.file_size:,} bytes, more than {MAX_EXPANSION}x (a decompression bomb?)")
 
@@ -177,7 +276,7 @@ class Archive:
         """A file-like reader of one member: stored ones straight from the file, deflate via zipfile."""
         info = self.members.get(key)
         if info is None:
-            self.fail(f"is damaged: member {key!r} is missing")
+            self.fail(f"is damaged: member {key!r:.200} is missing")
         if info.compress_type == zipfile.ZIP_DEFLATED:
             try:
                 return self.zip.open(info)  # checks the local header; decompresses at most file_size bytes
@@ -202,20 +301,31 @@ class Archive:
             self.fail(f"is truncated: the member {info.filename!r} ends past the end of the file")
         return offset
 
+    def _read(self, member, n, key):
+        """Up to ``n`` bytes of a member; a damaged deflate stream or a bad CRC is a CheckpointError."""
+        try:
+            return member.read(n)
+        except _ZIP_ERRORS as exc:
+            self.fail(f"is damaged: {key!r} cannot be read ({exc})")
+
     def read_manifest(self):
-        """Step 3: the manifest's JSON (a dict is checked by the caller)."""
-        member = self._open_member(MANIFEST)
-        with member:
-            try:
-                raw = member.read()
-            except _ZIP_ERRORS as exc:
-                self.fail(f"is damaged: {exc}")
+        """Step 3: the manifest's JSON (a dict is checked by the caller), at most ``manifest_limit`` bytes."""
+        info = self.members[MANIFEST]
+        limit = manifest_limit(self.size)
+        if info.file_size > limit:
+            self.fail(f"is refused: its manifest would expand from {info.compress_size:,} to {info.file_size:,} "
+                      f"bytes, more than the {limit:,} bytes a file of {self.size:,} bytes may hold "
+                      "(a decompression bomb?)")
+        with self._open_member(MANIFEST) as member:
+            raw = self._read(member, -1, MANIFEST)  # to its end (file_size bytes), where the CRC is checked
         if raw[:6] == b"\x93NUMPY":
             self.fail(f"has an unreadable manifest: {MANIFEST!r} is a .npy array, not JSON text")
         try:
             return json.loads(raw, parse_int=self._parse_int)
         except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deeply
             self.fail(f"has an unreadable manifest: {str(exc)[:200]}")
+        except MemoryError:
+            self.fail(f"is refused: its manifest of {len(raw):,} bytes needs more memory than this machine can allocate")
 
     def _parse_int(self, digits):
         """A JSON integer, refused past Python's limit on int/str conversion (4300 digits)."""
@@ -225,34 +335,109 @@ class Archive:
                       f"(more than the {limit} Python converts)")
         return int(digits)
 
+    # -- .npy members -------------------------------------------------------------
     def read_array(self, key):
         """Step 4: one ``.npy`` member, checked header first, then read into a fresh array."""
-        member = self._open_member(key)
-        with member:
-            shape, fortran_order, dtype = self._read_npy_header(member, key)
-            array = np.empty(math.prod(shape), dtype)
+        with self._open_member(key) as member:
+            header = self._npy_header(member, key)
+            dtype = self._npy_dtype(header["descr"], key)
+            shape = self._npy_shape(header["shape"], key)
+            self._check_npy_data_size(member, key, shape, dtype)
+            self._check_numpy_limit(shape, dtype, key)
+            array = self._allocate(math.prod(shape), dtype, key)
             self._fill(member, array.view(np.uint8).reshape(-1), key)
-        return array.reshape(shape[::-1]).T if fortran_order else array.reshape(shape)
+        return array.reshape(shape[::-1]).T if header["fortran_order"] else array.reshape(shape)
 
-    def _read_npy_header(self, member, key):
-        """The ``.npy`` header: dtype and shape, checked against the member's size."""
+    def _npy_header_length(self, member, key):
+        """The ``.npy`` magic, a version this reader knows (1.0 or 2.0), and a header length of at
+        most ``MAX_NPY_HEADER`` (NumPy's limit), checked before the header is read.
+
+        Version 3.0 only adds UTF-8 field names, i.e. structured dtypes, which a checkpoint never holds.
+        """
+        magic = self._read(member, 8, key)
+        if len(magic) < 8 or magic[:6] != b"\x93NUMPY":
+            self.fail(f"is damaged: {key!r} has no readable .npy header (no .npy magic)")
+        version = (magic[6], magic[7])
+        if version not in _NPY_LENGTH_FORMATS:
+            self.fail(f"is damaged: {key!r} has no readable .npy header (unsupported .npy format version {version})")
+        length_format = _NPY_LENGTH_FORMATS[version]
+        raw_length = self._read(member, struct.calcsize(length_format), key)
+        if len(raw_length) < struct.calcsize(length_format):
+            self.fail(f"is truncated: {key!r} ends inside its .npy header")
+        (length,) = struct.unpack(length_format, raw_length)
+        if length > MAX_NPY_HEADER:
+            self.fail(f"is refused: {key!r} has a .npy header of {length:,} bytes "
+                      f"(NumPy reads at most {MAX_NPY_HEADER:,})")
+        return length
+
+    def _npy_header(self, member, key):
+        """The ``.npy`` header: a Python dict literal with exactly the keys ``descr``,
+        ``fortran_order`` (a bool) and ``shape``, read by ``ast.literal_eval`` (which never runs code)."""
+        length = self._npy_header_length(member, key)
+        text = self._read(member, length, key)
+        if len(text) < length:
+            self.fail(f"is truncated: {key!r} ends inside its .npy header")
         try:
-            shape, fortran_order, dtype = _parse_npy_header(member)
-        except (*_ZIP_ERRORS, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
+            with warnings.catch_warnings():  # e.g. "invalid escape sequence": an error under -W error
+                warnings.simplefilter("ignore")
+                header = ast.literal_eval(text.decode("latin1"))
+        except _LITERAL_ERRORS as exc:
             self.fail(f"is damaged: {key!r} has no readable .npy header ({str(exc)[:200]})")
-        if dtype.str not in NPY_DTYPES:
-            self.fail(f"is refused: {key!r} holds {describe_dtype(dtype)} (dtype {dtype.str!r}); "
-                      + SUPPORTED)
+        if not isinstance(header, dict) or header.keys() != _NPY_KEYS:
+            self.fail(f"is damaged: {key!r} has no readable .npy header (not a dict of "
+                      f"descr, fortran_order and shape: {short_repr(header)})")
+        if not isinstance(header["fortran_order"], bool):
+            self.fail(f"is damaged: {key!r} has a .npy header whose fortran_order is not a bool: "
+                      f"{short_repr(header['fortran_order'])}")
+        return header
+
+    def _npy_dtype(self, descr, key):
+        """The header's dtype is one of edutorch's, little-endian (``NPY_DTYPES``); any other dtype
+        (big-endian, complex, strings, records, Python objects) is named and refused."""
+        dtype = _dtype_or_none(descr) if isinstance(descr, str) else None
+        if dtype is not None and dtype.str in NPY_DTYPES:
+            return NPY_DTYPES[dtype.str]
+        if dtype is not None:
+            what = f"{describe_dtype(dtype)} (dtype {dtype.str!r})"
+        elif isinstance(descr, list):
+            what = f"a structured (record) dtype ({short_repr(descr)})"
+        else:
+            what = f"an unknown dtype ({short_repr(descr)})"
+        self.fail(f"is refused: {key!r} holds {what}; {SUPPORTED}")
+
+    def _npy_shape(self, shape, key):
+        """The shape is a tuple of at most ``MAX_DIMS`` (NumPy's limit) non-negative ints, not bools."""
+        if not isinstance(shape, tuple) or not all(type(n) is int for n in shape):
+            self.fail(f"is damaged: {key!r} has a .npy shape that is not a tuple of ints: {short_repr(shape)}")
+        if len(shape) > MAX_DIMS:
+            self.fail(f"is refused: {key!r} has {len(shape)} dimensions (at most {MAX_DIMS})")
         if any(n < 0 for n in shape):
-            self.fail(f"is damaged: {key!r} has a negative size in its shape {shape}")
+            self.fail(f"is damaged: {key!r} has a negative size in its shape {short_repr(shape)}")
+        return shape
+
+    def _check_numpy_limit(self, shape, dtype, key):
+        """An empty array's shape fits NumPy too: ``np.empty((0, 2**63))`` raises, because NumPy
+        wants the product of the non-zero sizes, in bytes, below 2**63 even when one size is 0."""
+        if math.prod(max(n, 1) for n in shape) * dtype.itemsize > np.iinfo(np.intp).max:
+            self.fail(f"is refused: {key!r} has the shape {short_repr(shape)}, too large for any array")
+
+    def _check_npy_data_size(self, member, key, shape, dtype):
+        """The data after the header is exactly ``prod(shape) * itemsize`` bytes: no more, no less."""
         nbytes = math.prod(shape) * dtype.itemsize  # Python ints: a forged shape cannot overflow
         held = self.members[key].file_size - member.tell()
         if nbytes > held:
-            self.fail(f"is truncated: {key!r} declares shape {shape} of {dtype.name} ({nbytes:,} bytes) "
+            self.fail(f"is truncated: {key!r} declares shape {short_repr(shape)} of {dtype.name} ({nbytes:,} bytes) "
                       f"but holds {held:,} bytes of data")
         if nbytes < held:
             self.fail(f"is damaged: {key!r} has {held - nbytes:,} bytes after the data its header declares")
-        return shape, fortran_order, NPY_DTYPES[dtype.str]
+
+    def _allocate(self, size, dtype, key):
+        """The new array; a declared size this machine cannot hold is refused, not a MemoryError."""
+        try:
+            return np.empty(size, dtype)
+        except MemoryError:
+            self.fail(f"is refused: {key!r} declares {size * dtype.itemsize:,} bytes of data, "
+                      "more memory than this machine can allocate")
 
     def _fill(self, member, out, key):
         """Read the member's data into ``out`` (a byte view of the new array), chunk by chunk."""
@@ -268,13 +453,24 @@ class Archive:
             self.fail(f"is damaged: {exc}")
 
 
-def _parse_npy_header(member):
-    """``(shape, fortran_order, dtype)`` by NumPy's own parser (a literal, at most 10,000 characters)."""
-    version = np.lib.format.read_magic(member)
-    readers = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
-    if version not in readers:  # 3.0 only adds UTF-8 field names, i.e. structured dtypes
-        raise ValueError(f"unsupported .npy format version {version}")
-    return readers[version](member)
+def _dtype_or_none(descr):
+    """``np.dtype(descr)`` for a header's dtype string, or None where NumPy names no dtype
+    (its deprecation warnings, e.g. for ``'a'``, silenced: an error under ``-W error``)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.dtype(descr)
+    except _DTYPE_ERRORS:
+        return None
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+
+def short_repr(value):
+    """A short repr for messages: a forged value may be huge or deeply nested."""
+    return _REPR.repr(value)
 
 
 class _StoredMember(io.RawIOBase):

@@ -73,6 +73,9 @@ def _rng(generator):
     return (generator or default_generator)._rng
 
 
+_CHUNK = 1 << 20  # samples drawn at a time by ``randn``: 8 MiB of float64
+
+
 def _sample(values, dtype, device, requires_grad):
     dtype = dtype or _dtype.get_default_dtype()
     return _creation._finish(values.astype(dtype.np, copy=False), dtype, device, requires_grad)
@@ -96,11 +99,22 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples."""
+    """Standard normal samples.
+
+    NumPy draws them as float64; for a float32 (or smaller) result they are
+    drawn ``_CHUNK`` at a time and written into the result, so the peak is the
+    result plus one chunk, not the result plus a float64 copy of it three
+    times larger.  The numbers are those of one float64 draw, chunked or not.
+    """
+    dtype = dtype or _dtype.get_default_dtype()
     shape = _checked(_creation._size_args("randn", args, size), dtype, "randn")
-    with _creation.allocating(_creation.nbytes_of(shape, np.float64)):
-        values = _rng(generator).standard_normal(shape)
-    return _sample(values, dtype, device, requires_grad)
+    with _creation.allocating(_creation.nbytes_of(shape, dtype.np)):
+        out = np.empty(shape, dtype.np)
+    flat = out.reshape(-1)  # a view: writing into it fills ``out``
+    rng = _rng(generator)
+    for start in range(0, flat.size, _CHUNK):
+        flat[start:start + _CHUNK] = rng.standard_normal(min(_CHUNK, flat.size - start))
+    return _creation._finish(out, dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):

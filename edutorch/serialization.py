@@ -13,8 +13,11 @@ in NumPy's own safe format instead.  A checkpoint is a zip archive, like
 zip and each ``.npy`` header against the file before anything is allocated,
 and ``_Decoder`` checks every node of the manifest; anything unexpected (not
 a zip, a PyTorch pickle, a bad checksum, an unsupported dtype, a decompression
-bomb, a malformed manifest) is a :class:`CheckpointError` (a ``RuntimeError``)
-that says what is wrong.  ``save`` to a path replaces the file atomically
+bomb, a malformed manifest, a device edutorch does not have) is a
+:class:`CheckpointError` (a ``RuntimeError``) that says what is wrong, in
+time linear in the file and memory bounded by the file and the tensors it
+declares (``_checkpoint_reader`` states the bounds; the fuzz test
+``tests/utils/test_checkpoint_fuzz.py`` checks them).  ``save`` to a path replaces the file atomically
 (``_atomic_file``), so a crash never leaves a half-written checkpoint.
 
 Known difference from PyTorch: a whole ``nn.Module`` (or any other Python
@@ -22,14 +25,15 @@ object) cannot be saved, because that needs pickle; save its ``state_dict()``.
 """
 import json
 import os
+import re
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
 from . import _dtype, backend
 from ._atomic_file import atomic_replace
-from ._checkpoint_reader import MANIFEST, SUPPORTED, Archive, CheckpointError, open_source
+from ._checkpoint_reader import MANIFEST, SUPPORTED, Archive, CheckpointError, short_repr, open_source
 from ._tensor import Tensor
 from ._dtype import is_floating as _is_floating
 
@@ -38,6 +42,8 @@ __all__ = ["save", "load", "CheckpointError"]
 FORMAT = "edutorch-checkpoint"
 FORMAT_VERSION = 1
 _PLAIN_TYPES = {bool: "bool", int: "int", float: "float", str: "str", type(None): "none"}
+MAX_KEYS_PER_HASH = 8  # more dict keys with one hash value than this were chosen to collide
+_SAVED_DEVICE = re.compile(r"cpu|cuda(:[0-9]{1,4})?")  # the devices a tensor is saved from
 
 
 # -- saving -----------------------------------------------------------------
@@ -176,14 +182,14 @@ class _Decoder:
 
     def __init__(self, archive, map_location):
         self.archive, self.map_location = archive, map_location
-        self.tensors = {}  # array index -> Tensor already rebuilt
+        self.tensors = {}  # member name -> Tensor already rebuilt
 
     def fail(self, why):
         self.archive.fail(f"has a malformed manifest: {why}")
 
     def decode(self, node):
         if not isinstance(node, dict) or not isinstance(node.get("type"), str):
-            self.fail(f"expected an object with a 'type', got {node!r:.80}")
+            self.fail(f"expected an object with a 'type', got {short_repr(node)}")
         kind = node["type"]
         if kind in ("bool", "int", "float", "str", "none"):
             return self._decode_plain(kind, node.get("value"))
@@ -194,7 +200,7 @@ class _Decoder:
             return self._decode_dict(node)
         if kind in ("tensor", "parameter"):
             return self._decode_tensor(node)
-        self.fail(f"unknown node type {kind!r:.40}")
+        self.fail(f"unknown node type {short_repr(kind)}")
 
     def _items(self, node):
         items = node.get("items")
@@ -205,25 +211,23 @@ class _Decoder:
     def _decode_plain(self, kind, value):
         expected = {"bool": bool, "int": int, "float": (int, float), "str": str, "none": type(None)}[kind]
         if not isinstance(value, expected) or (kind in ("int", "float") and isinstance(value, bool)):
-            self.fail(f"value {value!r:.40} is not of type {kind}")
+            self.fail(f"value {short_repr(value)} is not of type {kind}")
         if kind == "float":
             try:
                 return float(value)
             except OverflowError:
-                self.fail(f"the float value {value!r:.40}... is out of range")
+                self.fail(f"the float value {short_repr(value)}... is out of range")
         return value
 
     def _decode_dict(self, node):
-        """A dict / OrderedDict node: hashable keys; only an OrderedDict carries ``_metadata``."""
+        """A dict / OrderedDict node: hashable keys, each once; only an OrderedDict carries ``_metadata``."""
         out = OrderedDict() if node["type"] == "ordereddict" else {}
+        hashes = Counter()
         for pair in self._items(node):
             if not isinstance(pair, list) or len(pair) != 2:
                 self.fail("a dict item that is not a [key, value] pair")
             key = self.decode(pair[0])
-            try:
-                hash(key)
-            except TypeError:
-                self.fail(f"an unhashable dict key of type {type(key).__name__} ({key!r:.40})")
+            self._check_key(key, out, hashes)
             out[key] = self.decode(pair[1])
         if "metadata" in node:
             if node["type"] != "ordereddict":
@@ -231,13 +235,34 @@ class _Decoder:
             out._metadata = self.decode(node["metadata"])
         return out
 
+    def _check_key(self, key, out, hashes):
+        """A dict key is hashable and new (a saved dict has no key twice), and few keys share its hash.
+
+        Ints are hashed by value modulo 2**61 - 1, so a forged manifest can list
+        keys that all hash alike (0, 2**61 - 1, 2 * (2**61 - 1), ...); building
+        a dict of N such keys takes N**2 / 2 comparisons (80,000 keys: minutes).
+        ``hashes`` counts the keys of this dict per hash value.
+        """
+        try:
+            key_hash = hash(key)
+        except TypeError:
+            self.fail(f"an unhashable dict key of type {type(key).__name__} ({short_repr(key)})")
+        if key in out:
+            self.fail(f"a dict with the key {short_repr(key)} twice")
+        hashes[key_hash] += 1
+        if hashes[key_hash] > MAX_KEYS_PER_HASH:
+            self.fail(f"more than {MAX_KEYS_PER_HASH} dict keys with the same hash value "
+                      "(keys chosen to make building the dict slow)")
+
     def _decode_tensor(self, node):
+        """A tensor node; nodes naming the same array share one tensor, as ``save`` wrote them."""
         index = node.get("array")
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             self.fail("a tensor node without an array index")
-        if index not in self.tensors:
-            self.tensors[index] = self._build_tensor(node, index)
-        shared = self.tensors[index]
+        key = f"arrays/{index}.npy"  # a str key: forged int indices could share one hash
+        if key not in self.tensors:
+            self.tensors[key] = self._build_tensor(node, key)
+        shared = self.tensors[key]
         if list(shared.shape) != node.get("shape") or shared._data.dtype.name != node.get("dtype"):
             self.fail(f"two tensor nodes share arrays/{index} but disagree on its dtype or shape")
         return shared
@@ -246,50 +271,67 @@ class _Decoder:
         """A tensor node's fields have the types ``save`` writes."""
         shape = node.get("shape")
         if not isinstance(shape, list) or not all(type(n) is int for n in shape):
-            self.fail(f"a tensor node whose shape is not a list of ints: {shape!r:.60}")
+            self.fail(f"a tensor node whose shape is not a list of ints: {short_repr(shape)}")
         for field, kind in (("dtype", str), ("device", str), ("requires_grad", bool)):
             if field in node and not isinstance(node[field], kind):
-                self.fail(f"a tensor node whose {field} is not a {kind.__name__}: {node[field]!r:.40}")
+                self.fail(f"a tensor node whose {field} is not a {kind.__name__}: {short_repr(node[field])}")
 
-    def _build_tensor(self, node, index):
-        """Read ``arrays/<index>.npy`` (checked by the archive) and compare it with the node."""
+    def _build_tensor(self, node, key):
+        """Read the member ``key`` (checked by the archive) and compare it with the node."""
         from .nn.parameter import Parameter
 
         self._check_tensor_node(node)
-        array = self.archive.read_array(f"arrays/{index}.npy")
+        device = self._device(node)
+        array = self.archive.read_array(key)
         if node.get("dtype") == "bfloat16" and array.dtype == np.uint16:  # stored as its bits
             array = array.view(_dtype.bfloat16.np)
         elif array.dtype == np.uint16:
-            self.archive.fail(f"is refused: 'arrays/{index}.npy' holds uint16 (dtype '<u2'), which only a bfloat16 "
-                      f"tensor's bits may be; {SUPPORTED}")
+            self.archive.fail(f"is refused: {key!r} holds uint16 (dtype '<u2'), which only a bfloat16 "
+                              f"tensor's bits may be; {SUPPORTED}")
         if array.dtype.name != node.get("dtype") or list(array.shape) != node["shape"]:
             self.fail(
-                f"arrays/{index} has dtype {array.dtype.name} and shape {list(array.shape)}, the "
-                f"manifest says {node.get('dtype')!r:.20} and {node['shape']!r:.40}"
+                f"{key!r} has dtype {array.dtype.name} and shape {list(array.shape)}, the "
+                f"manifest says {short_repr(node.get('dtype'))} and {short_repr(node['shape'])}"
             )
-        device = _target_device(node.get("device", "cpu"), self.map_location)
         tensor = Tensor._make(backend.to_device(array, device))
         requires_grad = node.get("requires_grad", False) and _is_floating(array.dtype)
         if node["type"] == "parameter":
             return Parameter(tensor, requires_grad=requires_grad)
         return tensor.requires_grad_(requires_grad)
 
+    def _device(self, node):
+        """Where a tensor goes: ``map_location``'s choice, else the device it was saved from.
 
-def _target_device(saved, map_location):
-    """Where a tensor saved on ``saved`` goes, given ``map_location`` (str, device or dict)."""
+        The manifest's device must be one a tensor is saved from (``cpu``,
+        ``cuda``, ``cuda:N``); a ``cuda`` tensor on a machine without CUDA is
+        refused unless ``map_location`` moves it (as ``torch.load`` does).
+        """
+        saved = node.get("device", "cpu")
+        if not _SAVED_DEVICE.fullmatch(saved):
+            self.fail(f"a tensor saved on device {short_repr(saved)}; edutorch tensors are saved from cpu or cuda")
+        target = _mapped_device(saved, self.map_location)
+        if target is None and saved.startswith("cuda") and not backend.cuda_is_available():
+            self.archive.fail(f"holds a tensor saved on device {saved!r}. {_NO_CUDA}")
+        return _device_type(saved if target is None else target)
+
+
+_NO_CUDA = ("Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
+            "False. If you are running on a CPU-only machine, please use torch.load with "
+            "map_location=torch.device('cpu') to map your storages to the CPU.")
+
+
+def _mapped_device(saved, map_location):
+    """The device ``map_location`` (str, device or dict) sends a tensor saved on ``saved`` to, or None."""
     if isinstance(map_location, dict):
-        target = map_location.get(saved, map_location.get(f"{saved}:0", saved))
-    elif map_location is None:
-        target = saved
-    else:
-        target = map_location
+        return map_location.get(saved, map_location.get(f"{saved}:0"))
+    return map_location
+
+
+def _device_type(target):
+    """``"cpu"`` or ``"cuda"`` for a device the caller asked for (PyTorch's RuntimeError otherwise)."""
     target = str(target).split(":")[0]
     if target == "cuda" and not backend.cuda_is_available():
-        raise RuntimeError(
-            "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is "
-            "False. If you are running on a CPU-only machine, please use torch.load with "
-            "map_location=torch.device('cpu') to map your storages to the CPU."
-        )
+        raise RuntimeError(_NO_CUDA)
     if target not in ("cpu", "cuda"):
         raise RuntimeError(f"Expected one of cpu, cuda device type at start of device string: {target}")
     return target
@@ -323,7 +365,7 @@ def _decode_manifest(archive, map_location):
         archive.fail("is not an edutorch checkpoint (no format marker)")
     if manifest.get("version") != FORMAT_VERSION:
         archive.fail(
-            f"uses checkpoint format version {manifest.get('version')!r:.20}; "
+            f"uses checkpoint format version {short_repr(manifest.get('version'))}; "
             f"this edutorch reads version {FORMAT_VERSION}"
         )
     try:

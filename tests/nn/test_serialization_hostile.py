@@ -8,67 +8,25 @@ import io
 import json
 import struct
 import tracemalloc
-import warnings
 import zipfile
 
 import numpy as np
 import pytest
 
 import edutorch as et
+from checkpoint_files import central_entries, npy_bytes, patch, refused, saved_bytes, tensor_manifest, zip_bytes
 from edutorch.serialization import CheckpointError, load, save
 
 
 # -- building checkpoints by hand ---------------------------------------------------------
-def npy_bytes(descr, shape, data=b"", fortran_order=False, version=(1, 0)):
-    """A .npy file with any header at all (np.save refuses to write a lying one)."""
-    header = repr({"descr": descr, "fortran_order": fortran_order, "shape": tuple(shape)})
-    length_format = "<H" if version == (1, 0) else "<I"
-    prefix = 8 + struct.calcsize(length_format)
-    header += " " * ((-(prefix + len(header) + 1)) % 64) + "\n"
-    magic = b"\x93NUMPY" + bytes(version)
-    return magic + struct.pack(length_format, len(header)) + header.encode("latin1") + data
-
-
 def npy_of(array):
     buf = io.BytesIO()
     np.save(buf, array, allow_pickle=array.dtype.hasobject)
     return buf.getvalue()
 
 
-def tensor_manifest(dtype="float32", shape=(2,), array=0):
-    root = {"type": "tensor", "array": array, "dtype": dtype, "shape": list(shape),
-            "device": "cpu", "requires_grad": False}
-    return json.dumps({"format": "edutorch-checkpoint", "version": 1, "root": root})
-
-
-def zip_bytes(members, compression=zipfile.ZIP_STORED):
-    """A zip of ``[(name, bytes), ...]`` (a list, so that a name may appear twice)."""
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # zipfile warns about duplicate names
-        with zipfile.ZipFile(buf, "w", compression=compression) as z:
-            for name, data in members:
-                z.writestr(name, data)
-    return buf.getvalue()
-
-
 def checkpoint(npy, manifest=None, compression=zipfile.ZIP_STORED):
     return zip_bytes([("manifest.json", manifest or tensor_manifest()), ("arrays/0.npy", npy)], compression)
-
-
-def central_entries(data):
-    """Offsets of the central-directory records (b'PK\\x01\\x02') of a zip without zip64."""
-    out, at = [], data.find(b"PK\x01\x02")
-    while at != -1:
-        out.append(at)
-        at = data.find(b"PK\x01\x02", at + 4)
-    return out
-
-
-def patch(data, offset, fmt, value):
-    data = bytearray(data)
-    struct.pack_into(fmt, data, offset, value)
-    return bytes(data)
 
 
 def patch_member(data, index, field, value):
@@ -82,21 +40,6 @@ def patch_member(data, index, field, value):
         local = struct.unpack_from("<I", data, central + 42)[0]
         data = patch(data, local + at - 2, fmt, value)  # local headers lack the "version made by" field
     return data
-
-
-def refused(data, *messages):
-    """Load ``data``; it must raise CheckpointError whose message contains every one of ``messages``."""
-    with pytest.raises(CheckpointError) as info:
-        load(io.BytesIO(data))
-    for message in messages:
-        assert message in str(info.value), (message, str(info.value))
-    return str(info.value)
-
-
-def saved_bytes(obj):
-    buf = io.BytesIO()
-    save(obj, buf)
-    return buf.getvalue()
 
 
 # -- the hand-built files are right: a truthful one loads -----------------------------------
@@ -305,7 +248,7 @@ def test_duplicate_member_names_are_refused():
 # -- other damage ----------------------------------------------------------------------------
 def test_a_member_that_is_not_npy_is_refused():
     refused(checkpoint(b"GIF89a" + bytes(100)), "'arrays/0.npy' has no readable .npy header")
-    refused(checkpoint(b"\x93NUMPY\x01\x00\xff\x00{'descr'"), "no readable .npy header")
+    refused(checkpoint(b"\x93NUMPY\x01\x00\xff\x00{'descr'"), "is truncated", "ends inside its .npy header")
     refused(checkpoint(npy_bytes("<f4", (2,), bytes(8), version=(3, 0))), ".npy format version (3, 0)")
 
 
@@ -401,3 +344,39 @@ def test_a_checkpoint_after_other_data_in_a_file_object_loads():
     save({"w": et.arange(3)}, buf)
     buf.seek(25)
     assert load(buf)["w"].tolist() == [0, 1, 2]
+
+
+
+def no_memory(*args, **kwargs):
+    raise MemoryError
+
+
+@pytest.mark.parametrize("module, function, words", [
+    ("np", "empty", "'arrays/0.npy' declares 8 bytes of data, more memory than this machine can allocate"),
+    ("json", "loads", "its manifest of 162 bytes needs more memory than this machine can allocate"),
+])
+def test_what_this_machine_cannot_allocate_is_a_checkpoint_error(monkeypatch, module, function, words):
+    """A deflated member may declare 100x its size, a manifest ~48 bytes of objects per byte: if that
+    cannot be allocated, say so with a CheckpointError, not a MemoryError."""
+    from edutorch import _checkpoint_reader
+
+    data = checkpoint(good_array())
+    monkeypatch.setattr(getattr(_checkpoint_reader, module), function, no_memory)
+    refused(data, words)
+
+
+def test_a_symbolic_link_member_is_refused():
+    """A zip entry marked as a Unix symlink holds a path, not data; extracting it would follow the path."""
+    import stat
+
+    link = zipfile.ZipInfo("arrays/0.npy")
+    link.create_system, link.external_attr = 3, (stat.S_IFLNK | 0o777) << 16
+    data = zip_bytes([("manifest.json", tensor_manifest()), (link, b"/etc/passwd")])
+    refused(data, "the member 'arrays/0.npy' is a symbolic link")
+
+
+def test_a_directory_placed_after_the_file_start_is_refused():
+    """A central-directory offset forged larger moves every member before the file's start ('negative seek')."""
+    data = checkpoint(good_array())
+    end = data.rfind(b"PK\x05\x06")
+    refused(patch(data, end + 16, "<I", struct.unpack_from("<I", data, end + 16)[0] + 2**20), "places the member 'manifest.json' before the start of the file")
