@@ -186,6 +186,27 @@ def test_out_of_scope_names_raise_an_attribute_error_with_the_reason():
     assert isinstance(refused.value, AttributeError)
 
 
+@documents("`load` treats every file as hostile")
+def test_load_refuses_a_deflated_manifest_longer_than_the_file_and_1_mib(tmp_path):
+    import json
+    import zipfile
+
+    from edutorch.serialization import CheckpointError
+
+    path = tmp_path / "model.pt"
+    et.save({"a": et.ones(2)}, path)
+    with zipfile.ZipFile(path) as stored:
+        members = {name: stored.read(name) for name in stored.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    members["manifest.json"] = json.dumps(manifest, indent=2 * 1024 * 1024).encode()  # valid JSON, 2+ MiB
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as rezipped:
+        for name, data in members.items():
+            rezipped.writestr(name, data)
+    assert path.stat().st_size < 1024 * 1024
+    with pytest.raises(CheckpointError, match="manifest"):
+        et.load(path)
+
+
 @documents("`save`/`load` never pickle")
 def test_saving_a_whole_module_is_refused(tmp_path):
     with pytest.raises(TypeError, match="state_dict"):
