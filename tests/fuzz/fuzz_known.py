@@ -1,0 +1,226 @@
+"""KNOWN: the disagreements with PyTorch that are known and being fixed (issue 23).
+
+A fuzzed program that disagrees with PyTorch is counted as *known* (not a
+failure) when it matches one of these entries' ``matches(program, ref, got)``;
+each entry also has a minimal ``example`` that ``test_fuzz.py`` runs as a
+strict xfail, so an entry whose bug got fixed turns the suite red until it is
+deleted here.  Delete an entry when its fix is merged.
+
+The predicates read the program's structure: which ops ran, on what shapes,
+and which names are views of the same tensor (``roots``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fuzz_ops import OPS
+
+ZERO_D_DIM_KEYS = ("dim", "dims", "d0", "d1", "dim1", "dim2")
+ZERO_D_OPS = {"gelu", "gelu_tanh", "nn.GELU", "norm_dim", "median_dim", "kthvalue", "sort", "topk", "cummax"}
+SETITEM_OPS = {"setitem", "setitem_index", "setitem_scalar", "copy_"}
+INPLACE_ACTIVATIONS = {"F.relu_", "F.relu_inplace", "F.elu_", "F.leaky_relu_", "F.hardtanh_", "F.threshold_",
+                       "F.celu_", "F.selu_", "F.silu_inplace", "F.hardswish_inplace", "F.mish_inplace",
+                       "F.hardsigmoid_inplace", "F.relu6_inplace", "F.dropout_inplace", "relu_"}
+MATMULS = {"matmul", "matmul_fn", "bmm", "einsum_mm", "tensordot", "linear", "mm", "mv", "dot", "addmm"}
+
+
+# --- reading a program -------------------------------------------------------------------
+def kind(step):
+    return OPS[step.op].kind if step.op in OPS else "fn"
+
+
+def is_inplace(step):
+    return step.target is not None
+
+
+def is_inplace_activation(step):
+    return step.op in INPLACE_ACTIVATIONS or (kind(step) == "layer" and step.target is not None)
+
+
+def roots(program):
+    """name -> the name of the tensor whose memory it shares (itself when not a view)."""
+    root = {}
+    for step in program.steps:
+        aliased = kind(step) in ("view", "multi") or (kind(step) == "layer" and step.target)
+        for name in step.outputs:
+            root[name] = root.get(step.inputs[0], step.inputs[0]) if aliased else name
+    return root
+
+
+def derived_from(program, ops):
+    """Names that are ``ops`` outputs or views of them."""
+    out = set()
+    for step in program.steps:
+        if step.op in ops or (kind(step) in ("view", "multi") and step.inputs and step.inputs[0] in out):
+            out |= set(step.outputs)
+    return out
+
+
+def written_after(program, index, names):
+    """Is any tensor sharing memory with ``names`` written in place after step ``index``?"""
+    root = roots(program)
+    wanted = {root.get(n, n) for n in names}
+    return any(is_inplace(s) and root.get(s.target, s.target) in wanted for s in program.steps[index + 1:])
+
+
+def after_op_written(program, ops, same_root=True):
+    for i, step in enumerate(program.steps):
+        if step.op in ops and (written_after(program, i, step.outputs + step.inputs[:1]) if same_root else
+                               any(is_inplace(s) for s in program.steps[i + 1:])):
+            return True
+    return False
+
+
+def operand_aliases_target(program, ops):
+    root = roots(program)
+    for step in program.steps:
+        if step.op in ops and step.target:
+            target = root.get(step.target, step.target)
+            if any(root.get(n, n) == target for n in step.inputs[1:]):
+                return True
+    return False
+
+
+# --- the entries -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Known:
+    issue: str  # what is wrong, as in issue 23
+    matches: object  # matches(program, ref, got) -> bool
+    example: str  # a minimal program (run on both libraries; must still disagree)
+
+
+def _zero_d(program, ref, got):
+    for step in program.steps:
+        if step.shapes and step.shapes[0] == () and (
+                step.op in ZERO_D_OPS or any(k in ZERO_D_DIM_KEYS for k, _ in step.args)):
+            return True
+    return False
+
+
+def _view_before_grad_data(program, ref, got):
+    root = roots(program)
+    for i, step in enumerate(program.steps):
+        if is_inplace(step) and step.grads and not step.grads[0] and any(step.grads[1:]):
+            target = root.get(step.target, step.target)
+            if any(kind(s) in ("view", "multi") and root.get(s.outputs[0]) == target
+                   for s in program.steps[:i]):
+                return True
+    return False
+
+
+def _expand_write(program, ref, got):
+    expanded = derived_from(program, {"expand", "broadcast_to"})
+    return any(is_inplace(s) and s.target in expanded for s in program.steps)
+
+
+def _error_type(program, ref, got):
+    return (ref.error is not None and got.error is not None and ref.error[1] == "RuntimeError"
+            and got.error[1] == "ValueError"
+            and any(s.op in SETITEM_OPS | {"setitem_index"} for s in program.steps))
+
+
+def _inplace_activations(program, ref, got):
+    acts = [s for s in program.steps if is_inplace_activation(s)]
+    risky = ("hardswish", "mish", "selu", "Hardswish", "Mish", "SELU")
+    return len(acts) >= 2 or any(any(r in s.op for r in risky) for s in acts)
+
+
+def _broadcast_matmul(program, ref, got):
+    for i, step in enumerate(program.steps):
+        if step.op in MATMULS and len({len(s) for s in step.shapes}) > 1:
+            if written_after(program, i, step.inputs):
+                return True
+    return False
+
+
+def _empty_batch_norm(program, ref, got):
+    return any(s.op in ("nn.BatchNorm1d", "nn.BatchNorm2d", "nn.GroupNorm") and s.shapes and 0 in s.shapes[0]
+               for s in program.steps)
+
+
+KNOWN = {
+    "diagonal-inplace": Known(
+        "in-place on a diagonal() view: wrong gradient, leaf changed, requires_grad not propagated",
+        lambda p, ref, got: after_op_written(p, {"diagonal"}),
+        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\nd = a.diagonal()\nd.mul_(3)\nloss = (a * a).sum() + d.sum()\nloss.backward()"),
+    "retain-grad-inplace": Known(
+        "retain_grad() then an in-place op: .grad is for the old value",
+        lambda p, ref, got: after_op_written(p, {"retain_grad"}),
+        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\na.retain_grad()\na.sin_()\nloss = (a * x).sum()\nloss.backward()"),
+    "unbind-copies": Known(
+        "unbind() returns copies, not views",
+        lambda p, ref, got: after_op_written(p, {"unbind"}),
+        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\na, b = x.unbind(0)\na.mul_(5)"),
+    "view-before-grad-data": Known(
+        "a view taken before its base received grad-requiring data stays requires_grad=False",
+        _view_before_grad_data,
+        "w = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
+        "c = torch.zeros(2, 2, dtype=torch.float64)\nr = c[0]\nc[1] = w\n"
+        "loss = (r * r).sum()\nloss.backward()"),
+    "self-overlap": Known(
+        "self-overlapping writes (t[[0, -1]] = t, copy_ from an overlapping view) are accepted",
+        lambda p, ref, got: operand_aliases_target(p, SETITEM_OPS | {"scatter_", "index_add_"}),
+        "t = torch.tensor([1., 2.], dtype=torch.float64)\nt[torch.tensor([0, -1])] = t.flip(0)[:2]\n"
+        "u = torch.tensor([1., 2., 3.], dtype=torch.float64)\nu[1:].copy_(u[:2])"),
+    "stale-split-views": Known(
+        "a split/chunk view used after its base was written in place",
+        lambda p, ref, got: after_op_written(p, {"split", "chunk", "tensor_split"}),
+        "x = torch.tensor([1., 2., 3., 4.], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\np, q = a.split(2)\na.mul_(2)\nloss = (p * p).sum()\nloss.backward()"),
+    "setitem-view-of-self": Known(
+        "a[0] = <a view of a> then backward: CopySlices returned an invalid gradient",
+        lambda p, ref, got: operand_aliases_target(p, {"setitem", "setitem_index"}),
+        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\na[0] = a[1]\nloss = (a * a).sum()\nloss.backward()"),
+    "expand-write": Known(
+        "writes into a same-shape expand() view refused or wrong",
+        _expand_write,
+        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\ne = a.expand(2)\ne.mul_(3)\nloss = (a * a).sum()\nloss.backward()"),
+    "missing-inplace-methods": Known(
+        "unsqueeze_, squeeze_, t_ and index_add_ are missing",
+        lambda p, ref, got: any(s.op in ("unsqueeze_", "squeeze_", "t_", "index_add_") for s in p.steps),
+        "x = torch.tensor([[1., 2.]], dtype=torch.float64)\nx.t_()"),
+    "error-type-setitem-copy": Known(
+        "index assignment and copy_ shape mismatches raise ValueError (PyTorch: RuntimeError)",
+        _error_type,
+        "x = torch.tensor([1., 2.], dtype=torch.float64)\nx[0:2] = torch.tensor([1., 2., 3.], dtype=torch.float64)"),
+    "inplace-activations": Known(
+        "in-place activations (Hardswish/Mish/SELU inplace=True, pairs of in-place activations) refused",
+        _inplace_activations,
+        "x = torch.tensor([0.5, -1.2], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\nv = torch.nn.Hardswish(inplace=True)(a)\nloss = (v * v).sum()\nloss.backward()"),
+    "addcmul-oversave": Known(
+        "addcmul_ saves an operand that needs no grad (backward refuses after it changes)",
+        lambda p, ref, got: any(s.op == "addcmul_" for s in p.steps),
+        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\nt1 = torch.tensor([3., 4.], dtype=torch.float64)\nt2 = torch.tensor([5., 6.], dtype=torch.float64)\n"
+        "a.addcmul_(t1, x)\nt1.mul_(2)\nloss = a.sum()\nloss.backward()"),
+    "broadcast-matmul-changed": Known(
+        "a broadcast matmul operand changed later makes backward refuse (PyTorch saved a copy)",
+        _broadcast_matmul,
+        "w = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64, requires_grad=True)\n"
+        "b = torch.tensor([[[1., 0.], [0., 1.]], [[2., 1.], [1., 2.]]], dtype=torch.float64)\n"
+        "y = w @ b\nb.mul_(2)\nloss = y.sum()\nloss.backward()"),
+    "zero-d-dim": Known(
+        "0-d tensors with a dim argument (sum/mean/prod/softmax/logsumexp/amax/median/var/flip/movedim/"
+        "narrow/select/split/gather/norm/...) and F.gelu on 0-d raise NumPy errors",
+        _zero_d,
+        "x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)\ny = x.sum(0)\nloss = y * 1\n"
+        "loss.backward()"),
+    "empty-batch-norm": Known(
+        "BatchNorm (NaN running stats) and GroupNorm on an empty batch",
+        _empty_batch_norm,
+        "m = torch.nn.BatchNorm1d(2, dtype=torch.float64)\ny = m(torch.zeros(0, 2, dtype=torch.float64))\n"
+        "mean = m.running_mean"),
+}
+
+
+def known_issue(program, ref, got):
+    """The name of the KNOWN entry this disagreement falls under, or None."""
+    for name, entry in KNOWN.items():
+        if entry.matches(program, ref, got):
+            return name
+    return None
