@@ -1,0 +1,25 @@
+"""Disagreements the differential fuzzer found, fixed, as plain examples.
+
+Each test is the shrunk program (a few lines) with PyTorch 2.13's answer
+written in, so they run without PyTorch.
+"""
+import pytest
+
+import edutorch as torch
+
+
+def test_requires_grad_true_on_a_non_leaf_is_a_no_op():
+    # fuzz: `v = x.sin(); v.requires_grad_()` raised; PyTorch returns v unchanged
+    x = torch.tensor([-0.86, -0.89], dtype=torch.float64, requires_grad=True)
+    v = x.sin()
+    assert v.requires_grad_() is v
+    (v * v).sum().backward()
+    assert torch.allclose(x.grad, (2 * x.sin() * x.cos()).detach())
+
+
+def test_requires_grad_false_on_a_non_leaf_raises_with_pytorchs_messages():
+    v = torch.tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match=r"leaf variables\. If you want to use a computed variable"):
+        v.requires_grad_(False)
+    with pytest.raises(RuntimeError, match=r"^you can only change requires_grad flags of leaf variables\.$"):
+        v.requires_grad = True
