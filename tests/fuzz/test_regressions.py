@@ -23,3 +23,23 @@ def test_requires_grad_false_on_a_non_leaf_raises_with_pytorchs_messages():
         v.requires_grad_(False)
     with pytest.raises(RuntimeError, match=r"^you can only change requires_grad flags of leaf variables\.$"):
         v.requires_grad = True
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "nansum", "nanmean"])
+def test_reducing_every_dim_with_keepdim_keeps_the_dims(name):
+    # fuzz: `x.mean(None, keepdim=True)` had shape (); PyTorch: (1, 1, 1)
+    x = torch.tensor([[[1.14], [2.47], [-1.85]], [[-0.07], [-0.72], [-1.21]]], dtype=torch.float64,
+                     requires_grad=True)
+    y = getattr(x, name)(None, keepdim=True)
+    assert y.shape == (1, 1, 1)
+    y.sum().backward()
+    assert x.grad.shape == x.shape
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])
+def test_an_empty_dim_tuple_reduces_every_dim(name):
+    # PyTorch: x.sum(()) is x.sum() (shape ()), and with keepdim=True shape (1, 1)
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]], dtype=torch.float64)
+    assert getattr(x, name)(()).shape == ()
+    assert getattr(x, name)((), keepdim=True).shape == (1, 1)
+    assert torch.allclose(getattr(x, name)(()), getattr(x, name)())

@@ -18,9 +18,12 @@ from ..._dtype import is_floating as _is_floating
 
 
 def normalize_dims(dim, ndim):
-    """``dim`` (None, int or tuple, maybe negative) as a sorted tuple of axes."""
+    """``dim`` (None, int or tuple, maybe negative) as a sorted tuple of axes.
 
-    if dim is None:
+    None and an empty tuple both mean every dim, as in PyTorch's ``x.sum(())``.
+    """
+
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         return tuple(range(ndim))
     if isinstance(dim, int):
         dim = (dim,)
