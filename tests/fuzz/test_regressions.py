@@ -43,3 +43,16 @@ def test_an_empty_dim_tuple_reduces_every_dim(name):
     assert getattr(x, name)(()).shape == ()
     assert getattr(x, name)((), keepdim=True).shape == (1, 1)
     assert torch.allclose(getattr(x, name)(()), getattr(x, name)())
+
+
+@pytest.mark.parametrize("name", ["expm1", "exp2", "tan"])
+def test_an_op_that_saves_its_result_allows_changing_its_input_later(name):
+    # fuzz: `v = a.expm1(); a.mul_(2); backward` refused (the input was saved too); PyTorch saves
+    # only the result, so the gradient is (v + 1) for expm1
+    x = torch.tensor([0.31, -0.52], dtype=torch.float64, requires_grad=True)
+    a = x * 1
+    v = getattr(a, name)()
+    a.mul_(2)
+    v.sum().backward()
+    expected = {"expm1": v + 1, "exp2": v * 0.6931471805599453, "tan": 1 + v * v}[name]
+    assert torch.allclose(x.grad, expected.detach())
