@@ -56,3 +56,10 @@ def test_an_op_that_saves_its_result_allows_changing_its_input_later(name):
     v.sum().backward()
     expected = {"expm1": v + 1, "exp2": v * 0.6931471805599453, "tan": 1 + v * v}[name]
     assert torch.allclose(x.grad, expected.detach())
+
+
+def test_autograd_grad_with_no_inputs_raises():
+    # fuzz: `torch.autograd.grad(loss, [])` returned (); PyTorch refuses
+    x = torch.tensor([2.24], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty"):
+        torch.autograd.grad((x * x).sum(), [])
