@@ -100,8 +100,9 @@ def _zero_d(program, ref, got):
 def _view_before_grad_data(program, ref, got):
     root = roots(program)
     for i, step in enumerate(program.steps):
-        if is_inplace(step) and step.grads and not step.grads[0] and any(step.grads[1:]):
-            target = root.get(step.target, step.target)
+        gets_grad = (is_inplace(step) and any(step.grads[1:])) or step.op == "requires_grad_"
+        if step.grads and not step.grads[0] and gets_grad:
+            target = root.get(step.inputs[0], step.inputs[0])
             if any(kind(s) in ("view", "multi") and root.get(s.outputs[0]) == target
                    for s in program.steps[:i]):
                 return True
@@ -138,7 +139,81 @@ def _empty_batch_norm(program, ref, got):
                for s in program.steps)
 
 
+SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
+    # composites that do not keep their input (PyTorch's node does): backward runs where PyTorch refuses
+    "celu", "hardtanh", "relu6", "hardsigmoid", "logsigmoid", "softshrink", "hardshrink", "threshold",
+    "nn.CELU", "nn.Hardtanh", "nn.ReLU6", "nn.Hardsigmoid", "nn.LogSigmoid", "nn.Softshrink", "nn.Hardshrink",
+    "nn.Threshold",
+    "F.celu_", "F.hardtanh_", "F.threshold_", "F.relu6_inplace", "F.hardsigmoid_inplace",
+    # picked through gather, which keeps the input (PyTorch keeps only the indices): backward refuses;
+    # median() keeps no result (PyTorch does): writing the result does not make backward refuse
+    "median_dim", "kthvalue", "median",
+    # hypot and cumprod keep no result (PyTorch's nodes do): writing the result does not make backward refuse
+    "hypot", "cumprod",
+}
+EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "tensordot", "cat",
+             "cross_entropy", "nll_loss", "nn.Linear", "linear", "glu", "chunk"}
+
+
+def _empty_tensors(program, ref, got):
+    return any(s.op in EMPTY_OPS and any(0 in shape for shape in s.shapes) for s in program.steps)
+
+
+def _negative_index_select(program, ref, got):
+    return any(s.op == "index_select" and "-" in str(dict(s.args).get("index", "")) for s in program.steps)
+
+
+def _broadcast_error_type(program, ref, got):
+    return (ref.error is not None and got.error is not None and ref.error[1:] != got.error[1:]
+            and any(s.op in ("addcmul", "addcdiv", "take_along_dim") for s in program.steps))
+
+
+def _saves_other_tensors(program, ref, got):
+    return after_op_written(program, SAVES_OTHER_TENSORS)
+
+
 KNOWN = {
+    "addmm-bias-shape": Known(
+        "found by the fuzzer: addmm accepts a bias that does not broadcast to the product's shape "
+        "(PyTorch: RuntimeError, the expanded size must match)",
+        lambda p, ref, got: any(s.op == "addmm" for s in p.steps) and ref.error is not None,
+        "b = torch.zeros(2, 2, dtype=torch.float64)\nx = torch.ones(1, 2, dtype=torch.float64)\n"
+        "y = torch.addmm(b, x, b)"),
+    "flatten-dim-range": Known(
+        "found by the fuzzer: nn.Flatten() (start_dim=1) on a 0-d or 1-d tensor runs (PyTorch: IndexError, "
+        "dimension out of range)",
+        lambda p, ref, got: any(s.op == "nn.Flatten" and len(s.shapes[0]) < 2 for s in p.steps),
+        "x = torch.tensor(1.5, dtype=torch.float64)\ny = torch.nn.Flatten()(x)"),
+    "detach-leaf-in-graph": Known(
+        "found by the fuzzer: detach_() on a leaf already used in the graph: backward still fills its .grad "
+        "(PyTorch: the leaf no longer requires grad, its .grad stays None)",
+        lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
+        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 3\nx.detach_()\n"
+        "loss = y.sum()\nloss.backward()"),
+    "empty-tensors": Known(
+        "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin raise ValueError (NumPy's max of "
+        "nothing); tensordot, Linear and glu over a size-0 dim raise; chunk of a size-0 dim gives one piece "
+        "(PyTorch: as many as asked); cat gives no .grad (None) to an empty input",
+        _empty_tensors,
+        "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
+    "index-select-negative": Known(
+        "found by the fuzzer: index_select accepts negative indices (PyTorch: IndexError, index out of range)",
+        _negative_index_select,
+        "x = torch.tensor([1., 2.], dtype=torch.float64)\ny = x.index_select(0, torch.tensor([-1]))"),
+    "broadcast-error-type": Known(
+        "found by the fuzzer: addcmul/addcdiv/take_along_dim with shapes that do not broadcast raise "
+        "ValueError (PyTorch: RuntimeError)",
+        _broadcast_error_type,
+        "a = torch.zeros(4, dtype=torch.float64)\nb = torch.zeros(2, 3, dtype=torch.float64)\n"
+        "y = torch.addcmul(a, b, b)"),
+    "saves-other-tensors": Known(
+        "found by the fuzzer: activations written as composites (celu, hardtanh, relu6, hardsigmoid, "
+        "logsigmoid, softshrink, hardshrink, threshold) do not keep their input, so writing it in place "
+        "afterwards does not make backward refuse as in PyTorch; median(dim)/kthvalue keep their input "
+        "(through gather), so backward refuses where PyTorch runs; median(), hypot, cumprod keep no result",
+        _saves_other_tensors,
+        "x = torch.tensor([-1.97, 0.4], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\nv = F.logsigmoid(a)\na.mul_(2)\nloss = v.sum()\nloss.backward()"),
     "diagonal-inplace": Known(
         "in-place on a diagonal() view: wrong gradient, leaf changed, requires_grad not propagated",
         lambda p, ref, got: after_op_written(p, {"diagonal"}),
@@ -150,18 +225,20 @@ KNOWN = {
         "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
         "a = x * 1\na.retain_grad()\na.sin_()\nloss = (a * x).sum()\nloss.backward()"),
     "unbind-copies": Known(
-        "unbind() returns copies, not views",
+        "unbind() outputs: views of a tensor written in place later are not refused when used (PyTorch: "
+        "RuntimeError at the use); issue 23: unbind() returns copies",
         lambda p, ref, got: after_op_written(p, {"unbind"}),
-        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\na, b = x.unbind(0)\na.mul_(5)"),
+        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64, requires_grad=True)\n"
+        "y = x * 1\na, b = y.unbind(1)\ny.mul_(5)\nloss = (a * a).sum()\nloss.backward()"),
     "view-before-grad-data": Known(
-        "a view taken before its base received grad-requiring data stays requires_grad=False",
+        "a view taken before its base received grad-requiring data (in-place, or requires_grad_()) "
+        "stays requires_grad=False",
         _view_before_grad_data,
-        "w = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
-        "c = torch.zeros(2, 2, dtype=torch.float64)\nr = c[0]\nc[1] = w\n"
-        "loss = (r * r).sum()\nloss.backward()"),
+        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\nv = x.reshape(4)\nx.requires_grad_()"),
     "self-overlap": Known(
-        "self-overlapping writes (t[[0, -1]] = t, copy_ from an overlapping view) are accepted",
-        lambda p, ref, got: operand_aliases_target(p, SETITEM_OPS | {"scatter_", "index_add_"}),
+        "self-overlapping writes (t[[0, -1]] = t, copy_ from an overlapping view) are accepted; "
+        "a[0] = <a view of a> then backward: CopySlices returned an invalid gradient",
+        lambda p, ref, got: operand_aliases_target(p, SETITEM_OPS | {"scatter_", "scatter_add_", "index_add_"}),
         "t = torch.tensor([1., 2.], dtype=torch.float64)\nt[torch.tensor([0, -1])] = t.flip(0)[:2]\n"
         "u = torch.tensor([1., 2., 3.], dtype=torch.float64)\nu[1:].copy_(u[:2])"),
     "stale-split-views": Known(
@@ -169,11 +246,6 @@ KNOWN = {
         lambda p, ref, got: after_op_written(p, {"split", "chunk", "tensor_split"}),
         "x = torch.tensor([1., 2., 3., 4.], dtype=torch.float64, requires_grad=True)\n"
         "a = x * 1\np, q = a.split(2)\na.mul_(2)\nloss = (p * p).sum()\nloss.backward()"),
-    "setitem-view-of-self": Known(
-        "a[0] = <a view of a> then backward: CopySlices returned an invalid gradient",
-        lambda p, ref, got: operand_aliases_target(p, {"setitem", "setitem_index"}),
-        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64, requires_grad=True)\n"
-        "a = x * 1\na[0] = a[1]\nloss = (a * a).sum()\nloss.backward()"),
     "expand-write": Known(
         "writes into a same-shape expand() view refused or wrong",
         _expand_write,
@@ -197,7 +269,7 @@ KNOWN = {
         lambda p, ref, got: any(s.op == "addcmul_" for s in p.steps),
         "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
         "a = x * 1\nt1 = torch.tensor([3., 4.], dtype=torch.float64)\nt2 = torch.tensor([5., 6.], dtype=torch.float64)\n"
-        "a.addcmul_(t1, x)\nt1.mul_(2)\nloss = a.sum()\nloss.backward()"),
+        "a.addcmul_(t1, t2)\nt1.mul_(2)\nloss = a.sum()\nloss.backward()"),
     "broadcast-matmul-changed": Known(
         "a broadcast matmul operand changed later makes backward refuse (PyTorch saved a copy)",
         _broadcast_matmul,

@@ -30,6 +30,11 @@ from fuzz_ops import OPS, Code
 
 RTOL = 1e-7
 ATOL = 1e-9
+# PyTorch's CPU kernels for these use the float32 constant 1/6 even in float64 (their gradients
+# are off by ~3e-8 relative): programs with them are compared at a looser tolerance
+LOOSE_RTOL = 1e-5
+LOOSE_OPS = {"hardsigmoid", "hardswish", "nn.Hardsigmoid", "nn.Hardswish", "F.hardsigmoid_inplace",
+             "F.hardswish_inplace"}
 
 
 # --- programs ------------------------------------------------------------------
@@ -188,6 +193,8 @@ def execute(program, lib, check=False):
         try:
             exec(_compiled("\n".join(loss_lines(program))), ns)
         except Exception as err:  # noqa: BLE001
+            if check and "is not implemented" in str(err):
+                raise Invalid("PyTorch has no double backward here") from err  # a PyTorch gap, not semantics
             out.error = ("backward", builtin_type(err), str(err).split("\n")[0][:200])
             return out
         for name in program.names() + _module_tensors(program, ns):
@@ -213,21 +220,21 @@ def _module_tensors(program, ns):
 _FIELDS = ("shape", "dtype", "values", "requires_grad", "is_leaf", "grad")
 
 
-def _close(a, b):
+def _close(a, b, rtol):
     if a is None or b is None:
         return a is None and b is None
     if a.shape != b.shape:
         return False
     scale = max(1.0, float(np.abs(a).max())) if a.size and np.all(np.isfinite(a)) else 1.0
-    return bool(np.allclose(b, a, rtol=RTOL, atol=ATOL * scale, equal_nan=True))
+    return bool(np.allclose(b, a, rtol=rtol, atol=ATOL * scale * rtol / RTOL, equal_nan=True))
 
 
-def _diff_summary(name, ref, got):
+def _diff_summary(name, ref, got, rtol):
     if isinstance(ref, str) or isinstance(got, str):
         return [] if ref == got else [f"{name}: torch {ref!r}, edutorch {got!r}"]
     lines = []
     for field_name, a, b in zip(_FIELDS, ref, got):
-        same = _close(a, b) if field_name in ("values", "grad") else a == b
+        same = _close(a, b, rtol) if field_name in ("values", "grad") else a == b
         if not same:
             lines.append(f"{name}.{field_name}: torch {_show(a)}, edutorch {_show(b)}")
     return lines
@@ -239,20 +246,22 @@ def _show(a):
     return repr(a)
 
 
-def differences(ref, got):
+def differences(ref, got, program=None):
     """Readable lines saying where ``got`` (edutorch) differs from ``ref`` (PyTorch); [] if none."""
+    loose = program is not None and any(s.op in LOOSE_OPS for s in program.steps)
+    rtol = LOOSE_RTOL if loose else RTOL
     if ref.error or got.error:
         if ref.error and got.error and ref.error[:2] == got.error[:2]:
             return []
         return [f"torch: {_error(ref)}", f"edutorch: {_error(got)}"]
     for step_ref, step_got in zip(ref.forward, got.forward):
         for (name, a), (_, b) in zip(step_ref, step_got):
-            lines = _diff_summary(name, a[:5], b[:5])  # grads only at the end
+            lines = _diff_summary(name, a[:5], b[:5], rtol)  # grads only at the end
             if lines:
                 return ["forward " + line for line in lines]
     lines = []
     for name, a in ref.final.items():
-        lines += _diff_summary(name, a, got.final.get(name, "missing"))
+        lines += _diff_summary(name, a, got.final.get(name, "missing"), rtol)
     return lines
 
 

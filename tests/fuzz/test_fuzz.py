@@ -70,7 +70,7 @@ def compare(program):
     """(difference lines, PyTorch outcome, edutorch outcome); Invalid for unfair programs."""
     ref = fp.execute(program, torch, check=True)
     got = fp.execute(program, edutorch)
-    return fp.differences(ref, got), ref, got
+    return fp.differences(ref, got, program), ref, got
 
 
 def still_fails_like(kind):
