@@ -184,12 +184,6 @@ KNOWN = {
         "dimension out of range)",
         lambda p, ref, got: any(s.op == "nn.Flatten" and len(s.shapes[0]) < 2 for s in p.steps),
         "x = torch.tensor(1.5, dtype=torch.float64)\ny = torch.nn.Flatten()(x)"),
-    "detach-leaf-in-graph": Known(
-        "found by the fuzzer: detach_() on a leaf already used in the graph: backward still fills its .grad "
-        "(PyTorch: the leaf no longer requires grad, its .grad stays None)",
-        lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
-        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 3\nx.detach_()\n"
-        "loss = y.sum()\nloss.backward()"),
     "empty-tensors": Known(
         "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin raise ValueError (NumPy's max of "
         "nothing); tensordot, Linear and glu over a size-0 dim raise; chunk of a size-0 dim gives one piece "

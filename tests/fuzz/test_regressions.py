@@ -63,3 +63,18 @@ def test_autograd_grad_with_no_inputs_raises():
     x = torch.tensor([2.24], dtype=torch.float64, requires_grad=True)
     with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty"):
         torch.autograd.grad((x * x).sum(), [])
+
+
+@pytest.mark.parametrize("how", ["detach_", "requires_grad=False"])
+def test_a_leaf_that_stopped_requiring_grad_gets_no_grad(how):
+    # fuzz: `v = x.swapaxes(1, 0); x.detach_(); backward` filled x.grad; PyTorch leaves it None
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.5, -1.5], dtype=torch.float64, requires_grad=True)
+    y = (x.swapaxes(1, 0) * w).sum()
+    if how == "detach_":
+        x.detach_()
+    else:
+        x.requires_grad = False
+    y.backward()
+    assert x.grad is None
+    assert torch.equal(w.grad, torch.tensor([3.0, 7.0], dtype=torch.float64))
