@@ -159,10 +159,6 @@ def _empty_tensors(program, ref, got):
     return any(s.op in EMPTY_OPS and any(0 in shape for shape in s.shapes) for s in program.steps)
 
 
-def _negative_index_select(program, ref, got):
-    return any(s.op == "index_select" and "-" in str(dict(s.args).get("index", "")) for s in program.steps)
-
-
 def _broadcast_error_type(program, ref, got):
     return (ref.error is not None and got.error is not None and ref.error[1:] != got.error[1:]
             and any(s.op in ("addcmul", "addcdiv", "take_along_dim") for s in program.steps))
@@ -190,10 +186,6 @@ KNOWN = {
         "(PyTorch: as many as asked); cat gives no .grad (None) to an empty input",
         _empty_tensors,
         "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
-    "index-select-negative": Known(
-        "found by the fuzzer: index_select accepts negative indices (PyTorch: IndexError, index out of range)",
-        _negative_index_select,
-        "x = torch.tensor([1., 2.], dtype=torch.float64)\ny = x.index_select(0, torch.tensor([-1]))"),
     "broadcast-error-type": Known(
         "found by the fuzzer: addcmul/addcdiv/take_along_dim with shapes that do not broadcast raise "
         "ValueError (PyTorch: RuntimeError)",

@@ -78,3 +78,12 @@ def test_a_leaf_that_stopped_requiring_grad_gets_no_grad(how):
     y.backward()
     assert x.grad is None
     assert torch.equal(w.grad, torch.tensor([3.0, 7.0], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("index", [[0, 1, -2], [-1], [3]])
+def test_index_select_refuses_negative_and_too_large_positions(index):
+    # fuzz: `v.index_select(0, torch.tensor([0, 1, -2]))` wrapped -2 around; PyTorch: IndexError
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_select(0, torch.tensor(index))
+    assert x.index_select(0, torch.tensor([2, 0])).tolist() == [3.0, 1.0]

@@ -343,6 +343,9 @@ class IndexSelect(Function):
         ctx.axis, ctx.in_shape = axis, a._data.shape
         ctx.save_for_backward(index)
         flat = index._data.reshape(-1)
+        size = a._data.shape[axis] if a._data.ndim else 1
+        if flat.size and (flat.min() < 0 or flat.max() >= size):  # no negative positions, unlike x[index]
+            raise IndexError("index out of range in self")
         if a._data.ndim == 0:
             return a._data.reshape(1).take(flat).reshape(index._data.shape)
         return a._data.take(flat, axis=axis)
