@@ -159,11 +159,6 @@ def _empty_tensors(program, ref, got):
     return any(s.op in EMPTY_OPS and any(0 in shape for shape in s.shapes) for s in program.steps)
 
 
-def _broadcast_error_type(program, ref, got):
-    return (ref.error is not None and got.error is not None and ref.error[1:] != got.error[1:]
-            and any(s.op in ("addcmul", "addcdiv", "take_along_dim") for s in program.steps))
-
-
 def _saves_other_tensors(program, ref, got):
     return after_op_written(program, SAVES_OTHER_TENSORS)
 
@@ -186,12 +181,6 @@ KNOWN = {
         "(PyTorch: as many as asked); cat gives no .grad (None) to an empty input",
         _empty_tensors,
         "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
-    "broadcast-error-type": Known(
-        "found by the fuzzer: addcmul/addcdiv/take_along_dim with shapes that do not broadcast raise "
-        "ValueError (PyTorch: RuntimeError)",
-        _broadcast_error_type,
-        "a = torch.zeros(4, dtype=torch.float64)\nb = torch.zeros(2, 3, dtype=torch.float64)\n"
-        "y = torch.addcmul(a, b, b)"),
     "saves-other-tensors": Known(
         "found by the fuzzer: activations written as composites (celu, hardtanh, relu6, hardsigmoid, "
         "logsigmoid, softshrink, hardshrink, threshold) do not keep their input, so writing it in place "

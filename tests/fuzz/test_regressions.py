@@ -87,3 +87,24 @@ def test_index_select_refuses_negative_and_too_large_positions(index):
     with pytest.raises(IndexError, match="index out of range in self"):
         x.index_select(0, torch.tensor(index))
     assert x.index_select(0, torch.tensor([2, 0])).tolist() == [3.0, 1.0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b, c: torch.addcmul(a, b, c, value=0.5),
+    lambda a, b, c: torch.addcdiv(a, b, c),
+    lambda a, b, c: a.addcmul(c, b),
+])
+def test_addcmul_addcdiv_shapes_that_do_not_broadcast_raise_runtime_error(call):
+    # fuzz: addcmul(x(4,), y(4, 4, 3), z(1,)) raised NumPy's ValueError; PyTorch: RuntimeError
+    a = torch.zeros(4, dtype=torch.float64)
+    b = torch.ones(4, 4, 3, dtype=torch.float64)
+    c = torch.ones(1, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        call(a, b, c)
+
+
+def test_take_along_dim_shapes_that_do_not_broadcast_raise_runtime_error():
+    # fuzz: take_along_dim(x(4, 3, 1, 2), index(4, 2, 1, 2), 3) raised ValueError; PyTorch: RuntimeError
+    x = torch.zeros(4, 3, 1, 2, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        torch.take_along_dim(x, torch.zeros(4, 2, 1, 2, dtype=torch.int64), 3)
