@@ -164,12 +164,6 @@ def _saves_other_tensors(program, ref, got):
 
 
 KNOWN = {
-    "addmm-bias-shape": Known(
-        "found by the fuzzer: addmm accepts a bias that does not broadcast to the product's shape "
-        "(PyTorch: RuntimeError, the expanded size must match)",
-        lambda p, ref, got: any(s.op == "addmm" for s in p.steps) and ref.error is not None,
-        "b = torch.zeros(2, 2, dtype=torch.float64)\nx = torch.ones(1, 2, dtype=torch.float64)\n"
-        "y = torch.addmm(b, x, b)"),
     "flatten-dim-range": Known(
         "found by the fuzzer: nn.Flatten() (start_dim=1) on a 0-d or 1-d tensor runs (PyTorch: IndexError, "
         "dimension out of range)",

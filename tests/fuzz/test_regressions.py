@@ -108,3 +108,12 @@ def test_take_along_dim_shapes_that_do_not_broadcast_raise_runtime_error():
     x = torch.zeros(4, 3, 1, 2, dtype=torch.float64)
     with pytest.raises(RuntimeError, match="must match the size of tensor b"):
         torch.take_along_dim(x, torch.zeros(4, 2, 1, 2, dtype=torch.int64), 3)
+
+
+def test_addmm_refuses_an_input_larger_than_the_product():
+    # fuzz: addmm(b(2, 2), x(1, 2), b) returned a (2, 2) tensor; PyTorch refuses
+    b = torch.tensor([[-2.06, -0.06], [0.48, -1.27]], dtype=torch.float64)
+    x = torch.tensor([[-0.12, 0.73]], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(1\) must match the existing size \(2\)"):
+        torch.addmm(b, x, b)
+    assert torch.addmm(b[0], x, b).shape == (1, 2)
