@@ -164,11 +164,6 @@ def _saves_other_tensors(program, ref, got):
 
 
 KNOWN = {
-    "flatten-dim-range": Known(
-        "found by the fuzzer: nn.Flatten() (start_dim=1) on a 0-d or 1-d tensor runs (PyTorch: IndexError, "
-        "dimension out of range)",
-        lambda p, ref, got: any(s.op == "nn.Flatten" and len(s.shapes[0]) < 2 for s in p.steps),
-        "x = torch.tensor(1.5, dtype=torch.float64)\ny = torch.nn.Flatten()(x)"),
     "empty-tensors": Known(
         "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin raise ValueError (NumPy's max of "
         "nothing); tensordot, Linear and glu over a size-0 dim raise; chunk of a size-0 dim gives one piece "

@@ -117,3 +117,12 @@ def test_addmm_refuses_an_input_larger_than_the_product():
     with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(1\) must match the existing size \(2\)"):
         torch.addmm(b, x, b)
     assert torch.addmm(b[0], x, b).shape == (1, 2)
+
+
+def test_flatten_checks_its_dims_on_a_0d_tensor():
+    # fuzz: nn.Flatten() (start_dim=1) on a 0-d tensor returned shape (1,); PyTorch: IndexError
+    x = torch.tensor(0.9, dtype=torch.float64)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        torch.nn.Flatten()(x)
+    assert x.flatten().shape == (1,)
+    assert x.flatten(-1, 0).shape == (1,)
