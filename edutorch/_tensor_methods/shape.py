@@ -245,8 +245,11 @@ class ShapeMethods:
     def chunk(self, chunks, dim=0):
         if chunks <= 0:
             raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
-        size = self._data.shape[wrap_dim(dim, self._data.ndim)]
-        return self.split(-(-size // chunks) if size else 1, dim)
+        axis = wrap_dim(dim, self._data.ndim)
+        size = self._data.shape[axis]
+        if size == 0:  # PyTorch: ``chunks`` empty pieces
+            return tuple(self.narrow(axis, 0, 0) for _ in range(chunks))
+        return self.split(-(-size // chunks), dim)
 
     def tensor_split(self, indices_or_sections, dim=0):
         """Split into ``n`` nearly equal parts (the first ones one longer), or at the given indices."""

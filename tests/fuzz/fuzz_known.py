@@ -152,7 +152,7 @@ SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     "hypot", "cumprod",
 }
 EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "tensordot", "cat",
-             "cross_entropy", "nll_loss", "nn.Linear", "linear", "glu", "chunk"}
+             "cross_entropy", "nll_loss", "nn.Linear", "linear"}
 
 
 def _empty_tensors(program, ref, got):
@@ -165,9 +165,8 @@ def _saves_other_tensors(program, ref, got):
 
 KNOWN = {
     "empty-tensors": Known(
-        "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin raise ValueError (NumPy's max of "
-        "nothing); tensordot, Linear and glu over a size-0 dim raise; chunk of a size-0 dim gives one piece "
-        "(PyTorch: as many as asked); cat gives no .grad (None) to an empty input",
+        "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin over a size-0 dim raise ValueError "
+        "(NumPy's max of nothing); tensordot and Linear over a size-0 dim raise RuntimeError",
         _empty_tensors,
         "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
     "saves-other-tensors": Known(

@@ -126,3 +126,20 @@ def test_flatten_checks_its_dims_on_a_0d_tensor():
         torch.nn.Flatten()(x)
     assert x.flatten().shape == (1,)
     assert x.flatten(-1, 0).shape == (1,)
+
+
+def test_chunk_of_an_empty_dim_gives_as_many_empty_pieces_as_asked():
+    # fuzz: `a, b = x.chunk(2, 0)` on shape (0,) gave one piece; PyTorch gives two (F.glu needs them)
+    x = torch.zeros((0, 3), dtype=torch.float64, requires_grad=True)
+    assert [tuple(p.shape) for p in x.chunk(3, 0)] == [(0, 3)] * 3
+    y = torch.nn.functional.glu(torch.zeros(0, dtype=torch.float64, requires_grad=True), 0)
+    assert y.shape == (0,)
+
+
+def test_cat_gives_an_empty_input_an_empty_gradient():
+    # fuzz: torch.cat([x(0,), w]) then backward left x.grad None; PyTorch: tensor([])
+    x = torch.zeros((0,), dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([1.78, 1.96], dtype=torch.float64, requires_grad=True)
+    torch.cat([x, w], 0).sum().backward()
+    assert x.grad is not None and x.grad.shape == (0,)
+    assert w.grad.tolist() == [1.0, 1.0]
