@@ -143,3 +143,12 @@ def test_cat_gives_an_empty_input_an_empty_gradient():
     torch.cat([x, w], 0).sum().backward()
     assert x.grad is not None and x.grad.shape == (0,)
     assert w.grad.tolist() == [1.0, 1.0]
+
+
+def test_detach_in_place_refuses_a_view():
+    # fuzz: `v = y[:, 0]; v.detach_()` ran; PyTorch: RuntimeError, a view cannot be detached in place
+    x = torch.tensor([[0.57, 2.37], [0.58, -0.63]], dtype=torch.float64, requires_grad=True)
+    y = x * 2
+    with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach\\(\\) instead"):
+        y[:, 0].detach_()
+    assert y.detach_() is y and not y.requires_grad
