@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from fuzz_ops import OPS
 
 ZERO_D_DIM_KEYS = ("dim", "dims", "d0", "d1", "dim1", "dim2")
@@ -135,8 +137,16 @@ def _broadcast_matmul(program, ref, got):
 
 
 def _empty_batch_norm(program, ref, got):
-    return any(s.op in ("nn.BatchNorm1d", "nn.BatchNorm2d", "nn.GroupNorm") and s.shapes and 0 in s.shapes[0]
-               for s in program.steps)
+    def one_value_per_group(step):  # GroupNorm in training with a single value per group
+        shape = step.shapes[0]
+        return step.op == "nn.GroupNorm" and int(np.prod(shape[1:])) // dict(step.args)["g"] <= 1
+    return any(s.op in ("nn.BatchNorm1d", "nn.BatchNorm2d", "nn.GroupNorm") and s.shapes
+               and (0 in s.shapes[0] or one_value_per_group(s)) for s in program.steps)
+
+
+def _layout(program, ref, got):
+    errors = [o.error for o in (ref, got) if o.error]
+    return any("view size is not compatible" in e[2] for e in errors)
 
 
 SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
@@ -150,9 +160,12 @@ SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     "median_dim", "kthvalue", "median",
     # hypot and cumprod keep no result (PyTorch's nodes do): writing the result does not make backward refuse
     "hypot", "cumprod",
+    # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses
+    "kron",
 }
 EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "tensordot", "cat",
-             "cross_entropy", "nll_loss", "nn.Linear", "linear"}
+             "cross_entropy", "nll_loss", "nn.Linear", "linear", "einsum_mm", "kthvalue", "median_dim", "topk",
+             "sort", "cummax", "amax", "amin", "max_dim", "min_dim"}
 
 
 def _empty_tensors(program, ref, got):
@@ -164,9 +177,23 @@ def _saves_other_tensors(program, ref, got):
 
 
 KNOWN = {
+    "memory-layout": Known(
+        "found by the fuzzer: results keep NumPy's memory layout, not PyTorch's, so view() refuses where "
+        "PyTorch accepts (x.t().cumsum(0).view(...)) and kron accepts non-contiguous inputs where PyTorch's "
+        "view inside kron refuses",
+        _layout,
+        "x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], dtype=torch.float64)\n"
+        "y = x.t().cumsum(0)\nz = y.view(6)"),
+    "tensordot-broadcast": Known(
+        "found by the fuzzer: tensordot refuses a contracted dim of size 1 against another size (PyTorch "
+        "broadcasts it)",
+        lambda p, ref, got: any(s.op == "tensordot" for s in p.steps) and got.error is not None,
+        "a = torch.tensor([1., 2., 3.], dtype=torch.float64)\nb = torch.tensor([[2., 1., 1., 0.5]], "
+        "dtype=torch.float64)\ny = torch.tensordot(a, b, dims=1)"),
     "empty-tensors": Known(
         "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin over a size-0 dim raise ValueError "
-        "(NumPy's max of nothing); tensordot and Linear over a size-0 dim raise RuntimeError",
+        "(NumPy's max of nothing); tensordot, einsum and Linear over a size-0 dim raise RuntimeError; "
+        "kthvalue/topk/... over a size-0 dim raise RuntimeError (PyTorch: IndexError)",
         _empty_tensors,
         "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
     "saves-other-tensors": Known(
@@ -246,7 +273,8 @@ KNOWN = {
         "x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)\ny = x.sum(0)\nloss = y * 1\n"
         "loss.backward()"),
     "empty-batch-norm": Known(
-        "BatchNorm (NaN running stats) and GroupNorm on an empty batch",
+        "BatchNorm (NaN running stats) and GroupNorm on an empty batch; found by the fuzzer: GroupNorm in "
+        "training with one value per group runs (PyTorch: ValueError, expected more than 1 value per channel)",
         _empty_batch_norm,
         "m = torch.nn.BatchNorm1d(2, dtype=torch.float64)\ny = m(torch.zeros(0, 2, dtype=torch.float64))\n"
         "mean = m.running_mean"),

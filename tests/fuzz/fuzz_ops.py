@@ -537,7 +537,7 @@ SOFTMAX = [
 ]
 
 INDEXING = [
-    Op("getitem", "{0}[{idx}]", args=basic_index),
+
     Op("index_t", "{0}[{index}]", args=need(
         lambda n: n >= 1, lambda r, s: {"index": index_tensor(r, s[0], r.randint(1, 3))} if s[0] else None)),
     Op("index_mask", "{0}[{mask}]", args=lambda r, s: {"mask": mask_literal(r, s)}),
