@@ -40,6 +40,7 @@ class Op:
     args: object = None  # args(r, shape) -> dict or None
     partner: object = None  # partner(r, shape, args) -> shape of the next operand
     guard: object = None  # guard(values, **args) -> bool (on the PyTorch values)
+    input_shape: object = None  # input_shape(r) -> a shape the op takes (a new leaf is made sometimes)
 
     def build(self, gen, names, args):
         """The ``Step`` for inputs ``names`` (``gen`` runs PyTorch for output counts and modules)."""
@@ -722,6 +723,17 @@ def inplace_arg(r, shape):
     return {"inplace": r.random() < 0.5}
 
 
+def image_shape(r):
+    """(N, C, H, W) or (C, H, W) with room for a kernel."""
+    return tuple(r.choice([1, 2]) for _ in range(r.choice([0, 1]))) + (r.choice([1, 2, 3]), r.randint(2, 4),
+                                                                      r.randint(2, 4))
+
+
+def signal_shape(r):
+    """(N, C, L) or (C, L)."""
+    return tuple(r.choice([1, 2, 3]) for _ in range(r.choice([0, 1]))) + (r.choice([1, 2, 3]), r.randint(2, 5))
+
+
 F64 = "dtype=torch.float64"
 ACTIVATIONS = [  # (module, kinks, has inplace=)
     ("ReLU()", (0.0,), True), ("ReLU6()", (0.0, 6.0), True), ("LeakyReLU(0.1)", (0.0,), True),
@@ -750,34 +762,45 @@ LAYERS = [
        args=need(lambda n: n >= 1, lambda r, s: {"fin": s[-1], "fout": r.randint(1, 3),
                                                   "bias": r.random() < 0.7})),
     Op("nn.Conv1d", f"torch.nn.Conv1d({{cin}}, {{cout}}, {{k}}, stride={{stride}}, padding={{pad}}, "
-       f"dilation={{dil}}, groups={{groups}}, bias={{bias}}, {F64})", kind="layer", args=conv_args(1)),
+       f"dilation={{dil}}, groups={{groups}}, bias={{bias}}, {F64})",
+       input_shape=signal_shape, kind="layer", args=conv_args(1)),
     Op("nn.Conv2d", f"torch.nn.Conv2d({{cin}}, {{cout}}, {{k}}, stride={{stride}}, padding={{pad}}, "
-       f"dilation={{dil}}, groups={{groups}}, bias={{bias}}, {F64})", kind="layer", args=conv_args(2)),
-    Op("nn.BatchNorm1d", f"torch.nn.BatchNorm1d({{c}}, affine={{affine}}, {F64}){{eval}}", kind="layer",
+       f"dilation={{dil}}, groups={{groups}}, bias={{bias}}, {F64})",
+       input_shape=image_shape, kind="layer", args=conv_args(2)),
+    Op("nn.BatchNorm1d", f"torch.nn.BatchNorm1d({{c}}, affine={{affine}}, {F64}){{eval}}",
+       input_shape=signal_shape, kind="layer",
        args=norm_args((2, 3))),
-    Op("nn.BatchNorm2d", f"torch.nn.BatchNorm2d({{c}}, affine={{affine}}, {F64}){{eval}}", kind="layer",
+    Op("nn.BatchNorm2d", f"torch.nn.BatchNorm2d({{c}}, affine={{affine}}, {F64}){{eval}}",
+       input_shape=image_shape, kind="layer",
        args=norm_args((4,))),
     Op("nn.LayerNorm", f"torch.nn.LayerNorm({{shape}}, elementwise_affine={{affine}}, {F64})", kind="layer",
        args=layernorm_args),
-    Op("nn.GroupNorm", f"torch.nn.GroupNorm({{g}}, {{c}}, affine={{affine}}, {F64})", kind="layer",
+    Op("nn.GroupNorm", f"torch.nn.GroupNorm({{g}}, {{c}}, affine={{affine}}, {F64})",
+       input_shape=image_shape, kind="layer",
        args=groupnorm_args),
-    Op("nn.MaxPool1d", "torch.nn.MaxPool1d({k}, {stride}, {pad})", kind="layer", args=pool_args(1),
+    Op("nn.MaxPool1d", "torch.nn.MaxPool1d({k}, {stride}, {pad})",
+       input_shape=signal_shape, kind="layer", args=pool_args(1),
        guard=no_ties),
-    Op("nn.MaxPool2d", "torch.nn.MaxPool2d({k}, {stride}, {pad})", kind="layer", args=pool_args(2),
+    Op("nn.MaxPool2d", "torch.nn.MaxPool2d({k}, {stride}, {pad})",
+       input_shape=image_shape, kind="layer", args=pool_args(2),
        guard=no_ties),
-    Op("nn.AvgPool2d", "torch.nn.AvgPool2d({k}, {stride}, {pad})", kind="layer", args=pool_args(2)),
-    Op("nn.AdaptiveAvgPool2d", "torch.nn.AdaptiveAvgPool2d({size})", kind="layer", args=need(
+    Op("nn.AvgPool2d", "torch.nn.AvgPool2d({k}, {stride}, {pad})",
+       input_shape=image_shape, kind="layer", args=pool_args(2)),
+    Op("nn.AdaptiveAvgPool2d", "torch.nn.AdaptiveAvgPool2d({size})",
+       input_shape=image_shape, kind="layer", args=need(
         lambda n: n in (3, 4), lambda r, s: {"size": (r.randint(1, 3), r.randint(1, 3))})),
     Op("nn.Softmax", "torch.nn.Softmax({dim})", kind="layer", args=dim_args),
     Op("nn.LogSoftmax", "torch.nn.LogSoftmax({dim})", kind="layer", args=dim_args),
     Op("nn.PReLU", f"torch.nn.PReLU({F64})", kind="layer", guard=away(0.0)),
-] + [_activation(spec) for spec in ACTIVATIONS]
+]
+ACTIVATION_LAYERS = [_activation(spec) for spec in ACTIVATIONS]
 
 
 FAMILIES = {  # family: (weight, ops)
     "unary": (3.0, UNARY), "binary": (2.5, BINARY), "reduction": (2.0, REDUCTIONS),
     "matmul": (1.2, MATMUL), "softmax": (1.0, SOFTMAX), "indexing": (1.2, INDEXING),
-    "join": (1.0, JOIN), "view": (3.5, VIEWS), "inplace": (3.5, INPLACE), "layer": (2.0, LAYERS),
+    "join": (1.0, JOIN), "view": (3.5, VIEWS), "inplace": (3.5, INPLACE), "layer": (1.5, LAYERS),
+    "activation": (1.0, ACTIVATION_LAYERS),
     "meta": (0.5, META),
 }
 OPS = {op.name: op for _, ops in FAMILIES.values() for op in ops}

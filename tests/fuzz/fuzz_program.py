@@ -363,6 +363,19 @@ class Generator:
         # prefer recent values: chains of ops, views of views, in-place on results
         return names[-1] if self.r.random() < 0.4 else self.r.choice(names)
 
+    def pick_first(self, spec):
+        """The first input and the op's arguments: a few tries for one the op applies to (and, for a
+        one-input op, that its guard accepts); layers sometimes get a new leaf of a shape they take."""
+        for _ in range(3):
+            if spec.input_shape is not None and self.r.random() < 0.3:
+                first = self.add_leaf(spec.input_shape(self.r))
+            else:
+                first = self.pick_input()
+            args = spec.args(self.r, self.shape(first)) if spec.args else {}
+            if args is not None and (spec.arity > 1 or guard_passes(spec.name, [self.ns[first]], args)):
+                return first, args
+        return None, None
+
     def operand(self, spec, shape0, args):
         """A further operand for ``spec``: an existing tensor of a fitting shape, or a new leaf."""
         if self.r.random() < 0.03:
@@ -378,11 +391,10 @@ class Generator:
 
     def try_step(self, spec):
         """Add one step of ``spec`` if PyTorch gives a fair answer for it; False if refused."""
-        first = self.pick_input()
-        shape0 = self.shape(first)
-        args = spec.args(self.r, shape0) if spec.args else {}
-        if args is None:
+        first, args = self.pick_first(spec)
+        if first is None:
             return False
+        shape0 = self.shape(first)
         names = [first]
         for _ in range(spec.arity - 1):
             name = self.operand(spec, shape0, args)

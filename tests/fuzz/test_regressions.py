@@ -165,3 +165,19 @@ def test_scatter_checks_src_against_index_with_runtime_errors(name):
         getattr(x, name)(0, torch.tensor([[0, 1, 2]]), torch.ones(1, 2, dtype=torch.float64))
     out = getattr(x, name)(1, torch.tensor([[0, 1, 2, 0]]), torch.ones(1, 5, dtype=torch.float64))
     assert out[0].tolist() == ([1.0, 1.0, 1.0] if name == "scatter" else [2.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("equation, shapes, out", [
+    ("ij->ji", [(0, 3)], (3, 0)),
+    ("ij,jk->ik", [(0, 3), (3, 2)], (0, 2)),
+    ("ij,jk->ik", [(2, 0), (0, 4)], (2, 4)),
+    ("i,i->", [(0,), (1,)], ()),
+])
+def test_einsum_keeps_size_0_dims(equation, shapes, out):
+    # fuzz: einsum('ij->ji', zeros(0, 3)) raised an expand error; PyTorch gives shape (3, 0)
+    operands = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in shapes]
+    y = torch.einsum(equation, *operands)
+    assert y.shape == out
+    assert float(y.sum()) == 0.0
+    y.sum().backward()
+    assert all(t.grad.shape == t.shape for t in operands)
