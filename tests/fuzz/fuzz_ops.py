@@ -282,22 +282,9 @@ def same_shape(r, shape, args):
     return shape
 
 
-def broadcast_partner(r, shape, args):
-    """A shape that broadcasts with ``shape``: same, a suffix, some dims 1, an extra leading dim, 0-d."""
-    c = r.random()
-    if c < 0.35:
-        return shape
-    if c < 0.5:
-        return shape[r.randint(0, len(shape)):]
-    if c < 0.8:
-        return tuple(1 if r.random() < 0.5 else s for s in shape)
-    if c < 0.9 and len(shape) < 4:
-        return (r.choice([1, 2]),) + shape
-    return ()
-
-
 def broadcast_to_partner(r, shape, args):
-    """A shape that broadcasts TO ``shape`` (an in-place operand must not grow the target)."""
+    """A shape that broadcasts TO ``shape`` (an in-place operand must not grow the target):
+    the same, a suffix, some dims 1, or 0-d."""
     c = r.random()
     if c < 0.4:
         return shape
@@ -306,6 +293,13 @@ def broadcast_to_partner(r, shape, args):
     if c < 0.9:
         return tuple(1 if r.random() < 0.5 else s for s in shape)
     return ()
+
+
+def broadcast_partner(r, shape, args):
+    """A shape that broadcasts with ``shape``: one that broadcasts to it, or one more leading dim."""
+    if r.random() < 0.15 and len(shape) < 4:
+        return (r.choice([1, 2]),) + shape
+    return broadcast_to_partner(r, shape, args)
 
 
 def region_partner(r, shape, args):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 import fuzz_ops
-from fuzz_ops import OPS, Code
+from fuzz_ops import OPS
 
 # index_select out of range: IndexError from one CPU kernel, RuntimeError with this message from another
 # (chosen by dim and layout), so only "both refused at this line" is compared
@@ -278,9 +278,9 @@ def _error(outcome):
 
 
 def kind_of(diff):
-    """A coarse class of a disagreement, kept while shrinking (error vs forward vs grads)."""
-    if diff[0].startswith("torch:"):
-        return "error:" + diff[0].split(":")[1].split(" at ")[0].strip() + "|" + diff[1].split(":")[1].split(" at ")[0]
+    """A coarse class of a disagreement, kept while shrinking: who raised what, or which field differs."""
+    if diff[0].startswith("torch:"):  # "torch: RuntimeError at ...", "edutorch: ran without error"
+        return "error:" + "|".join(line.split(": ", 1)[1].split(" ", 1)[0] for line in diff[:2])
     if diff[0].startswith("forward"):
         return "forward"
     return "final:" + diff[0].split(":")[0].rsplit(".", 1)[-1]
@@ -488,10 +488,6 @@ def shrink(program, still_fails, budget=300):
             if still_fails(candidate):
                 program, changed = candidate, True
     return program
-
-
-__all__ = ["Code", "Generator", "Invalid", "Outcome", "Program", "Step", "differences", "execute",
-           "generate", "kind_of", "shrink", "source"]
 
 
 def from_source(text):

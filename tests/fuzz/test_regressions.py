@@ -181,3 +181,18 @@ def test_einsum_keeps_size_0_dims(equation, shapes, out):
     assert float(y.sum()) == 0.0
     y.sum().backward()
     assert all(t.grad.shape == t.shape for t in operands)
+
+
+def test_linear_with_a_weight_vector_is_a_matrix_vector_product():
+    # fuzz: F.linear(x(2, 1), w(2,)) raised IndexError; PyTorch: x @ w (RuntimeError on a size mismatch)
+    F = torch.nn.functional
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.5, -1.0], dtype=torch.float64, requires_grad=True)
+    y = F.linear(x, w)
+    assert y.tolist() == [-1.5, -2.5]
+    y.sum().backward()
+    assert w.grad.tolist() == [4.0, 6.0]
+    with pytest.raises(RuntimeError, match=r"size mismatch, got input \(2\), mat \(2x1\), vec \(2\)"):
+        F.linear(x[:, :1], w)
+    with pytest.raises(RuntimeError, match="mat2 must be a matrix, got 1-D tensor"):
+        F.linear(x, w, torch.tensor(0.5, dtype=torch.float64))
