@@ -255,8 +255,9 @@ KNOWN = {
         "x = torch.tensor([0.5, -1.2], dtype=torch.float64, requires_grad=True)\n"
         "a = x * 1\nv = torch.nn.Hardswish(inplace=True)(a)\nloss = (v * v).sum()\nloss.backward()"),
     "addcmul-oversave": Known(
-        "addcmul_ saves an operand that needs no grad (backward refuses after it changes)",
-        lambda p, ref, got: any(s.op == "addcmul_" for s in p.steps),
+        "addcmul_ saves an operand that needs no grad (backward refuses after it changes); the fuzzer: "
+        "addcdiv_ too (v.addcdiv_(v, c) refuses at backward, PyTorch runs)",
+        lambda p, ref, got: any(s.op in ("addcmul_", "addcdiv_") for s in p.steps),
         "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
         "a = x * 1\nt1 = torch.tensor([3., 4.], dtype=torch.float64)\nt2 = torch.tensor([5., 6.], dtype=torch.float64)\n"
         "a.addcmul_(t1, t2)\nt1.mul_(2)\nloss = a.sum()\nloss.backward()"),
