@@ -54,11 +54,13 @@ class Campaign:
     failures: list = field(default_factory=list)  # (seed, kind, shrunk program, difference lines)
     failing: int = 0
     seconds: float = 0.0
+    slowest: tuple = (0.0, None)  # (seconds, seed) of the slowest program
 
     def report(self, mode):
         lines = [f"{mode}: {self.ran} programs in {self.seconds:.1f} s ({self.ran / max(self.seconds, 1e-9):.0f}/s), "
                  f"{self.errors_alike} raised alike, {self.invalid} refused by guards, "
-                 f"{self.failing} new disagreements, {sum(self.known.values())} known"]
+                 f"{self.failing} new disagreements, {sum(self.known.values())} known; "
+                 f"slowest: seed {self.slowest[1]}, {self.slowest[0]:.2f} s"]
         lines += [f"  known {name}: {n}" for name, n in self.known.most_common()]
         for seed, kind, program, diff in self.failures:
             lines += ["", f"--- disagreement ({kind}), seed {seed}, shrunk:", fp.source(program),
@@ -93,12 +95,14 @@ def run_campaign(mode, cases, seconds, seed):
     while (cases is None or i < cases) and (seconds is None or time.perf_counter() - start < seconds):
         case_seed = seed * 1_000_000_007 + offset + i
         i += 1
+        began = time.perf_counter()
         try:
             program = fp.generate(case_seed, torch, double=mode == "double")
             diff, ref, got = compare(program)
         except fp.Invalid:
             result.invalid += 1
             continue
+        result.slowest = max(result.slowest, (time.perf_counter() - began, case_seed))
         result.ran += 1
         if not diff:
             result.errors_alike += ref.error is not None
