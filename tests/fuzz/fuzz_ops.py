@@ -464,9 +464,8 @@ BINARY = [
     Op("addcmul", "torch.addcmul({0}, {1}, {2}, value=0.5)", arity=3, partner=broadcast_partner),
     Op("addcdiv", "torch.addcdiv({0}, {1}, {2})", arity=3, partner=broadcast_partner, guard=nonzero(2)),
     Op("mse_loss", "F.mse_loss({0}, {1})", arity=2, partner=same_shape),
-    # size-0 inputs refused: PyTorch's double backward of l1_loss on them takes ~15 s
     Op("l1_loss", "F.l1_loss({0}, {1}, reduction='sum')", arity=2, partner=same_shape,
-       guard=lambda v, **a: no_ties_pair(v) and v[0].numel() > 0),
+       guard=lambda v, **a: no_ties_pair(v)),
     Op("smooth_l1", "F.smooth_l1_loss({0}, {1}, beta=0.5)", arity=2, partner=same_shape,
        guard=lambda v, **a: bool(np.all(np.abs(np.abs(_np(v[0]) - _np(v[1])) - 0.5) > 1e-6))),
     Op("cosine_similarity", "F.cosine_similarity({0}, {1}, dim={dim})", arity=2, partner=same_shape,
