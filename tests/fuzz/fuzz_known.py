@@ -158,8 +158,6 @@ SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     # picked through gather, which keeps the input (PyTorch keeps only the indices): backward refuses;
     # median() keeps no result (PyTorch does): writing the result does not make backward refuse
     "median_dim", "kthvalue", "median",
-    # hypot and cumprod keep no result (PyTorch's nodes do): writing the result does not make backward refuse
-    "hypot", "cumprod",
     # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses
     "kron",
 }
@@ -200,7 +198,7 @@ KNOWN = {
         "found by the fuzzer: activations written as composites (celu, hardtanh, relu6, hardsigmoid, "
         "logsigmoid, softshrink, hardshrink, threshold) do not keep their input, so writing it in place "
         "afterwards does not make backward refuse as in PyTorch; median(dim)/kthvalue keep their input "
-        "(through gather), so backward refuses where PyTorch runs; median(), hypot, cumprod keep no result",
+        "(through gather), so backward refuses where PyTorch runs; median() keeps no result",
         _saves_other_tensors,
         "x = torch.tensor([-1.97, 0.4], dtype=torch.float64, requires_grad=True)\n"
         "a = x * 1\nv = F.logsigmoid(a)\na.mul_(2)\nloss = v.sum()\nloss.backward()"),

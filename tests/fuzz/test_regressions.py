@@ -196,3 +196,14 @@ def test_linear_with_a_weight_vector_is_a_matrix_vector_product():
         F.linear(x[:, :1], w)
     with pytest.raises(RuntimeError, match="mat2 must be a matrix, got 1-D tensor"):
         F.linear(x, w, torch.tensor(0.5, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("op", [lambda x: torch.hypot(x, x.flip(0)), lambda x: torch.cumprod(x, 0)])
+def test_hypot_and_cumprod_keep_their_result_so_writing_it_breaks_backward(op):
+    # fuzz: `v = torch.hypot(x, y); F.threshold_(v, ...)` then backward ran; PyTorch saved the result
+    # and refuses, as it does for cumprod
+    x = torch.tensor([1.35, -2.06, 1.84], dtype=torch.float64, requires_grad=True)
+    v = op(x)
+    v.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        v.sum().backward()

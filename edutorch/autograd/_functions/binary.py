@@ -7,6 +7,7 @@
 import numpy as np
 
 from ..function import Function
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .pointwise import _binary_meta
 from .utils import binary_arrays, broadcast_error, check_integer_divisor, grad_for, quiet_fp
 from ..._dtype import is_floating as _is_floating
@@ -58,16 +59,15 @@ class Hypot(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        out = _apply(np.hypot, x, y)
+        out = _utils._Tensor._make(_apply(np.hypot, x, y))
         _binary_meta(ctx, a, b, out)
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a, b, out)  # the result too, as PyTorch (writing it later breaks backward)
         return out
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b, out = ctx.saved_tensors
         ma, mb = ctx.meta
-        out = (a * a + b * b).sqrt()
         ga = grad_for(grad * a / out, ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * b / out, mb) if ctx.needs_input_grad[1] else None
         return ga, gb
