@@ -427,8 +427,10 @@ class Generator:
         for _ in range(self.r.randint(1, 3)):
             self.add_leaf(random_shape(self.r))
         while len(self.steps) < self.n_steps + 3 and not self.ended_in_error:
+            after_layer = self.steps[-1].op.startswith("nn.") and self.r.random() < 0.3
             for _attempt in range(30):
-                spec = fuzz_ops.choose(self.r)
+                # a layer is followed by an in-place op (on its output, most often) now and then
+                spec = self.r.choice(fuzz_ops.INPLACE) if after_layer and _attempt < 3 else fuzz_ops.choose(self.r)
                 if self.try_step(spec):
                     break
             else:
