@@ -288,15 +288,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         return Tensor._make(self._data, False, None, 0, self._version_counter)
 
     def detach_(self):
-        """Detach this tensor from the graph in place (a view refuses: its base keeps the graph)."""
-        if "_view_of" in self.__dict__:
-            raise RuntimeError(
-                "Can't detach views in-place. Use detach() instead. If you are using "
-                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
-                "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
-                "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
-                "torch/optim/optimizer.py as the solution."
-            )
+        """Detach this tensor from the graph in place."""
         self.grad_fn = None
         self._requires_grad = False
         return self
