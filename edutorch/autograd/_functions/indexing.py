@@ -233,6 +233,7 @@ class Scatter(Function):
         x = a._data
         axis = wrap_dim(dim, x.ndim)
         if isinstance(src, _utils._Tensor):  # else NumPy's ValueError from the crop below
+            wrap_dim(dim, src._data.ndim)  # PyTorch checks dim against src first (an IndexError)
             _check_same_rank(src, index, "src")
             _check_index_fits(x.shape, index._data.shape, src._data.shape, axis)
         ctx.axis = axis
