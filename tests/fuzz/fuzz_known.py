@@ -158,12 +158,13 @@ SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     # picked through gather, which keeps the input (PyTorch keeps only the indices): backward refuses;
     # median() keeps no result (PyTorch does): writing the result does not make backward refuse
     "median_dim", "kthvalue", "median",
-    # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses
-    "kron",
+    # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses;
+    # xlogy keeps no input (PyTorch's node keeps self): writing it does not make backward refuse
+    "kron", "xlogy",
 }
 EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "tensordot", "cat",
              "cross_entropy", "nll_loss", "nn.Linear", "linear", "einsum_mm", "kthvalue", "median_dim", "topk",
-             "sort", "cummax", "amax", "amin", "max_dim", "min_dim"}
+             "sort", "cummax", "amax", "amin", "max_dim", "min_dim", "nn.AdaptiveAvgPool2d", "nn.Flatten", "flatten"}
 
 
 def _empty_tensors(program, ref, got):
@@ -171,10 +172,20 @@ def _empty_tensors(program, ref, got):
 
 
 def _saves_other_tensors(program, ref, got):
-    return after_op_written(program, SAVES_OTHER_TENSORS)
+    """An op of SAVES_OTHER_TENSORS, and later a write into its result or any of its inputs."""
+    return any(step.op in SAVES_OTHER_TENSORS and written_after(program, i, step.outputs + step.inputs)
+               for i, step in enumerate(program.steps))
 
 
 KNOWN = {
+    "detach-in-place": Known(
+        "found by the fuzzer: detach_() on a view runs (PyTorch: RuntimeError, can't detach views in-place; "
+        "not fixable by checking edutorch's view links: Linear on 3-d input and pooling return internal "
+        "views where PyTorch's results are not views); detach_() on a tensor saved for backward: backward "
+        "runs (PyTorch: RuntimeError, trying to use a saved tensor that has been detached in-place)",
+        lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
+        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 1\nz = y.exp()\n"
+        "y.detach_()\nloss = z.sum()\nloss.backward()"),
     "memory-layout": Known(
         "found by the fuzzer: results keep NumPy's memory layout, not PyTorch's, so view() refuses where "
         "PyTorch accepts (x.t().cumsum(0).view(...)) and kron accepts non-contiguous inputs where PyTorch's "
@@ -191,7 +202,8 @@ KNOWN = {
     "empty-tensors": Known(
         "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin over a size-0 dim raise ValueError "
         "(NumPy's max of nothing); tensordot, einsum and Linear over a size-0 dim raise RuntimeError; "
-        "kthvalue/topk/... over a size-0 dim raise RuntimeError (PyTorch: IndexError)",
+        "kthvalue/topk/... over a size-0 dim raise RuntimeError (PyTorch: IndexError); nn.Flatten of a batch "
+        "of 0 raises; AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: RuntimeError)",
         _empty_tensors,
         "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
     "saves-other-tensors": Known(
@@ -254,8 +266,8 @@ KNOWN = {
         "a = x * 1\nv = torch.nn.Hardswish(inplace=True)(a)\nloss = (v * v).sum()\nloss.backward()"),
     "addcmul-oversave": Known(
         "addcmul_ saves an operand that needs no grad (backward refuses after it changes); the fuzzer: "
-        "addcdiv_ too (v.addcdiv_(v, c) refuses at backward, PyTorch runs)",
-        lambda p, ref, got: any(s.op in ("addcmul_", "addcdiv_") for s in p.steps),
+        "addcdiv_ and out-of-place addcmul/addcdiv too (v.addcdiv_(v, c) refuses at backward, PyTorch runs)",
+        lambda p, ref, got: any(s.op in ("addcmul_", "addcdiv_", "addcmul", "addcdiv") for s in p.steps),
         "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
         "a = x * 1\nt1 = torch.tensor([3., 4.], dtype=torch.float64)\nt2 = torch.tensor([5., 6.], dtype=torch.float64)\n"
         "a.addcmul_(t1, t2)\nt1.mul_(2)\nloss = a.sum()\nloss.backward()"),

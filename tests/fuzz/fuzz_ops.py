@@ -506,7 +506,7 @@ MATMUL = [
     Op("outer", "torch.outer({0}, {1})", arity=2, partner=any_partner, args=need(lambda n: n == 1)),
     Op("linear", "F.linear({0}, {1})", arity=2, args=need(lambda n: n >= 1),
        partner=lambda r, s, a: (r.choice([1, 2, 3]), s[-1])),
-    Op("einsum_t", "torch.einsum('ij->ji', {0})", args=need(lambda n: n == 2)),
+    Op("einsum_t", "torch.einsum('ij->ji', {0})", kind="view", args=need(lambda n: n == 2)),
     Op("einsum_mm", "torch.einsum('ij,jk->ik', {0}, {1})", arity=2, partner=mm_partner),
     Op("einsum_rows", "torch.einsum('ij,ij->i', {0}, {1})", arity=2, partner=same_shape,
        args=need(lambda n: n == 2)),
