@@ -200,3 +200,17 @@ def test_hypot_and_cumprod_keep_their_result_so_writing_it_breaks_backward(op):
     v.mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         v.sum().backward()
+
+
+def test_logaddexp_second_derivative_is_right_where_the_inputs_are_equal():
+    # fuzz (double backward): logaddexp(x2, x10) with x2[i] == x10[j] gave a wrong x10.grad: written as
+    # max + log1p(exp(-|x - y|)), autograd lost the curvature at |.|'s kink. d²/dx² = s (1 - s) with
+    # s = sigmoid(x - y): 1/4 at x == y, as PyTorch gives.
+    x = torch.tensor([1.51, 0.3], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([1.51, -0.7], dtype=torch.float64)
+    (g,) = torch.autograd.grad(torch.logaddexp(x, y).sum(), [x], create_graph=True)
+    assert torch.allclose(g.detach(), torch.sigmoid(x - y).detach())
+    (g2,) = torch.autograd.grad(g.sum(), [x])
+    s = torch.sigmoid(x - y).detach()
+    assert torch.allclose(g2, s * (1 - s))
+    assert g2[0].item() == 0.25

@@ -73,6 +73,33 @@ class Hypot(Function):
         return ga, gb
 
 
+class Logaddexp(Function):
+    """``log(exp(x) + exp(y))`` (NumPy's, without overflow).
+
+    d/dx = sigmoid(x - y), d/dy = sigmoid(y - x): smooth everywhere, so a second
+    derivative is right also where x == y (written as ``max + log1p(exp(-|x - y|))``
+    with Tensor ops, autograd saw |.|'s kink there and lost the curvature).
+    """
+
+    _backward_name = "LogaddexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        out = _apply(np.logaddexp, x, y)
+        _binary_meta(ctx, a, b, out)
+        ctx.save_for_backward(a, b)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        ga = grad_for(grad * (a - b).sigmoid(), ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad * (b - a).sigmoid(), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
 class Fmod(Function):
     """C's ``fmod``: the remainder has the sign of the dividend (``remainder``'s has the divisor's)."""
 
