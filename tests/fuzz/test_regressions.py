@@ -214,3 +214,17 @@ def test_logaddexp_second_derivative_is_right_where_the_inputs_are_equal():
     s = torch.sigmoid(x - y).detach()
     assert torch.allclose(g2, s * (1 - s))
     assert g2[0].item() == 0.25
+
+
+@pytest.mark.parametrize("index", [torch.tensor([1, 2]), slice(1, 3)])
+def test_assigning_a_value_with_extra_leading_ones_differentiates(index):
+    # fuzz: `v[torch.tensor([1, 2])] = w` with w of shape (1, 1) raised ValueError at backward
+    # ("duplicate value in 'axis'"); PyTorch drops the leading 1s: w.grad is the summed gradient, shape (1, 1)
+    x = torch.tensor([-1.74, 1.28, 0.19, 1.69], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([[-0.55]], dtype=torch.float64, requires_grad=True)
+    v = x * 1
+    v[index] = w
+    (v * v).sum().backward()
+    assert w.grad.shape == (1, 1)
+    assert torch.allclose(w.grad, torch.tensor([[4 * -0.55]], dtype=torch.float64))
+    assert x.grad.tolist() == [2 * -1.74, 0.0, 0.0, 2 * 1.69]
