@@ -394,6 +394,21 @@ def no_ties_pair(values, **args):
     return bool(np.all(np.abs(a - b) > 1e-9))
 
 
+def nonzero_norms(values, dim=None, **args):
+    """Every vector along ``dim`` has a norm > 1e-6 (a norm is not differentiable at 0: PyTorch's
+    double backward gives NaN there) and the dim is not empty."""
+    a = _np(values[0])
+    if a.ndim == 0 or a.size == 0:
+        return a.size > 0
+    return bool(np.all(np.sqrt((a * a).sum(axis=dim)) > 1e-6))
+
+
+def spread(values, dim=None, **args):
+    """More than one value along ``dim`` (a std of one value is 0, where it is not differentiable)."""
+    shape = values[0].shape
+    return len(shape) == 0 or shape[dim] > 1
+
+
 def clamp_guard(values, lo=None, hi=None, **args):
     return away(*[p for p in (lo, hi) if p is not None])(values)
 
@@ -469,7 +484,7 @@ BINARY = [
     Op("smooth_l1", "F.smooth_l1_loss({0}, {1}, beta=0.5)", arity=2, partner=same_shape,
        guard=lambda v, **a: bool(np.all(np.abs(np.abs(_np(v[0]) - _np(v[1])) - 0.5) > 1e-6))),
     Op("cosine_similarity", "F.cosine_similarity({0}, {1}, dim={dim})", arity=2, partner=same_shape,
-       args=need(lambda n: n >= 1, dim_args)),
+       args=need(lambda n: n >= 1, dim_args), guard=nonzero_norms),
 ]
 
 REDUCTIONS = [
@@ -482,10 +497,11 @@ REDUCTIONS = [
     Op("max_dim", "{0}.max({dim}, keepdim={keepdim}).values", args=dim_keep_args, guard=no_ties),
     Op("min_dim", "torch.min({0}, {dim}).values", args=dim_args, guard=no_ties),
     Op("var", "{0}.var({dim}, keepdim={keepdim})", args=dims_keep_args),
-    Op("std", "{0}.std({dim}, correction=0)", args=dim_args),
+    Op("std", "{0}.std({dim}, correction=0)", args=dim_args, guard=spread),
     Op("norm", "{0}.norm()", guard=lambda v, **a: bool(np.any(_np(v[0]) != 0))),
     Op("norm_dim", "torch.linalg.vector_norm({0}, {p}, dim={dim})",
-       args=lambda r, s: {"p": r.choice([2, 1, 3]), "dim": a_dim(r, s)}, guard=away(0.0)),
+       args=lambda r, s: {"p": r.choice([2, 1, 3]), "dim": a_dim(r, s)},
+       guard=all_of(away(0.0), nonzero_norms)),
     Op("logsumexp", "{0}.logsumexp({dim})", args=dim_args),
     Op("median", "{0}.median()", guard=no_ties),
     Op("median_dim", "{0}.median({dim}).values", args=dim_args, guard=no_ties),
@@ -522,7 +538,7 @@ SOFTMAX = [
     Op("softmax_m", "{0}.softmax({dim})", args=dim_args),
     Op("log_softmax", "F.log_softmax({0}, {dim})", args=dim_args),
     Op("softmin", "F.softmin({0}, dim={dim})", args=dim_args),
-    Op("normalize", "F.normalize({0}, dim={dim})", args=dim_args),
+    Op("normalize", "F.normalize({0}, dim={dim})", args=dim_args, guard=nonzero_norms),
     Op("glu", "F.glu({0}, {dim})", args=dim_args),
     Op("cross_entropy", "F.cross_entropy({0}, {target})", args=need(
         lambda n: n == 2, lambda r, s: {"target": index_tensor(r, max(s[1], 1), s[0])})),

@@ -300,8 +300,11 @@ def leaf_code(name, shape, requires_grad, r):
     rg = ", requires_grad=True" if requires_grad else ""
     if n == 0:
         return f"{name} = torch.zeros({tuple(shape)!r}, dtype=torch.float64{rg})"
-    ints = r.sample([k for k in range(-250, 251) if k % 25], n)
-    values = (np.array(ints, dtype=np.float64) / 100).reshape(shape)
+    scale = 100 if n <= 400 else 1000  # a big operand (of a repeat's result): three decimals
+    pool = [k for k in range(-250 * scale // 100, 250 * scale // 100 + 1) if k % (scale // 4)]
+    if n > len(pool):
+        raise Invalid(f"a leaf of {n} elements")
+    values = (np.array(r.sample(pool, n), dtype=np.float64) / scale).reshape(shape)
     return f"{name} = torch.tensor({values.tolist()!r}, dtype=torch.float64{rg})"
 
 
