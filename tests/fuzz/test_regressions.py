@@ -228,3 +228,14 @@ def test_assigning_a_value_with_extra_leading_ones_differentiates(index):
     assert w.grad.shape == (1, 1)
     assert torch.allclose(w.grad, torch.tensor([[4 * -0.55]], dtype=torch.float64))
     assert x.grad.tolist() == [2 * -1.74, 0.0, 0.0, 2 * 1.69]
+
+
+def test_hypot_keeps_an_input_only_where_its_gradient_is_wanted():
+    # fuzz: `v6 = torch.hypot(v3, x5)` with v3 needing no grad, then `F.hardsigmoid(v3, inplace=True)`:
+    # backward refused (v3 was saved); PyTorch keeps v3 only for v3's own gradient
+    v3 = torch.tensor([[[1.08]]], dtype=torch.float64)
+    x5 = torch.tensor(0.26, dtype=torch.float64, requires_grad=True)
+    v6 = torch.hypot(v3, x5)
+    torch.nn.functional.hardsigmoid(v3, inplace=True)
+    v6.sum().backward()
+    assert torch.allclose(x5.grad, (x5 / v6).detach().reshape(()))

@@ -61,7 +61,8 @@ class Hypot(Function):
         x, y = binary_arrays(a, b)
         out = _utils._Tensor._make(_apply(np.hypot, x, y))
         _binary_meta(ctx, a, b, out)
-        ctx.save_for_backward(a, b, out)  # the result too, as PyTorch (writing it later breaks backward)
+        # what PyTorch keeps: the result, and an input only where its own gradient is wanted
+        ctx.save_for_backward(a if ctx.needs_input_grad[0] else None, b if ctx.needs_input_grad[1] else None, out)
         return out
 
     @staticmethod
