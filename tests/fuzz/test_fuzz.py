@@ -28,8 +28,8 @@ from fuzz_known import KNOWN, known_issue  # noqa: E402
 
 pytestmark = pytest.mark.parity
 
-# Cases per CI run (about 40 s together on a 2-core machine); the long mode replaces them.
-CI_CASES = {"backward": 1000, "double": 250}
+# Cases per CI run (about 20 s together on an idle 2-core machine); the long mode replaces them.
+CI_CASES = {"backward": 2000, "double": 500}
 SHARE = {"backward": 0.8, "double": 0.2}  # of a long run's time or examples
 MAX_REPORTED = 20  # shrunk failures per run (the rest are only counted)
 
