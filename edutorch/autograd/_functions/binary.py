@@ -32,16 +32,21 @@ def _apply(ufunc, x, y):
         raise broadcast_error(x, y) from None
 
 
+def _keeping_both(ctx, a, b, ufunc, arrays):
+    """``ufunc`` of the inputs' arrays (``arrays(a, b)``); both inputs kept for backward, as PyTorch."""
+    x, y = arrays(a, b)
+    out = _apply(ufunc, x, y)
+    _binary_meta(ctx, a, b, out)
+    ctx.save_for_backward(a, b)
+    return out
+
+
 class Atan2(Function):
     _backward_name = "Atan2Backward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = _float_pair(a, b)
-        out = _apply(np.arctan2, x, y)
-        _binary_meta(ctx, a, b, out)
-        ctx.save_for_backward(a, b)
-        return out
+        return _keeping_both(ctx, a, b, np.arctan2, _float_pair)
 
     @staticmethod
     def backward(ctx, grad):
@@ -86,11 +91,7 @@ class Logaddexp(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = binary_arrays(a, b)
-        out = _apply(np.logaddexp, x, y)
-        _binary_meta(ctx, a, b, out)
-        ctx.save_for_backward(a, b)
-        return out
+        return _keeping_both(ctx, a, b, np.logaddexp, binary_arrays)
 
     @staticmethod
     def backward(ctx, grad):
