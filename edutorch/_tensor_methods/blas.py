@@ -62,6 +62,10 @@ class BlasMethods:
         return blas.Mv.apply(self, vec)
 
     def outer(self, vec2):
+        """``self[i] * vec2[j]`` for two vectors (PyTorch refuses anything else)."""
+        for name, t in (("self", self), ("vec2", vec2)):
+            if t.ndim != 1:
+                raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
         return self.unsqueeze(1) * vec2.unsqueeze(0)
 
     @autocast_op("addmm")  # composite ops cast once, at entry

@@ -150,6 +150,11 @@ def test_scatter_checks_src_against_index_with_runtime_errors(name):
     # fuzz: x.scatter(0, index(4,), src(0, 4, 4)) raised NumPy's ValueError; PyTorch: RuntimeError
     x = torch.zeros(4, 3, dtype=torch.float64)
     with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as src tensor"):
+        getattr(x, name)(0, torch.tensor([[1]]), torch.ones(1, 1, 1, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as src tensor"):
+        getattr(x, name)(0, torch.tensor([[1]]), torch.tensor(2.0, dtype=torch.float64))
+    # a src with fewer dims (but not 0-d): PyTorch reads src.size(d) for each index dim, an IndexError
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
         getattr(x, name)(0, torch.tensor([[0, 1, 2]]), torch.ones(4, dtype=torch.float64))
     with pytest.raises(RuntimeError, match=r"Expected index \[1, 3\] to be no larger than self \[4, 3\] apart from "
                                            r"dimension 0 and to be no larger size than src \[1, 2\]"):
@@ -239,3 +244,10 @@ def test_hypot_keeps_an_input_only_where_its_gradient_is_wanted():
     torch.nn.functional.hardsigmoid(v3, inplace=True)
     v6.sum().backward()
     assert torch.allclose(x5.grad, (x5 / v6).detach().reshape(()))
+
+
+@pytest.mark.parametrize("a, b, name, ndim", [((3,), (2, 2), "vec2", 2), ((2, 2), (3,), "self", 2), ((), (3,), "self", 0)])
+def test_outer_refuses_anything_but_two_vectors(a, b, name, ndim):
+    # fuzz: torch.outer(x(3,), y(3, 4)) returned a 3-d tensor; PyTorch: RuntimeError
+    with pytest.raises(RuntimeError, match=f"outer: Expected 1-D argument {name}, but got {ndim}-D"):
+        torch.outer(torch.ones(a, dtype=torch.float64), torch.ones(b, dtype=torch.float64))

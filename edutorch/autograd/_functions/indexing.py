@@ -233,7 +233,8 @@ class Scatter(Function):
         x = a._data
         axis = wrap_dim(dim, x.ndim)
         if isinstance(src, _utils._Tensor):  # else NumPy's ValueError from the crop below
-            wrap_dim(dim, src._data.ndim)  # PyTorch checks dim against src first (an IndexError)
+            if 0 < src._data.ndim < index._data.ndim:  # PyTorch reads src.size(d) for each index dim first
+                wrap_dim(src._data.ndim, src._data.ndim)  # raises its IndexError ("... but got <ndim>")
             _check_same_rank(src, index, "src")
             _check_index_fits(x.shape, index._data.shape, src._data.shape, axis)
         ctx.axis = axis
