@@ -184,18 +184,6 @@ def _saves_other_tensors(program, ref, got):
 
 
 KNOWN = {
-    "celu-double-backward-precision": Known(
-        "found by the fuzzer (double backward): gradients through celu (elu(x / alpha) * alpha here) differ "
-        "from PyTorch's by ~2e-7 relative after cancellation; which side is closer is not investigated",
-        lambda p, ref, got: p.double and not ref.error and not got.error
-        and any(s.op in ("celu", "nn.CELU", "F.celu_") for s in p.steps),
-        "x1 = torch.tensor([[[-1.79, 0.28, -1.26], [1.88, -1.56, -0.06], [-1.13, 1.95, 2.08]], [[-1.21, "
-        "-2.1, 2.43], [-1.39, 0.72, -1.47], [-2.06, -0.39, -0.63]], [[2.28, 0.65, 1.64], [-1.06, 2.49, 1"
-        ".91], [1.19, -1.87, -0.96]], [[2.46, 2.3, 0.67], [1.84, 0.84, -1.19], [-1.1, -1.72, -0.31]]], d"
-        "type=torch.float64, requires_grad=True)\nv5 = x1.mT\nv6 = F.celu(v5, 0.7)\nv7 = v6.abs()\nloss "
-        "= (x1 * (x1 + 0.75)).sum() + (v6 * (v6 + -1.25)).sum() + (v7 * (v7 + 2.0)).sum()\ngrads = torch"
-        ".autograd.grad(loss, [x1], create_graph=True, allow_unused=True)\n(loss + sum((g * g).sum() for"
-        " g in grads if g is not None)).backward()"),
     "clamp-broadcast-error-type": Known(
         "found by the fuzzer: clamp(min=tensor) with shapes that do not broadcast raises ValueError "
         "(PyTorch: RuntimeError)",

@@ -467,12 +467,15 @@ BINARY = [
     Op("div", "{0} / {1}", arity=2, partner=broadcast_partner, guard=nonzero(1)),
     Op("maximum", "torch.maximum({0}, {1})", arity=2, partner=broadcast_partner, guard=no_ties_pair),
     Op("minimum", "{0}.minimum({1})", arity=2, partner=broadcast_partner, guard=no_ties_pair),
-    Op("atan2", "torch.atan2({0}, {1})", arity=2, partner=broadcast_partner, guard=nonzero(1)),
+    # both nonzero: atan2(±0, negative) is ±pi by the zero's sign, which differs (-0.0 from a shrink)
+    Op("atan2", "torch.atan2({0}, {1})", arity=2, partner=broadcast_partner, guard=all_of(nonzero(0), nonzero(1))),
     Op("pow_t", "{0}.abs().add(0.1) ** {1}", arity=2, partner=broadcast_partner, guard=away(0.0)),
     Op("hypot", "torch.hypot({0}, {1})", arity=2, partner=broadcast_partner, guard=nonzero(0)),
     Op("lerp", "torch.lerp({0}, {1}, 0.3)", arity=2, partner=broadcast_partner),
     Op("logaddexp", "torch.logaddexp({0}, {1})", arity=2, partner=broadcast_partner),
-    Op("xlogy", "torch.xlogy({0}, {1}.abs().add(0.1))", arity=2, partner=broadcast_partner),
+    # not log(1) == 0 exactly (|y| = 0.9): a 0 that a later xlogy's x == 0 rule turns into a kink
+    Op("xlogy", "torch.xlogy({0}, {1}.abs().add(0.1))", arity=2, partner=broadcast_partner,
+       guard=lambda v, **a: bool(np.all(np.abs(np.abs(_np(v[1])) - 0.9) > 1e-6))),
     Op("where", "torch.where({mask}, {0}, {1})", arity=2, partner=same_shape,
        args=lambda r, s: {"mask": mask_literal(r, s)}),
     Op("clamp_t", "{0}.clamp(min={1})", arity=2, partner=broadcast_to_partner, guard=no_ties_pair),
