@@ -43,7 +43,8 @@ def roots(program):
     """name -> the name of the tensor whose memory it shares (itself when not a view)."""
     root = {}
     for step in program.steps:
-        aliased = kind(step) in ("view", "multi") or (kind(step) == "layer" and step.target)
+        aliased = (kind(step) in ("view", "multi") or (kind(step) == "layer" and step.target)
+                   or step.op == "nn.Identity")  # Identity returns its input itself
         for name in step.outputs:
             root[name] = root.get(step.inputs[0], step.inputs[0]) if aliased else name
     return root
@@ -146,13 +147,12 @@ def _empty_batch_norm(program, ref, got):
 
 def _layout(program, ref, got):
     """view() refused on one side only, or a reshape/flatten (a view in PyTorch, a copy here, or the
-    other way round) written in place and a version error on one side only."""
+    other way round) whose input or result is written in place later."""
     errors = [o.error for o in (ref, got) if o.error]
     if any("view size is not compatible" in e[2] for e in errors):
         return True
-    reshaped = derived_from(program, {"reshape", "flatten"})
-    return (any(is_inplace(s) and s.target in reshaped for s in program.steps)
-            and any("modified by an inplace operation" in e[2] for e in errors) and len(errors) == 1)
+    return any(step.op in ("reshape", "flatten", "view_as") and written_after(program, i, step.outputs + step.inputs[:1])
+               for i, step in enumerate(program.steps))
 
 
 SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
@@ -201,8 +201,9 @@ KNOWN = {
     "memory-layout": Known(
         "found by the fuzzer: results keep NumPy's memory layout, not PyTorch's, so view() refuses where "
         "PyTorch accepts (x.t().cumsum(0).view(...)), kron accepts non-contiguous inputs where PyTorch's "
-        "view inside kron refuses, and reshape/flatten copy where PyTorch views (or the other way round), "
-        "so a write into the result is seen by backward on one side only",
+        "view inside kron refuses, and reshape/flatten copy where PyTorch views (or the other way round): "
+        "v = x[:, idx]; r = v.reshape(-1); v.neg_() leaves r unchanged here (PyTorch: r is a view, negated, "
+        "and its gradient follows): silent wrong values and gradients",
         _layout,
         "x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], dtype=torch.float64)\n"
         "y = x.t().cumsum(0)\nz = y.view(6)"),
