@@ -168,17 +168,23 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     @requires_grad.setter
     def requires_grad(self, value):
         if self.grad_fn is not None:
-            raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to "
-                "use a computed variable in a subgraph that doesn't require differentiation "
-                "use var_no_grad = var.detach()."
+            hint = "" if value else (
+                " If you want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."
             )
+            raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and not _dtype.is_floating(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` in place and return ``self``."""
+        """Set ``requires_grad`` in place and return ``self``.
+
+        On a non-leaf (which requires grad already) ``requires_grad_(True)`` changes
+        nothing, as in PyTorch; ``requires_grad_(False)`` raises.
+        """
+        if requires_grad and self.grad_fn is not None:
+            return self
         self.requires_grad = requires_grad
         return self
 

@@ -91,7 +91,7 @@ def einsum(equation, *operands):
             if n != seen and n != 1 and seen != 1:
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {i} which does not "
                                    f"broadcast with previously seen size {seen}")
-            sizes[c] = builtins.max(seen, n)
+            sizes[c] = n if seen == 1 else seen  # a size 1 broadcasts (to 0 too: max() would keep the 1)
         terms.append((t, letters))
     for c in output:
         if c not in sizes:

@@ -96,6 +96,8 @@ def as_run(command):
     words = command.split()
     if words[1] == "lab":
         words.append("--dry-run")
+    if words[1] == "fuzz":
+        words = words[:2] + ["--examples", "20"]
     if words[1] == "test":
         selection = [w for w in words[2:] if w.endswith(".ipynb")]
         words = words[:2] + ["tests/test_packaging.py::test_dev_help_runs", "-p", "no:cacheprovider", *selection]
@@ -105,7 +107,7 @@ def as_run(command):
 def test_every_documented_dev_command_is_run_by_the_clone_test():
     commands = dev_commands()
     assert "./dev lab" in commands and "./dev test" in commands and "./dev release" in commands
-    known = {"lab", "test", "release", "grade", "new-lesson", "execute", "reset-lesson", "help", "bench"}
+    known = {"lab", "test", "release", "grade", "new-lesson", "execute", "reset-lesson", "help", "bench", "fuzz"}
     assert {c.split()[1] for c in commands} <= known, "a new ./dev command in the docs: teach as_run() about it"
 
 

@@ -134,9 +134,8 @@ class ArithmeticMethods:
         return binary.Fmod.apply(self, other)
 
     def logaddexp(self, other):
-        """``log(exp(x) + exp(y))`` without overflow: ``max + log1p(exp(-|x - y|))``."""
-        high = self.maximum(other)
-        return high + (-(self - other).abs()).exp().log1p()
+        """``log(exp(x) + exp(y))`` without overflow (its gradient: sigmoid(x - y), sigmoid(y - x))."""
+        return binary.Logaddexp.apply(self, other)
 
     def logaddexp2(self, other):
         """``log2(2**x + 2**y)``."""

@@ -14,6 +14,10 @@ from ..amp.autocast_mode import autocast_op
 
 def _scaled_sum(input, product, beta, alpha):
     """``beta * input + alpha * product``, as ``addmm``/``baddbmm`` compute it."""
+    shape, target = tuple(input.shape), tuple(product.shape)
+    fits = len(shape) <= len(target) and all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+    if not fits:  # ``input`` must broadcast to the product's shape (not the other way round)
+        input.expand(*target)  # raises PyTorch's "The expanded size of the tensor ... must match" error
     product = product if alpha == 1 else product * alpha
     if beta == 0:  # PyTorch ignores ``input`` then (a NaN in it does not propagate); its gradient is 0
         from .._functional import where
@@ -58,7 +62,7 @@ class BlasMethods:
         return blas.Mv.apply(self, vec)
 
     def outer(self, vec2):
-        """``self[i] * vec2[j]`` for two vectors."""
+        """``self[i] * vec2[j]`` for two vectors (PyTorch refuses anything else)."""
         for name, t in (("self", self), ("vec2", vec2)):
             if t.ndim != 1:
                 raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")

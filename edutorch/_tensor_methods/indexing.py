@@ -102,7 +102,10 @@ class IndexingMethods:
         shape_self = list(self.shape)
         shape_idx = list(indices.shape)
         shape_self[axis] = shape_idx[axis] = 1
-        common = list(np.broadcast_shapes(tuple(shape_self), tuple(shape_idx)))
+        try:
+            common = list(np.broadcast_shapes(tuple(shape_self), tuple(shape_idx)))
+        except ValueError:  # PyTorch's RuntimeError, not NumPy's ValueError
+            raise utils.broadcast_error(np.empty(shape_self), np.empty(shape_idx)) from None
         s = common.copy()
         s[axis] = self.shape[axis]
         i = common.copy()

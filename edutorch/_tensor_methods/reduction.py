@@ -68,12 +68,12 @@ class ReductionMethods:
     __slots__ = ()
 
     def sum(self, dim=None, keepdim=False, *, dtype=None):
-        if dim is None:
+        if dim is None and not keepdim:  # x.sum(None, keepdim=True) keeps every dim, size 1
             return reduction.SumAll.apply(self, dtype)
         return reduction.Sum.apply(self, dim, keepdim, dtype)
 
     def mean(self, dim=None, keepdim=False, *, dtype=None):
-        if dim is None:
+        if dim is None and not keepdim:
             return reduction.MeanAll.apply(self, dtype)
         return reduction.Mean.apply(self, dim, keepdim, dtype)
 

@@ -145,7 +145,8 @@ class ShapeMethods:
 
     def flatten(self, start_dim=0, end_dim=-1):
         old = self._data.shape
-        if not old:
+        if not old:  # a 0-d tensor counts as one dim here: dims in [-1, 0], as in PyTorch
+            wrap_dim(start_dim, 1), wrap_dim(end_dim, 1)
             return self.reshape(1)
         s, e = wrap_dim(start_dim, len(old)), wrap_dim(end_dim, len(old))
         if s > e:

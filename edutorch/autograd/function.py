@@ -281,7 +281,10 @@ class AccumulateGrad(Node):
             self._tensor_hooks = {0: hooks}
 
     def apply(self, grad):
-        accumulate_grad(self.variable, grad)
+        # a leaf that stopped requiring grad after the graph was built (``x.detach_()``,
+        # ``x.requires_grad = False``) gets no gradient, as in PyTorch's AccumulateGrad
+        if self.variable._requires_grad:
+            accumulate_grad(self.variable, grad)
         return ()
 
 

@@ -41,6 +41,10 @@ def _shape_list(t):
 # ---------------------------------------------------------------- linear ----
 def linear(input, weight, bias=None):
     """``y = x @ W.T + b``, one fused op (``addmm``) for a 2-D input, as in PyTorch."""
+    if weight.ndim != 2:
+        if weight.ndim == 1 and bias is None:  # PyTorch: a weight vector gives x @ w
+            return input.matmul(weight)
+        raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
     ndim = input._data.ndim
     if ndim == 2 and bias is not None:
         return _linear.Addmm.apply(bias, input, weight)

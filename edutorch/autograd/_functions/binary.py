@@ -34,16 +34,21 @@ def _apply(ufunc, x, y):
         raise broadcast_error(x, y) from None
 
 
+def _keeping_both(ctx, a, b, ufunc, arrays):
+    """``ufunc`` of the inputs' arrays (``arrays(a, b)``); both inputs kept for backward, as PyTorch."""
+    x, y = arrays(a, b)
+    out = _apply(ufunc, x, y)
+    _binary_meta(ctx, a, b, out)
+    ctx.save_for_backward(a, b)
+    return out
+
+
 class Atan2(Function):
     _backward_name = "Atan2Backward0"
 
     @staticmethod
     def forward(ctx, a, b):
-        x, y = _float_pair(a, b)
-        out = _apply(np.arctan2, x, y)
-        _binary_meta(ctx, a, b, out)
-        ctx.save_for_backward(a, b)
-        return out
+        return _keeping_both(ctx, a, b, np.arctan2, _float_pair)
 
     @staticmethod
     def backward(ctx, grad):
@@ -73,6 +78,29 @@ class Hypot(Function):
         ma, mb = ctx.meta
         ga = grad_for(grad * a / out, ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * b / out, mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Logaddexp(Function):
+    """``log(exp(x) + exp(y))`` (NumPy's, without overflow).
+
+    d/dx = sigmoid(x - y), d/dy = sigmoid(y - x): smooth everywhere, so a second
+    derivative is right also where x == y (written as ``max + log1p(exp(-|x - y|))``
+    with Tensor ops, autograd saw |.|'s kink there and lost the curvature).
+    """
+
+    _backward_name = "LogaddexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _keeping_both(ctx, a, b, np.logaddexp, binary_arrays)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        ga = grad_for(grad * (a - b).sigmoid(), ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad * (b - a).sigmoid(), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 

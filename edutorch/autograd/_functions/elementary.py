@@ -31,20 +31,22 @@ def _elementwise(name, backward_name, forward, derivative, saved=None):
     def forward_(ctx, a):
         with quiet_fp():  # outside the domain: nan or inf, silently, as in PyTorch
             out = _output(np.asarray(forward(_float_input(a))))
-        ctx.save_for_backward(a, out)
+        # only what PyTorch saves: changing the input in place later breaks backward only where
+        # PyTorch's does (expm1 reads its result, so x.expm1() then x.mul_(2) still differentiates)
+        ctx.save_for_backward(*{"self": (a,), "result": (out,)}.get(saved, ()))
         return out
 
     def backward_(ctx, grad):
         if derivative is None:  # PyTorch has none for some in-place forms (asinh_, acosh_, atanh_)
             raise NotImplementedError(f"the derivative for 'inplace version of {name.lower()[:-7]}' is not "
                                       "implemented.")
-        a, out = ctx.saved_tensors
-        return grad * derivative(a, out)
+        (kept,) = ctx.saved_tensors or (None,)
+        return grad * (derivative(kept, None) if saved == "self" else derivative(None, kept))
 
     return type(name, (Function,), {
         "__doc__": f"``torch.{name.lower()}`` element-wise.", "_backward_name": backward_name,
         "forward": staticmethod(forward_), "backward": staticmethod(backward_),
-        "_saved_attrs": {saved: Saved(0 if saved == "self" else 1)} if saved else None,
+        "_saved_attrs": {saved: Saved(0)} if saved else None,
     })
 
 

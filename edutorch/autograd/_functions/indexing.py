@@ -213,6 +213,17 @@ def _scatter_positions(shape, index, axis):
     return tuple(grids)
 
 
+def _check_index_fits(self_shape, index_shape, src_shape, axis):
+    """PyTorch's check: ``index`` no larger than ``src`` anywhere, nor than ``self`` off ``axis``."""
+    for d, n in enumerate(index_shape):
+        too_big_for_self = d != axis and d < len(self_shape) and n > self_shape[d]
+        if too_big_for_self or (d < len(src_shape) and n > src_shape[d]):
+            raise RuntimeError(
+                f"Expected index {list(index_shape)} to be no larger than self {list(self_shape)} apart from "
+                f"dimension {axis} and to be no larger size than src {list(src_shape)}"
+            )
+
+
 class Scatter(Function):
     """``x.scatter(dim, index, src)``: out[i][index[i][j]] = src[i][j] (dim=1).
 
@@ -228,6 +239,11 @@ class Scatter(Function):
         _check_same_rank(a, index, "self")
         x = a._data
         axis = wrap_dim(dim, x.ndim)
+        if isinstance(src, _utils._Tensor):  # else NumPy's ValueError from the crop below
+            if 0 < src._data.ndim < index._data.ndim:  # PyTorch reads src.size(d) for each index dim first
+                wrap_dim(src._data.ndim, src._data.ndim)  # raises its IndexError ("... but got <ndim>")
+            _check_same_rank(src, index, "src")
+            _check_index_fits(x.shape, index._data.shape, src._data.shape, axis)
         ctx.axis = axis
         ctx.save_for_backward(index)
         out = x.copy()
@@ -419,6 +435,9 @@ class IndexSelect(Function):
         ctx.axis, ctx.in_shape = axis, a._data.shape
         ctx.save_for_backward(index)
         flat = index._data.reshape(-1)
+        size = a._data.shape[axis] if a._data.ndim else 1
+        if flat.size and (flat.min() < 0 or flat.max() >= size):  # no negative positions, unlike x[index]
+            raise IndexError("index out of range in self")
         if a._data.ndim == 0:
             return a._data.reshape(1).take(flat).reshape(index._data.shape)
         return a._data.take(flat, axis=axis)

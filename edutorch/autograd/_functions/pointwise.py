@@ -407,6 +407,18 @@ class Lerp(Function):
         return grad_for(grad * (1 - ctx.weight), ma), grad_for(grad * ctx.weight, mb), None
 
 
+def _check_broadcast(a, t1, t2):
+    """PyTorch's RuntimeError when ``a``, ``t1``, ``t2`` do not broadcast (NumPy would raise ValueError)."""
+    try:
+        product_shape = np.broadcast_shapes(t1._data.shape, t2._data.shape)
+    except ValueError:
+        raise broadcast_error(t1._data, t2._data) from None
+    try:
+        np.broadcast_shapes(a._data.shape, product_shape)
+    except ValueError:
+        raise broadcast_error(a._data, np.empty(product_shape)) from None
+
+
 def _addc_forward(ctx, a, t1, t2, value, combined):
     """``a + value * combined`` (``combined`` is t1 * t2 or t1 / t2); the caller saves what backward needs."""
     ctx.meta = tuple((t._data.shape, t._data.dtype) for t in (a, t1, t2))
@@ -421,6 +433,7 @@ class Addcmul(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
+        _check_broadcast(a, t1, t2)
         # each factor is needed only for the other's gradient (PyTorch saves the same), so a
         # later in-place change of a factor that needs no gradient does not break backward
         n = ctx.needs_input_grad
@@ -444,6 +457,7 @@ class Addcdiv(Function):
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
+        _check_broadcast(a, t1, t2)
         # t1 is needed only for t2's gradient; PyTorch keeps t2 in every case
         ctx.save_for_backward(t1 if ctx.needs_input_grad[2] else None, t2)
         return _addc_forward(ctx, a, t1, t2, value, t1._data / t2._data)

@@ -658,17 +658,18 @@ class Cumprod(Function):
     @staticmethod
     def forward(ctx, a, axis, dtype=None):
         ctx.axis = axis
-        ctx.save_for_backward(a)
-        return _cumulative(np.cumprod, a, axis, dtype)
+        out = _utils._Tensor._make(_cumulative(np.cumprod, a, axis, dtype))
+        ctx.save_for_backward(a, out)  # the result too, as PyTorch (writing it later breaks backward)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
+        a, out = ctx.saved_tensors
         if a.ndim == 0:
             return grad, None, None
         axis = ctx.axis
         if not bool((a._data == 0).any()):
-            summed = (grad * a.cumprod(axis)).flip(axis).cumsum(axis).flip(axis)
+            summed = (grad * out).flip(axis).cumsum(axis).flip(axis)
             return summed / a, None, None
         return _cumprod_grad_with_zeros(a, grad, axis), None, None
 

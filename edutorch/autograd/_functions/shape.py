@@ -350,7 +350,12 @@ class Cat(Function):
     def backward(ctx, grad):
         grads, start = [None], 0
         for size, shape, dt, need in zip(ctx.sizes, ctx.shapes, ctx.dtypes, ctx.needs_input_grad[1:]):
-            piece = grad.narrow(ctx.axis, start, size) if need and shape != (0,) else None
+            if not need:
+                piece = None
+            elif shape == (0,):  # a 1-D empty input (skipped by the legacy rule) gets an empty gradient
+                piece = grad.new_zeros((0,))
+            else:
+                piece = grad.narrow(ctx.axis, start, size)
             if piece is not None and piece._data.dtype != dt:
                 from ... import _dtype
 

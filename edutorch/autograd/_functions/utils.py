@@ -130,6 +130,8 @@ def grad_for(grad, meta):
     if meta is None or grad is None:
         return grad
     shape, dtype = meta
+    if len(shape) > grad._data.ndim:  # a value with extra leading 1s (x[i] = v of shape (1, 1, n)), as PyTorch
+        grad = grad.reshape((1,) * (len(shape) - grad._data.ndim) + tuple(grad._data.shape))
     if grad._data.shape != shape:
         grad = grad.sum_to_size(shape)
     if grad._data.dtype != dtype:

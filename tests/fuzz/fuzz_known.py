@@ -1,0 +1,250 @@
+"""KNOWN: the disagreements with PyTorch that are known and being fixed (issue 23).
+
+A fuzzed program that disagrees with PyTorch is counted as *known* (not a
+failure) when it matches one of these entries' ``matches(program, ref, got)``;
+each entry also has a minimal ``example`` that ``test_fuzz.py`` runs as a
+strict xfail, so an entry whose bug got fixed turns the suite red until it is
+deleted here.  Delete an entry when its fix is merged.
+
+The predicates read the program's structure: which ops ran, on what shapes,
+and which names are views of the same tensor (``roots``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fuzz_ops import OPS
+
+ZERO_D_DIM_KEYS = ("dim", "dims", "d0", "d1", "dim1", "dim2")
+ZERO_D_OPS = {"gelu", "gelu_tanh", "nn.GELU", "norm_dim", "median_dim", "kthvalue", "sort", "topk", "cummax"}
+MATMULS = {"matmul", "matmul_fn", "bmm", "einsum_mm", "tensordot", "linear", "mm", "mv", "dot", "addmm"}
+
+
+# --- reading a program -------------------------------------------------------------------
+def kind(step):
+    return OPS[step.op].kind if step.op in OPS else "fn"
+
+
+def is_inplace(step):
+    return step.target is not None
+
+
+def roots(program):
+    """name -> the name of the tensor whose memory it shares (itself when not a view)."""
+    root = {}
+    for step in program.steps:
+        aliased = (kind(step) in ("view", "multi") or (kind(step) == "layer" and step.target)
+                   or step.op == "nn.Identity")  # Identity returns its input itself
+        for name in step.outputs:
+            root[name] = root.get(step.inputs[0], step.inputs[0]) if aliased else name
+    return root
+
+
+def written_after(program, index, names):
+    """Is any tensor sharing memory with ``names`` written in place after step ``index``?"""
+    root = roots(program)
+    wanted = {root.get(n, n) for n in names}
+    return any(is_inplace(s) and root.get(s.target, s.target) in wanted for s in program.steps[index + 1:])
+
+
+def after_op_written(program, ops, same_root=True):
+    for i, step in enumerate(program.steps):
+        if step.op in ops and (written_after(program, i, step.outputs + step.inputs[:1]) if same_root else
+                               any(is_inplace(s) for s in program.steps[i + 1:])):
+            return True
+    return False
+
+
+def operand_aliases_target(program, ops):
+    root = roots(program)
+    for step in program.steps:
+        if step.op in ops and step.target:
+            target = root.get(step.target, step.target)
+            if any(root.get(n, n) == target for n in step.inputs[1:]):
+                return True
+    return False
+
+
+# --- the entries -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Known:
+    issue: str  # what is wrong, as in issue 23
+    matches: object  # matches(program, ref, got) -> bool
+    example: str  # a minimal program (run on both libraries; must still disagree)
+
+
+def _zero_d(program, ref, got):
+    for step in program.steps:
+        if step.shapes and step.shapes[0] == () and (
+                step.op in ZERO_D_OPS or any(k in ZERO_D_DIM_KEYS for k, _ in step.args)):
+            return True
+    return False
+
+
+def _view_before_grad_data(program, ref, got):
+    root = roots(program)
+    for i, step in enumerate(program.steps):
+        gets_grad = (is_inplace(step) and any(step.grads[1:])) or step.op == "requires_grad_"
+        if step.grads and not step.grads[0] and gets_grad:
+            target = root.get(step.inputs[0], step.inputs[0])
+            if any(kind(s) in ("view", "multi") and root.get(s.outputs[0]) == target
+                   for s in program.steps[:i]):
+                return True
+    return False
+
+
+def _empty_batch_norm(program, ref, got):
+    def one_value_per_group(step):  # GroupNorm in training with a single value per group
+        shape = step.shapes[0]
+        return step.op == "nn.GroupNorm" and int(np.prod(shape[1:])) // dict(step.args)["g"] <= 1
+    return any(s.op in ("nn.BatchNorm1d", "nn.BatchNorm2d", "nn.GroupNorm") and s.shapes
+               and (0 in s.shapes[0] or one_value_per_group(s)) for s in program.steps)
+
+
+def _layout(program, ref, got):
+    """view() refused on one side only, or a reshape/flatten (a view in PyTorch, a copy here, or the
+    other way round) whose input or result is written in place later."""
+    errors = [o.error for o in (ref, got) if o.error]
+    if any("view size is not compatible" in e[2] for e in errors):
+        return True
+    return any(step.op in ("reshape", "flatten", "view_as") and written_after(program, i, step.outputs + step.inputs[:1])
+               for i, step in enumerate(program.steps))
+
+
+SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
+    # composites that do not keep their input (PyTorch's node does): backward runs where PyTorch refuses
+    "logsigmoid", "softshrink", "hardshrink", "nn.LogSigmoid", "nn.Softshrink", "nn.Hardshrink",
+    # picked through gather, which keeps the input (PyTorch keeps only the indices): backward refuses;
+    # median() keeps no result (PyTorch does): writing the result does not make backward refuse
+    "median_dim", "kthvalue", "median",
+    # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses
+    "kron",
+}
+EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "tensordot", "cat",
+             "cross_entropy", "nll_loss", "nn.Linear", "linear", "kthvalue", "median_dim", "topk",
+             "sort", "cummax", "amax", "amin", "max_dim", "min_dim", "nn.AdaptiveAvgPool2d", "nn.Flatten", "flatten"}
+
+
+def _empty_tensors(program, ref, got):
+    return any(s.op in EMPTY_OPS and any(0 in shape for shape in s.shapes) for s in program.steps)
+
+
+def _saves_other_tensors(program, ref, got):
+    """An op of SAVES_OTHER_TENSORS, and later a write into its result or any of its inputs."""
+    return any(step.op in SAVES_OTHER_TENSORS and written_after(program, i, step.outputs + step.inputs)
+               for i, step in enumerate(program.steps))
+
+
+KNOWN = {
+    "clamp-broadcast-error-type": Known(
+        "found by the fuzzer: clamp(min=tensor) with shapes that do not broadcast raises ValueError "
+        "(PyTorch: RuntimeError)",
+        lambda p, ref, got: any(s.op == "clamp_t" for s in p.steps) and ref.error and got.error
+        and ref.error[1] != got.error[1],
+        "x = torch.zeros(3, dtype=torch.float64)\ny = x.clamp(min=torch.zeros(3, 2, dtype=torch.float64))"),
+    "detach-in-place": Known(
+        "found by the fuzzer: detach_() on a view runs (PyTorch: RuntimeError, can't detach views in-place; "
+        "not fixable by checking edutorch's view links: Linear on 3-d input and pooling return internal "
+        "views where PyTorch's results are not views); detach_() on a tensor saved for backward: backward "
+        "runs (PyTorch: RuntimeError, trying to use a saved tensor that has been detached in-place)",
+        lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
+        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 1\nz = y.sin()\n"
+        "y.detach_()\nloss = z.sum()\nloss.backward()"),
+    "memory-layout": Known(
+        "found by the fuzzer: results keep NumPy's memory layout, not PyTorch's, so view() refuses where "
+        "PyTorch accepts (x.t().cumsum(0).view(...)), kron accepts non-contiguous inputs where PyTorch's "
+        "view inside kron refuses, and reshape/flatten copy where PyTorch views (or the other way round): "
+        "v = x[:, idx]; r = v.reshape(-1); v.neg_() leaves r unchanged here (PyTorch: r is a view, negated, "
+        "and its gradient follows): silent wrong values and gradients",
+        _layout,
+        "x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], dtype=torch.float64)\n"
+        "y = x.t().cumsum(0)\nz = y.view(6)"),
+    "tensordot-broadcast": Known(
+        "found by the fuzzer: tensordot refuses a contracted dim of size 1 against another size (PyTorch "
+        "broadcasts it)",
+        lambda p, ref, got: any(s.op == "tensordot" for s in p.steps) and got.error is not None,
+        "a = torch.tensor([1., 2., 3.], dtype=torch.float64)\nb = torch.tensor([[2., 1., 1., 0.5]], "
+        "dtype=torch.float64)\ny = torch.tensordot(a, b, dims=1)"),
+    "empty-tensors": Known(
+        "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin over a size-0 dim raise ValueError "
+        "(NumPy's max of nothing); tensordot and Linear over a size-0 dim raise RuntimeError; "
+        "kthvalue/topk/... over a size-0 dim raise RuntimeError (PyTorch: IndexError); nn.Flatten of a batch "
+        "of 0 raises; AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: RuntimeError)",
+        _empty_tensors,
+        "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
+    "saves-other-tensors": Known(
+        "found by the fuzzer: activations written as composites (logsigmoid, softshrink, hardshrink) "
+        "do not keep their input, so writing it in place "
+        "afterwards does not make backward refuse as in PyTorch; median(dim)/kthvalue keep their input "
+        "(through gather), so backward refuses where PyTorch runs; median() keeps too little, kron "
+        "an operand that needs no grad",
+        _saves_other_tensors,
+        "x = torch.tensor([-1.97, 0.4], dtype=torch.float64, requires_grad=True)\n"
+        "a = x * 1\nv = F.logsigmoid(a)\na.mul_(2)\nloss = v.sum()\nloss.backward()"),
+    "view-before-grad-data": Known(
+        "a view taken before its base received grad-requiring data (in-place, or requires_grad_()) "
+        "stays requires_grad=False",
+        _view_before_grad_data,
+        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\nv = x.reshape(4)\nx.requires_grad_()"),
+    # --- found after the trust branches were merged (views, nnops): still open --------------------
+    "overlap-scatter-index-add": Known(
+        "scatter_/scatter_add_/index_add_ whose source is (a view of) the written tensor are accepted "
+        "(PyTorch: RuntimeError, some elements ... refer to a single memory location)",
+        lambda p, ref, got: operand_aliases_target(p, {"scatter_", "scatter_add_", "index_add_"}),
+        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\n"
+        "x.index_add_(0, torch.tensor([1, 0]), x)"),
+    "index-add-error-type": Known(
+        "index_add_ with an index out of range raises RuntimeError (PyTorch: IndexError, index out of "
+        "range in self)",
+        lambda p, ref, got: any(s.op == "index_add_" for s in p.steps) and ref.error and got.error
+        and ref.error[1] != got.error[1],
+        "x = torch.zeros(4, dtype=torch.float64)\n"
+        "x.index_add_(0, torch.tensor([-5]), torch.ones(1, dtype=torch.float64))"),
+    "zero-d-dim": Known(
+        "0-d tensors with a dim argument: max/min(0, keepdim=True) give shape (1,) (PyTorch: ()), and "
+        "roll/narrow/diff/chunk/split/gather/scatter/index_select raise NumPy's ValueError (PyTorch: "
+        "IndexError/RuntimeError)",
+        _zero_d,
+        "x = torch.tensor(0.3, dtype=torch.float64)\ny = x.max(0, keepdim=True).values"),
+    "view-of-leaf-shape-inplace": Known(
+        "t_/transpose_/squeeze_/unsqueeze_ on a view of a leaf that requires grad run (PyTorch: "
+        "RuntimeError, a view of a leaf Variable that requires grad is being used in an in-place operation)",
+        lambda p, ref, got: any(s.op in ("t_", "transpose_", "squeeze_", "unsqueeze_") for s in p.steps)
+        and ref.error is not None and got.error is None,
+        "x = torch.tensor([1., 2., 3.], dtype=torch.float64, requires_grad=True)\n"
+        "v = x.permute((0,))\nv.t_()"),
+    "stale-multi-output-views": Known(
+        "an unbind/split/chunk output used after its base was written in place outside autograd's view "
+        "(e.g. after abs_() of the base, or under no_grad) is not refused (PyTorch: RuntimeError, Output 0 "
+        "of Unbind is a view and its base ... has been modified inplace)",
+        lambda p, ref, got: after_op_written(p, {"unbind", "split", "chunk", "tensor_split"}),
+        "x = torch.tensor([[-0.65], [0.12], [-1.98]], dtype=torch.float64, requires_grad=True)\n"
+        "a = torch.logaddexp(x, x)\nv, = a.unbind(-1)\na.abs_()\nloss = (a * (a + -1.25)).sum()\nloss.backward()"),
+    "matmul-saved-view-version": Known(
+        "matmul of a permuted 3-d view and a vector saves the view itself where PyTorch saves a reshaped "
+        "copy: writing another view of the same base under no_grad makes backward refuse here only",
+        lambda p, ref, got: any(s.op in MATMULS and written_after(p, i, s.inputs) for i, s in enumerate(p.steps)),
+        "x = torch.tensor([[[1., 2.], [3., 4.]], [[5., 6.], [7., 8.]]], dtype=torch.float64)\n"
+        "v = x.permute((2, 1, 0))\nw = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
+        "y = v @ w\nwith torch.no_grad(): x.mul_(2.0)\nloss = y.sum()\nloss.backward()"),
+    "group-norm-one-value": Known(
+        "GroupNorm in training with one value per group (and a std of what is then constant): gradients "
+        "at a point where std is not differentiable differ (PyTorch: rounding noise, edutorch: 0)",
+        _empty_batch_norm,
+        "x2 = torch.tensor([[0.7, -2.23, 0.93], [-0.6, 2.26, -0.07]], dtype=torch.float64)\n"
+        "m4 = torch.nn.MaxPool1d(2, None, 1)\nv5 = m4(x2)\n"
+        "m6 = torch.nn.GroupNorm(2, 2, affine=True, dtype=torch.float64)\n"
+        "torch.nn.utils.vector_to_parameters(torch.tensor([-0.35, -0.7, 0.55, 0.49], dtype=torch.float64), "
+        "m6.parameters())\nv7 = m6(v5)\nv8 = v7.std(0, correction=0)\nloss = (v8 * (v8 + 0.75)).sum()\n"
+        "loss.backward()"),
+}
+
+
+def known_issue(program, ref, got):
+    """The name of the KNOWN entry this disagreement falls under, or None."""
+    for name, entry in KNOWN.items():
+        if entry.matches(program, ref, got):
+            return name
+    return None

@@ -1,0 +1,253 @@
+"""Disagreements the differential fuzzer found, fixed, as plain examples.
+
+Each test is the shrunk program (a few lines) with PyTorch 2.13's answer
+written in, so they run without PyTorch.
+"""
+import pytest
+
+import edutorch as torch
+
+
+def test_requires_grad_true_on_a_non_leaf_is_a_no_op():
+    # fuzz: `v = x.sin(); v.requires_grad_()` raised; PyTorch returns v unchanged
+    x = torch.tensor([-0.86, -0.89], dtype=torch.float64, requires_grad=True)
+    v = x.sin()
+    assert v.requires_grad_() is v
+    (v * v).sum().backward()
+    assert torch.allclose(x.grad, (2 * x.sin() * x.cos()).detach())
+
+
+def test_requires_grad_false_on_a_non_leaf_raises_with_pytorchs_messages():
+    v = torch.tensor([1.0], requires_grad=True) * 2
+    with pytest.raises(RuntimeError, match=r"leaf variables\. If you want to use a computed variable"):
+        v.requires_grad_(False)
+    with pytest.raises(RuntimeError, match=r"^you can only change requires_grad flags of leaf variables\.$"):
+        v.requires_grad = True
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "nansum", "nanmean"])
+def test_reducing_every_dim_with_keepdim_keeps_the_dims(name):
+    # fuzz: `x.mean(None, keepdim=True)` had shape (); PyTorch: (1, 1, 1)
+    x = torch.tensor([[[1.14], [2.47], [-1.85]], [[-0.07], [-0.72], [-1.21]]], dtype=torch.float64,
+                     requires_grad=True)
+    y = getattr(x, name)(None, keepdim=True)
+    assert y.shape == (1, 1, 1)
+    y.sum().backward()
+    assert x.grad.shape == x.shape
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "var", "std"])
+def test_an_empty_dim_tuple_reduces_every_dim(name):
+    # PyTorch: x.sum(()) is x.sum() (shape ()), and with keepdim=True shape (1, 1)
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 7.0]], dtype=torch.float64)
+    assert getattr(x, name)(()).shape == ()
+    assert getattr(x, name)((), keepdim=True).shape == (1, 1)
+    assert torch.allclose(getattr(x, name)(()), getattr(x, name)())
+
+
+@pytest.mark.parametrize("name", ["expm1", "exp2", "tan"])
+def test_an_op_that_saves_its_result_allows_changing_its_input_later(name):
+    # fuzz: `v = a.expm1(); a.mul_(2); backward` refused (the input was saved too); PyTorch saves
+    # only the result, so the gradient is (v + 1) for expm1
+    x = torch.tensor([0.31, -0.52], dtype=torch.float64, requires_grad=True)
+    a = x * 1
+    v = getattr(a, name)()
+    a.mul_(2)
+    v.sum().backward()
+    expected = {"expm1": v + 1, "exp2": v * 0.6931471805599453, "tan": 1 + v * v}[name]
+    assert torch.allclose(x.grad, expected.detach())
+
+
+def test_autograd_grad_with_no_inputs_raises():
+    # fuzz: `torch.autograd.grad(loss, [])` returned (); PyTorch refuses
+    x = torch.tensor([2.24], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty"):
+        torch.autograd.grad((x * x).sum(), [])
+
+
+@pytest.mark.parametrize("how", ["detach_", "requires_grad=False"])
+def test_a_leaf_that_stopped_requiring_grad_gets_no_grad(how):
+    # fuzz: `v = x.swapaxes(1, 0); x.detach_(); backward` filled x.grad; PyTorch leaves it None
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.5, -1.5], dtype=torch.float64, requires_grad=True)
+    y = (x.swapaxes(1, 0) * w).sum()
+    if how == "detach_":
+        x.detach_()
+    else:
+        x.requires_grad = False
+    y.backward()
+    assert x.grad is None
+    assert torch.equal(w.grad, torch.tensor([3.0, 7.0], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("index", [[0, 1, -2], [-1], [3]])
+def test_index_select_refuses_negative_and_too_large_positions(index):
+    # fuzz: `v.index_select(0, torch.tensor([0, 1, -2]))` wrapped -2 around; PyTorch: IndexError
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_select(0, torch.tensor(index))
+    assert x.index_select(0, torch.tensor([2, 0])).tolist() == [3.0, 1.0]
+
+
+@pytest.mark.parametrize("call", [
+    lambda a, b, c: torch.addcmul(a, b, c, value=0.5),
+    lambda a, b, c: torch.addcdiv(a, b, c),
+    lambda a, b, c: a.addcmul(c, b),
+])
+def test_addcmul_addcdiv_shapes_that_do_not_broadcast_raise_runtime_error(call):
+    # fuzz: addcmul(x(4,), y(4, 4, 3), z(1,)) raised NumPy's ValueError; PyTorch: RuntimeError
+    a = torch.zeros(4, dtype=torch.float64)
+    b = torch.ones(4, 4, 3, dtype=torch.float64)
+    c = torch.ones(1, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        call(a, b, c)
+
+
+def test_take_along_dim_shapes_that_do_not_broadcast_raise_runtime_error():
+    # fuzz: take_along_dim(x(4, 3, 1, 2), index(4, 2, 1, 2), 3) raised ValueError; PyTorch: RuntimeError
+    x = torch.zeros(4, 3, 1, 2, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="must match the size of tensor b"):
+        torch.take_along_dim(x, torch.zeros(4, 2, 1, 2, dtype=torch.int64), 3)
+
+
+def test_addmm_refuses_an_input_larger_than_the_product():
+    # fuzz: addmm(b(2, 2), x(1, 2), b) returned a (2, 2) tensor; PyTorch refuses
+    b = torch.tensor([[-2.06, -0.06], [0.48, -1.27]], dtype=torch.float64)
+    x = torch.tensor([[-0.12, 0.73]], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(1\) must match the existing size \(2\)"):
+        torch.addmm(b, x, b)
+    assert torch.addmm(b[0], x, b).shape == (1, 2)
+
+
+def test_flatten_checks_its_dims_on_a_0d_tensor():
+    # fuzz: nn.Flatten() (start_dim=1) on a 0-d tensor returned shape (1,); PyTorch: IndexError
+    x = torch.tensor(0.9, dtype=torch.float64)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        torch.nn.Flatten()(x)
+    assert x.flatten().shape == (1,)
+    assert x.flatten(-1, 0).shape == (1,)
+
+
+def test_chunk_of_an_empty_dim_gives_as_many_empty_pieces_as_asked():
+    # fuzz: `a, b = x.chunk(2, 0)` on shape (0,) gave one piece; PyTorch gives two (F.glu needs them)
+    x = torch.zeros((0, 3), dtype=torch.float64, requires_grad=True)
+    assert [tuple(p.shape) for p in x.chunk(3, 0)] == [(0, 3)] * 3
+    y = torch.nn.functional.glu(torch.zeros(0, dtype=torch.float64, requires_grad=True), 0)
+    assert y.shape == (0,)
+
+
+def test_cat_gives_an_empty_input_an_empty_gradient():
+    # fuzz: torch.cat([x(0,), w]) then backward left x.grad None; PyTorch: tensor([])
+    x = torch.zeros((0,), dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([1.78, 1.96], dtype=torch.float64, requires_grad=True)
+    torch.cat([x, w], 0).sum().backward()
+    assert x.grad is not None and x.grad.shape == (0,)
+    assert w.grad.tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add"])
+def test_scatter_checks_src_against_index_with_runtime_errors(name):
+    # fuzz: x.scatter(0, index(4,), src(0, 4, 4)) raised NumPy's ValueError; PyTorch: RuntimeError
+    x = torch.zeros(4, 3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as src tensor"):
+        getattr(x, name)(0, torch.tensor([[1]]), torch.ones(1, 1, 1, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as src tensor"):
+        getattr(x, name)(0, torch.tensor([[1]]), torch.tensor(2.0, dtype=torch.float64))
+    # a src with fewer dims (but not 0-d): PyTorch reads src.size(d) for each index dim, an IndexError
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        getattr(x, name)(0, torch.tensor([[0, 1, 2]]), torch.ones(4, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match=r"Expected index \[1, 3\] to be no larger than self \[4, 3\] apart from "
+                                           r"dimension 0 and to be no larger size than src \[1, 2\]"):
+        getattr(x, name)(0, torch.tensor([[0, 1, 2]]), torch.ones(1, 2, dtype=torch.float64))
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-1, 0\], but got 1\)"):
+        getattr(x, name)(1, torch.tensor([[1]]), torch.ones(3, dtype=torch.float64))
+    out = getattr(x, name)(1, torch.tensor([[0, 1, 2, 0]]), torch.ones(1, 5, dtype=torch.float64))
+    assert out[0].tolist() == ([1.0, 1.0, 1.0] if name == "scatter" else [2.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("equation, shapes, out", [
+    ("ij->ji", [(0, 3)], (3, 0)),
+    ("ij,jk->ik", [(0, 3), (3, 2)], (0, 2)),
+    ("ij,jk->ik", [(2, 0), (0, 4)], (2, 4)),
+    ("i,i->", [(0,), (1,)], ()),
+])
+def test_einsum_keeps_size_0_dims(equation, shapes, out):
+    # fuzz: einsum('ij->ji', zeros(0, 3)) raised an expand error; PyTorch gives shape (3, 0)
+    operands = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in shapes]
+    y = torch.einsum(equation, *operands)
+    assert y.shape == out
+    assert float(y.sum()) == 0.0
+    y.sum().backward()
+    assert all(t.grad.shape == t.shape for t in operands)
+
+
+def test_linear_with_a_weight_vector_is_a_matrix_vector_product():
+    # fuzz: F.linear(x(2, 1), w(2,)) raised IndexError; PyTorch: x @ w (RuntimeError on a size mismatch)
+    F = torch.nn.functional
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([0.5, -1.0], dtype=torch.float64, requires_grad=True)
+    y = F.linear(x, w)
+    assert y.tolist() == [-1.5, -2.5]
+    y.sum().backward()
+    assert w.grad.tolist() == [4.0, 6.0]
+    with pytest.raises(RuntimeError, match=r"size mismatch, got input \(2\), mat \(2x1\), vec \(2\)"):
+        F.linear(x[:, :1], w)
+    with pytest.raises(RuntimeError, match="mat2 must be a matrix, got 1-D tensor"):
+        F.linear(x, w, torch.tensor(0.5, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("op", [lambda x: torch.hypot(x, x.flip(0)), lambda x: torch.cumprod(x, 0)])
+def test_hypot_and_cumprod_keep_their_result_so_writing_it_breaks_backward(op):
+    # fuzz: `v = torch.hypot(x, y); F.threshold_(v, ...)` then backward ran; PyTorch saved the result
+    # and refuses, as it does for cumprod
+    x = torch.tensor([1.35, -2.06, 1.84], dtype=torch.float64, requires_grad=True)
+    v = op(x)
+    v.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        v.sum().backward()
+
+
+def test_logaddexp_second_derivative_is_right_where_the_inputs_are_equal():
+    # fuzz (double backward): logaddexp(x2, x10) with x2[i] == x10[j] gave a wrong x10.grad: written as
+    # max + log1p(exp(-|x - y|)), autograd lost the curvature at |.|'s kink. d²/dx² = s (1 - s) with
+    # s = sigmoid(x - y): 1/4 at x == y, as PyTorch gives.
+    x = torch.tensor([1.51, 0.3], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([1.51, -0.7], dtype=torch.float64)
+    (g,) = torch.autograd.grad(torch.logaddexp(x, y).sum(), [x], create_graph=True)
+    assert torch.allclose(g.detach(), torch.sigmoid(x - y).detach())
+    (g2,) = torch.autograd.grad(g.sum(), [x])
+    s = torch.sigmoid(x - y).detach()
+    assert torch.allclose(g2, s * (1 - s))
+    assert g2[0].item() == 0.25
+
+
+@pytest.mark.parametrize("index", [torch.tensor([1, 2]), slice(1, 3)])
+def test_assigning_a_value_with_extra_leading_ones_differentiates(index):
+    # fuzz: `v[torch.tensor([1, 2])] = w` with w of shape (1, 1) raised ValueError at backward
+    # ("duplicate value in 'axis'"); PyTorch drops the leading 1s: w.grad is the summed gradient, shape (1, 1)
+    x = torch.tensor([-1.74, 1.28, 0.19, 1.69], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([[-0.55]], dtype=torch.float64, requires_grad=True)
+    v = x * 1
+    v[index] = w
+    (v * v).sum().backward()
+    assert w.grad.shape == (1, 1)
+    assert torch.allclose(w.grad, torch.tensor([[4 * -0.55]], dtype=torch.float64))
+    assert x.grad.tolist() == [2 * -1.74, 0.0, 0.0, 2 * 1.69]
+
+
+def test_hypot_keeps_an_input_only_where_its_gradient_is_wanted():
+    # fuzz: `v6 = torch.hypot(v3, x5)` with v3 needing no grad, then `F.hardsigmoid(v3, inplace=True)`:
+    # backward refused (v3 was saved); PyTorch keeps v3 only for v3's own gradient
+    v3 = torch.tensor([[[1.08]]], dtype=torch.float64)
+    x5 = torch.tensor(0.26, dtype=torch.float64, requires_grad=True)
+    v6 = torch.hypot(v3, x5)
+    torch.nn.functional.hardsigmoid(v3, inplace=True)
+    v6.sum().backward()
+    assert torch.allclose(x5.grad, (x5 / v6).detach().reshape(()))
+
+
+@pytest.mark.parametrize("a, b, name, ndim", [((3,), (2, 2), "vec2", 2), ((2, 2), (3,), "self", 2), ((), (3,), "self", 0)])
+def test_outer_refuses_anything_but_two_vectors(a, b, name, ndim):
+    # fuzz: torch.outer(x(3,), y(3, 4)) returned a 3-d tensor; PyTorch: RuntimeError
+    with pytest.raises(RuntimeError, match=f"outer: Expected 1-D argument {name}, but got {ndim}-D"):
+        torch.outer(torch.ones(a, dtype=torch.float64), torch.ones(b, dtype=torch.float64))
