@@ -190,6 +190,16 @@ def exercise_8_4(net32, net64, out64, x):
                     f"differs by {difference:.1e} of the largest output")
 
 
+def _no_random_numbers_since_seed_0(lib):
+    """Is the global generator still where ``manual_seed(0)`` put it?  The answer cell seeds it
+    just before building the layer, and PyTorch's default init draws from it; skip_init does not."""
+    state = lib.get_rng_state()
+    lib.manual_seed(0)
+    seeded = lib.get_rng_state()
+    lib.set_rng_state(state)
+    return np.array_equal(_values(state), _values(seeded))
+
+
 @exercise
 def exercise_8_5(head, out, x, device):
     """``head``: ``nn.Linear(64, 10)`` made in float64 on ``device`` with the default init; ``out``:
@@ -206,6 +216,10 @@ def exercise_8_5(head, out, x, device):
     if devices != {str(device).split(":")[0]}:
         return _hint(f"head's parameters are on {sorted(devices)}, not on {device!r}: pass "
                      "device=device to nn.Linear")
+    if _no_random_numbers_since_seed_0(lib):
+        return _hint("head's parameters were never initialised: nothing drew random numbers after the "
+                     "cell's manual_seed(0), as with skip_init (uninitialised memory). Keep the default "
+                     "init: nn.Linear(64, 10, device=device, dtype=torch.float64)")
     bound = 1 / math.sqrt(64)
     values = np.concatenate([_values(p).ravel() for p in head.parameters()])
     if np.array_equal(values.astype(np.float32).astype(np.float64), values):

@@ -255,8 +255,8 @@ def output_on_part_of_the_batch(lib):
 
 
 def _head(lib, make):
-    lib.manual_seed(0)
     xb = _xb(lib)
+    lib.manual_seed(0)  # as the answer cell: seeded just before the layer is made
     head = make()
     out = head(xb.to(device="cpu", dtype=lib.float64)) if head is not None else None
     return head, out, xb, "cpu"
@@ -298,6 +298,11 @@ def re_initialised(lib):
         lib.nn.init.xavier_normal_(head.weight)
         return head
     return _head(lib, make)
+
+
+@wrong("8.5", "never initialised", "skip_init")
+def skip_init_made_in_float64(lib):
+    return _head(lib, lambda: lib.nn.utils.skip_init(lib.nn.Linear, 64, 10, device="cpu", dtype=lib.float64))
 
 
 @wrong("8.5", "nn.Linear(64, 10)")
