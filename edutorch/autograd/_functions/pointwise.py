@@ -299,8 +299,7 @@ class PowTensor(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
-        if x.dtype.kind == "b":
-            raise NotImplementedError('"pow" not implemented for \'Bool\'')
+        _utils.refuse_bool(x, "pow")
         try:
             with quiet_fp():
                 out = _utils.integer_power(x, y) if x.dtype.kind in "iu" else x ** y

@@ -87,11 +87,6 @@ def median_positions(x, axis):
     return xp.where(has_nan, first_nan, positions).astype(np.int64)
 
 
-def _check_median_dtype(a):
-    if a._data.dtype.kind == "b":
-        raise NotImplementedError("\"median_cpu\" not implemented for 'Bool'")
-
-
 class Median(Function):
     """``x.median()``: the lower median of all values (NaN if there is one); PyTorch's
     ``MedianBackward0`` shares the gradient evenly among the entries equal to it."""
@@ -101,7 +96,7 @@ class Median(Function):
 
     @staticmethod
     def forward(ctx, a):
-        _check_median_dtype(a)
+        _utils.refuse_bool(a._data, "median_cpu")
         x = a._data.reshape(-1)
         if x.size == 0:
             out = np.full((), np.nan, dtype=x.dtype)
@@ -128,5 +123,5 @@ class MedianDim(MaxDim):
 
     @staticmethod
     def forward(ctx, a, dim, keepdim=False):
-        _check_median_dtype(a)
+        _utils.refuse_bool(a._data, "median_cpu")
         return MedianDim._forward(ctx, a, dim, keepdim)

@@ -31,13 +31,19 @@ def array_of(x):
     return x._data if isinstance(x, _Tensor) else x
 
 
+def refuse_bool(x, kernel):
+    """PyTorch has no bool kernel for ``kernel`` (``"pow" not implemented for 'Bool'``):
+    refuse a bool array where NumPy would compute something."""
+    if x.dtype.kind == "b":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def check_integer_divisor(x, y, kernel):
     """Integer ``//`` and ``%``: PyTorch has no bool kernel and refuses a zero divisor.
 
     (NumPy would return 0 with a warning: a silently wrong number.)
     """
-    if x.dtype.kind == "b":
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    refuse_bool(x, kernel)
     if x.dtype.kind in "iu" and (y == 0).any():
         raise RuntimeError("ZeroDivisionError")
 

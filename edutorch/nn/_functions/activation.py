@@ -14,7 +14,7 @@ from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved, int64
 from .utils import constant, floating_only
 from ...autograd._functions.fused import threshold_backward
-from ...autograd._functions.utils import in_dtype_of
+from ...autograd._functions.utils import in_dtype_of, refuse_bool
 
 
 def _leaky_relu_grad(grad, t, slope):
@@ -253,8 +253,7 @@ class Threshold(Function):
     @staticmethod
     def forward(ctx, input, threshold, value):
         x = input._data
-        if x.dtype.kind == "b":
-            raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
+        refuse_bool(x, "threshold_cpu")
         ctx.save_for_backward(input)
         ctx.threshold = threshold
         return np.where(x <= threshold, value, x).astype(x.dtype, copy=False)
