@@ -11,7 +11,7 @@ import pytest
 import edutorch as et
 from edutorch.nn.utils import prune
 
-from ._helpers import numerical_grad, pair, require_torch, to_np
+from nn_utils_helpers import numerical_grad, pair, require_torch, to_np
 
 
 def torch_prune():
