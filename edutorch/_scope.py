@@ -20,7 +20,7 @@ RULES = [
     (r"complex|^c(float|double|half)$|^chalf$|view_as_real|^conj|^real$|^imag$|^angle$|^polar$|resolve_conj"
      r"|resolve_neg|^is_neg$|^is_conj$|^mH$|^adjoint$|^H$",
      "complex numbers and complex autograd are out of scope"),
-    (r"^jit$|^compile|^export$|Script|^sym_|^Sym|^vmap$|^cond$|^fork$|^wait$|^cpp$|^(AliasDb|Argument"
+    (r"^jit$|^compile|^export$|Script|^sym_|^Sym|^cond$|^fork$|^wait$|^cpp$|^(AliasDb|Argument"
      r"|ArgumentSpec|Block|CallStack|Code|CompilationUnit|CompleteArgumentSpec|ConcreteModuleType\w*"
      r"|DeepCopyMemoTable|ErrorReport|ExecutionPlan|FileCheck|FunctionSchema|Future|Gradient|Graph"
      r"|GraphExecutorState|IODescriptor|InferredType|JITException|LockingLogger|Node|NoopLogger|OperatorInfo"
