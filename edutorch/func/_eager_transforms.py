@@ -33,7 +33,7 @@ def _check_argnums(argnums, n_args):
         for a in argnums:
             if not isinstance(a, int):
                 raise RuntimeError(f"argnum must be int, got: {type(a)}")
-        if len(set(a % max(n_args, 1) for a in argnums)) != len(argnums):
+        if len(set(argnums)) != len(argnums):
             raise RuntimeError(f"argnums elements must be unique, got {argnums}")
     elif not isinstance(argnums, int):
         raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
