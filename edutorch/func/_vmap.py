@@ -32,6 +32,9 @@ wrappers that propagate that mark through ``Function.apply`` and check it in
 import functools
 import types
 
+import edutorch
+
+from .. import functional as _functional_module
 from .. import random as _random
 from .._tensor import Tensor
 from ..autograd.function import Function
@@ -51,6 +54,9 @@ DYNAMIC_SHAPE_ERROR = ("vmap: We do not support batching operators that can outp
                        "you need this feature.")
 MASK_ERROR = ("vmap: We do not support batching operators that can support dynamic shape. Attempting to batch "
               "over indexing with a boolean mask.")
+MASKED_SELECT_ERROR = ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
+                       "this because for each batch this would return a differently shaped Tensor. Please file an "
+                       "issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
 INPLACE_ERROR = ("vmap: {}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
                  "that has more elements than `self`. This happened due to `other` being vmapped over but `self` "
                  "not being vmapped over in a vmap. Please try to use out-of-place operators instead of {}. If said "
@@ -167,6 +173,19 @@ def _dynamic_shape(name, aten_name):
     return method
 
 
+def _masked_select(self, mask):
+    if is_batched(mask):
+        raise RuntimeError(MASKED_SELECT_ERROR)
+    return _original("masked_select")(self, mask)
+
+
+def _unique(input, *args, **kwargs):
+    """``torch.unique`` (the function; the method is checked by ``_dynamic_shape``)."""
+    if is_batched(input):
+        raise RuntimeError(DYNAMIC_SHAPE_ERROR.format("_unique2"))
+    return _ORIGINAL_UNIQUE(input, *args, **kwargs)
+
+
 def _inplace_error(self, fn, args):
     """PyTorch's error for writing batched values into an unbatched tensor, or None."""
     missing = [level for level in _levels_of_args(args) if level not in levels_of(self)]
@@ -199,6 +218,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
 from .._tensor_methods import inplace as _inplace_module  # noqa: E402
 
 _ORIGINAL_NO_GRAPH = _inplace_module._inplace_no_graph
+_ORIGINAL_UNIQUE = _functional_module.unique
 
 
 class _RandomGuard:
@@ -232,7 +252,7 @@ class _Patches:
     CHECKED = {
         "item": _item, "__bool__": _bool, "tolist": _no_storage("tolist"), "numpy": _no_storage("numpy"),
         "nonzero": _dynamic_shape("nonzero", "nonzero"), "unique": _dynamic_shape("unique", "_unique2"),
-        "_inplace": _inplace,
+        "masked_select": _masked_select, "_inplace": _inplace,
     }
 
     @classmethod
@@ -245,6 +265,7 @@ class _Patches:
             cls._replace(owner, name, wrapper)
         Function.apply = classmethod(_apply)
         _inplace_module._inplace_no_graph = _inplace_no_graph
+        edutorch.unique = edutorch.functional.unique = _unique
 
     @classmethod
     def _replace(cls, owner, name, wrapper):
@@ -258,6 +279,7 @@ class _Patches:
         cls.saved.clear()
         Function.apply = classmethod(_ORIGINAL_APPLY)
         _inplace_module._inplace_no_graph = _ORIGINAL_NO_GRAPH
+        edutorch.unique = edutorch.functional.unique = _ORIGINAL_UNIQUE
 
 
 class _Running:
