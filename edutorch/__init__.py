@@ -40,6 +40,7 @@ from . import nn
 from . import optim, utils  # torch.optim, torch.utils.data
 from . import fx, multiprocessing  # torch.fx, torch.multiprocessing
 from . import func  # torch.func: grad, vmap, functional_call...
+from . import testing  # torch.testing.assert_close
 from .func import vmap
 from . import profiler  # torch.profiler
 from .autograd import profiler as _autograd_profiler  # makes torch.autograd.profiler
