@@ -29,7 +29,7 @@ RULES = [
      "TorchScript, torch.compile and torch.export (graph capture and compilation) are out of scope"),
     (r"autocast_(ipu|xla)|_(ipu|xla)_",
      "autocast for devices other than the CPU and CUDA is out of scope"),
-    (r"distributed|DataParallel|SyncBatchNorm|^parallel$|record_stream|num_threads"
+    (r"distributed|DistributedDataParallel|SyncBatchNorm|record_stream|num_threads"
      r"|num_interop_threads",
      "distributed training and thread control are out of scope"),
     (r"cudnn|miopen|mkldnn|vulkan|(^|_)(xla|ipu|xpu|mps|mtia|maia)(_|$)|^is_meta$|^Stream|^Event$|AcceleratorError"
