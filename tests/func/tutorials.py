@@ -15,7 +15,7 @@ from functools import partial
 def imported_as_torch(module):
     """Make ``import torch``/``from torch.func import grad`` inside a tutorial find ``module``."""
     names = {"torch": module, "torch.func": module.func, "torch.nn": module.nn,
-             "torch.nn.functional": module.nn.functional}
+             "torch.nn.functional": module.nn.functional, "torch.fx": module.fx, "torch.testing": module.testing}
     saved = {name: sys.modules.get(name) for name in names}
     sys.modules.update(names)
     try:
