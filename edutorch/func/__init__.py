@@ -19,3 +19,8 @@ from ._functional_call import functional_call, stack_module_state
 from ._vmap import vmap
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacrev", "stack_module_state", "vjp", "vmap"]
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.func", "edutorch.func")  # out-of-scope names say why
