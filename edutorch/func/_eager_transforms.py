@@ -21,7 +21,7 @@ from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.function import AccumulateGrad
 from ._pytree import LEAF, tree_flatten, tree_map, tree_unflatten
-from ._vmap import levels_of, _mark, vmap
+from ._vmap import late_bound, levels_of, _mark, transform_running, vmap
 
 
 # -- argnums ------------------------------------------------------------------------
@@ -132,8 +132,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
         chosen = args[argnums] if isinstance(argnums, int) else tuple(args[a] for a in argnums)
         leaves, spec = tree_flatten(chosen)
         tracked = [_track(t) for t in leaves]
-        with grad_mode.enable_grad():
-            result = func(*_replace_args(args, argnums, tree_unflatten(tracked, spec)), **kwargs)
+        with grad_mode.enable_grad(), transform_running():
+            result = late_bound(func)(*_replace_args(args, argnums, tree_unflatten(tracked, spec)), **kwargs)
         output, aux = _split_aux(result, has_aux, api)
         if not isinstance(output, Tensor):
             raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got {type(output)}")
@@ -185,8 +185,8 @@ def vjp(func, *primals, has_aux=False):
     api = "vjp(f, *primals)"
     leaves, spec = tree_flatten(primals)
     tracked = [_track(t) for t in leaves]
-    with grad_mode.enable_grad():
-        result = func(*tree_unflatten(tracked, spec))
+    with grad_mode.enable_grad(), transform_running():
+        result = late_bound(func)(*tree_unflatten(tracked, spec))
     output, aux = _split_aux(result, has_aux, api)
     flat_out, out_spec = tree_flatten(output)
     for o in flat_out:

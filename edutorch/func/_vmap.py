@@ -25,10 +25,13 @@ batched*, so it refuses what PyTorch refuses:
 
 While a vmap runs, a tensor made by an op on batched inputs carries the
 ``_Level`` objects it is batched at (``_vmap_levels`` in its ``__dict__``);
-``_Patches`` installs, for the duration of the outermost vmap, the small
-wrappers that propagate that mark through ``Function.apply`` and check it in
-``item``, ``__bool__``, the in-place ops and the random generator.
+``_Patches`` installs, while the outermost transform runs (``grad`` and ``vjp``
+use it too), the small wrappers that propagate that mark through
+``Function.apply`` and the Tensor methods, and check it in ``item``,
+``__bool__``, the in-place ops and the random generator; ``Function.apply``
+also refuses a user's ``autograd.Function`` that PyTorch's transforms refuse.
 """
+import contextlib
 import functools
 import types
 
@@ -57,6 +60,9 @@ MASK_ERROR = ("vmap: We do not support batching operators that can support dynam
 MASKED_SELECT_ERROR = ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support "
                        "this because for each batch this would return a differently shaped Tensor. Please file an "
                        "issue at https://github.com/pytorch/pytorch/issues if you need this feature.")
+SETUP_CONTEXT_ERROR = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+                       "...), it must override the setup_context staticmethod. For more details, please see "
+                       "https://pytorch.org/docs/main/notes/extending.func.html")
 INPLACE_ERROR = ("vmap: {}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
                  "that has more elements than `self`. This happened due to `other` being vmapped over but `self` "
                  "not being vmapped over in a vmap. Please try to use out-of-place operators instead of {}. If said "
@@ -123,9 +129,22 @@ def _mark_results(out, levels):
     return out
 
 
+def _check_custom_function(cls, levels):
+    """PyTorch's conditions for a user's ``autograd.Function`` inside a transform."""
+    if cls.__module__.startswith("edutorch"):  # a built-in op
+        return
+    if not cls._uses_setup_context:
+        raise RuntimeError(SETUP_CONTEXT_ERROR)
+    if levels and not getattr(cls, "generate_vmap_rule", False) and getattr(cls, "vmap", None) is None:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                           "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
+                           "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+
+
 def _apply(cls, *args, **kwargs):
-    """``Function.apply`` under vmap: the op's outputs are batched where its inputs are."""
+    """``Function.apply`` in a transform: checks, and the op's outputs are batched where its inputs are."""
     levels = _levels_of_args(args)
+    _check_custom_function(cls, levels)
     if levels and cls.__name__ == "MaskedSelect":
         raise RuntimeError(MASK_ERROR)
     return _mark_results(_ORIGINAL_APPLY(cls, *args, **kwargs), levels)
@@ -246,7 +265,7 @@ def _tensor_ops():
 
 
 class _Patches:
-    """The wrappers above, installed while the outermost vmap runs and removed after it."""
+    """The wrappers above, installed while the outermost transform runs and removed after it."""
 
     saved = {}
     CHECKED = {
@@ -255,22 +274,27 @@ class _Patches:
         "masked_select": _masked_select, "_inplace": _inplace,
     }
 
+    replacements = None  # [(owner, name, wrapper)], built on first use
+
     @classmethod
-    def install(cls):
-        for owner, name in list(_tensor_ops()):
-            if name not in cls.CHECKED and (owner, name) not in cls.saved:
-                cls._replace(owner, name, _marking(owner.__dict__[name]))
+    def _build(cls):
+        """The wrappers, made once: every Tensor op marks its results, a few methods also check."""
+        cls.replacements = [(owner, name, _marking(owner.__dict__[name]))
+                            for owner, name in _tensor_ops() if name not in cls.CHECKED]
         for name, wrapper in cls.CHECKED.items():
             owner = next(k for k in Tensor.__mro__ if name in k.__dict__)  # Tensor or one of its mixins
-            cls._replace(owner, name, wrapper)
+            cls.replacements.append((owner, name, wrapper))
+
+    @classmethod
+    def install(cls):
+        if cls.replacements is None:
+            cls._build()
+        for owner, name, wrapper in cls.replacements:
+            cls.saved[owner, name] = owner.__dict__[name]
+            setattr(owner, name, wrapper)
         Function.apply = classmethod(_apply)
         _inplace_module._inplace_no_graph = _inplace_no_graph
         edutorch.unique = edutorch.functional.unique = _unique
-
-    @classmethod
-    def _replace(cls, owner, name, wrapper):
-        cls.saved[owner, name] = owner.__dict__[name]
-        setattr(owner, name, wrapper)
 
     @classmethod
     def remove(cls):
@@ -282,15 +306,32 @@ class _Patches:
         edutorch.unique = edutorch.functional.unique = _ORIGINAL_UNIQUE
 
 
+_depth = [0]  # how many torch.func transforms are running
+
+
+@contextlib.contextmanager
+def transform_running():
+    """While any transform (vmap, grad, vjp) runs, the wrappers above are installed (by the outermost)."""
+    if _depth[0] == 0:
+        _Patches.install()
+    _depth[0] += 1
+    try:
+        yield
+    finally:
+        _depth[0] -= 1
+        if _depth[0] == 0:
+            _Patches.remove()
+
+
 class _Running:
-    """Context of one vmap level: pushes it, patches on the outermost, sets the random mode."""
+    """Context of one vmap level: pushes it, installs the wrappers, sets the random mode."""
 
     def __init__(self, level):
         self.level = level
+        self.transform = transform_running()
 
     def __enter__(self):
-        if not _active:
-            _Patches.install()
+        self.transform.__enter__()
         _active.append(self.level)
         generator = _random.default_generator
         self.saved_rng = generator._rng
@@ -310,8 +351,14 @@ class _Running:
         if self.level.randomness == "error":
             _random.default_generator._rng = self.saved_rng
         _active.pop()
-        if not _active:
-            _Patches.remove()
+        self.transform.__exit__(*exc)
+
+
+def late_bound(func):
+    """``MyFunction.apply`` was bound before the transform patched ``Function.apply``: look it up again."""
+    if getattr(func, "__func__", None) is _ORIGINAL_APPLY:
+        return func.__self__.apply
+    return func
 
 
 # -- vmap itself ----------------------------------------------------------------------
@@ -447,11 +494,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         level = _Level(batch_size, randomness)
         samples = []
         with _Running(level) as running:
+            call = late_bound(func)
             for i in range(batch_size):
                 running.start_sample()
-                samples.append(func(*tree_unflatten(_sample_args(flat_args, dims, i, level), spec), **kwargs))
+                samples.append(call(*tree_unflatten(_sample_args(flat_args, dims, i, level), spec), **kwargs))
             if batch_size == 0:
-                samples.append(func(*tree_unflatten(_zero_sample_args(flat_args, dims, level), spec), **kwargs))
+                samples.append(call(*tree_unflatten(_zero_sample_args(flat_args, dims, level), spec), **kwargs))
             return _stack_outputs(func, samples, out_dims, level, batch_size)
 
     return wrapped

@@ -54,7 +54,7 @@ def test_patches_are_removed_after_vmap_even_after_an_error():
     item = edutorch.Tensor.item
     with pytest.raises(RuntimeError, match="item"):
         vmap(lambda x: x.sum().item())(edutorch.tensor(XS))
-    assert edutorch.Tensor.item is item and not _vmap._active and not _vmap._Patches.saved
+    assert edutorch.Tensor.item is item and not _vmap._active and not _vmap._Patches.saved and _vmap._depth == [0]
     assert isinstance(edutorch.random.default_generator._rng, np.random.Generator)
 
 
@@ -84,6 +84,36 @@ def test_native_batching_table_is_current():
 # -- parity with PyTorch -------------------------------------------------------------------
 def sin_sum(x):
     return x.sin().sum()
+
+
+def custom_functions(T):
+    """A user's autograd.Function in the old style (ctx in forward), the PyTorch 2 style, and with a vmap rule."""
+    class Old(T.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class New(T.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class Generated(New):
+        generate_vmap_rule = True
+
+    return Old, New, Generated
 
 
 PROGRAMS = {
@@ -116,7 +146,15 @@ PROGRAMS = {
     "dropout_eval_random_error_mode": lambda T: T.func.vmap(lambda x: T.nn.functional.dropout(x, training=False))(
         t(T, XS)),
     "item_of_unbatched": lambda T: T.func.vmap(lambda x: x * T.tensor(2.0).item())(t(T, XS)),
+    "custom_function_generate_vmap_rule": lambda T: T.func.vmap(custom_functions(T)[2].apply)(t(T, XS)),
+    "grad_of_custom_function": lambda T: T.func.grad(lambda x: custom_functions(T)[1].apply(x).sum())(t(T, XS)),
     # errors
+    "custom_function_old_style": lambda T: T.func.vmap(custom_functions(T)[0].apply)(t(T, XS)),
+    "custom_function_old_style_unbatched": lambda T: T.func.vmap(lambda x: custom_functions(T)[0].apply(
+        T.ones(2)))(t(T, XS)),
+    "grad_of_old_style_custom_function": lambda T: T.func.grad(lambda x: custom_functions(T)[0].apply(x).sum())(
+        t(T, XS)),
+    "custom_function_without_vmap_rule": lambda T: T.func.vmap(custom_functions(T)[1].apply)(t(T, XS)),
     "item": lambda T: T.func.vmap(lambda x: x.sum().item())(t(T, XS)),
     "float": lambda T: T.func.vmap(lambda x: float(x[0]))(t(T, XS)),
     "control_flow": lambda T: T.func.vmap(lambda x: x if x.sum() > 0 else -x)(t(T, XS)),
