@@ -10,6 +10,7 @@ import pytest
 import edutorch
 from edutorch.func import grad, grad_and_value, hessian, jacrev, vjp
 from parity import check_parity
+from tests.utils._helpers import numerical_grad
 
 X = np.array([0.3, -1.2, 2.0])
 W = np.array([[0.5, -0.1, 0.2], [1.5, 0.7, -0.3]])
@@ -17,13 +18,10 @@ W = np.array([[0.5, -0.1, 0.2], [1.5, 0.7, -0.3]])
 
 def numerical_jacobian(fn, x, eps=1e-6):
     """Central differences of ``fn`` (NumPy in, NumPy out) at ``x``: shape out.shape + x.shape."""
-    out = np.asarray(fn(x))
-    jac = np.zeros(out.shape + x.shape)
-    for idx in np.ndindex(x.shape):
-        dx = np.zeros_like(x)
-        dx[idx] = eps
-        jac[(...,) + idx] = (np.asarray(fn(x + dx)) - np.asarray(fn(x - dx))) / (2 * eps)
-    return jac
+    x = np.array(x, dtype=np.float64)
+    out_shape = np.shape(fn(x))
+    rows = [numerical_grad(lambda idx=idx: np.asarray(fn(x))[idx], x, eps) for idx in np.ndindex(out_shape)]
+    return np.array(rows).reshape(out_shape + x.shape)
 
 
 def f_np(x):

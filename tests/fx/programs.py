@@ -5,11 +5,9 @@ values), so that tests can compare edutorch's results with PyTorch's.
 """
 
 
-def neg_sigmoid_interpreter(torch, x):
-    """The ``Interpreter`` docs: swap ``torch.sigmoid`` and ``Tensor.neg`` while running."""
-    from torch.fx import Interpreter
-
-    class NegSigmoidSwapInterpreter(Interpreter):
+def neg_sigmoid_swap(torch, base):
+    """The docs' ``NegSigmoidSwap`` methods on ``base`` (``Interpreter`` or ``Transformer``)."""
+    class NegSigmoidSwap(base):
         def call_function(self, target, args, kwargs):
             if target == torch.sigmoid:
                 return torch.neg(*args, **kwargs)
@@ -20,6 +18,15 @@ def neg_sigmoid_interpreter(torch, x):
                 call_self, *args_tail = args
                 return call_self.sigmoid(*args_tail, **kwargs)
             return super().call_method(target, args, kwargs)
+
+    return NegSigmoidSwap
+
+
+def neg_sigmoid_interpreter(torch, x):
+    """The ``Interpreter`` docs: swap ``torch.sigmoid`` and ``Tensor.neg`` while running."""
+    from torch.fx import Interpreter
+
+    NegSigmoidSwapInterpreter = neg_sigmoid_swap(torch, Interpreter)
 
     def fn(x):
         return torch.sigmoid(x).neg()
@@ -35,17 +42,7 @@ def neg_sigmoid_transformer(torch, x):
     """The ``Transformer`` docs: the same swap, recorded as a new GraphModule."""
     from torch.fx import Transformer
 
-    class NegSigmoidSwapXformer(Transformer):
-        def call_function(self, target, args, kwargs):
-            if target == torch.sigmoid:
-                return torch.neg(*args, **kwargs)
-            return super().call_function(target, args, kwargs)
-
-        def call_method(self, target, args, kwargs):
-            if target == "neg":
-                call_self, *args_tail = args
-                return call_self.sigmoid(*args_tail, **kwargs)
-            return super().call_method(target, args, kwargs)
+    NegSigmoidSwapXformer = neg_sigmoid_swap(torch, Transformer)
 
     def fn(x):
         return torch.sigmoid(x).neg()
