@@ -63,6 +63,11 @@ MASKED_SELECT_ERROR = ("vmap: Attempted to vmap over `mask` in torch.masked_sele
 SETUP_CONTEXT_ERROR = ("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
                        "...), it must override the setup_context staticmethod. For more details, please see "
                        "https://pytorch.org/docs/main/notes/extending.func.html")
+INPLACE_RANDOM_ERROR = ("vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will "
+                        "appear like same randomness. If this is necessary for your usage, please file an issue "
+                        "with functorch.")
+SAME_RANDOMNESS_ERROR = ("Vmap does not currently support same randomness with a batched tensor input. Please file "
+                         "an issue with functorch")
 INPLACE_ERROR = ("vmap: {}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
                  "that has more elements than `self`. This happened due to `other` being vmapped over but `self` "
                  "not being vmapped over in a vmap. Please try to use out-of-place operators instead of {}. If said "
@@ -205,6 +210,37 @@ def _unique(input, *args, **kwargs):
     return _ORIGINAL_UNIQUE(input, *args, **kwargs)
 
 
+def _random_inplace(name):
+    """``x.uniform_()``...: under 'different' randomness an unbatched ``x`` cannot hold per-sample draws."""
+    def method(self, *args, **kwargs):
+        if any(level.randomness == "different" and level not in levels_of(self) for level in _active):
+            raise RuntimeError(INPLACE_RANDOM_ERROR)
+        return _original(name)(self, *args, **kwargs)
+    return method
+
+
+def _check_same_randomness(args):
+    if any(level.randomness == "same" for level in _levels_of_args(args)):
+        raise RuntimeError(SAME_RANDOMNESS_ERROR)
+
+
+def _random_from_tensor(name):
+    """``x.bernoulli()``, ``x.multinomial(n)``: 'same' randomness cannot take batched probabilities."""
+    def method(self, *args, **kwargs):
+        _check_same_randomness((self,) + args)
+        return _original(name)(self, *args, **kwargs)
+    return method
+
+
+def _random_function(original):
+    """``torch.bernoulli``, ``torch.multinomial``, ``torch.normal``: as ``_random_from_tensor``."""
+    @functools.wraps(original)
+    def function(*args, **kwargs):
+        _check_same_randomness(args + tuple(kwargs.values()))
+        return original(*args, **kwargs)
+    return function
+
+
 def _inplace_error(self, fn, args):
     """PyTorch's error for writing batched values into an unbatched tensor, or None."""
     missing = [level for level in _levels_of_args(args) if level not in levels_of(self)]
@@ -238,6 +274,7 @@ from .._tensor_methods import inplace as _inplace_module  # noqa: E402
 
 _ORIGINAL_NO_GRAPH = _inplace_module._inplace_no_graph
 _ORIGINAL_UNIQUE = _functional_module.unique
+_RANDOM_FUNCTIONS = {name: getattr(_random, name) for name in ("bernoulli", "multinomial", "normal")}
 
 
 class _RandomGuard:
@@ -272,6 +309,9 @@ class _Patches:
         "item": _item, "__bool__": _bool, "tolist": _no_storage("tolist"), "numpy": _no_storage("numpy"),
         "nonzero": _dynamic_shape("nonzero", "nonzero"), "unique": _dynamic_shape("unique", "_unique2"),
         "masked_select": _masked_select, "_inplace": _inplace,
+        "bernoulli": _random_from_tensor("bernoulli"), "multinomial": _random_from_tensor("multinomial"),
+        **{name: _random_inplace(name) for name in ("uniform_", "normal_", "bernoulli_", "random_", "exponential_",
+                                                     "geometric_", "log_normal_", "cauchy_")},
     }
 
     replacements = None  # [(owner, name, wrapper)], built on first use
@@ -295,6 +335,8 @@ class _Patches:
         Function.apply = classmethod(_apply)
         _inplace_module._inplace_no_graph = _inplace_no_graph
         edutorch.unique = edutorch.functional.unique = _unique
+        for name, original in _RANDOM_FUNCTIONS.items():
+            setattr(edutorch, name, _random_function(original))
 
     @classmethod
     def remove(cls):
@@ -304,6 +346,8 @@ class _Patches:
         Function.apply = classmethod(_ORIGINAL_APPLY)
         _inplace_module._inplace_no_graph = _ORIGINAL_NO_GRAPH
         edutorch.unique = edutorch.functional.unique = _ORIGINAL_UNIQUE
+        for name, original in _RANDOM_FUNCTIONS.items():
+            setattr(edutorch, name, original)
 
 
 _depth = [0]  # how many torch.func transforms are running

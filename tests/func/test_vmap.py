@@ -72,6 +72,10 @@ def test_randomness_same_and_different():
     assert not (different[1] == different[0]).all()
     like = vmap(lambda x: edutorch.rand_like(x), randomness="same")(xs)
     assert (like[3] == like[0]).all()
+    filled = vmap(lambda x: x.clone().uniform_(), randomness="same")(xs)  # a batched tensor filled in place
+    assert (filled[2] == filled[0]).all()
+    dropped = vmap(lambda x: edutorch.nn.functional.dropout(x + 1), randomness="different")(xs)
+    assert dropped.shape == (4, 3)
 
 
 def test_native_batching_table_is_current():
@@ -173,6 +177,14 @@ PROGRAMS = {
     "random_error_mode": lambda T: T.func.vmap(lambda x: x + T.randn(4))(t(T, XS)),
     "rand_like_error_mode": lambda T: T.func.vmap(lambda x: T.rand_like(x))(t(T, XS)),
     "dropout_error_mode": lambda T: T.func.vmap(lambda x: T.nn.functional.dropout(x))(t(T, XS)),
+    "inplace_random_unbatched_different": lambda T: T.func.vmap(lambda x: T.zeros(4).normal_() + x,
+                                                                 randomness="different")(t(T, XS)),
+    "bernoulli_batched_same": lambda T: T.func.vmap(lambda x: T.bernoulli(x.sigmoid()), randomness="same")(t(T, XS)),
+    "bernoulli_method_batched_same": lambda T: T.func.vmap(lambda x: x.sigmoid().bernoulli(),
+                                                           randomness="same")(t(T, XS)),
+    "multinomial_batched_same": lambda T: T.func.vmap(lambda x: T.multinomial(x.exp(), 1),
+                                                      randomness="same")(t(T, XS)),
+    "normal_batched_mean_same": lambda T: T.func.vmap(lambda x: T.normal(x, 1.0), randomness="same")(t(T, XS)),
     "bad_randomness": lambda T: T.func.vmap(lambda x: x, randomness="foo")(t(T, XS)),
     "sizes_differ": lambda T: T.func.vmap(lambda x, y: x)(t(T, XS), T.zeros(4, 2)),
     "in_dim_too_big": lambda T: T.func.vmap(lambda x: x, in_dims=2)(t(T, XS)),
