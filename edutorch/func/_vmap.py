@@ -68,6 +68,11 @@ INPLACE_RANDOM_ERROR = ("vmap: Cannot ask for different inplace randomness on an
                         "with functorch.")
 SAME_RANDOMNESS_ERROR = ("Vmap does not currently support same randomness with a batched tensor input. Please file "
                          "an issue with functorch")
+BATCH_NORM_ERROR = ("Batch norm got a batched tensor as input while the running_mean or running_var, which will be "
+                    "updated in place, were not batched.\nIf you are using a module and do not need eval mode, "
+                    "please set `track_running_stats` to be False.If you are using a prebuilt module and do not need "
+                    "eval mode, please see the functorch website for resources on how to patch your module to work "
+                    "with vmap")
 INPLACE_ERROR = ("vmap: {}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args "
                  "that has more elements than `self`. This happened due to `other` being vmapped over but `self` "
                  "not being vmapped over in a vmap. Please try to use out-of-place operators instead of {}. If said "
@@ -146,12 +151,21 @@ def _check_custom_function(cls, levels):
                            "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
 
 
+def _check_batch_norm(input, weight, bias, running_mean, running_var, training):
+    """Training batch norm would write a batched mean into unbatched running statistics."""
+    if training and any(stat is not None and set(levels_of(input)) - set(levels_of(stat))
+                        for stat in (running_mean, running_var)):
+        raise RuntimeError(BATCH_NORM_ERROR)
+
+
 def _apply(cls, *args, **kwargs):
     """``Function.apply`` in a transform: checks, and the op's outputs are batched where its inputs are."""
     levels = _levels_of_args(args)
     _check_custom_function(cls, levels)
     if levels and cls.__name__ == "MaskedSelect":
         raise RuntimeError(MASK_ERROR)
+    if cls.__name__ == "BatchNorm":
+        _check_batch_norm(*args[:6])
     return _mark_results(_ORIGINAL_APPLY(cls, *args, **kwargs), levels)
 
 

@@ -90,6 +90,12 @@ def sin_sum(x):
     return x.sin().sum()
 
 
+def linear(T):
+    m = T.nn.Linear(4, 2).double()
+    m.load_state_dict({"weight": t(T, W.T), "bias": t(T, W[0])})
+    return m
+
+
 def custom_functions(T):
     """A user's autograd.Function in the old style (ctx in forward), the PyTorch 2 style, and with a vmap rule."""
     class Old(T.autograd.Function):
@@ -152,7 +158,12 @@ PROGRAMS = {
     "item_of_unbatched": lambda T: T.func.vmap(lambda x: x * T.tensor(2.0).item())(t(T, XS)),
     "custom_function_generate_vmap_rule": lambda T: T.func.vmap(custom_functions(T)[2].apply)(t(T, XS)),
     "grad_of_custom_function": lambda T: T.func.grad(lambda x: custom_functions(T)[1].apply(x).sum())(t(T, XS)),
+    "batch_norm_eval": lambda T: T.func.vmap(T.nn.BatchNorm1d(3).eval())(T.ones(4, 2, 3)),
+    "batch_norm_without_running_stats": lambda T: T.func.vmap(T.nn.BatchNorm1d(3, track_running_stats=False))(
+        t(T, XS.reshape(3, 2, 2)).float().repeat(1, 1, 2)[..., :3]),
+    "linear_module": lambda T: T.func.vmap(linear(T))(t(T, XS)),
     # errors
+    "batch_norm_train": lambda T: T.func.vmap(T.nn.BatchNorm1d(3))(T.ones(4, 2, 3)),
     "custom_function_old_style": lambda T: T.func.vmap(custom_functions(T)[0].apply)(t(T, XS)),
     "custom_function_old_style_unbatched": lambda T: T.func.vmap(lambda x: custom_functions(T)[0].apply(
         T.ones(2)))(t(T, XS)),
