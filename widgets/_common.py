@@ -101,6 +101,24 @@ def stats_of(array):
                  norm=float(np.sqrt(squares)), zeros=zeros / n)
 
 
+def norm_of(array):
+    """The L2 norm of ``array`` (what ``stats_of(array).norm`` gives), and nothing else.
+
+    The same float64 sum of squares, one slice of ``STATS_CHUNK`` entries at a
+    time, without the mean, extremes and zero count: a third of the work, for
+    the tables that show only norms.
+    """
+    flat = np.asarray(array).reshape(-1)
+    part = np.empty(min(flat.size, STATS_CHUNK))
+    squares = 0.0
+    for start in range(0, flat.size, STATS_CHUNK):
+        piece = flat[start:start + STATS_CHUNK]
+        values = part[:piece.size]
+        np.copyto(values, piece, casting="unsafe")
+        squares += float(np.dot(values, values))
+    return float(np.sqrt(squares))
+
+
 def max_abs(array):
     """Largest finite |value| (the scale of every value picture), 0.0 when none.
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import widgets._common as common
-from widgets._common import sample_of, stats_of
+from widgets._common import norm_of, sample_of, stats_of
 
 
 @pytest.mark.parametrize("chunk", [7, 1 << 20])
@@ -19,6 +19,16 @@ def test_stats_in_slices_equal_numpy_on_the_whole_array(monkeypatch, chunk, dtyp
     assert (s.min, s.max) == (whole.min(), whole.max())
     assert s.norm == pytest.approx(np.sqrt((whole ** 2).sum()), rel=1e-12)
     assert s.zeros == np.count_nonzero(whole == 0) / whole.size
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.bool_])
+def test_norm_of_is_the_norm_of_stats_of(monkeypatch, chunk, dtype):
+    monkeypatch.setattr(common, "STATS_CHUNK", chunk)
+    values = (np.random.default_rng(2).standard_normal((13, 11)) * 3).astype(dtype)
+    assert norm_of(values) == stats_of(values).norm
+    assert norm_of(values) == pytest.approx(np.linalg.norm(values.astype(np.float64)), rel=1e-12)
+    assert norm_of(np.zeros(0)) == 0.0 and np.isnan(norm_of(np.array([1.0, np.nan])))
 
 
 def test_stats_of_nan_empty_and_one_value():
