@@ -36,8 +36,16 @@ def to_numpy(tensor):
 
 
 def numpy_view(tensor):
-    """``tensor``'s values as NumPy without a copy where possible: read it, never write it."""
-    return np.asarray(tensor.detach().cpu().numpy())
+    """``tensor``'s values as NumPy without a copy where possible: read it, never write it.
+
+    Only the conversions a tensor needs (``detach`` when it requires grad, ``cpu``
+    off the CPU): a backward hook reads thousands of small gradients this way.
+    """
+    if tensor.requires_grad:
+        tensor = tensor.detach()
+    if tensor.device.type != "cpu":
+        tensor = tensor.cpu()
+    return np.asarray(tensor.numpy())
 
 
 def dtype_name(tensor):
