@@ -6,6 +6,7 @@ same model class works on an ``edutorch.nn.Module`` and on a real
 """
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 
@@ -156,5 +157,13 @@ def sample_of(array, limit, seed=SAMPLE_SEED):
     flat = np.asarray(array).reshape(-1)
     if flat.size <= limit:
         return flat
-    positions = np.random.default_rng(seed).integers(0, flat.size, size=limit)
-    return flat[np.sort(positions)]  # sorted: read in memory order
+    return flat[_sample_positions(flat.size, limit, seed)]
+
+
+@functools.lru_cache(maxsize=4)  # a million positions are 8 MB: a few sizes at most
+def _sample_positions(size, limit, seed):
+    """The positions ``sample_of`` reads, sorted (memory order): drawn once per size, since
+    the same seed draws the same positions every time (a read-only array)."""
+    positions = np.sort(np.random.default_rng(seed).integers(0, size, size=limit))
+    positions.flags.writeable = False
+    return positions

@@ -46,3 +46,6 @@ def test_sample_of_is_the_array_when_small_and_a_seeded_sample_when_large():
     a, b = sample_of(big, 50), sample_of(big, 50)
     assert a.size == 50 and np.array_equal(a, b) and set(a) <= set(big)
     assert not np.array_equal(a, sample_of(big, 50, seed=1))
+    positions = common._sample_positions(1000, 50, 0)  # drawn once, shared, read-only
+    assert positions is common._sample_positions(1000, 50, 0) and not positions.flags.writeable
+    assert np.array_equal(a, big[positions]) and np.all(np.diff(positions) >= 0)
