@@ -236,8 +236,8 @@ def test_global_unstructured_matches_torch():
 
 
 def test_global_unstructured_twice_on_fresh_weights_matches_torch():
-    """The first global pruning ranks the whole vector (all entries alive: a view, and an
-    expanded 1 as the earlier mask); the second gathers the entries still alive."""
+    """The first global pruning ranks the whole vector (all entries alive: no gather); the
+    second gathers the entries still alive."""
     tprune = torch_prune()
     e1, t1 = pair("Linear", 10, 4)
     e2, t2 = pair("Linear", 4, 3)
@@ -254,6 +254,25 @@ def test_global_unstructured_twice_on_fresh_weights_matches_torch():
     for e in (e1, e2):  # each mask owns its memory: it can be written, as in PyTorch
         assert e.weight_mask.dtype == et.float32 and e.weight_mask.is_contiguous()
         e.weight_mask[0, 0] = 1.0
+
+
+def test_a_method_that_writes_into_its_default_mask_works_in_global_pruning():
+    """PyTorch hands the method a real tensor of ones: writing into it is allowed."""
+    class EveryOther(prune.BasePruningMethod):
+        PRUNING_TYPE = "unstructured"
+
+        def __init__(self, amount):
+            self.amount = amount
+
+        def compute_mask(self, t, default_mask):
+            default_mask.view(-1)[::2] = 0
+            return default_mask
+
+    a, b = et.nn.Linear(3, 2), et.nn.Linear(2, 2)
+    prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=EveryOther,
+                              amount=0.5)
+    assert to_np(a.weight_mask).tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
+    assert to_np(b.weight_mask).tolist() == [[0.0, 1.0], [0.0, 1.0]]
 
 
 def test_ties_across_tensors_in_global_pruning_go_lowest_index_first():

@@ -248,7 +248,7 @@ def _combine_masks(method, t, mask):
     else:
         raise ValueError(f"Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}")
 
-    if slc is everything:  # the method sees the whole tensor: its mask is the new mask
+    if slc is everything:  # the whole tensor, as on a first pruning: its mask is the new mask
         return method.compute_mask(t, default_mask=mask).to(dtype=t.dtype)
 
     partial_mask = method.compute_mask(tensor_of(array_of(t)[slc]), default_mask=tensor_of(array_of(mask)[slc]))
@@ -546,12 +546,14 @@ def _flat_default_mask(parameters, scores):
     """The earlier masks of ``parameters`` as one flat Tensor, ones where a tensor was never
     pruned (PyTorch concatenates ``<name>_mask`` or ``ones_like``).
 
-    Before any pruning that is all ones: one ``1`` expanded to the size of
-    ``scores``, a view that takes no memory (the method copies it into its mask).
+    Before any pruning that is ``ones_like(scores)``, made at once rather than
+    one tensor of ones per parameter, then concatenated (half the memory). It
+    is a real tensor, not an expanded ``1``: a pruning method may write into
+    its ``default_mask``, as in PyTorch.
     """
     masks = [getattr(module, name + "_mask", None) for module, name in parameters]
     if all(mask is None for mask in masks):
-        return ones_like(scores[:1]).expand(scores.numel())
+        return ones_like(scores)
     return _flatten(mask if mask is not None else ones_like(getattr(module, name))
                     for mask, (module, name) in zip(masks, parameters))
 
