@@ -10,7 +10,7 @@ import pytest
 import edutorch
 from edutorch.func import grad, grad_and_value, hessian, jacrev, vjp
 from parity import check_parity
-from tests.utils._helpers import numerical_grad
+from tests.nn.utils.nn_utils_helpers import numerical_grad
 
 X = np.array([0.3, -1.2, 2.0])
 W = np.array([[0.5, -0.1, 0.2], [1.5, 0.7, -0.3]])
