@@ -34,7 +34,8 @@ c.JupyterHub.spawner_class = classhub.ClassSpawner
 c.SimpleLocalProcessSpawner.home_dir_template = str(CLASS / "home" / "{username}")
 c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
-c.Spawner.mem_limit = env.get("EDUTORCH_MEM_LIMIT", "2G")
+mem_limit = env.get("EDUTORCH_MEM_LIMIT", "2G")  # bytes, or with a suffix: 1536M, 2G
+c.Spawner.mem_limit = int(mem_limit) if mem_limit.isdigit() else mem_limit
 c.Spawner.http_timeout = 60
 c.Spawner.environment = {
     "EDUTORCH_EXCHANGE": str(CLASS / "exchange"),  # read by teaching/hub/*/nbgrader_config.py
