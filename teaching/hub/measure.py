@@ -79,7 +79,8 @@ def measure_lesson(path):
         result["wall"] = time.monotonic() - started
         done.set()
         sampler.join()
-        result["after"], result["peak"], result["cpu"] = resident(pid), peak[0], cpu(pid) - start_cpu
+        result["after"], result["cpu"] = resident(pid), cpu(pid) - start_cpu
+        result["peak"] = max(peak[0], result["after"])
     return result
 
 
