@@ -22,7 +22,7 @@ started the hub (docs/teaching.md says what that does not protect).
 Command line (what ``./dev hub`` calls)::
 
     python teaching/hub/classhub.py [--students N] [--port P] [--ip IP] [--folder CLASS]
-                                    [--release NN,NN | all] [--mem-limit 2G] [--idle-timeout S]
+                                    [--release NN,NN | all] [--mem-limit 2G] [--idle-timeout S] [--dry-run]
 """
 from __future__ import annotations
 
@@ -33,9 +33,7 @@ import os
 import resource
 import secrets
 import shutil
-import signal
 import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -275,8 +273,9 @@ def main(argv=None):
     parser.add_argument("--mem-limit", default="2G", help="memory per server process (default 2G)")
     parser.add_argument("--idle-timeout", type=int, default=3600,
                         help="stop servers idle this many seconds (default 3600)")
+    parser.add_argument("--dry-run", action="store_true", help="prepare the class folder, print the command")
     args = parser.parse_args(argv)
-    if proxy_command() is None:
+    if proxy_command() is None and not args.dry_run:
         sys.exit("configurable-http-proxy not found: npm install --prefix .hub/node configurable-http-proxy")
     release = lessons_named(args.release) if args.release else []
     accounts = prepare(args.folder, args.students, release)
@@ -285,12 +284,14 @@ def main(argv=None):
     print(f"accounts and passwords: {folder / 'accounts.csv'} (instructor: {accounts[INSTRUCTOR]})")
     print(f"hub: http://{args.ip}:{args.port}/  (Ctrl-C stops it and every server)")
     env = hub_environment(folder, args.students, args.port, args.ip, args.mem_limit, args.idle_timeout)
-    hub = subprocess.Popen(hub_command(), env=env, cwd=folder / "hub")
-    try:
-        return hub.wait()
-    except KeyboardInterrupt:  # Ctrl-C reached the hub too: it stops its servers and the proxy
-        hub.send_signal(signal.SIGINT)
-        return hub.wait()
+    command = hub_command()
+    if args.dry_run:
+        print(f"(cd {folder / 'hub'} && {' '.join(command)})")
+        return 0
+    # this process becomes the hub: Ctrl-C reaches JupyterHub, which stops every server and the proxy
+    os.chdir(folder / "hub")
+    sys.stdout.flush()
+    os.execve(command[0], command, env)
 
 
 if __name__ == "__main__":
