@@ -9,7 +9,7 @@ One folder holds the whole class (default ``class/``, git-ignored)::
         home/instructor/course/        the nbgrader course folder (source/, release/, gradebook.db,
                                        submitted/, autograded/, feedback/, grades.csv)
         home/student01/ ...            each student's home: fetched lessons, their work
-        hub/                           JupyterHub's database, cookie secret and log
+        hub/                           JupyterHub's database and cookie secret (the log: on screen)
 
 The hub (``teaching/hub/jupyterhub_config.py``) gives each account its own
 JupyterLab, started as a local process in that account's home
