@@ -12,7 +12,7 @@ import pytest
 
 yaml = pytest.importorskip("yaml", reason="PyYAML is in the [test] extra")
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 K8S = ROOT / "teaching" / "k8s"
 IMAGE_ROOT = "/opt/edutorch"  # where the Dockerfile puts the repository
 
