@@ -87,7 +87,7 @@ def test_pip_the_venv_and_chromium_are_cached_and_nothing_installs_twice():
     assert torch.get("if") == f"steps.{cached['.venv']['id']}.outputs.cache-hit != 'true'"
     lines = [line for s in all_steps for line in run_lines(s)]
     installs = [line for line in lines if line.startswith("./dev install")]
-    assert installs == ["./dev install test"], "the test extra includes class: one install"
+    assert installs == ["./dev install test hub"], "the test extra includes class, hub adds JupyterHub: one install"
 
 
 def test_dev_counts_an_extra_installed_when_an_install_covers_it(tmp_path):

@@ -1,0 +1,471 @@
+"""A class on a real JupyterHub (``./dev hub``, teaching/hub/): students and the instructor
+in Chromium, nbgrader's whole cycle through the hub, and what must not break.
+
+One hub for the module (two students and the instructor, free ports, a temporary class
+folder), started with ``teaching/hub/classhub.py`` as ``./dev hub`` starts it:
+
+* the cycle: the instructor logs in and, in the formgrader, generates and releases
+  lesson 01; ``student01`` logs in, fetches it in the Assignment List, opens it
+  (kernel idle, timed) and submits every exercise answered; ``student02`` fetches,
+  submits a blank notebook, then (after the due date) a partly answered one; the hub is
+  restarted; the instructor collects in the formgrader, autogrades, generates and
+  releases feedback; the students fetch their feedback. The scores (5/5, partial) and
+  the late flag come from nbgrader's gradebook and equal what ``./dev grade`` gives for
+  the same notebooks;
+* isolation: a student cannot open another's server or the instructor's, nor reach
+  another home through their own server; the exchange's inbound folder is not listable;
+* faults: a kernel that asks for more than the memory limit gets ``MemoryError``, a
+  kernel that dies is restarted, and the hub and the other servers go on.
+
+Skips with a reason without JupyterHub, configurable-http-proxy (node), nbgrader,
+Chromium or playwright. Under nbgrader the student servers run nbgrader's own
+extensions, so this module is also a check of the class configuration in teaching/hub/.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import pathlib
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+
+pytest.importorskip("jupyterhub", reason="JupyterHub not installed: class hub test skipped "
+                                         "(pip install -e \".[hub]\", or ./dev hub)")
+pytest.importorskip("nbgrader", reason="nbgrader not installed: class hub test skipped (pip install -e \".[hub]\")")
+requests = pytest.importorskip("requests", reason="requests not installed: class hub test skipped")
+websocket = pytest.importorskip("websocket", reason="websocket-client not installed: class hub test skipped")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "teaching" / "hub"))
+sys.path.insert(0, str(ROOT / "teaching"))
+import classhub  # noqa: E402  (teaching/hub/classhub.py)
+import course  # noqa: E402  (teaching/course.py)
+
+if classhub.proxy_command() is None:
+    pytest.skip("configurable-http-proxy (node) not found: class hub test skipped "
+                "(npm install --prefix .hub/node configurable-http-proxy, or ./dev hub)", allow_module_level=True)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:Object of type <Submitted"),
+]
+LESSON = next(nb for nb in course.lesson_notebooks() if nb.name.startswith("01-"))
+NAME = LESSON.stem
+STUDENTS = 30  # accounts; two of them work through the cycle
+RIGHT, PARTLY = "student01", "student02"
+MEM_LIMIT = 1536 * 2**20  # per server process: the lessons' kernels need a few hundred MB
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+
+
+# --- the hub ---------------------------------------------------------------------------
+
+class Hub:
+    """A running class hub: its URL, the class folder, the accounts, an admin API token."""
+
+    def __init__(self, folder, port):
+        self.folder, self.port = folder, port
+        self.url = f"http://127.0.0.1:{port}/"
+        self.token = secrets.token_hex(16)
+        self.accounts = classhub.read_accounts(folder)
+        self.process = None
+        self._tokens = {}
+
+    def start(self, timeout=180):
+        env = classhub.hub_environment(self.folder, STUDENTS, self.port, mem_limit=MEM_LIMIT, api_token=self.token)
+        self.log = open(self.folder / "hub" / "hub.log", "a")
+        self.process = subprocess.Popen(classhub.hub_command(), env=env, cwd=self.folder / "hub",
+                                        stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, "the hub exited:\n" + self.log_tail()
+            try:
+                if requests.get(self.url + "hub/api/", timeout=2).ok:
+                    return
+            except requests.ConnectionError:
+                pass
+            time.sleep(0.25)
+        raise AssertionError("the hub did not answer:\n" + self.log_tail())
+
+    def stop(self):
+        """Ctrl-C: the hub stops every server and its proxy."""
+        self.process.send_signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+    def log_tail(self):
+        return (self.folder / "hub" / "hub.log").read_text()[-4000:]
+
+    def api(self, method, path, **kwargs):
+        response = requests.request(method, self.url + "hub/api/" + path, timeout=30,
+                                    headers={"Authorization": f"token {self.token}"}, **kwargs)
+        response.raise_for_status()
+        return response.json() if response.content else None
+
+    def ensure_server(self, user, timeout=90):
+        """Start ``user``'s server when it is not running; wait until it answers."""
+        if not self.api("GET", f"users/{user}")["servers"].get("", {}).get("ready"):
+            requests.post(self.url + f"hub/api/users/{user}/server", timeout=60,
+                          headers={"Authorization": f"token {self.token}"})
+        deadline = time.monotonic() + timeout
+        while not self.api("GET", f"users/{user}")["servers"].get("", {}).get("ready"):
+            assert time.monotonic() < deadline, f"{user}'s server did not start:\n" + self.log_tail()
+            time.sleep(0.5)
+
+    def user_token(self, user):
+        if user not in self._tokens:
+            self._tokens[user] = self.api("POST", f"users/{user}/tokens", json={"expires_in": 3600})["token"]
+        return self._tokens[user]
+
+    def server(self, user, method, path, as_user=None, **kwargs):
+        """A request to ``user``'s server, with ``as_user``'s token (default: the user's own)."""
+        token = self.user_token(as_user or user)
+        return requests.request(method, self.url + f"user/{user}/{path}", timeout=120, allow_redirects=False,
+                                headers={"Authorization": f"token {token}"}, **kwargs)
+
+    def nbgrader_student(self, user, action):
+        """The Assignment List's buttons: fetch, submit, fetch_feedback (nbgrader's REST endpoints)."""
+        response = self.server(user, "POST", f"assignments/{action}",
+                               data={"course_id": course.COURSE_ID, "assignment_id": NAME})
+        result = response.json()
+        assert result["success"], result
+        return result["value"]
+
+    def formgrader(self, path, method="POST", **kwargs):
+        response = self.server(classhub.INSTRUCTOR, method, f"formgrader/api/{path}", **kwargs)
+        assert response.ok, response.text[:2000]
+        result = response.json()
+        assert not isinstance(result, dict) or result.get("success", True), result
+        return result
+
+    def home(self, user):
+        return self.folder / "home" / user
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("class") / "class"
+    classhub.prepare(folder, STUDENTS)
+    hub = Hub(folder, classhub.free_port())
+    try:
+        started = time.monotonic()
+        hub.start()
+        hub.startup_seconds = time.monotonic() - started
+        hub.startup_cpu_seconds = cpu_seconds(hub.process.pid)
+        yield hub
+    finally:
+        if hub.process is not None and hub.process.poll() is None:
+            hub.stop()
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) of a process and its children so far."""
+    import psutil
+
+    processes = [psutil.Process(pid)]
+    processes += processes[0].children(recursive=True)
+    return sum(sum(p.cpu_times()[:2]) for p in processes)
+
+
+# --- a student's work --------------------------------------------------------------------
+
+def answer_ids(every=1):
+    """The answer cells of exercises 1, 1 + every, ... of the lesson (``ex1_1_answer``, ...)."""
+    return sorted(c["metadata"]["nbgrader"]["grade_id"] for c in json.loads(LESSON.read_text())["cells"]
+                  if c.get("metadata", {}).get("nbgrader", {}).get("solution"))[::every]
+
+
+def answered(released, every=1):
+    """The released notebook with the worked answers of ``answer_ids(every)`` put back."""
+    nb = json.loads(pathlib.Path(released).read_text(encoding="utf-8"))
+    solutions = {c["metadata"]["nbgrader"]["grade_id"]: c for c in json.loads(LESSON.read_text())["cells"]
+                 if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+    for i, cell in enumerate(nb["cells"]):
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in answer_ids(every):
+            cell = copy.deepcopy(solutions[grade_id])
+            cell["source"] = "\n".join(line for line in "".join(cell["source"]).splitlines()
+                                       if BEGIN not in line and END not in line)
+            nb["cells"][i] = cell
+    return nb
+
+
+def save_notebook(hub, user, nb):
+    """Save a notebook into the fetched lesson, as JupyterLab does (the contents API)."""
+    path = f"{NAME}/{NAME}.ipynb"
+    response = hub.server(user, "PUT", f"api/contents/{path}", json={"type": "notebook", "content": nb})
+    assert response.ok, response.text[:1000]
+
+
+# --- the browser ------------------------------------------------------------------------
+
+def log_in(browser, hub, user):
+    """A new browser window; ``user`` logs in with their password; their server starts and
+    JupyterLab opens. Returns the window, its page and the seconds from login to JupyterLab."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.goto(hub.url + "hub/login", wait_until="domcontentloaded")
+    page.fill("#username_input", user)
+    page.fill("#password_input", hub.accounts[user])
+    started = time.monotonic()
+    page.click("#login_submit")
+    page.wait_for_url(f"**/user/{user}/lab**", timeout=120_000)
+    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    return context, page, time.monotonic() - started
+
+
+def formgrader_click(page, column, message):
+    """Click a lesson's button in the formgrader's Manage Assignments table; wait for its success."""
+    page.click(f"tr:has(td.name:has-text('{NAME}')) td.{column} a", timeout=60_000)
+    modal = page.wait_for_selector("#success-modal, #error-modal", timeout=120_000)
+    text = modal.inner_text()
+    assert message in text, text[:2000]
+    page.click("#success-modal button.close")
+    page.wait_for_selector("#success-modal", state="detached", timeout=10_000)
+
+
+def open_assignment_list(page):
+    """Nbgrader ▸ Assignment List, as a student finds it in JupyterLab's menu."""
+    page.click('.lm-MenuBar-itemLabel:text-is("Nbgrader")')
+    page.click('.lm-Menu-itemLabel:text-is("Assignment List")')
+    page.wait_for_selector("#nbgrader-assignment-list", timeout=30_000)
+
+
+def wait_for_idle_kernel(page, timeout_ms=60_000):
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]"
+        ".some(e => e.textContent.includes('| Idle'))", timeout=timeout_ms)
+
+
+# --- kernels ----------------------------------------------------------------------------
+
+def start_kernel(hub, user):
+    response = hub.server(user, "POST", "api/kernels", json={"name": "python3"})
+    assert response.status_code == 201, response.text
+    return response.json()["id"]
+
+
+def execute(hub, user, kernel, code, timeout=60):
+    """Run ``code`` in a kernel through the hub (the kernel's websocket); ``(status, text)``."""
+    url = hub.url.replace("http", "ws") + f"user/{user}/api/kernels/{kernel}/channels"
+    ws = websocket.create_connection(url, header=[f"Authorization: token {hub.user_token(user)}"], timeout=timeout)
+    msg_id = uuid.uuid4().hex
+    ws.send(json.dumps({
+        "header": {"msg_id": msg_id, "username": user, "session": uuid.uuid4().hex, "msg_type": "execute_request",
+                   "version": "5.3"},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
+                    "allow_stdin": False, "stop_on_error": True},
+    }))
+    text, status = [], None
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            try:
+                msg = json.loads(ws.recv())
+            except websocket.WebSocketConnectionClosedException:
+                return "closed", "".join(text)
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content["execution_state"] in ("restarting", "dead"):
+                return content["execution_state"], "".join(text)  # the server says the kernel died
+            if msg.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            if kind == "stream":
+                text.append(content["text"])
+            elif kind in ("execute_result", "display_data"):
+                text.append(content["data"].get("text/plain", ""))
+            elif kind == "error":
+                text.append(f"{content['ename']}: {content['evalue']}")
+            elif kind == "execute_reply":
+                status = content["status"]
+            elif kind == "status" and content["execution_state"] == "idle" and status:
+                return status, "".join(text)
+    except websocket.WebSocketTimeoutException:
+        return "timeout", "".join(text)
+    finally:
+        ws.close()
+    return "timeout", "".join(text)
+
+
+# --- the tests ----------------------------------------------------------------------------
+
+def gradebook_scores(course_root):
+    """``{(student, exercise): score}`` and ``{student: seconds late}`` from nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+
+    scores, late = {}, {}
+    with Gradebook(f"sqlite:///{course_root / 'gradebook.db'}", course.COURSE_ID) as gradebook:
+        for submission in gradebook.assignment_submissions(NAME):
+            late[submission.student_id] = submission.total_seconds_late
+            for notebook in submission.notebooks:
+                for grade in notebook.grades:
+                    scores[(submission.student_id, grade.name)] = float(grade.score)
+    return scores, late
+
+
+def test_the_hub_of_a_class_of_30_starts_within_30_seconds(hub):
+    """Measured in CPU seconds of the hub and its proxy (the wall clock of a machine shared
+    with other jobs says more about them): on 2 free cores, CPU time is the wall time."""
+    assert hub.startup_cpu_seconds < 30, f"hub up in {hub.startup_cpu_seconds:.1f} CPU s"
+
+
+def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browser, tmp_path):
+    instructor, teacher, _ = log_in(browser, hub, classhub.INSTRUCTOR)
+    # the instructor: formgrader ▸ Manage Assignments ▸ generate the student version, release it
+    teacher.goto(hub.url + "user/instructor/formgrader/manage_assignments", wait_until="domcontentloaded")
+    formgrader_click(teacher, "assign", f"Successfully created the student version of '{NAME}'")
+    formgrader_click(teacher, "release", f"Successfully released '{NAME}'")
+
+    # student01: Assignment List ▸ Fetch, open the lesson (timed: first open to kernel idle), Submit
+    student, page, spawn = log_in(browser, hub, RIGHT)
+    open_assignment_list(page)
+    page.click(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Fetch')", timeout=30_000)
+    page.wait_for_selector(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Submit')",
+                           timeout=60_000)
+    opened = time.monotonic()
+    page.goto(hub.url + f"user/{RIGHT}/lab/tree/{NAME}/{NAME}.ipynb", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=60_000)
+    wait_for_idle_kernel(page)
+    first_open = time.monotonic() - opened
+    save_notebook(hub, RIGHT, answered(hub.home(RIGHT) / NAME / f"{NAME}.ipynb"))
+    page.goto(hub.url + f"user/{RIGHT}/lab", wait_until="domcontentloaded")
+    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    open_assignment_list(page)
+    page.click(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Submit')", timeout=30_000)
+    page.wait_for_selector("#nbgrader-assignment-list #submitted_assignments_list .list_item", timeout=60_000)
+
+    # student02 through the same endpoints: a blank notebook first, then, after the due
+    # date, a notebook with every other exercise answered (nbgrader keeps the latest)
+    hub.ensure_server(PARTLY)
+    hub.nbgrader_student(PARTLY, "fetch")
+    hub.nbgrader_student(PARTLY, "submit")
+    hub.formgrader(f"assignment/{NAME}", method="PUT", json={
+        "duedate_notimezone": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()), "duedate_timezone": "UTC"})
+    time.sleep(1.5)
+    save_notebook(hub, PARTLY, answered(hub.home(PARTLY) / NAME / f"{NAME}.ipynb", every=2))
+    hub.nbgrader_student(PARTLY, "submit")
+    inbound = sorted(p.name for p in (hub.folder / "exchange" / course.COURSE_ID / "inbound").iterdir())
+    assert [name.split("+")[0] for name in inbound] == [RIGHT, PARTLY, PARTLY]
+
+    # the hub restarts (Ctrl-C, every server stopped, started again): no submission is lost
+    student.close()
+    hub.stop()
+    assert not list_class_servers(hub), "Ctrl-C leaves no server running"
+    hub.start()
+    hub.ensure_server(classhub.INSTRUCTOR)  # what the hub's "Start My Server" button does
+    teacher.goto(hub.url + "user/instructor/formgrader/manage_assignments", wait_until="domcontentloaded")
+    formgrader_click(teacher, "collect", f"Successfully collected submissions of '{NAME}'")
+    for user in (RIGHT, PARTLY):
+        hub.formgrader(f"submission/{NAME}/{user}/autograde")
+    formgrader_click(teacher, "generate-feedback", f"Successfully generated feedback of '{NAME}'")
+    formgrader_click(teacher, "release-feedback", f"Successfully released feedback of '{NAME}'")
+    instructor.close()
+
+    # each student fetches feedback: the executed notebook as HTML in their own home
+    for user in (RIGHT, PARTLY):
+        hub.ensure_server(user)
+        hub.nbgrader_student(user, "fetch_feedback")
+        pages = list((hub.home(user) / NAME / "feedback").glob(f"*/{NAME}.html"))
+        assert len(pages) == 1, pages
+        assert "Score: 5.0 / 5.0" in pages[0].read_text(encoding="utf-8") or user != RIGHT
+
+    # the gradebook: student01 full marks, student02 the points of the answered exercises,
+    # late; the same scores as `./dev grade` on the very notebooks collected
+    root = classhub.course_folder(hub.folder)
+    scores, late = gradebook_scores(root)
+    checks = sorted({grade_id for _, grade_id in scores})
+    course.release(tmp_path / "dev", [LESSON])  # `./dev release`, this lesson only, then `./dev grade`
+    points = {row["exercise"]: row["max_score"] for row in course.grade(root / "submitted", tmp_path / "dev")
+              if row["student"] == RIGHT}
+    assert sum(scores[(RIGHT, g)] for g in checks) == sum(points.values()) == 5
+    assert 0 < sum(scores[(PARTLY, g)] for g in checks) < 5
+    assert {g for g in checks if scores[(PARTLY, g)] > 0} == {a.replace("_answer", "_check") for a in answer_ids(2)}
+    assert late[RIGHT] == 0 and late[PARTLY] > 0
+    with open(tmp_path / "dev" / "grades.csv", encoding="utf-8") as f:
+        dev_rows = [line.split(",") for line in f.read().splitlines()[1:]]
+    assert {(s, course._exercise_name(g)): v for (s, g), v in scores.items()} == {
+        (s, e): float(v) for s, _, e, v, _ in dev_rows}
+    print(f"hub up in {hub.startup_seconds:.1f} s ({hub.startup_cpu_seconds:.1f} CPU s); {RIGHT}: login to JupyterLab (server spawn) {spawn:.1f} s, "
+          f"first lesson open to kernel idle {first_open:.1f} s")
+
+
+def list_class_servers(hub):
+    """The single-user servers still running for this class (their home is in the class folder)."""
+    running = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if b"jupyterhub-singleuser" in cmdline and cwd.startswith(str(hub.folder)):
+            running.append(int(pid))
+    return running
+
+
+def test_students_cannot_reach_each_other_or_the_instructor(hub, browser):
+    for user in (RIGHT, PARTLY, classhub.INSTRUCTOR):
+        hub.ensure_server(user)
+    # with a student's token: another student's server and the instructor's are refused
+    for other in (PARTLY, classhub.INSTRUCTOR):
+        response = hub.server(other, "GET", "api/contents", as_user=RIGHT)
+        assert response.status_code in (302, 403), response.status_code
+        assert "content" not in response.text[:200]
+    # in the browser: student01's session opening student02's JupyterLab gets the hub's 403
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(hub.url + "hub/login", wait_until="domcontentloaded")
+    page.fill("#username_input", RIGHT)
+    page.fill("#password_input", hub.accounts[RIGHT])
+    page.click("#login_submit")
+    page.wait_for_url(f"**/user/{RIGHT}/**", timeout=60_000)
+    response = page.goto(hub.url + f"user/{PARTLY}/lab", wait_until="domcontentloaded")
+    assert response.status == 403 or f"/user/{PARTLY}/" not in page.url
+    context.close()
+    # a wrong password logs no one in
+    bad = requests.post(hub.url + "hub/login", data={"username": PARTLY, "password": hub.accounts[RIGHT]},
+                        allow_redirects=False, timeout=30)
+    assert "jupyterhub-session-id" not in bad.cookies and bad.status_code != 302
+    # a student's own server serves their home only: no path out of it
+    for path in ("api/contents/../student02", "api/contents/..%2Finstructor%2Fcourse%2Fsource",
+                 "files/../instructor/course/source"):
+        response = hub.server(RIGHT, "GET", path)
+        assert response.status_code in (400, 403, 404), (path, response.status_code)
+    # nbgrader's exchange: the inbound folder (submissions) can be written into but not listed
+    inbound = hub.folder / "exchange" / course.COURSE_ID / "inbound"
+    assert inbound.stat().st_mode & 0o777 == 0o733
+    # what the cycle above released and submitted (this test runs after it, in file order)
+    released = list((hub.folder / "exchange" / course.COURSE_ID / "outbound").rglob("*.ipynb"))
+    assert released, "nothing released: run this module whole (the cycle test releases lesson 01)"
+    assert not any(BEGIN in nb.read_text(encoding="utf-8") for nb in released), "no solution in the exchange"
+    # the Assignment List shows a student their own submissions only (both students submitted)
+    listed = hub.server(RIGHT, "GET", "assignments", params={"course_id": course.COURSE_ID}).json()["value"]
+    submitted = [a for a in listed if a["status"] == "submitted"]
+    assert submitted and all(a["student_id"] == RIGHT for a in submitted), submitted
+
+
+def test_a_kernel_that_fills_memory_or_dies_does_not_take_the_hub_down(hub):
+    for user in (RIGHT, PARTLY):
+        hub.ensure_server(user)
+    kernel = start_kernel(hub, PARTLY)
+    status, text = execute(hub, PARTLY, kernel, f"block = bytearray({2 * MEM_LIMIT})")
+    assert status == "error" and "MemoryError" in text, (status, text)
+    assert execute(hub, PARTLY, kernel, "print(6 * 7)") == ("ok", "42\n")  # the kernel lives on
+    status, _ = execute(hub, PARTLY, kernel, "import os; os._exit(1)", timeout=20)
+    assert status in ("restarting", "dead", "closed", "timeout")  # no reply: the kernel is gone
+    # the server restarts the kernel (a new process, the same kernel id); code runs again
+    assert execute(hub, PARTLY, kernel, "print('back')") == ("ok", "back\n")
+    assert requests.get(hub.url + "hub/api/", timeout=10).ok
+    for user in (RIGHT, PARTLY):
+        assert hub.server(user, "GET", "api/status").ok
