@@ -109,7 +109,7 @@ def _function_ops():
         loss.NllLoss: "nll_loss", loss.ClassNllLoss: "nll_loss", loss.BinaryCrossEntropy: "binary_cross_entropy",
         loss.BinaryCrossEntropyWithLogits: "binary_cross_entropy_with_logits",
         normalization.LayerNorm: "layer_norm", normalization.GroupNorm: "group_norm",
-        activation.Softplus: "softplus", activation.Softmax: "softmax", activation.LogSoftmax: "log_softmax",
+        activation.Softplus: "softplus",
         softmax.Softmax: "softmax", softmax.LogSoftmax: "log_softmax",
         pointwise.Exp: "exp", pointwise.Log: "log", pointwise.Pow: "pow", pointwise.PowTensor: "pow",
         pointwise.RPow: "pow", pointwise.Addcmul: "addcmul", pointwise.Addcdiv: "addcdiv",

@@ -666,8 +666,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    _softmax.check_floating(input, wrap_dim(dim, input.ndim), "softmax")
-    return _act.Softmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
+    return _softmax.Softmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -676,8 +675,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    _softmax.check_floating(input, wrap_dim(dim, input.ndim), "log_softmax")
-    return _act.LogSoftmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
+    return _softmax.LogSoftmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
 
 
 # ----------------------------------------------------------------- losses ----
