@@ -106,7 +106,7 @@ def _function_ops():
         linear.Addmm: "linear", linear.LinearNoBias: "linear", linear.Bilinear: "bilinear",
         conv.Convolution: "conv2d",
         loss.MseLoss: "mse_loss", loss.SmoothL1Loss: "smooth_l1_loss", loss.HuberLoss: "huber_loss",
-        loss.NllLoss: "nll_loss", loss.ClassNllLoss: "nll_loss", loss.BinaryCrossEntropy: "binary_cross_entropy",
+        loss.NllLoss: "nll_loss", loss.BinaryCrossEntropy: "binary_cross_entropy",
         loss.BinaryCrossEntropyWithLogits: "binary_cross_entropy_with_logits",
         normalization.LayerNorm: "layer_norm", normalization.GroupNorm: "group_norm",
         activation.Softplus: "softplus",
