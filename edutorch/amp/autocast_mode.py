@@ -103,7 +103,7 @@ def _function_ops():
     return {
         blas.Mm: "mm", blas.Bmm: "bmm", blas.Matmul: "matmul", blas.VecMat: "matmul", blas.MatBatch: "matmul",
         blas.Dot: "dot", blas.Mv: "mv", blas.Trace: "trace",
-        linear.Addmm: "linear", linear.LinearNoBias: "linear", linear.Bilinear: "bilinear",
+        blas.Addmm: "addmm", linear.Linear: "linear", linear.LinearNoBias: "linear", linear.Bilinear: "bilinear",
         conv.Convolution: "conv2d",
         loss.MseLoss: "mse_loss", loss.SmoothL1Loss: "smooth_l1_loss", loss.HuberLoss: "huber_loss",
         loss.NllLoss: "nll_loss", loss.BinaryCrossEntropy: "binary_cross_entropy",

@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd._functions.utils import wrap_dim
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd._functions import pointwise
+from ..autograd._functions import shape as _shape_fns
 from ..autograd._functions import softmax as _softmax
 from ._functions import activation as _act
 from ._functions import conv as _convolution
@@ -46,15 +47,17 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
     ndim = input._data.ndim
     if ndim == 2 and bias is not None:
-        return _linear.Addmm.apply(bias, input, weight)
+        return _linear.Linear.apply(bias, input, weight)
     if ndim == 2:
         return _linear.LinearNoBias.apply(None, input, weight)
     if ndim > 2:  # flatten the batch dims, one product, restore them
         out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
-        return out.view(*input.shape[:-1], weight.shape[0])
-    # a single vector: (in,) -> (out,)
+        shape = (*input.shape[:-1], weight.shape[0])
+        # PyTorch: a view of addmm's result; without a bias, matmul's _unsafe_view of mm's
+        return out.view(*shape) if bias is not None else _shape_fns.UnsafeView.apply(out, shape)
+    # a single vector: (in,) -> (out,), as PyTorch's addmm and view, or matmul's mm and squeeze_
     out = linear(input.unsqueeze(0), weight, bias)
-    return out.squeeze(0)
+    return out.view(weight.shape[0]) if bias is not None else out.squeeze_(0)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -37,7 +37,7 @@ _OVERRIDES = {
 }
 
 # ``F.linear``'s own fused Functions: PyTorch's event is the op the user called, ``aten::linear``.
-_LINEAR = {("edutorch.nn._functions.linear", "Addmm"), ("edutorch.nn._functions.linear", "LinearNoBias")}
+_LINEAR = {("edutorch.nn._functions.linear", "Linear"), ("edutorch.nn._functions.linear", "LinearNoBias")}
 
 # The graph nodes that are not made by a Function (PyTorch's C++ names).
 _NODE_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad"}

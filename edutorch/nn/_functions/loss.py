@@ -171,6 +171,7 @@ class NllLoss(Function):
         x = input._data
         if not _is_floating(x.dtype):
             _not_implemented("nll_loss_out_frame", x.dtype)
+        target = backend.get_array_module(x).asarray(target)  # on the input's device
         t, w_t = _target_weights(target, weight, ignore_index, x.shape[1], x.dtype)
         # pick input[n, t[n], ...] for every sample (and position) at once
         picked = np.take_along_axis(x, np.expand_dims(t, 1), axis=1).squeeze(1)
@@ -204,10 +205,11 @@ class NllLossBackward(Function):
     def forward(ctx, grad, target, slope, shape, reduction):
         g = grad._data
         ctx.target, ctx.slope, ctx.reduction = target, slope, reduction
-        out = backend.get_array_module(g).zeros(shape, dtype=g.dtype)
-        # (N, ...) values, one per sample and position, written at class t[n] of dim 1
-        np.put_along_axis(out, np.expand_dims(target, 1), np.expand_dims(g * slope, 1), axis=1)
-        return out
+        xp = backend.get_array_module(g)  # NumPy or CuPy
+        classes = xp.arange(shape[1]).reshape((1, -1) + (1,) * (len(shape) - 2))  # along dim 1
+        picked = np.expand_dims(target, 1) == classes  # (N, C, ...): True at each [n, t[n]]
+        # one value per sample (and position), put at its target class; 0 elsewhere
+        return xp.where(picked, np.expand_dims(g * slope, 1), g.dtype.type(0)).astype(g.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, gg):
