@@ -10,6 +10,7 @@ from .._saved_attrs import int64
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import wrap_dim
 from .utils import broadcast_to
+from .indexing import Slice
 
 
 def _infer_shape(shape, numel, in_shape):
@@ -146,12 +147,6 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.sum_to_size(ctx.in_shape), None
-
-
-class Alias(View):
-    """``x[...]``: the same data under a new tensor."""
-
-    _backward_name = "AliasBackward0"
 
 
 class UnsafeView(Reshape):
@@ -398,24 +393,19 @@ class Stack(Function):
                                zip(grad.unbind(ctx.axis), ctx.needs_input_grad[1:]))
 
 
-class Narrow(Function):
-    """``x.narrow(dim, start, length)``: a slice along one axis (``SliceBackward0``)."""
+class Narrow(Slice):
+    """``x.narrow(dim, start, length)``: the slice ``start:start + length`` along ``dim``, one
+    ``Slice`` (``SliceBackward0``, as PyTorch's narrow is its slice); only the op's arguments differ."""
 
     _backward_name = "SliceBackward0"
 
     @staticmethod
     def forward(ctx, a, axis, start, length):
-
-        ctx.in_shape, ctx.axis, ctx.start = a._data.shape, axis, start
-        idx = (slice(None),) * axis + (slice(start, start + length),)
-        return _utils._Tensor._make(a._data[idx], False, None, 0, a._version_counter)
+        return Slice.forward(ctx, a, (slice(None),) * axis + (slice(start, start + length),))
 
     @staticmethod
     def backward(ctx, grad):
-        from .indexing import IndexBackward
-
-        idx = (slice(None),) * ctx.axis + (slice(ctx.start, ctx.start + grad.shape[ctx.axis]),)
-        return IndexBackward.apply(grad, ctx.in_shape, idx), None, None, None
+        return Slice.backward(ctx, grad)[0], None, None, None
 
 
 class Split(Function):
