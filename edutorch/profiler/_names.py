@@ -12,7 +12,6 @@ import re
 
 # Function classes whose ``_backward_name`` is not their op's name (by class name).
 _OVERRIDES = {
-    "Reshape": "aten::reshape",          # node: ViewBackward0
     "Narrow": "aten::narrow",            # node: SliceBackward0
     "Matmul": "aten::matmul",            # node: UnsafeViewBackward0
     "VecMat": "aten::matmul",            # node: SqueezeBackward4

@@ -103,9 +103,13 @@ class Index(Function):
 
 
 class IndexBackward(Function):
-    """Scatter-add ``grad`` into zeros of ``shape`` at ``idx`` (differentiable too)."""
+    """Scatter-add ``grad`` into zeros of ``shape`` at ``idx`` (differentiable too).
 
-    _backward_name = "IndexPutBackward0"
+    PyTorch's ``index_backward`` (``zeros.index_put_(idx, grad, accumulate=True)``), so its node
+    is ``IndexPutImplBackward0`` (PyTorch's slices and selects have their own backward ops).
+    """
+
+    _backward_name = "IndexPutImplBackward0"
 
     @staticmethod
     def forward(ctx, grad, shape, idx):

@@ -275,10 +275,12 @@ class ProdOthers(Function):
     """For each element along the last axis, the product of all the *other* elements.
 
     Exclusive cumulative products from the left and from the right, multiplied:
-    no division, so zeros are handled exactly.
+    no division, so zeros are handled exactly.  PyTorch's ``prod_safe_zeros_backward``
+    multiplies the same two products, so the node (seen under ``create_graph=True``) is
+    named after that multiplication.
     """
 
-    _backward_name = "ProdBackward1"
+    _backward_name = "MulBackward0"
 
     @staticmethod
     def forward(ctx, a):

@@ -55,19 +55,6 @@ class View(Function):
         return grad.reshape(ctx.in_shape), None
 
 
-class Reshape(View):
-    """``reshape``: a view when possible, else a copy (``ReshapeAliasBackward0``/``ViewBackward0``)."""
-
-    _backward_name = "ViewBackward0"
-    _saved_attrs = View._saved_attrs
-
-    @staticmethod
-    def forward(ctx, a, shape):
-        x = a._data
-        ctx.in_shape = x.shape
-        return x.reshape(_infer_shape(shape, x.size, x.shape))
-
-
 class Permute(Function):
     _backward_name = "PermuteBackward0"
     _saved_attrs = {"dims": lambda ctx: int64(ctx.given_dims)}  # as the caller gave them (_saved_attrs.py)
@@ -149,10 +136,18 @@ class Expand(Function):
         return grad.sum_to_size(ctx.in_shape), None
 
 
-class UnsafeView(Reshape):
-    """``reshape`` that had to copy (the input was not contiguous)."""
+class UnsafeView(View):
+    """``reshape`` that had to copy (the input was not contiguous); a reshape that can view
+    is a ``View`` (``ViewBackward0``), as in PyTorch."""
 
     _backward_name = "UnsafeViewBackward0"
+    _saved_attrs = View._saved_attrs
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        x = a._data
+        ctx.in_shape = x.shape
+        return x.reshape(_infer_shape(shape, x.size, x.shape))
 
 
 class Unsqueeze(View):
