@@ -77,6 +77,7 @@ class Mm(Function):
     """2-D matrix product (``torch.mm``)."""
 
     _backward_name = "MmBackward0"
+    _autocast_op = "mm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (_saved_attrs.py); as in PyTorch, a stride is kept only where
     # the operand needs a gradient (it shapes that gradient), else it reads ()
     _saved_attrs = {
@@ -109,6 +110,7 @@ class Bmm(Function):
     """Batched matrix product of two 3-D tensors (``torch.bmm``), no broadcasting."""
 
     _backward_name = "BmmBackward0"
+    _autocast_op = "bmm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "mat2": Saved(1)}  # grad_fn._saved_self, ... (_saved_attrs.py)
 
     @staticmethod
@@ -227,6 +229,7 @@ class Matmul(Function):
     """
 
     _backward_name = "UnsafeViewBackward0"
+    _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -263,11 +266,13 @@ class Matmul(Function):
 
 class Dot(Matmul):
     _backward_name = "DotBackward0"
+    _autocast_op = "dot"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "tensor": Saved(1)}  # grad_fn._saved_* (_saved_attrs.py)
 
 
 class Mv(Matmul):
     _backward_name = "MvBackward0"
+    _autocast_op = "mv"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "vec": Saved(1)}
 
 
@@ -275,12 +280,14 @@ class VecMat(Matmul):
     """1-D @ 2-D: PyTorch unsqueezes, multiplies, then squeezes the row away."""
 
     _backward_name = "SqueezeBackward4"
+    _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
 
 class MatBatch(Matmul):
     """2-D @ batched: PyTorch transposes both and copies the result."""
 
     _backward_name = "CloneBackward0"
+    _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
 
 def matmul_function(x_ndim, y_ndim):
@@ -350,6 +357,7 @@ class Addmm(Function):
     """
 
     _backward_name = "AddmmBackward0"
+    _autocast_op = "addmm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (_saved_attrs.py), as Mm's: an operand is kept for the other's gradient
     _saved_attrs = {
         "alpha": lambda ctx: ctx.alpha, "beta": lambda ctx: ctx.beta, "mat1": Saved(0), "mat2": Saved(1),
@@ -386,6 +394,7 @@ class Trace(Function):
     """Sum of the main diagonal of a matrix; its gradient is ``grad`` times the identity."""
 
     _backward_name = "TraceBackward0"
+    _autocast_op = "trace"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a):

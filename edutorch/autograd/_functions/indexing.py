@@ -289,6 +289,7 @@ class ScatterAdd(Function):
     """``x.scatter_add(dim, index, src)``: repeated indices add up."""
 
     _backward_name = "ScatterAddBackward0"
+    _autocast_op = "scatter_add"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, src):

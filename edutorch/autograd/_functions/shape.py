@@ -298,6 +298,7 @@ class Cat(Function):
     """``torch.cat(tensors, dim)``: the gradient is cut back into the pieces."""
 
     _backward_name = "CatBackward0"
+    _autocast_op = "cat"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"dim": lambda ctx: int64(ctx.dim)}  # as the caller gave it (_saved_attrs.py)
 
     @staticmethod
@@ -359,6 +360,7 @@ class Stack(Function):
     """``torch.stack(tensors, dim)``: a new axis; the gradient is unbound along it."""
 
     _backward_name = "StackBackward0"
+    _autocast_op = "stack"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = Cat._saved_attrs
 
     @staticmethod

@@ -43,6 +43,7 @@ class Softmax(Function):
     """softmax(x)_i = exp(x_i) / Σ_j exp(x_j);  backward: y * (g - Σ g y)."""
 
     _backward_name = "SoftmaxBackward0"
+    _autocast_op = "softmax"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (_saved_attrs.py): dim as the caller gave it
     _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "result": Saved(0)}
 
@@ -69,6 +70,7 @@ class LogSoftmax(Function):
     """log_softmax(x) = x - logsumexp(x);  backward: g - softmax(x) Σ g."""
 
     _backward_name = "LogSoftmaxBackward0"
+    _autocast_op = "log_softmax"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = Softmax._saved_attrs
 
     @staticmethod

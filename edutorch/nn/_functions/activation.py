@@ -412,6 +412,7 @@ class Softplus(Function):
     """``log(1 + exp(beta * x)) / beta``; linear (``x``) where ``beta * x > threshold``."""
 
     _backward_name = "SoftplusBackward0"
+    _autocast_op = "softplus"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"beta": lambda ctx: ctx.beta, "self": Saved(0), "threshold": lambda ctx: ctx.threshold}
 
     @staticmethod

@@ -247,6 +247,7 @@ class Convolution(Function):
     """
 
     _backward_name = "ConvolutionBackward0"
+    _autocast_op = "conv2d"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, groups):

@@ -20,6 +20,7 @@ class Linear(Addmm):
     """``bias + input @ weight.T`` for a 2-D input: the op behind ``nn.Linear``."""
 
     _backward_name = "AddmmBackward0"
+    _autocast_op = "linear"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (autograd/_saved_attrs.py).  PyTorch's node saves mat2 = weight.t();
     # this one keeps the weight itself, so it has no _saved_mat2 (README, known differences)
     _saved_attrs = {
@@ -59,6 +60,7 @@ class LinearNoBias(Linear):
     """
 
     _backward_name = "MmBackward0"
+    _autocast_op = "linear"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # PyTorch's mm(input, weight.t()): the same table under mm's names, no _saved_mat2 either
     _saved_attrs = {
         "self": Saved(0), "self_sym_sizes": lambda ctx: sym_sizes(ctx.input_layout),
@@ -70,6 +72,7 @@ class Bilinear(Function):
     """``y[n, o] = x1[n, i] W[o, i, j] x2[n, j] + b[o]`` (``torch.bilinear``)."""
 
     _backward_name = "BilinearBackward0"
+    _autocast_op = "bilinear"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, x1, x2, weight, bias):

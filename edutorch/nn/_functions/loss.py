@@ -83,6 +83,7 @@ class MseLoss(_PointwiseLoss):
     """``(x - t)**2``."""
 
     _backward_name = "MseLossBackward0"
+    _autocast_op = "mse_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (autograd/_saved_attrs.py); reduction as PyTorch's enum: none 0, mean 1, sum 2
     _saved_attrs = {"reduction": lambda ctx: _REDUCTION_ENUM[ctx.reduction], "self": Saved(0), "target": Saved(1)}
     _kernel = "mse_cpu"
@@ -100,6 +101,7 @@ class SmoothL1Loss(_PointwiseLoss):
     """``0.5 d**2 / beta`` if ``|d| < beta`` else ``|d| - 0.5 beta``."""
 
     _backward_name = "SmoothL1LossBackward0"
+    _autocast_op = "smooth_l1_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = dict(MseLoss._saved_attrs, beta=lambda ctx: ctx.params[0])
     _kernel = "smooth_l1_cpu"
 
@@ -123,6 +125,7 @@ class HuberLoss(_PointwiseLoss):
     """``0.5 d**2`` if ``|d| < delta`` else ``delta (|d| - 0.5 delta)`` (= delta * SmoothL1)."""
 
     _backward_name = "HuberLossBackward0"
+    _autocast_op = "huber_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = dict(MseLoss._saved_attrs, delta=lambda ctx: ctx.params[0])
     _kernel = "huber_cpu"
 
@@ -160,6 +163,7 @@ class NllLoss(Function):
     """
 
     _backward_name = "NllLossBackward0"
+    _autocast_op = "nll_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction, ignore_index, *, saved=()):
@@ -222,6 +226,7 @@ class BinaryCrossEntropy(Function):
     """``-w (t log x + (1 - t) log(1 - x))``, each log clamped at -100 as in PyTorch."""
 
     _backward_name = "BinaryCrossEntropyBackward0"
+    _autocast_op = "binary_cross_entropy"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
@@ -261,6 +266,7 @@ class BinaryCrossEntropyWithLogits(Function):
     """
 
     _backward_name = "BinaryCrossEntropyWithLogitsBackward0"
+    _autocast_op = "binary_cross_entropy_with_logits"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, reduction):

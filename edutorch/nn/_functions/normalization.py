@@ -147,6 +147,7 @@ class LayerNorm(Function):
     """``F.layer_norm``: statistics over the last ``len(normalized_shape)`` dims of each sample."""
 
     _backward_name = "NativeLayerNormBackward0"
+    _autocast_op = "layer_norm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, normalized_ndim, weight, bias, eps):
@@ -182,6 +183,7 @@ class GroupNorm(Function):
     """``F.group_norm``: statistics over each group of channels (and H, W) of each sample."""
 
     _backward_name = "NativeGroupNormBackward0"
+    _autocast_op = "group_norm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, num_groups, weight, bias, eps):
