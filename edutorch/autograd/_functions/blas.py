@@ -229,6 +229,7 @@ class Matmul(Function):
     """
 
     _backward_name = "UnsafeViewBackward0"
+    _profiler_name = "aten::matmul"  # its torch.profiler event (not derived from the node name)
     _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -280,6 +281,7 @@ class VecMat(Matmul):
     """1-D @ 2-D: PyTorch unsqueezes, multiplies, then squeezes the row away."""
 
     _backward_name = "SqueezeBackward4"
+    _profiler_name = "aten::matmul"  # its torch.profiler event (not derived from the node name)
     _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
 
@@ -287,6 +289,7 @@ class MatBatch(Matmul):
     """2-D @ batched: PyTorch transposes both and copies the result."""
 
     _backward_name = "CloneBackward0"
+    _profiler_name = "aten::matmul"  # its torch.profiler event (not derived from the node name)
     _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
 

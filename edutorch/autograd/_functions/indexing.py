@@ -110,6 +110,7 @@ class IndexBackward(Function):
     """
 
     _backward_name = "IndexPutImplBackward0"
+    _profiler_name = "aten::_index_put_impl_"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, grad, shape, idx):

@@ -395,6 +395,7 @@ class Narrow(Slice):
     ``Slice`` (``SliceBackward0``, as PyTorch's narrow is its slice); only the op's arguments differ."""
 
     _backward_name = "SliceBackward0"
+    _profiler_name = "aten::narrow"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, a, axis, start, length):

@@ -101,6 +101,7 @@ class LogSoftmaxBackwardData(Function):
     """
 
     _backward_name = "LogSoftmaxBackwardDataBackward0"
+    _profiler_name = "aten::_log_softmax_backward_data"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, grad, y, dim):

@@ -50,6 +50,7 @@ class LeakyReluInplace(Function):
     *result* (PyTorch's ``LeakyReluBackward1``): with a slope >= 0 it is positive where x is."""
 
     _backward_name = "LeakyReluBackward1"
+    _profiler_name = "aten::leaky_relu_"  # its torch.profiler event (not derived from the node name)
     _saved_attrs = {"negative_slope": lambda ctx: ctx.slope, "result": Saved(0)}
 
     @staticmethod
@@ -127,6 +128,7 @@ class EluInplace(Function):
     ``input_scale * (result + scale * alpha)`` elsewhere."""
 
     _backward_name = "EluBackward1"
+    _profiler_name = "aten::elu_"  # its torch.profiler event (not derived from the node name)
     _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "input_scale": lambda ctx: ctx.input_scale,
                     "result": Saved(0), "scale": lambda ctx: ctx.scale}
 

@@ -20,6 +20,7 @@ class Linear(Addmm):
     """``bias + input @ weight.T`` for a 2-D input: the op behind ``nn.Linear``."""
 
     _backward_name = "AddmmBackward0"
+    _profiler_name = "aten::linear"  # its torch.profiler event (not derived from the node name)
     _autocast_op = "linear"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (autograd/_saved_attrs.py).  PyTorch's node saves mat2 = weight.t();
     # this one keeps the weight itself, so it has no _saved_mat2 (README, known differences)
@@ -60,6 +61,7 @@ class LinearNoBias(Linear):
     """
 
     _backward_name = "MmBackward0"
+    _profiler_name = "aten::linear"  # its torch.profiler event (not derived from the node name)
     _autocast_op = "linear"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # PyTorch's mm(input, weight.t()): the same table under mm's names, no _saved_mat2 either
     _saved_attrs = {
