@@ -33,7 +33,8 @@ Backward is the matrix product's gradient, written once
 ``dW = sum_n grad[n] @ cols[n].T`` and ``dx = col2im(W.T @ grad)``.
 ``Im2Col`` and ``Col2Im`` are two autograd Functions, each the other's
 gradient (``col2im`` adds each shifted plane back where ``im2col`` read it
-from), so the same lines serve a plain backward and ``create_graph=True`` (double backward: the backward is differentiated again).
+from), so the same lines serve a plain backward and ``create_graph=True``
+(double backward: the backward is differentiated again).
 """
 import numpy as np
 
