@@ -36,9 +36,10 @@ def mm_mat2_backward(grad, mat1, alpha=1):
 
 
 def _product(a, b):
-    """``a @ b`` as PyTorch's formulas call it: ``bmm`` for two batches of matrices
-    (so that ``create_graph=True`` records ``BmmBackward0``), else ``matmul``."""
-    return a.bmm(b) if a.ndim == 3 and b.ndim == 3 else a @ b
+    """``a @ b`` as PyTorch's formulas call it: ``bmm`` for two equal batches of matrices
+    (so that ``create_graph=True`` records ``BmmBackward0``), else ``matmul`` (which
+    broadcasts the batch dims)."""
+    return a.bmm(b) if a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] else a @ b
 
 
 def _scaled(t, alpha):
