@@ -77,7 +77,7 @@ class LogSoftmax(Function):
     def forward(ctx, a, dim):
         ctx.dim = dim
         z, axis = _shifted(a, dim, "log_softmax")
-        if z.ndim:
+        if z.ndim and z.size:
             z -= np.log(np.exp(z).sum(axis=axis, keepdims=True))  # z is a new array: in place
         out = _utils._Tensor._make(z)
         ctx.axis = axis
