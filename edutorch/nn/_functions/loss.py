@@ -145,12 +145,19 @@ def _target_weights(t, weight, ignore_index, n_classes, dtype):
     the target is ``ignore_index`` (an ignored target may be out of range; others may not)."""
     keep = t != ignore_index
     safe_t = np.where(keep, t, 0).astype(np.int64, copy=False)
-    bad = safe_t[(safe_t < 0) | (safe_t >= n_classes)]
-    if bad.size:
-        raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
+    if safe_t.size and (safe_t.min() < 0 or safe_t.max() >= n_classes):
+        raise IndexError(f"Target {int(safe_t[(safe_t < 0) | (safe_t >= n_classes)].flat[0])} is out of bounds.")
     if weight is None:
         return safe_t, keep.astype(dtype)
     return safe_t, np.where(keep, weight[safe_t], 0).astype(dtype)
+
+
+def _at_targets(t):
+    """The index of ``input[n, t[n, ...], ...]`` for every sample n (and position): ``t`` on
+    the class axis (1), and on the others an ``arange`` that broadcasts against ``t``."""
+    xp = backend.get_array_module(t)
+    axes = [xp.arange(size).reshape((-1,) + (1,) * (t.ndim - 1 - i)) for i, size in enumerate(t.shape)]
+    return (axes[0], t, *axes[1:])
 
 
 class NllLoss(Function):
@@ -177,17 +184,15 @@ class NllLoss(Function):
             _not_implemented("nll_loss_out_frame", x.dtype)
         target = backend.get_array_module(x).asarray(target)  # on the input's device
         t, w_t = _target_weights(target, weight, ignore_index, x.shape[1], x.dtype)
-        # pick input[n, t[n], ...] for every sample (and position) at once
-        picked = np.take_along_axis(x, np.expand_dims(t, 1), axis=1).squeeze(1)
-        losses = -w_t * picked
+        losses = -w_t * x[_at_targets(t)]  # input[n, t[n], ...] for every sample (and position) at once
         ctx.shape, ctx.target, ctx.reduction = x.shape, t, reduction
         # d loss / d input[n, t[n]]: -weight[t[n]], divided by the total weight for the mean
-        ctx.slope = -w_t / w_t.sum() if reduction == "mean" else -w_t
-        if reduction == "none":
-            return losses
-        if reduction == "sum":
-            return losses.sum()
-        return losses.sum() / w_t.sum()
+        if reduction != "mean":
+            ctx.slope = -w_t
+            return losses if reduction == "none" else losses.sum()
+        total = w_t.sum()
+        ctx.slope = -w_t / total
+        return losses.sum() / total
 
     @staticmethod
     def backward(ctx, grad):
@@ -209,11 +214,9 @@ class NllLossBackward(Function):
     def forward(ctx, grad, target, slope, shape, reduction):
         g = grad._data
         ctx.target, ctx.slope, ctx.reduction = target, slope, reduction
-        xp = backend.get_array_module(g)  # NumPy or CuPy
-        classes = xp.arange(shape[1]).reshape((1, -1) + (1,) * (len(shape) - 2))  # along dim 1
-        picked = np.expand_dims(target, 1) == classes  # (N, C, ...): True at each [n, t[n]]
-        # one value per sample (and position), put at its target class; 0 elsewhere
-        return xp.where(picked, np.expand_dims(g * slope, 1), g.dtype.type(0)).astype(g.dtype, copy=False)
+        out = backend.get_array_module(g).zeros(shape, dtype=g.dtype)
+        out[_at_targets(target)] = g * slope  # one value per sample (and position), at its target class
+        return out
 
     @staticmethod
     def backward(ctx, gg):
