@@ -13,7 +13,7 @@ from ..amp.autocast_mode import autocast_op
 
 
 def _scaled_sum(input, product, beta, alpha):
-    """``beta * input + alpha * product``, as ``addmm``/``baddbmm`` compute it."""
+    """``beta * input + alpha * product``, as ``baddbmm`` computes it."""
     shape, target = tuple(input.shape), tuple(product.shape)
     fits = len(shape) <= len(target) and all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
     if not fits:  # ``input`` must broadcast to the product's shape (not the other way round)
@@ -68,10 +68,9 @@ class BlasMethods:
                 raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
         return self.unsqueeze(1) * vec2.unsqueeze(0)
 
-    @autocast_op("addmm")  # composite ops cast once, at entry
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is ignored (NaN too)."""
-        return _scaled_sum(self, mat1.mm(mat2), beta, alpha)
+        return blas.Addmm.apply(self, mat1, mat2, beta, alpha)
 
     @autocast_op("baddbmm")
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):

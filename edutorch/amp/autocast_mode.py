@@ -22,8 +22,9 @@ have different lists (PyTorch 2.13's ``aten/src/ATen/autocast_mode.cpp`` and
 How the engine asks: every differentiable op is a ``Function``;
 ``Function.apply`` calls :func:`_cast_function_args` (through
 ``function._autocast_hook``, set only while some autocast region is on)
-with the op's class, which :data:`_FUNCTION_OPS` names as PyTorch's op.
-Ops that edutorch writes as a composition of other ops (``addmm``,
+with the op's class, which names itself as PyTorch's op (``_autocast_op``,
+declared beside the op's ``forward``).
+Ops that edutorch writes as a composition of other ops (``baddbmm``,
 ``cdist``, ``prelu``, ...) are marked with :func:`autocast_op` instead: they
 cast once at the entry and run their inner ops with autocast off, as
 PyTorch's autocast kernels do.
@@ -93,37 +94,6 @@ BANNED_MESSAGES = {
 
 _DEFAULT_DTYPES = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}
 
-
-def _function_ops():
-    """Each edutorch ``Function`` (one op of the engine) named as the op PyTorch's autocast sees."""
-    from ..autograd._functions import blas, linalg, pointwise, reduction, shape, softmax, unary, binary
-    from ..autograd._functions import indexing
-    from ..nn._functions import activation, conv, linear, loss, normalization
-
-    return {
-        blas.Mm: "mm", blas.Bmm: "bmm", blas.Matmul: "matmul", blas.VecMat: "matmul", blas.MatBatch: "matmul",
-        blas.Dot: "dot", blas.Mv: "mv", blas.Trace: "trace",
-        linear.Addmm: "linear", linear.LinearNoBias: "linear", linear.Bilinear: "bilinear",
-        conv.Convolution: "conv2d",
-        loss.MseLoss: "mse_loss", loss.SmoothL1Loss: "smooth_l1_loss", loss.HuberLoss: "huber_loss",
-        loss.NllLoss: "nll_loss", loss.ClassNllLoss: "nll_loss", loss.BinaryCrossEntropy: "binary_cross_entropy",
-        loss.BinaryCrossEntropyWithLogits: "binary_cross_entropy_with_logits",
-        normalization.LayerNorm: "layer_norm", normalization.GroupNorm: "group_norm",
-        activation.Softplus: "softplus", activation.Softmax: "softmax", activation.LogSoftmax: "log_softmax",
-        softmax.Softmax: "softmax", softmax.LogSoftmax: "log_softmax",
-        pointwise.Exp: "exp", pointwise.Log: "log", pointwise.Pow: "pow", pointwise.PowTensor: "pow",
-        pointwise.RPow: "pow", pointwise.Addcmul: "addcmul", pointwise.Addcdiv: "addcdiv",
-        unary.Log1p: "log1p", unary.Rsqrt: "rsqrt", unary.Reciprocal: "reciprocal", binary.Atan2: "atan2",
-        reduction.Sum: "sum", reduction.SumAll: "sum", reduction.Prod: "prod", reduction.ProdAll: "prod",
-        reduction.Cumsum: "cumsum", reduction.Cumprod: "cumprod", reduction.Norm: "linalg_vector_norm",
-        reduction.LogSumExp: "logsumexp",
-        linalg.Inv: "linalg_inv", linalg.Solve: "linalg_solve", linalg.Svd: "linalg_svd", linalg.Qr: "linalg_qr",
-        linalg.Eigh: "linalg_eigh", linalg.Dist: "dist",
-        shape.Cat: "cat", shape.Stack: "stack", indexing.ScatterAdd: "scatter_add",
-    }
-
-
-_FUNCTION_OPS = None  # filled on first use: the op modules import the Tensor class, which imports us
 
 # The autocast state of each device, as PyTorch keeps it per thread (one thread here).
 _state = {
@@ -321,11 +291,13 @@ def _cast_args(op, args, kwargs):
 
 
 def _cast_function_args(cls, args):
-    """The hook ``Function.apply`` calls while autocast is on: the op's arguments, cast by its policy."""
-    global _FUNCTION_OPS
-    if _FUNCTION_OPS is None:
-        _FUNCTION_OPS = _function_ops()
-    op = _FUNCTION_OPS.get(cls)
+    """The hook ``Function.apply`` calls while autocast is on: the op's arguments, cast by its policy.
+
+    Each op names itself as PyTorch's autocast lists name it, beside its forward
+    (``_autocast_op = "mm"`` on ``Mm``); a subclass declares its own (``Dot`` is ``"dot"``,
+    not its base's ``"matmul"``), so only the class's own declaration counts.
+    """
+    op = cls.__dict__.get("_autocast_op")
     if op is None:  # the common case: an op autocast leaves alone
         return args
     return _cast_args(op, args, {})[1]

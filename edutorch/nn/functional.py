@@ -15,6 +15,7 @@ from .._tensor import Tensor
 from ..autograd._functions.utils import wrap_dim
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd._functions import pointwise
+from ..autograd._functions import shape as _shape_fns
 from ..autograd._functions import softmax as _softmax
 from ._functions import activation as _act
 from ._functions import conv as _convolution
@@ -23,7 +24,6 @@ from ._functions import loss as _loss
 from ._functions import normalization as _norm
 from ._functions import pooling as _pool
 from ._functions import sparse as _sparse
-from .._dtype import is_floating as _is_floating
 from ..amp.autocast_mode import autocast_op  # composite ops cast once, at entry
 
 
@@ -47,15 +47,17 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"mat2 must be a matrix, got {weight.ndim}-D tensor")
     ndim = input._data.ndim
     if ndim == 2 and bias is not None:
-        return _linear.Addmm.apply(bias, input, weight)
+        return _linear.Linear.apply(bias, input, weight)
     if ndim == 2:
         return _linear.LinearNoBias.apply(None, input, weight)
     if ndim > 2:  # flatten the batch dims, one product, restore them
         out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
-        return out.view(*input.shape[:-1], weight.shape[0])
-    # a single vector: (in,) -> (out,)
+        shape = (*input.shape[:-1], weight.shape[0])
+        # PyTorch: a view of addmm's result; without a bias, matmul's _unsafe_view of mm's
+        return out.view(*shape) if bias is not None else _shape_fns.UnsafeView.apply(out, shape)
+    # a single vector: (in,) -> (out,), as PyTorch's addmm and view, or matmul's mm and squeeze_
     out = linear(input.unsqueeze(0), weight, bias)
-    return out.squeeze(0)
+    return out.view(weight.shape[0]) if bias is not None else out.squeeze_(0)
 
 
 def bilinear(input1, input2, weight, bias=None):
@@ -666,8 +668,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    _softmax.check_floating(input, wrap_dim(dim, input.ndim), "softmax")
-    return _act.Softmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
+    return _softmax.Softmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -676,8 +677,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
         dim = _softmax_dim(input.ndim)
     if dtype is not None:
         input = input.to(dtype)
-    _softmax.check_floating(input, wrap_dim(dim, input.ndim), "log_softmax")
-    return _act.LogSoftmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
+    return _softmax.LogSoftmax.apply(input, dim)  # dim as given: the node's _saved_dim shows it
 
 
 # ----------------------------------------------------------------- losses ----
@@ -801,8 +801,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 1:  # unbatched (C,): one sample
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
-    if _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(input, target._data, reduction, saved=(target,))
     return _loss.NllLoss.apply(input, target._data, None if weight is None else weight._data, reduction, ignore_index,
                                saved=(target, weight))
 
@@ -819,15 +817,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if target.shape == input.shape:  # class probabilities (PyTorch decides by the shapes)
         _check_class_weight(weight, input, "cross_entropy: ")
         return _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class_dim)
-    if label_smoothing == 0.0 and _plain_class_targets(input, target, weight, ignore_index):
-        return _loss.ClassNllLoss.apply(logp, target._data, reduction, saved=(target,))  # the common case, lean
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0.0:
         return nll
     return _label_smoothing(logp, target, weight, nll, reduction, ignore_index, label_smoothing, class_dim)
-
-
-_INT64 = np.dtype(np.int64)  # NumPy's dtype objects for built-in types are singletons
 
 
 def _check_class_weight(weight, input, prefix=""):
@@ -840,24 +833,6 @@ def _check_class_weight(weight, input, prefix=""):
         raise RuntimeError("weight tensor should be defined either for all or no classes")
     raise RuntimeError(f"{prefix}weight tensor should be defined either for all {n_classes} classes or no classes "
                        f"but got weight tensor of shape: {_shape_list(weight)}")
-
-
-def _plain_class_targets(input, target, weight, ignore_index):
-    """The common case that ``_loss.ClassNllLoss`` computes without masks.
-
-    (N, C) input, N int64 class indices all in range (so none is
-    ``ignore_index``), no class weights.  Anything else, including every
-    input PyTorch rejects, takes the general ``NllLoss``, which checks it
-    and raises PyTorch's errors.
-    """
-    x, t = input._data, target._data
-    if x.ndim != 2 or weight is not None:
-        return False
-    if type(t) is not np.ndarray or t.ndim != 1 or t.dtype is not _INT64 or not 0 < t.shape[0] == x.shape[0]:
-        return False
-    n_classes = x.shape[1]
-    return _is_floating(x.dtype) and 0 <= t.min() and t.max() < n_classes and not (
-        0 <= ignore_index < n_classes and (t == ignore_index).any())
 
 
 def _class_weight(weight, ndim, class_dim):

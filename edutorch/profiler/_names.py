@@ -5,39 +5,14 @@ backward node twice (``autograd::engine::evaluate_function: AddmmBackward0``
 around the engine's work for it, ``AddmmBackward0`` around its formula), and a
 custom ``autograd.Function`` under its class name.  edutorch's built-in ops
 already carry PyTorch's node name (``_backward_name``); the op's name is derived
-from it (``AddmmBackward0`` -> ``aten::addmm``), with a table for the ops whose
-node is named after something else.
+from it (``AddmmBackward0`` -> ``aten::addmm``).  An op whose node is named after
+something else declares its event name beside its forward
+(``_profiler_name = "aten::narrow"`` on ``Narrow``, whose node is ``SliceBackward0``).
 """
 import re
 
-# Function classes whose ``_backward_name`` is not their op's name (by class name).
-_OVERRIDES = {
-    "Reshape": "aten::reshape",          # node: ViewBackward0
-    "Narrow": "aten::narrow",            # node: SliceBackward0
-    "Matmul": "aten::matmul",            # node: UnsafeViewBackward0
-    "VecMat": "aten::matmul",            # node: SqueezeBackward4
-    "MatBatch": "aten::matmul",          # node: CloneBackward0
-    "ToDtype": "aten::to",               # node: ToCopyBackward0
-    "ToDevice": "aten::to",
-    "Fill": "aten::fill_",               # in-place ops: PyTorch's names end in "_"
-    "Zero": "aten::zero_",
-    "Copy": "aten::copy_",
-    "CopySlices": "aten::copy_",
-    "IndexPut": "aten::index_put_",
-    "LeakyReluInplace": "aten::leaky_relu_",
-    "EluInplace": "aten::elu_",
-    "MaxPool2d": "aten::max_pool2d",     # node: MaxPool2DWithIndicesBackward0
-    "BatchNorm": "aten::batch_norm",     # node: NativeBatchNormBackward0
-    "LayerNorm": "aten::layer_norm",     # node: NativeLayerNormBackward0
-    "GroupNorm": "aten::group_norm",     # node: NativeGroupNormBackward0
-    "WeightNormInterface": "aten::_weight_norm_interface",
-    "AdaptiveAvgPool2dBackward": "aten::_adaptive_avg_pool2d_backward",  # a leading "_" in ATen
-    "DelayedError": "DelayedError",      # PyTorch's C++ node, not an ATen op
-    "_RefusedView": "DelayedError",
-}
-
-# ``F.linear``'s own fused Functions: PyTorch's event is the op the user called, ``aten::linear``.
-_LINEAR = {("edutorch.nn._functions.linear", "Addmm"), ("edutorch.nn._functions.linear", "LinearNoBias")}
+# PyTorch's C++ node for an error raised in backward, not an ATen op (DelayedError's node, "Error")
+_NOT_ATEN = {"Error": "DelayedError"}
 
 # The graph nodes that are not made by a Function (PyTorch's C++ names).
 _NODE_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad"}
@@ -54,13 +29,14 @@ def op_name(cls):
 
 
 def _derive(cls):
-    if (cls.__module__, cls.__name__) in _LINEAR:
-        return "aten::linear"
-    if cls.__name__ in _OVERRIDES and cls.__module__.startswith("edutorch."):
-        return _OVERRIDES[cls.__name__]
+    declared = cls.__dict__.get("_profiler_name")  # an op whose node is named after another step
+    if declared is not None:
+        return declared
     backward = cls.__dict__.get("_backward_name")
     if backward is None:  # a user's Function: PyTorch records its class name
         return cls.__name__
+    if backward in _NOT_ATEN:
+        return _NOT_ATEN[backward]
     return "aten::" + _snake(re.sub(r"Backward\d*(_\w+)?$", "", backward))
 
 

@@ -168,12 +168,11 @@ KNOWN = {
         "a = torch.tensor([1., 2., 3.], dtype=torch.float64)\nb = torch.tensor([[2., 1., 1., 0.5]], "
         "dtype=torch.float64)\ny = torch.tensordot(a, b, dims=1)"),
     "empty-tensors": Known(
-        "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin over a size-0 dim raise ValueError "
-        "(NumPy's max of nothing); tensordot and Linear over a size-0 dim raise RuntimeError; "
+        "found by the fuzzer: size-0 tensors: tensordot over a size-0 dim raises RuntimeError; "
         "kthvalue/topk/... over a size-0 dim raise RuntimeError (PyTorch: IndexError); nn.Flatten of a batch "
         "of 0 raises; AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: RuntimeError)",
         _empty_tensors,
-        "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
+        "x = torch.zeros((2, 0), dtype=torch.float64)\ny = torch.tensordot(x, x.t(), dims=1)"),
     "saves-other-tensors": Known(
         "found by the fuzzer: activations written as composites (logsigmoid, softshrink, hardshrink) "
         "do not keep their input, so writing it in place "

@@ -1,9 +1,8 @@
 """The fast paths of the nn layers give the same results as the general ones, and as torch.
 
-* ``F.cross_entropy`` / ``F.nll_loss`` on (N, C) inputs with in-range class
-  indices and no weights use the lean ``_loss.ClassNllLoss`` (no masks);
-  the other cases keep the general ``NllLoss``.  Both are ``NllLossBackward0``
-  after a ``LogSoftmaxBackward0``, as in PyTorch.
+* ``F.cross_entropy`` / ``F.nll_loss`` give the same values and gradients with
+  no class weights as with all-ones weights (one ``NllLoss``, the
+  ``NllLossBackward0`` after a ``LogSoftmaxBackward0``, as in PyTorch).
 * Conv, pooling and normalization backwards run NumPy formulas, except under
   ``create_graph=True``, where they are recorded (so second derivatives match
   torch); a custom backward marked ``@once_differentiable`` still raises
@@ -27,7 +26,7 @@ def randn(*shape):
 # -- cross entropy ------------------------------------------------------------------
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_plain_cross_entropy_matches_the_general_path(reduction):
-    """Lean path vs general path (forced by all-ones class weights): value and gradient."""
+    """No weights vs all-ones class weights: value and gradient."""
     x_np, t_np = randn(6, 5) * 4, np.array([0, 4, 2, 2, 1, 3])
     results = []
     for weight in (None, et.ones(5, dtype=et.float64)):
@@ -104,7 +103,7 @@ def test_cross_entropy_out_of_range_target_still_raises_torchs_error():
         EF.cross_entropy(x, et.tensor([0, 3]))
 
 
-def test_cross_entropy_ignore_index_inside_the_class_range_takes_the_general_path():
+def test_cross_entropy_ignore_index_inside_the_class_range_matches_torch():
     torch = pytest.importorskip("torch", reason=TORCH_REASON)
     x_np, t_np = randn(4, 3), np.array([0, 1, 2, 1])
 

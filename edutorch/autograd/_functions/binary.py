@@ -45,6 +45,7 @@ def _keeping_both(ctx, a, b, ufunc, arrays):
 
 class Atan2(Function):
     _backward_name = "Atan2Backward0"
+    _autocast_op = "atan2"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, b):

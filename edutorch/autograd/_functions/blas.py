@@ -1,8 +1,11 @@
-"""Matrix products: ``mm``, ``bmm``, ``matmul``/``@``.
+"""Matrix products: ``mm``, ``bmm``, ``matmul``/``@``, ``addmm``.
 
-d(A@B)/dA = G @ Bᵀ and d(A@B)/dB = Aᵀ @ G.  ``matmul`` also handles vectors
-(treated as a row or a column, then squeezed) and batches (leading dims
-broadcast like element-wise ops, so their gradient is summed back).
+d(A@B)/dA = G @ Bᵀ and d(A@B)/dB = Aᵀ @ G: written once, in
+:func:`mm_mat1_backward` and :func:`mm_mat2_backward` (the helpers of
+PyTorch's ``derivatives.yaml``), which every product's backward calls.
+``matmul`` also handles vectors (treated as a row or a column, then squeezed)
+and batches (leading dims broadcast like element-wise ops, so their gradient
+is summed back).
 """
 import numpy as np
 
@@ -11,6 +14,36 @@ from .. import grad_mode
 from ..function import Function
 from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .utils import REDUCED_FLOATS, accumulation_input, refuse_bool, rounded_to
+
+
+# -- the gradient of a matrix product, once --------------------------------------------------
+def mm_mat1_backward(grad, mat2, alpha=1):
+    """The gradient of ``mat1`` in ``alpha * mat1 @ mat2``: ``alpha * grad @ mat2ᵀ`` (dA = G Bᵀ).
+
+    PyTorch's ``mm_mat1_backward``; also the batched case (``bmm``, ``matmul``),
+    where ``mat2ᵀ`` transposes the last two dims of every matrix in the batch.
+    """
+    return _scaled(_product(grad, mat2.mT), alpha)
+
+
+def mm_mat2_backward(grad, mat1, alpha=1):
+    """The gradient of ``mat2`` in ``alpha * mat1 @ mat2``: ``alpha * mat1ᵀ @ grad`` (dB = Aᵀ G).
+
+    PyTorch's ``mm_mat2_backward``.
+    """
+    return _scaled(_product(mat1.mT, grad), alpha)
+
+
+def _product(a, b):
+    """``a @ b`` as PyTorch's formulas call it: ``bmm`` for two equal batches of matrices
+    (so that ``create_graph=True`` records ``BmmBackward0``), else ``matmul`` (which
+    broadcasts the batch dims)."""
+    return a.bmm(b) if a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] else a @ b
+
+
+def _scaled(t, alpha):
+    return t if alpha == 1 else t * alpha
 
 
 def _shape_str(shape):
@@ -29,10 +62,23 @@ def _check_dtypes(a, b):
         )
 
 
+def check_mm(a, b):
+    """PyTorch's errors for ``mm(a, b)``, in its order."""
+    x, y = a._data, b._data
+    if x.ndim != 2 or y.ndim != 2:
+        raise RuntimeError(f"{'self' if x.ndim != 2 else 'mat2'} must be a matrix")
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(y.shape)})"
+        )
+    _check_dtypes(a, b)
+
+
 class Mm(Function):
     """2-D matrix product (``torch.mm``)."""
 
     _backward_name = "MmBackward0"
+    _autocast_op = "mm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (_saved_attrs.py); as in PyTorch, a stride is kept only where
     # the operand needs a gradient (it shapes that gradient), else it reads ()
     _saved_attrs = {
@@ -45,14 +91,8 @@ class Mm(Function):
     @staticmethod
     def forward(ctx, a, b):
         x, y = a._data, b._data
-        if x.ndim != 2 or y.ndim != 2:
-            raise RuntimeError(f"{'self' if x.ndim != 2 else 'mat2'} must be a matrix")
-        if x.shape[1] != y.shape[0]:
-            raise RuntimeError(
-                f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(y.shape)})"
-            )
-        if x.dtype != y.dtype or type(x) is not type(y):
-            _check_dtypes(a, b)
+        if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[0] or x.dtype != y.dtype or type(x) is not type(y):
+            check_mm(a, b)
         ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
                               b if ctx.needs_input_grad[0] else None)
         if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:  # a graph node: keep the operands' layout
@@ -62,8 +102,8 @@ class Mm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        ga = grad @ b.t() if ctx.needs_input_grad[0] else None  # dA = G Bᵀ (PyTorch's mm_mat1_backward)
-        gb = a.t() @ grad if ctx.needs_input_grad[1] else None  # dB = Aᵀ G (PyTorch's mm_mat2_backward)
+        ga = mm_mat1_backward(grad, b) if ctx.needs_input_grad[0] else None  # dA = G Bᵀ
+        gb = mm_mat2_backward(grad, a) if ctx.needs_input_grad[1] else None  # dB = Aᵀ G
         return ga, gb
 
 
@@ -71,6 +111,7 @@ class Bmm(Function):
     """Batched matrix product of two 3-D tensors (``torch.bmm``), no broadcasting."""
 
     _backward_name = "BmmBackward0"
+    _autocast_op = "bmm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "mat2": Saved(1)}  # grad_fn._saved_self, ... (_saved_attrs.py)
 
     @staticmethod
@@ -92,8 +133,8 @@ class Bmm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
-        ga = grad.bmm(b.mT) if ctx.needs_input_grad[0] else None
-        gb = a.mT.bmm(grad) if ctx.needs_input_grad[1] else None
+        ga = mm_mat1_backward(grad, b) if ctx.needs_input_grad[0] else None  # each matrix: G Bᵀ
+        gb = mm_mat2_backward(grad, a) if ctx.needs_input_grad[1] else None  # each matrix: Aᵀ G
         return ga, gb
 
 
@@ -189,6 +230,8 @@ class Matmul(Function):
     """
 
     _backward_name = "UnsafeViewBackward0"
+    _profiler_name = "aten::matmul"  # its torch.profiler event (not derived from the node name)
+    _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -216,20 +259,22 @@ class Matmul(Function):
         if ctx.needs_input_grad[0]:
             b2 = b.unsqueeze(-1) if b.ndim == 1 else b
             # batch dims that were broadcast are summed back (sum_to_size)
-            ga = (g @ b2.mT).sum_to_size(a2_shape).reshape(a_shape)
+            ga = mm_mat1_backward(g, b2).sum_to_size(a2_shape).reshape(a_shape)
         if ctx.needs_input_grad[1]:
             a2 = a.unsqueeze(0) if a.ndim == 1 else a
-            gb = (a2.mT @ g).sum_to_size(b2_shape).reshape(b_shape)
+            gb = mm_mat2_backward(g, a2).sum_to_size(b2_shape).reshape(b_shape)
         return ga, gb
 
 
 class Dot(Matmul):
     _backward_name = "DotBackward0"
+    _autocast_op = "dot"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "tensor": Saved(1)}  # grad_fn._saved_* (_saved_attrs.py)
 
 
 class Mv(Matmul):
     _backward_name = "MvBackward0"
+    _autocast_op = "mv"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "vec": Saved(1)}
 
 
@@ -237,12 +282,16 @@ class VecMat(Matmul):
     """1-D @ 2-D: PyTorch unsqueezes, multiplies, then squeezes the row away."""
 
     _backward_name = "SqueezeBackward4"
+    _profiler_name = "aten::matmul"  # its torch.profiler event (not derived from the node name)
+    _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
 
 class MatBatch(Matmul):
     """2-D @ batched: PyTorch transposes both and copies the result."""
 
     _backward_name = "CloneBackward0"
+    _profiler_name = "aten::matmul"  # its torch.profiler event (not derived from the node name)
+    _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
 
 def matmul_function(x_ndim, y_ndim):
@@ -260,10 +309,96 @@ def matmul_function(x_ndim, y_ndim):
     return Matmul
 
 
+def check_addmm(input, x, y):
+    """PyTorch's errors for ``addmm(input, x, y)``, in its order (``input`` an array or None)."""
+    if input is not None and input.dtype != y.dtype:
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_np_name(input)} and {_np_name(y)}")
+    for which, m in (("mat1", x), ("mat2", y)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{which} must be a matrix, got {m.ndim}-D tensor")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_np_name(x)} and {_np_name(y)}")
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({_shape_str(x.shape)} and {_shape_str(y.shape)})"
+        )
+
+
+def _np_name(array):
+    return _dtype.scalar_type_name(_dtype.from_numpy_dtype(array.dtype))
+
+
+def addmm_array(input, x, y, beta=1, alpha=1):
+    """``beta * input + alpha * (x @ y)`` on arrays, ``input`` broadcast over the product
+    (None: no term).  float16/bfloat16 are multiplied and added in float32 and rounded once,
+    as PyTorch's CPU addmm does; ``beta=0`` ignores ``input`` (a NaN in it does not spread)."""
+    if x.dtype in REDUCED_FLOATS:
+        wide = _scaled_array(accumulation_input(x) @ accumulation_input(y), alpha)
+        if input is not None and beta != 0:
+            wide += _scaled_array(accumulation_input(input), beta)
+        return rounded_to(wide, x.dtype)
+    out = _scaled_array(_utils.matmul(x, y), alpha)  # y may be a transposed view: BLAS reads it as it is
+    if input is not None and beta != 0:
+        out += _scaled_array(input, beta)  # in place, broadcast over the rows: no second array
+    return out
+
+
+def _broadcasts_to(shape, target):
+    """Whether ``shape`` broadcasts to ``target`` (and not the other way round)."""
+    return len(shape) <= len(target) and all(s in (1, t) for s, t in zip(reversed(shape), reversed(target)))
+
+
+def _scaled_array(x, factor):
+    return x if factor == 1 else x * x.dtype.type(factor)
+
+
+class Addmm(Function):
+    """``beta * input + alpha * (mat1 @ mat2)`` (``torch.addmm``), one node: ``AddmmBackward0``.
+
+    ``input`` broadcasts to the product's shape (a bias row, usually), so its
+    gradient is ``beta * grad`` summed back to its shape; ``mat1`` and ``mat2``
+    get the matrix-product gradients, scaled by ``alpha``.
+    """
+
+    _backward_name = "AddmmBackward0"
+    _autocast_op = "addmm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
+    # grad_fn._saved_<name> (_saved_attrs.py), as Mm's: an operand is kept for the other's gradient
+    _saved_attrs = {
+        "alpha": lambda ctx: ctx.alpha, "beta": lambda ctx: ctx.beta, "mat1": Saved(0), "mat2": Saved(1),
+        "mat1_sym_sizes": lambda ctx: sym_sizes(ctx.layouts[0]), "mat2_sym_sizes": lambda ctx: sym_sizes(ctx.layouts[1]),
+        "mat1_sym_strides": lambda ctx: sym_strides(ctx.layouts[0]) if ctx.needs_input_grad[1] else (),
+        "mat2_sym_strides": lambda ctx: sym_strides(ctx.layouts[1]) if ctx.needs_input_grad[2] else (),
+    }
+
+    @staticmethod
+    def forward(ctx, input, mat1, mat2, beta=1, alpha=1):
+        b, x, y = input._data, mat1._data, mat2._data
+        check_addmm(b, x, y)
+        refuse_bool(x, "addmm_impl_cpu_")
+        target = (x.shape[0], y.shape[1])
+        if not _broadcasts_to(b.shape, target):
+            input.expand(*target)  # raises PyTorch's "The expanded size of the tensor ..." error
+        ctx.save_for_backward(mat1 if ctx.needs_input_grad[2] else None, mat2 if ctx.needs_input_grad[1] else None)
+        ctx.beta, ctx.alpha, ctx.input_shape = beta, alpha, b.shape
+        if any(ctx.needs_input_grad):  # a graph node: keep the operands' layout
+            ctx.layouts = (layout(x), layout(y))
+        return addmm_array(b, x, y, beta, alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mat1, mat2 = ctx.saved_tensors
+        need_input, need_mat1, need_mat2 = ctx.needs_input_grad[:3]
+        g_input = _scaled(grad, ctx.beta).sum_to_size(ctx.input_shape) if need_input else None
+        g_mat1 = mm_mat1_backward(grad, mat2, ctx.alpha) if need_mat1 else None
+        g_mat2 = mm_mat2_backward(grad, mat1, ctx.alpha) if need_mat2 else None
+        return g_input, g_mat1, g_mat2, None, None
+
+
 class Trace(Function):
     """Sum of the main diagonal of a matrix; its gradient is ``grad`` times the identity."""
 
     _backward_name = "TraceBackward0"
+    _autocast_op = "trace"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a):

@@ -69,8 +69,8 @@ Expm1 = _elementwise("Expm1", "Expm1Backward0", np.expm1, lambda x, y: y + 1, "r
 Exp2 = _elementwise("Exp2", "Exp2Backward0", np.exp2, lambda x, y: y * math.log(2), "result")
 Erfc = _elementwise("Erfc", "ErfcBackward0", _erfc_array, lambda x, y: (-x * x).exp() * (-2 / math.sqrt(math.pi)), "self")
 Deg2rad = _elementwise("Deg2rad", "Deg2RadBackward0", np.deg2rad, lambda x, y: math.pi / 180)
-# the in-place forms PyTorch cannot differentiate: same values, a backward that refuses
-AsinhInplace = _elementwise("AsinhInplace", "AsinhBackward0", np.arcsinh, None)
-AcoshInplace = _elementwise("AcoshInplace", "AcoshBackward0", np.arccosh, None)
-AtanhInplace = _elementwise("AtanhInplace", "AtanhBackward0", np.arctanh, None)
+# the in-place forms PyTorch cannot differentiate (its nodes AsinhBackward1, ...): same values, a backward that refuses
+AsinhInplace = _elementwise("AsinhInplace", "AsinhBackward1", np.arcsinh, None)
+AcoshInplace = _elementwise("AcoshInplace", "AcoshBackward1", np.arccosh, None)
+AtanhInplace = _elementwise("AtanhInplace", "AtanhBackward1", np.arctanh, None)
 Rad2deg = _elementwise("Rad2deg", "Rad2DegBackward0", np.rad2deg, lambda x, y: 180 / math.pi)

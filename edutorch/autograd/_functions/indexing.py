@@ -103,9 +103,14 @@ class Index(Function):
 
 
 class IndexBackward(Function):
-    """Scatter-add ``grad`` into zeros of ``shape`` at ``idx`` (differentiable too)."""
+    """Scatter-add ``grad`` into zeros of ``shape`` at ``idx`` (differentiable too).
 
-    _backward_name = "IndexPutBackward0"
+    PyTorch's ``index_backward`` (``zeros.index_put_(idx, grad, accumulate=True)``), so its node
+    is ``IndexPutImplBackward0`` (PyTorch's slices and selects have their own backward ops).
+    """
+
+    _backward_name = "IndexPutImplBackward0"
+    _profiler_name = "aten::_index_put_impl_"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, grad, shape, idx):
@@ -285,6 +290,7 @@ class ScatterAdd(Function):
     """``x.scatter_add(dim, index, src)``: repeated indices add up."""
 
     _backward_name = "ScatterAddBackward0"
+    _autocast_op = "scatter_add"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, src):

@@ -225,6 +225,7 @@ class Dist(Function):
     """
 
     _backward_name = "DistBackward0"
+    _autocast_op = "dist"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, b, p=2):
@@ -328,6 +329,7 @@ class Solve(Function):
     """
 
     _backward_name = "LinalgSolveExBackward0"
+    _autocast_op = "linalg_solve"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, A, B, left=True):
@@ -396,6 +398,7 @@ class Inv(Function):
     """``torch.linalg.inv(A)``.  Backward: ``grad_A = -A^{-T} grad A^{-T}``."""
 
     _backward_name = "LinalgInvExBackward0"
+    _autocast_op = "linalg_inv"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, A):
@@ -516,6 +519,7 @@ class Svd(Function):
     """
 
     _backward_name = "LinalgSvdBackward0"
+    _autocast_op = "linalg_svd"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, A, full_matrices=True):
@@ -564,6 +568,7 @@ class Qr(Function):
     """
 
     _backward_name = "LinalgQrBackward0"
+    _autocast_op = "linalg_qr"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, A, mode="reduced"):
@@ -623,6 +628,7 @@ class Eigh(Function):
     """
 
     _backward_name = "LinalgEighBackward0"
+    _autocast_op = "linalg_eigh"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, A, UPLO="L"):

@@ -181,6 +181,7 @@ class Pow(Function):
     """``a ** exponent``, exponent a Python number: d/da = exponent * a**(exponent-1)."""
 
     _backward_name = "PowBackward0"
+    _autocast_op = "pow"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "exponent": lambda ctx: ctx.exponent}
 
     @staticmethod
@@ -205,6 +206,7 @@ class Pow(Function):
 
 class Exp(Function):
     _backward_name = "ExpBackward0"
+    _autocast_op = "exp"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
@@ -222,6 +224,7 @@ class Exp(Function):
 
 class Log(Function):
     _backward_name = "LogBackward0"
+    _autocast_op = "log"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0)}
 
     @staticmethod
@@ -294,6 +297,7 @@ class PowTensor(Function):
     """``a ** b`` with a tensor exponent: d/da = b a^(b-1), d/db = a^b log(a)."""
 
     _backward_name = "PowBackward1"
+    _autocast_op = "pow"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0), "exponent": Saved(1), "result": Saved(2)}
 
     @staticmethod
@@ -327,6 +331,7 @@ class RPow(Function):
     """``base ** b`` with a Python number as base (``2 ** x``): d/db = base^b log(base)."""
 
     _backward_name = "PowBackward2"
+    _autocast_op = "pow"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": lambda ctx: ctx.base, "exponent": Saved(0), "result": Saved(1)}
 
     @staticmethod
@@ -429,6 +434,7 @@ class Addcmul(Function):
     """``a + value * t1 * t2`` (optimizers' ``addcmul_``)."""
 
     _backward_name = "AddcmulBackward0"
+    _autocast_op = "addcmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):
@@ -453,6 +459,7 @@ class Addcdiv(Function):
     """``a + value * t1 / t2`` (Adam's update written as ``addcdiv_``)."""
 
     _backward_name = "AddcdivBackward0"
+    _autocast_op = "addcdiv"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, t1, t2, value=1):

@@ -80,6 +80,7 @@ class MeanBackward(SumBackward):
 
 class Sum(Function):
     _backward_name = "SumBackward1"
+    _autocast_op = "sum"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (_saved_attrs.py): the dims as the caller gave them
     _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
                     "self_sym_sizes": lambda ctx: ctx.in_shape}
@@ -108,6 +109,7 @@ class SumAll(Function):
     """
 
     _backward_name = "SumBackward0"
+    _autocast_op = "sum"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self_sym_sizes": lambda ctx: ctx.in_shape}  # grad_fn._saved_self_sym_sizes
 
     @staticmethod
@@ -229,6 +231,7 @@ class Prod(Function):
     """
 
     _backward_name = "ProdBackward1"
+    _autocast_op = "prod"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
                     "result": Saved(1), "self": Saved(0)}
 
@@ -268,6 +271,7 @@ class Prod(Function):
 
 class ProdAll(Prod):
     _backward_name = "ProdBackward0"
+    _autocast_op = "prod"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"result": Saved(1), "self": Saved(0)}
 
 
@@ -275,10 +279,12 @@ class ProdOthers(Function):
     """For each element along the last axis, the product of all the *other* elements.
 
     Exclusive cumulative products from the left and from the right, multiplied:
-    no division, so zeros are handled exactly.
+    no division, so zeros are handled exactly.  PyTorch's ``prod_safe_zeros_backward``
+    multiplies the same two products, so the node (seen under ``create_graph=True``) is
+    named after that multiplication.
     """
 
-    _backward_name = "ProdBackward1"
+    _backward_name = "MulBackward0"
 
     @staticmethod
     def forward(ctx, a):
@@ -382,6 +388,7 @@ class Norm(Function):
     """Vector p-norm ``(sum |x|^p)^(1/p)`` (``torch.linalg.vector_norm``)."""
 
     _backward_name = "LinalgVectorNormBackward0"
+    _autocast_op = "linalg_vector_norm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, p=2, dim=None, keepdim=False):
@@ -433,6 +440,7 @@ class LogSumExp(Function):
     """``log(sum(exp(x)))`` computed stably by subtracting the max first."""
 
     _backward_name = "LogsumexpBackward0"
+    _autocast_op = "logsumexp"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim,
                     "result": Saved(1), "self": Saved(0)}
 
@@ -630,6 +638,7 @@ class Cumsum(Function):
     """Running sum along ``dim``; its gradient is the running sum of ``grad`` from the end."""
 
     _backward_name = "CumsumBackward0"
+    _autocast_op = "cumsum"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, axis, dtype=None):
@@ -654,6 +663,7 @@ class Cumprod(Function):
     """
 
     _backward_name = "CumprodBackward0"
+    _autocast_op = "cumprod"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, a, axis, dtype=None):

@@ -10,6 +10,7 @@ from .._saved_attrs import int64
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import wrap_dim
 from .utils import broadcast_to
+from .indexing import Slice
 
 
 def _infer_shape(shape, numel, in_shape):
@@ -52,19 +53,6 @@ class View(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.reshape(ctx.in_shape), None
-
-
-class Reshape(View):
-    """``reshape``: a view when possible, else a copy (``ReshapeAliasBackward0``/``ViewBackward0``)."""
-
-    _backward_name = "ViewBackward0"
-    _saved_attrs = View._saved_attrs
-
-    @staticmethod
-    def forward(ctx, a, shape):
-        x = a._data
-        ctx.in_shape = x.shape
-        return x.reshape(_infer_shape(shape, x.size, x.shape))
 
 
 class Permute(Function):
@@ -148,16 +136,18 @@ class Expand(Function):
         return grad.sum_to_size(ctx.in_shape), None
 
 
-class Alias(View):
-    """``x[...]``: the same data under a new tensor."""
-
-    _backward_name = "AliasBackward0"
-
-
-class UnsafeView(Reshape):
-    """``reshape`` that had to copy (the input was not contiguous)."""
+class UnsafeView(View):
+    """``reshape`` that had to copy (the input was not contiguous); a reshape that can view
+    is a ``View`` (``ViewBackward0``), as in PyTorch."""
 
     _backward_name = "UnsafeViewBackward0"
+    _saved_attrs = View._saved_attrs
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        x = a._data
+        ctx.in_shape = x.shape
+        return x.reshape(_infer_shape(shape, x.size, x.shape))
 
 
 class Unsqueeze(View):
@@ -308,6 +298,7 @@ class Cat(Function):
     """``torch.cat(tensors, dim)``: the gradient is cut back into the pieces."""
 
     _backward_name = "CatBackward0"
+    _autocast_op = "cat"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"dim": lambda ctx: int64(ctx.dim)}  # as the caller gave it (_saved_attrs.py)
 
     @staticmethod
@@ -369,6 +360,7 @@ class Stack(Function):
     """``torch.stack(tensors, dim)``: a new axis; the gradient is unbound along it."""
 
     _backward_name = "StackBackward0"
+    _autocast_op = "stack"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = Cat._saved_attrs
 
     @staticmethod
@@ -398,24 +390,20 @@ class Stack(Function):
                                zip(grad.unbind(ctx.axis), ctx.needs_input_grad[1:]))
 
 
-class Narrow(Function):
-    """``x.narrow(dim, start, length)``: a slice along one axis (``SliceBackward0``)."""
+class Narrow(Slice):
+    """``x.narrow(dim, start, length)``: the slice ``start:start + length`` along ``dim``, one
+    ``Slice`` (``SliceBackward0``, as PyTorch's narrow is its slice); only the op's arguments differ."""
 
     _backward_name = "SliceBackward0"
+    _profiler_name = "aten::narrow"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, a, axis, start, length):
-
-        ctx.in_shape, ctx.axis, ctx.start = a._data.shape, axis, start
-        idx = (slice(None),) * axis + (slice(start, start + length),)
-        return _utils._Tensor._make(a._data[idx], False, None, 0, a._version_counter)
+        return Slice.forward(ctx, a, (slice(None),) * axis + (slice(start, start + length),))
 
     @staticmethod
     def backward(ctx, grad):
-        from .indexing import IndexBackward
-
-        idx = (slice(None),) * ctx.axis + (slice(ctx.start, ctx.start + grad.shape[ctx.axis]),)
-        return IndexBackward.apply(grad, ctx.in_shape, idx), None, None, None
+        return Slice.backward(ctx, grad)[0], None, None, None
 
 
 class Split(Function):

@@ -1,4 +1,6 @@
-"""``softmax`` and ``log_softmax`` along one dimension, computed stably.
+"""``softmax`` and ``log_softmax`` along one dimension, computed stably: the one
+home of both formulas (``torch.softmax``, ``Tensor.softmax`` and ``F.softmax``
+all apply these Functions).
 
 Subtracting the row maximum before ``exp`` changes nothing mathematically
 (it cancels in the ratio) but keeps ``exp`` from overflowing.
@@ -25,7 +27,7 @@ def check_floating(a, axis, kernel):
 
 
 def _shifted(a, dim, kernel):
-
+    """``x - max(x)`` along ``dim`` (a new array) and the NumPy axis (None for a 0-d tensor)."""
     x = a._data
     axis = wrap_dim(dim, x.ndim)  # a 0-d tensor accepts dim 0 and -1...
     if x.ndim == 0:
@@ -41,6 +43,7 @@ class Softmax(Function):
     """softmax(x)_i = exp(x_i) / Σ_j exp(x_j);  backward: y * (g - Σ g y)."""
 
     _backward_name = "SoftmaxBackward0"
+    _autocast_op = "softmax"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (_saved_attrs.py): dim as the caller gave it
     _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "result": Saved(0)}
 
@@ -49,13 +52,14 @@ class Softmax(Function):
         ctx.dim = dim
         z, axis = _shifted(a, dim, "softmax")
         e = np.exp(z)
-        out = _utils._Tensor._make(e / (e.sum(axis=axis, keepdims=True) if z.ndim else e))
+        out = _utils._Tensor._make(e / e.sum(axis=axis, keepdims=True) if z.ndim else e)
         ctx.axis = axis
         ctx.save_for_backward(out)
         return out
 
     @staticmethod
     def backward(ctx, grad):
+        # dL/dx = y * (g - sum(g * y)): the Jacobian of softmax applied to g
         (y,) = ctx.saved_tensors
         if ctx.axis is None:
             return grad * 0, None
@@ -66,15 +70,18 @@ class LogSoftmax(Function):
     """log_softmax(x) = x - logsumexp(x);  backward: g - softmax(x) Σ g."""
 
     _backward_name = "LogSoftmaxBackward0"
+    _autocast_op = "log_softmax"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = Softmax._saved_attrs
 
     @staticmethod
     def forward(ctx, a, dim):
         ctx.dim = dim
         z, axis = _shifted(a, dim, "log_softmax")
-        out = _utils._Tensor._make(z - np.log(np.exp(z).sum(axis=axis, keepdims=True)) if z.ndim else z)
+        if z.ndim and z.size:
+            z -= np.log(np.exp(z).sum(axis=axis, keepdims=True))  # z is a new array: in place
+        out = _utils._Tensor._make(z)
         ctx.axis = axis
-        ctx.save_for_backward(out)
+        ctx.save_for_backward(out)  # PyTorch saves the result (a Tensor: create_graph needs its graph)
         return out
 
     @staticmethod
@@ -82,4 +89,31 @@ class LogSoftmax(Function):
         (out,) = ctx.saved_tensors
         if ctx.axis is None:
             return grad * 0, None
-        return grad - out.exp() * grad.sum(ctx.axis, keepdim=True), None
+        return LogSoftmaxBackwardData.apply(grad, out, ctx.axis), None
+
+
+class LogSoftmaxBackwardData(Function):
+    """PyTorch's ``_log_softmax_backward_data``: ``grad - exp(y) * grad.sum(dim)``, one op.
+
+    ``y`` is the log-softmax output, so ``exp(y)`` is the softmax.  Its own
+    backward (for ``create_graph=True``), with ``p = exp(y)``:
+    d/dgrad = ``gg - (gg * p).sum(dim)``;  d/dy = ``-gg * p * grad.sum(dim)``.
+    """
+
+    _backward_name = "LogSoftmaxBackwardDataBackward0"
+    _profiler_name = "aten::_log_softmax_backward_data"  # its torch.profiler event (not derived from the node name)
+
+    @staticmethod
+    def forward(ctx, grad, y, dim):
+        ctx.save_for_backward(grad, y)
+        ctx.dim = dim
+        g = grad._data
+        return g - np.exp(y._data) * g.sum(axis=dim, keepdims=True)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, y = ctx.saved_tensors
+        p, dim = y.exp(), ctx.dim
+        g_grad = gg - (gg * p).sum(dim, keepdim=True) if ctx.needs_input_grad[0] else None
+        g_y = -gg * p * grad.sum(dim, keepdim=True) if ctx.needs_input_grad[1] else None
+        return g_grad, g_y, None

@@ -16,13 +16,14 @@ from ..function import Function
 from .unary import _float_input, _output
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-_erf = np.vectorize(math.erf, otypes=[np.float64])
+_erf = np.frompyfunc(math.erf, 1, 1)  # math.erf as a ufunc: element-wise, on any array that takes ufuncs
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 
 
 def erf_array(x):
-    """``erf`` of a float array, in its dtype."""
-    return _erf(x).astype(x.dtype) if x.size else x.copy()
+    """``erf`` of a float array, in its dtype (the one ``erf`` of the engine: GELU uses it too)."""
+    out = _erf(x)
+    return (np.asarray(out) if isinstance(out, float) else out).astype(x.dtype)  # 0-d input: a Python float
 
 
 def _erfinv_guess(y):
@@ -53,7 +54,7 @@ def erfinv_array(y):
         for _ in range(6):  # Newton: x -= f(x) / f'(x)
             slope = _TWO_OVER_SQRT_PI * np.exp(-x * x)  # erf'(x)
             erfc = _erfc(x)
-            step = np.where(tail, (np.log(erfc) - np.log1p(-a)) / (-slope / erfc), (_erf(x) - a) / slope)
+            step = np.where(tail, (np.log(erfc) - np.log1p(-a)) / (-slope / erfc), (erf_array(x) - a) / slope)
             x = x - step
         x = np.where(inside, np.copysign(x, y64), np.where(np.abs(y64) == 1, np.sign(y64) * np.inf, np.nan))
     return x.astype(y.dtype)

@@ -24,6 +24,7 @@ class Clone(Function):
 
 class ToDtype(Function):
     _backward_name = "ToCopyBackward0"
+    _profiler_name = "aten::to"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, a, dtype):
@@ -38,6 +39,7 @@ class ToDtype(Function):
 
 class ToDevice(Function):
     _backward_name = "ToCopyBackward0"
+    _profiler_name = "aten::to"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, a, device_type):
@@ -53,6 +55,7 @@ class Fill(Function):
     """``fill_``: every element becomes ``value``; no gradient flows to the old values."""
 
     _backward_name = "FillBackward2"
+    _profiler_name = "aten::fill_"  # its torch.profiler event (not derived from the node name)
     overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
 
     @staticmethod
@@ -70,12 +73,14 @@ class Zero(Fill):
     """``zero_``: ``fill_(0)`` under PyTorch's own node name."""
 
     _backward_name = "ZeroBackward0"
+    _profiler_name = "aten::zero_"  # its torch.profiler event (not derived from the node name)
 
 
 class Copy(Function):
     """``copy_(src)``: the values of ``src`` (broadcast, cast); the gradient goes to ``src``."""
 
     _backward_name = "CopyBackwards"
+    _profiler_name = "aten::copy_"  # its torch.profiler event (not derived from the node name)
     overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
 
     @staticmethod
@@ -99,6 +104,7 @@ class IndexPut(Function):
     """``x[idx] = value``: the gradient of ``x`` is zero at ``idx``; ``value`` gets the rest."""
 
     _backward_name = "IndexPutBackward0"
+    _profiler_name = "aten::index_put_"  # its torch.profiler event (not derived from the node name)
     writes_part = True  # only ``x[idx]`` is written: the caller checks memory overlap with that part
 
     @staticmethod
@@ -137,3 +143,4 @@ class CopySlices(IndexPut):
     view shows): PyTorch names this node ``CopySlices``."""
 
     _backward_name = "CopySlices"
+    _profiler_name = "aten::copy_"  # its torch.profiler event (not derived from the node name)

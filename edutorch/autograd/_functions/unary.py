@@ -30,6 +30,7 @@ def _output(data):
 
 class Log1p(Function):
     _backward_name = "Log1PBackward0"
+    _autocast_op = "log1p"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"self": Saved(0)}  # grad_fn._saved_self (_saved_attrs.py)
 
     @staticmethod
@@ -63,6 +64,7 @@ class Sqrt(Function):
 
 class Rsqrt(Function):
     _backward_name = "RsqrtBackward0"
+    _autocast_op = "rsqrt"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"result": Saved(0)}
 
     @staticmethod
@@ -142,6 +144,7 @@ class Reciprocal(Function):
     """``1 / x``; d/dx = -1/x² = -out²."""
 
     _backward_name = "ReciprocalBackward0"
+    _autocast_op = "reciprocal"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"result": Saved(0)}
 
     @staticmethod

@@ -4,16 +4,18 @@ Each backward returns ``grad * f'(x)``.  Where ``f'`` is piecewise constant
 (LeakyReLU's 1 or slope) it is a constant mask; otherwise it is written with
 Tensor ops (``exp``, ``sigmoid``, ``tanh``...) so that ``create_graph=True``
 can differentiate it again.  GELU's derivative needs the error function,
-which has no Tensor op: it is its own small Function (``GeluGrad``).
+computed by ``special.erf_array`` (the one ``erf`` of the engine): the derivative
+is its own small Function (``GeluGrad``).
 """
 import math
 
 import numpy as np
 
 from ...autograd.function import Function
-from ...autograd._saved_attrs import Saved, int64
+from ...autograd._saved_attrs import Saved
 from .utils import constant, floating_only
 from ...autograd._functions.fused import threshold_backward
+from ...autograd._functions.special import erf_array
 from ...autograd._functions.utils import in_dtype_of, refuse_bool
 
 
@@ -48,6 +50,7 @@ class LeakyReluInplace(Function):
     *result* (PyTorch's ``LeakyReluBackward1``): with a slope >= 0 it is positive where x is."""
 
     _backward_name = "LeakyReluBackward1"
+    _profiler_name = "aten::leaky_relu_"  # its torch.profiler event (not derived from the node name)
     _saved_attrs = {"negative_slope": lambda ctx: ctx.slope, "result": Saved(0)}
 
     @staticmethod
@@ -125,6 +128,7 @@ class EluInplace(Function):
     ``input_scale * (result + scale * alpha)`` elsewhere."""
 
     _backward_name = "EluBackward1"
+    _profiler_name = "aten::elu_"  # its torch.profiler event (not derived from the node name)
     _saved_attrs = {"alpha": lambda ctx: ctx.alpha, "input_scale": lambda ctx: ctx.input_scale,
                     "result": Saved(0), "scale": lambda ctx: ctx.scale}
 
@@ -335,12 +339,6 @@ class RreluWithNoiseInplace(Function):
         return _rrelu_grad(ctx, grad, result, noise), None, None, None
 
 
-def _erf(x):
-    """The error function, vectorised (NumPy has none; ``math.erf`` is scalar)."""
-    out = np.frompyfunc(math.erf, 1, 1)(x)
-    return (np.asarray(out) if isinstance(out, float) else out).astype(x.dtype)  # 0-d input: a Python float
-
-
 class Gelu(Function):
     """``x * Phi(x)`` (Phi = standard normal CDF), or its tanh approximation."""
 
@@ -355,7 +353,7 @@ class Gelu(Function):
         if approximate == "tanh":
             inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)
             return in_dtype_of(0.5 * x * (1 + np.tanh(inner)), x)
-        return in_dtype_of(0.5 * x * (1 + _erf(x / math.sqrt(2))), x)  # bfloat16 * 0.5 is float32 in NumPy
+        return in_dtype_of(0.5 * x * (1 + erf_array(x / math.sqrt(2))), x)  # bfloat16 * 0.5 is float32 in NumPy
 
     @staticmethod
     def backward(ctx, grad):
@@ -377,7 +375,7 @@ class GeluGrad(Function):
     def forward(ctx, input):
         x = input._data
         ctx.save_for_backward(input)
-        cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
+        cdf = 0.5 * (1 + erf_array(x / math.sqrt(2)))
         return (cdf + x * np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)).astype(x.dtype, copy=False)
 
     @staticmethod
@@ -416,6 +414,7 @@ class Softplus(Function):
     """``log(1 + exp(beta * x)) / beta``; linear (``x``) where ``beta * x > threshold``."""
 
     _backward_name = "SoftplusBackward0"
+    _autocast_op = "softplus"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = {"beta": lambda ctx: ctx.beta, "self": Saved(0), "threshold": lambda ctx: ctx.threshold}
 
     @staticmethod
@@ -432,79 +431,3 @@ class Softplus(Function):
         (input,) = ctx.saved_tensors
         linear = constant((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
         return grad * (linear + (1 - linear) * (input * ctx.beta).sigmoid()), None, None
-
-
-class Softmax(Function):
-    """``exp(x) / sum(exp(x))`` along ``dim``, shifted by the max so exp cannot overflow."""
-
-    _backward_name = "SoftmaxBackward0"
-    # grad_fn._saved_<name> (autograd/_saved_attrs.py): dim as the caller gave it
-    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "result": Saved(0)}
-
-    @staticmethod
-    def forward(ctx, input, dim):
-        x = input._data
-        e = np.exp(x - x.max(axis=dim, keepdims=True))
-        out = constant(e / e.sum(axis=dim, keepdims=True))
-        ctx.save_for_backward(out)
-        ctx.dim = dim
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        # dL/dx = y * (g - sum(g * y)): the Jacobian of softmax applied to g
-        (y,) = ctx.saved_tensors
-        return y * (grad - (grad * y).sum(ctx.dim, keepdim=True)), None
-
-
-def log_softmax_array(x, dim):
-    """``x - logsumexp(x)`` in NumPy, stable for large values."""
-    shifted = x - x.max(axis=dim, keepdims=True)
-    shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
-    return shifted
-
-
-class LogSoftmax(Function):
-    """``x - log(sum(exp(x)))`` along ``dim``."""
-
-    _backward_name = "LogSoftmaxBackward0"
-    _saved_attrs = Softmax._saved_attrs
-
-    @staticmethod
-    def forward(ctx, input, dim):
-        out = constant(log_softmax_array(input._data, dim))
-        ctx.save_for_backward(out)  # PyTorch saves the result (a Tensor: create_graph needs its graph)
-        ctx.dim = dim
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        # dL/dx = g - softmax(x) * sum(g), and softmax(x) = exp(log_softmax(x))
-        (y,) = ctx.saved_tensors
-        return LogSoftmaxBackward.apply(grad, y, ctx.dim), None
-
-
-class LogSoftmaxBackward(Function):
-    """PyTorch's ``_log_softmax_backward_data``: ``grad - exp(y) * grad.sum(dim)``, one op.
-
-    ``y`` is the log-softmax output, so ``exp(y)`` is the softmax.  Its own
-    backward (for ``create_graph=True``), with ``p = exp(y)``:
-    d/dgrad = ``gg - (gg * p).sum(dim)``;  d/dy = ``-gg * p * grad.sum(dim)``.
-    """
-
-    _backward_name = "LogSoftmaxBackwardDataBackward0"
-
-    @staticmethod
-    def forward(ctx, grad, y, dim):
-        ctx.save_for_backward(grad, y)
-        ctx.dim = dim
-        g = grad._data
-        return g - np.exp(y._data) * g.sum(axis=dim, keepdims=True)
-
-    @staticmethod
-    def backward(ctx, gg):
-        grad, y = ctx.saved_tensors
-        p, dim = y.exp(), ctx.dim
-        g_grad = gg - (gg * p).sum(dim, keepdim=True) if ctx.needs_input_grad[0] else None
-        g_y = -gg * p * grad.sum(dim, keepdim=True) if ctx.needs_input_grad[1] else None
-        return g_grad, g_y, None

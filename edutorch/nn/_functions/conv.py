@@ -14,15 +14,27 @@ Instead of looping over the Ho*Wo positions we
    batched matrix product, landing directly in the (N, O, Ho, Wo) layout.
 
 ``groups`` splits the channels into independent convolutions (the G axis).
-A 1-D convolution is the 2-D one with height 1.  With stride 1 (the common
-case) ``im2col_rows`` below copies whole rows at a time: same idea, faster.
+A 1-D convolution is the 2-D one with height 1.
 
-Backward is the matrix product's gradient, written once with Tensor ops
-(``Convolution.backward``): ``dW = sum_n grad[n] @ cols[n].T`` and
-``dx = col2im(W.T @ grad)``.  ``Im2Col`` and ``Col2Im`` are two autograd
-Functions, each the other's gradient (``col2im`` adds each shifted plane back
-where ``im2col`` read it from), so the same lines serve a plain backward and
-``create_graph=True`` (double backward: the backward is differentiated again).
+Why two column layouts (the ``rows`` flag that ``columns``, ``uncolumns``,
+``_plan``, ``Im2Col``, ``Col2Im`` and ``Convolution`` pass along): with
+stride 1, the common case, ``im2col_rows`` computes every output row on the
+*padded* width Wp instead of Wo, so each kernel offset's columns are one
+contiguous range of the flattened padded input, copied in one piece (and
+added back in one piece by ``col2im_rows``); the kh-1 extra columns per row
+are cropped from the output.  Measured on (32, 16, 28, 28) with a 3x3 kernel
+(single thread): im2col 1.7 ms instead of 2.0, col2im 2.8 ms instead of 4.3,
+for a product about 7% wider.  Any other stride uses the strided layout
+(``im2col``), whose columns are exactly Ho x Wo.  Both are the same
+mathematics; only the copies differ.
+
+Backward is the matrix product's gradient, written once
+(``blas.mm_mat1_backward``/``mm_mat2_backward``, with Tensor ops):
+``dW = sum_n grad[n] @ cols[n].T`` and ``dx = col2im(W.T @ grad)``.
+``Im2Col`` and ``Col2Im`` are two autograd Functions, each the other's
+gradient (``col2im`` adds each shifted plane back where ``im2col`` read it
+from), so the same lines serve a plain backward and ``create_graph=True``
+(double backward: the backward is differentiated again).
 """
 import numpy as np
 
@@ -30,6 +42,7 @@ from ... import backend
 
 from ...autograd.function import Function
 from .sparse import Pad, constant_padded
+from ...autograd._functions.blas import mm_mat1_backward, mm_mat2_backward
 from ...autograd._functions.utils import matmul
 
 
@@ -247,6 +260,7 @@ class Convolution(Function):
     """
 
     _backward_name = "ConvolutionBackward0"
+    _autocast_op = "conv2d"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, weight, bias, stride, padding, dilation, groups):
@@ -286,12 +300,12 @@ class Convolution(Function):
         g_g = g.reshape(n, groups, o // groups, ho * width)                 # (N, G, Og, Ho*width)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:  # dx = col2im(W.T @ grad)
-            dcols = _weights_by_offset(w, groups).mT @ g_g                   # (N, G, kh*kw*Cg, Ho*width)
+            dcols = mm_mat2_backward(g_g, _weights_by_offset(w, groups))   # (N, G, kh*kw*Cg, Ho*width)
             gx = Col2Im.apply(dcols.reshape(n, x.shape[1] * k, ho * width), tuple(x.shape[2:]), *geometry)
             gx = gx.squeeze(2) if one_d else gx
         if ctx.needs_input_grad[1]:  # dW = sum over samples of grad[n] @ cols[n].T
             cols = Im2Col.apply(x, *geometry, ctx.cols).reshape(n, groups, w.shape[1] * k, ho * width)
-            gw = _weights_from_offset((g_g @ cols.mT).sum(0), w.shape)
+            gw = _weights_from_offset(mm_mat1_backward(g_g, cols).sum(0), w.shape)
             gw = gw.squeeze(2) if one_d else gw
         if ctx.needs_input_grad[2]:
             gb = grad.sum((0, 2) if one_d else (0, 2, 3))

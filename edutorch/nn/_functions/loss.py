@@ -83,6 +83,7 @@ class MseLoss(_PointwiseLoss):
     """``(x - t)**2``."""
 
     _backward_name = "MseLossBackward0"
+    _autocast_op = "mse_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     # grad_fn._saved_<name> (autograd/_saved_attrs.py); reduction as PyTorch's enum: none 0, mean 1, sum 2
     _saved_attrs = {"reduction": lambda ctx: _REDUCTION_ENUM[ctx.reduction], "self": Saved(0), "target": Saved(1)}
     _kernel = "mse_cpu"
@@ -100,6 +101,7 @@ class SmoothL1Loss(_PointwiseLoss):
     """``0.5 d**2 / beta`` if ``|d| < beta`` else ``|d| - 0.5 beta``."""
 
     _backward_name = "SmoothL1LossBackward0"
+    _autocast_op = "smooth_l1_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = dict(MseLoss._saved_attrs, beta=lambda ctx: ctx.params[0])
     _kernel = "smooth_l1_cpu"
 
@@ -123,6 +125,7 @@ class HuberLoss(_PointwiseLoss):
     """``0.5 d**2`` if ``|d| < delta`` else ``delta (|d| - 0.5 delta)`` (= delta * SmoothL1)."""
 
     _backward_name = "HuberLossBackward0"
+    _autocast_op = "huber_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
     _saved_attrs = dict(MseLoss._saved_attrs, delta=lambda ctx: ctx.params[0])
     _kernel = "huber_cpu"
 
@@ -137,15 +140,37 @@ class HuberLoss(_PointwiseLoss):
         return d.masked_fill(inside == 0, 0) + (1 - inside) * sign * delta
 
 
+def _target_weights(t, weight, ignore_index, n_classes, dtype):
+    """Each sample's target, made safe to index with, and its weight: ``weight[t]``, 0 where
+    the target is ``ignore_index`` (an ignored target may be out of range; others may not)."""
+    keep = t != ignore_index
+    safe_t = np.where(keep, t, 0).astype(np.int64, copy=False)
+    if safe_t.size and (safe_t.min() < 0 or safe_t.max() >= n_classes):
+        raise IndexError(f"Target {int(safe_t[(safe_t < 0) | (safe_t >= n_classes)].flat[0])} is out of bounds.")
+    if weight is None:
+        return safe_t, keep.astype(dtype)
+    return safe_t, np.where(keep, weight[safe_t], 0).astype(dtype)
+
+
+def _at_targets(t):
+    """The index of ``input[n, t[n, ...], ...]`` for every sample n (and position): ``t`` on
+    the class axis (1), and on the others an ``arange`` that broadcasts against ``t``."""
+    xp = backend.get_array_module(t)
+    axes = [xp.arange(size).reshape((-1,) + (1,) * (t.ndim - 1 - i)) for i, size in enumerate(t.shape)]
+    return (axes[0], t, *axes[1:])
+
+
 class NllLoss(Function):
     """``-weight[t] * input[n, t]`` for each sample (input holds log-probabilities).
 
     ``input`` is (N, C) or (N, C, d1, ...); ``target`` holds class indices.
-    The mean is *weighted*: divided by the sum of the weights of the targets,
-    and samples whose target is ``ignore_index`` count for nothing.
+    The mean is *weighted*: divided by the sum of the weights of the targets
+    (PyTorch's ``total_weight``), and samples whose target is ``ignore_index``
+    count for nothing.  ``F.nll_loss`` and ``F.cross_entropy`` both end here.
     """
 
     _backward_name = "NllLossBackward0"
+    _autocast_op = "nll_loss"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction, ignore_index, *, saved=()):
@@ -154,109 +179,57 @@ class NllLoss(Function):
         # come in ``saved``, kept (as PyTorch does) so that changing them in place
         # before backward raises PyTorch's error
         ctx.save_for_backward(input, *saved)
-        x, t = input._data, target
+        x = input._data
         if not _is_floating(x.dtype):
             _not_implemented("nll_loss_out_frame", x.dtype)
-        n_classes = x.shape[1]
-        keep = t != ignore_index
-        safe_t = np.where(keep, t, 0)  # ignored targets may be out of range
-        bad = safe_t[(safe_t < 0) | (safe_t >= n_classes)]
-        if bad.size:
-            raise IndexError(f"Target {int(bad.flat[0])} is out of bounds.")
-        w = backend.get_array_module(x).ones(n_classes, dtype=x.dtype) if weight is None else weight.astype(x.dtype)
-        w_t = np.where(keep, w[safe_t], 0).astype(x.dtype)  # weight of each sample's target
-        # pick input[n, t[n], ...] for every sample (and position) at once
-        picked = np.take_along_axis(x, np.expand_dims(safe_t, 1), axis=1).squeeze(1)
-        losses = -w_t * picked
-        ctx.meta = (x.shape, safe_t, w_t, reduction)
-        if reduction == "none":
-            return losses
-        if reduction == "sum":
-            return losses.sum()
+        target = backend.get_array_module(x).asarray(target)  # on the input's device
+        t, w_t = _target_weights(target, weight, ignore_index, x.shape[1], x.dtype)
+        losses = -w_t * x[_at_targets(t)]  # input[n, t[n], ...] for every sample (and position) at once
+        ctx.shape, ctx.target, ctx.reduction = x.shape, t, reduction
+        # d loss / d input[n, t[n]]: -weight[t[n]], divided by the total weight for the mean
+        if reduction != "mean":
+            ctx.slope = -w_t
+            return losses if reduction == "none" else losses.sum()
         total = w_t.sum()
-        ctx.total = total
+        ctx.slope = -w_t / total
         return losses.sum() / total
 
     @staticmethod
     def backward(ctx, grad):
-        shape, t, w_t, reduction = ctx.meta
-        # d loss / d input[n, c] is -w[t] where c == t (zero elsewhere)
-        local = backend.get_array_module(w_t).zeros(shape, dtype=w_t.dtype)
-        np.put_along_axis(local, np.expand_dims(t, 1), np.expand_dims(-w_t, 1), axis=1)
-        if reduction == "mean":
-            local /= ctx.total
-        if reduction == "none":
-            grad = grad.unsqueeze(1)  # one gradient per sample, broadcast over classes
-        return grad * constant(local), None, None, None, None
-
-
-class ClassNllLoss(Function):
-    """``NllLoss`` for the common case: (N, C) input, every target a valid class, no weights.
-
-    ``F.cross_entropy`` and ``F.nll_loss`` take this path when they can (see
-    ``functional._plain_class_targets``): with nothing to weight or ignore,
-    the loss is ``-input[n, t[n]]`` averaged (or summed), and its gradient is
-    ``-1/N`` (or ``-1``) at each ``[n, t[n]]`` -- no masks, no weight table.
-    Same node name as the general ``NllLoss``.
-    """
-
-    _backward_name = "NllLossBackward0"
-
-    @staticmethod
-    def forward(ctx, input, target, reduction, *, saved=()):
-        x = input._data
-        if not _is_floating(x.dtype):
-            _not_implemented("nll_loss_out_frame", x.dtype)
-        rows = np.arange(x.shape[0])
-        picked = x[rows, target]  # input[n, t[n]] for every n at once
-        # ``target`` is an array (no edge, as in PyTorch); ``saved`` holds its tensor, kept with
-        # the input as PyTorch does, so that an in-place change before backward raises
-        ctx.save_for_backward(input, *saved)
-        ctx.reduction = reduction
-        if reduction == "none":
-            return np.negative(picked, out=picked)
-        total = -picked.sum()
-        return backend.get_array_module(x).asarray(total / x.shape[0] if reduction == "mean" else total)
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, target = ctx.saved_tensors
-        return NllLossBackward.apply(grad, target, input.shape, ctx.reduction), None, None
+        return NllLossBackward.apply(grad, ctx.target, ctx.slope, ctx.shape, ctx.reduction), None, None, None, None
 
 
 class NllLossBackward(Function):
-    """PyTorch's ``nll_loss_backward`` for ``ClassNllLoss``, one op (as ``autograd/_functions/fused.py``).
+    """PyTorch's ``nll_loss_backward``, one op (as ``autograd/_functions/fused.py``).
 
     The gradient is zero except at each picked ``[n, t[n]]``, where it is
-    ``-grad`` (divided by N for ``"mean"``; ``grad[n]`` for ``"none"``).  Its own
-    backward, for ``create_graph=True``, gathers those entries back.
+    ``grad * slope[n]`` (``grad[n]`` for ``"none"``; ``slope = -weight[t[n]]``,
+    over the total weight for ``"mean"``).  Its own backward, for
+    ``create_graph=True``, gathers those entries back.
     """
 
     _backward_name = "NllLossBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, target, shape, reduction):
-        g, t = grad._data, target._data
-        ctx.save_for_backward(target)
-        xp = backend.get_array_module(g)  # NumPy or CuPy
-        ctx.rows = xp.arange(shape[0])
-        ctx.scale = -1.0 / shape[0] if reduction == "mean" else -1.0
-        ctx.per_sample = reduction == "none"  # then grad has one value per sample
-        out = xp.zeros(shape, dtype=g.dtype)
-        out[ctx.rows, t] = g * ctx.scale  # (N,) for "none", one value otherwise
+    def forward(ctx, grad, target, slope, shape, reduction):
+        g = grad._data
+        ctx.target, ctx.slope, ctx.reduction = target, slope, reduction
+        out = backend.get_array_module(g).zeros(shape, dtype=g.dtype)
+        out[_at_targets(target)] = g * slope  # one value per sample (and position), at its target class
         return out
 
     @staticmethod
     def backward(ctx, gg):
-        (target,) = ctx.saved_tensors
-        picked = gg[constant(ctx.rows), target] * ctx.scale  # (N,)
-        return (picked if ctx.per_sample else picked.sum()), None, None, None
+        index = constant(np.expand_dims(ctx.target, 1))
+        picked = gg.gather(1, index).squeeze(1) * constant(ctx.slope)  # one value per sample
+        return (picked if ctx.reduction == "none" else picked.sum()), None, None, None, None
 
 
 class BinaryCrossEntropy(Function):
     """``-w (t log x + (1 - t) log(1 - x))``, each log clamped at -100 as in PyTorch."""
 
     _backward_name = "BinaryCrossEntropyBackward0"
+    _autocast_op = "binary_cross_entropy"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, target, weight, reduction):
@@ -296,6 +269,7 @@ class BinaryCrossEntropyWithLogits(Function):
     """
 
     _backward_name = "BinaryCrossEntropyWithLogitsBackward0"
+    _autocast_op = "binary_cross_entropy_with_logits"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, target, weight, pos_weight, reduction):

@@ -89,6 +89,7 @@ class BatchNorm(Function):
     """``F.batch_norm``: per-channel statistics of the batch (train) or running ones (eval)."""
 
     _backward_name = "NativeBatchNormBackward0"
+    _profiler_name = "aten::batch_norm"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, training, momentum, eps):
@@ -147,6 +148,8 @@ class LayerNorm(Function):
     """``F.layer_norm``: statistics over the last ``len(normalized_shape)`` dims of each sample."""
 
     _backward_name = "NativeLayerNormBackward0"
+    _profiler_name = "aten::layer_norm"  # its torch.profiler event (not derived from the node name)
+    _autocast_op = "layer_norm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, normalized_ndim, weight, bias, eps):
@@ -182,6 +185,8 @@ class GroupNorm(Function):
     """``F.group_norm``: statistics over each group of channels (and H, W) of each sample."""
 
     _backward_name = "NativeGroupNormBackward0"
+    _profiler_name = "aten::group_norm"  # its torch.profiler event (not derived from the node name)
+    _autocast_op = "group_norm"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
     def forward(ctx, input, num_groups, weight, bias, eps):

@@ -54,6 +54,7 @@ class MaxPool2d(Function):
     """Max over each window; the gradient goes to the (first) max of each window."""
 
     _backward_name = "MaxPool2DWithIndicesBackward0"
+    _profiler_name = "aten::max_pool2d"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, input, kernel, stride, padding, dilation, ceil_mode):
@@ -270,6 +271,7 @@ class AdaptiveAvgPool2dBackward(Function):
     """
 
     _backward_name = "AdaptiveAvgPool2DBackwardBackward0"
+    _profiler_name = "aten::_adaptive_avg_pool2d_backward"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, grad, input, pool):

@@ -52,6 +52,7 @@ class WeightNormInterface(Function):
     """The fused weight-norm op: ``w = v * g / ||v||`` with the norm over all axes but ``dim``."""
 
     _backward_name = "WeightNormInterfaceBackward0"
+    _profiler_name = "aten::_weight_norm_interface"  # its torch.profiler event (not derived from the node name)
 
     @staticmethod
     def forward(ctx, v, g, dim):
