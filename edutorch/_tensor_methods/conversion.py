@@ -7,7 +7,7 @@ import copy
 
 from .. import _dtype
 from ..autograd._functions import utils
-from ..autograd._functions.tensor import Clone, ToDevice, ToDtype
+from ..autograd._functions.tensor import Clone, Contiguous, ToDevice, ToDtype
 
 
 class ConversionMethods:
@@ -65,7 +65,7 @@ class ConversionMethods:
     def contiguous(self):
         if self._data.flags.c_contiguous:
             return self
-        return Clone.apply(self)
+        return Contiguous.apply(self)
 
     def is_contiguous(self):
         return bool(self._data.flags.c_contiguous)

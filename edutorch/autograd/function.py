@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from . import _saved_attrs, _saved_tensor, grad_mode
+from ._functions.layout import torch_layout
 from .._dtype import is_floating as _is_floating
 
 _state = grad_mode._state
@@ -415,6 +416,7 @@ class Function:
                     node = _new_node(cls, args)
                     break
         outputs = _run_forward(cls, FunctionCtx() if node is None else node, args, kwargs)
+        outputs = torch_layout(cls, outputs, args)  # PyTorch's strides (reshape views by them)
         if node is None:
             return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
         return _connect_outputs(node, outputs, args)

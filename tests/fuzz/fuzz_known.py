@@ -103,16 +103,6 @@ def _empty_batch_norm(program, ref, got):
                and (0 in s.shapes[0] or one_value_per_group(s)) for s in program.steps)
 
 
-def _layout(program, ref, got):
-    """view() refused on one side only, or a reshape/flatten (a view in PyTorch, a copy here, or the
-    other way round) whose input or result is written in place later."""
-    errors = [o.error for o in (ref, got) if o.error]
-    if any("view size is not compatible" in e[2] for e in errors):
-        return True
-    return any(step.op in ("reshape", "flatten", "view_as") and written_after(program, i, step.outputs + step.inputs[:1])
-               for i, step in enumerate(program.steps))
-
-
 SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     # composites that do not keep their input (PyTorch's node does): backward runs where PyTorch refuses
     "logsigmoid", "softshrink", "hardshrink", "nn.LogSigmoid", "nn.Softshrink", "nn.Hardshrink",
@@ -152,15 +142,6 @@ KNOWN = {
         lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
         "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 1\nz = y.sin()\n"
         "y.detach_()\nloss = z.sum()\nloss.backward()"),
-    "memory-layout": Known(
-        "found by the fuzzer: results keep NumPy's memory layout, not PyTorch's, so view() refuses where "
-        "PyTorch accepts (x.t().cumsum(0).view(...)), kron accepts non-contiguous inputs where PyTorch's "
-        "view inside kron refuses, and reshape/flatten copy where PyTorch views (or the other way round): "
-        "v = x[:, idx]; r = v.reshape(-1); v.neg_() leaves r unchanged here (PyTorch: r is a view, negated, "
-        "and its gradient follows): silent wrong values and gradients",
-        _layout,
-        "x = torch.tensor([[1., 2., 3.], [4., 5., 6.]], dtype=torch.float64)\n"
-        "y = x.t().cumsum(0)\nz = y.view(6)"),
     "tensordot-broadcast": Known(
         "found by the fuzzer: tensordot refuses a contracted dim of size 1 against another size (PyTorch "
         "broadcasts it)",

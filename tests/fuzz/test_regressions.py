@@ -251,3 +251,42 @@ def test_outer_refuses_anything_but_two_vectors(a, b, name, ndim):
     # fuzz: torch.outer(x(3,), y(3, 4)) returned a 3-d tensor; PyTorch: RuntimeError
     with pytest.raises(RuntimeError, match=f"outer: Expected 1-D argument {name}, but got {ndim}-D"):
         torch.outer(torch.ones(a, dtype=torch.float64), torch.ones(b, dtype=torch.float64))
+
+
+# --- memory layout: results laid out as PyTorch lays them out, so reshape views where PyTorch does ---
+def test_a_reshape_of_an_indexed_result_is_a_view():
+    # fuzz: `v = x[:, idx]; r = v.reshape(-1); v.neg_()` left r unchanged (NumPy's index result is not
+    # C-ordered, so reshape copied); PyTorch's index result is contiguous: r is a view and sees the write
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)
+    v = x[:, torch.tensor([0, 2])]
+    r = v.reshape(-1)
+    v.neg_()
+    assert r.tolist() == [-1.0, -3.0, -4.0, -6.0]
+
+
+def test_a_view_of_a_cumsum_of_a_transposed_tensor_runs():
+    # fuzz: `x.t().cumsum(0).view(6)` refused; PyTorch's cumsum returns a contiguous result
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)
+    assert x.t().cumsum(0).view(6).tolist() == [1.0, 4.0, 3.0, 9.0, 6.0, 15.0]
+    assert x.t().softmax(0).is_contiguous() and x.t().sum(1, keepdim=True).is_contiguous()
+
+
+def test_an_elementwise_result_is_laid_out_like_its_first_input():
+    # PyTorch's TensorIterator: the first input's strides decide the result's layout
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64).t()  # (3, 2), not contiguous
+    y = torch.ones(3, 2, dtype=torch.float64)
+    assert not (x + y).is_contiguous() and (y + x).is_contiguous()
+    assert not x.sin().is_contiguous() and not x.clone().is_contiguous() and not torch.zeros_like(x).is_contiguous()
+    assert x.contiguous().is_contiguous() and x.contiguous().view(6).tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        (x * 2).view(6)
+    assert (x * 2).reshape(6).tolist() == [2.0, 8.0, 4.0, 10.0, 6.0, 12.0]
+
+
+def test_kron_of_a_non_contiguous_tensor_refuses_as_pytorch_does():
+    # PyTorch merges kron's dims with a view, which a transposed input's product cannot give
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.kron(x, x.t())
+    assert torch.kron(x, x.t().contiguous()).shape == (6, 6)
+    assert torch.kron(x, x).grad_fn is None and torch.kron(x.requires_grad_(), x).grad_fn.name() == "UnsafeViewBackward0"
