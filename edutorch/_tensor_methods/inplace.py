@@ -193,8 +193,12 @@ class InplaceMethods:
         stay views of the same memory.  ``arguments()`` gives ``fn``'s arguments; it
         runs after the leaf check, as PyTorch checks autograd before the dims.
         """
-        if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
-            raise RuntimeError(LEAF_INPLACE_ERROR)
+        if grad_mode.is_grad_enabled() and self._requires_grad:
+            if self.grad_fn is None:
+                raise RuntimeError(LEAF_INPLACE_ERROR)
+            base = self.__dict__.get("_view_of")
+            if base is not None and base._requires_grad and base.grad_fn is None:
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         out = fn.apply(self, *arguments())
         self._data = out._data
         self._version_counter[0] += 1

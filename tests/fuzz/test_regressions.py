@@ -290,3 +290,33 @@ def test_kron_of_a_non_contiguous_tensor_refuses_as_pytorch_does():
         torch.kron(x, x.t())
     assert torch.kron(x, x.t().contiguous()).shape == (6, 6)
     assert torch.kron(x, x).grad_fn is None and torch.kron(x.requires_grad_(), x).grad_fn.name() == "UnsafeViewBackward0"
+
+
+@pytest.mark.parametrize("write", [lambda v: v.t_(), lambda v: v.transpose_(0, 0), lambda v: v.unsqueeze_(0),
+                                   lambda v: v.squeeze_()])
+def test_a_shape_changing_inplace_op_on_a_view_of_a_leaf_that_requires_grad_raises(write):
+    # fuzz: `v = x.permute((0,)); v.t_()` ran; PyTorch refuses as for any in-place op on such a view
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place"):
+        write(x.permute((0,)))
+    with torch.no_grad():
+        assert write(x.permute((0,))).shape in ((3,), (1, 3))
+
+
+@pytest.mark.parametrize("bounds", [{"min": (3, 2)}, {"max": (2,)}, {"min": (2, 1), "max": (4,)}])
+def test_clamp_with_bounds_that_do_not_broadcast_raises_runtime_error(bounds):
+    # fuzz: `x.clamp(min=torch.zeros(3, 2))` with x of shape (3,) raised NumPy's ValueError
+    x = torch.zeros(3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b"):
+        x.clamp(**{k: torch.zeros(shape, dtype=torch.float64) for k, shape in bounds.items()})
+    assert x.clamp(min=torch.zeros(2, 1, dtype=torch.float64), max=torch.ones(3, dtype=torch.float64)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("index", [[-5], [-1], [4]])
+def test_index_add_out_of_range_on_a_vector_raises_index_error(index):
+    # fuzz: raised RuntimeError; PyTorch's kernel for 0-d and 1-d tensors raises IndexError
+    x = torch.zeros(4, dtype=torch.float64)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_add_(0, torch.tensor(index), torch.ones(1, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        torch.zeros(4, 2).index_add_(0, torch.tensor([4]), torch.ones(1, 2))

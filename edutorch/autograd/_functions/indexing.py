@@ -363,6 +363,8 @@ def _check_index_add(x, axis, idx, src):
                            f"({n_src}), for dim: {axis}")
     size = x.shape[axis] if x.ndim else 1
     bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size and x.ndim <= 1:  # PyTorch's kernel for one row of values checks as index_select does
+        raise IndexError("index out of range in self")
     if bad.size:
         raise RuntimeError(f"index {int(bad[0])} is out of bounds for dimension {axis} with size {size}")
 
