@@ -112,7 +112,7 @@ SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses
     "kron",
 }
-EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "tensordot", "cat",
+EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "cat",
              "cross_entropy", "nll_loss", "nn.Linear", "linear", "kthvalue", "median_dim", "topk",
              "sort", "cummax", "amax", "amin", "max_dim", "min_dim", "nn.AdaptiveAvgPool2d", "nn.Flatten", "flatten"}
 
@@ -136,15 +136,9 @@ KNOWN = {
         lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
         "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 1\nz = y.sin()\n"
         "y.detach_()\nloss = z.sum()\nloss.backward()"),
-    "tensordot-broadcast": Known(
-        "found by the fuzzer: tensordot refuses a contracted dim of size 1 against another size (PyTorch "
-        "broadcasts it)",
-        lambda p, ref, got: any(s.op == "tensordot" for s in p.steps) and got.error is not None,
-        "a = torch.tensor([1., 2., 3.], dtype=torch.float64)\nb = torch.tensor([[2., 1., 1., 0.5]], "
-        "dtype=torch.float64)\ny = torch.tensordot(a, b, dims=1)"),
     "empty-tensors": Known(
         "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin over a size-0 dim raise ValueError "
-        "(NumPy's max of nothing); tensordot and Linear over a size-0 dim raise RuntimeError; "
+        "(NumPy's max of nothing); Linear over a size-0 dim raises RuntimeError; "
         "kthvalue/topk/... over a size-0 dim raise RuntimeError (PyTorch: IndexError); nn.Flatten of a batch "
         "of 0 raises; AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: RuntimeError)",
         _empty_tensors,

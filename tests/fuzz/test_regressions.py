@@ -320,3 +320,21 @@ def test_index_add_out_of_range_on_a_vector_raises_index_error(index):
         x.index_add_(0, torch.tensor(index), torch.ones(1, dtype=torch.float64))
     with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
         torch.zeros(4, 2).index_add_(0, torch.tensor([4]), torch.ones(1, 2))
+
+
+def test_tensordot_broadcasts_a_contracted_dim_of_size_one():
+    # fuzz: tensordot(a(3,), b(1, 4), dims=1) refused; PyTorch sums a over that dim first
+    a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([[2.0, 1.0, 1.0, 0.5]], dtype=torch.float64, requires_grad=True)
+    y = torch.tensordot(a, b, dims=1)
+    assert y.tolist() == [12.0, 6.0, 6.0, 3.0]
+    y.sum().backward()
+    assert a.grad.tolist() == [4.5, 4.5, 4.5] and b.grad.tolist() == [[6.0, 6.0, 6.0, 6.0]]
+
+
+@pytest.mark.parametrize("shapes", [((2, 0), (0, 3), (2, 3)), ((0, 2), (2, 3), (0, 3)), ((0,), (0,), ())])
+def test_tensordot_over_or_into_a_size_zero_dim(shapes):
+    # fuzz: tensordot over a size-0 dim raised (reshape(-1, 0)); PyTorch gives zeros
+    a, b, expected = shapes
+    y = torch.tensordot(torch.ones(a, dtype=torch.float64), torch.ones(b, dtype=torch.float64), dims=1)
+    assert y.shape == expected and not y.any()
