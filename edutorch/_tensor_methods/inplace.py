@@ -39,8 +39,8 @@ def _check_memory(t, fn, args):
     if getattr(fn, "writes_part", False):  # x[idx] = v: ``__setitem__`` checked the part it writes
         return
     for a in args:
-        if isinstance(a, utils._Tensor):
-            check_no_overlap(t, a)
+        if isinstance(a, utils._Tensor):  # scatter_, index_add_: not even the tensor itself (full_ok)
+            check_no_overlap(t, a, full_ok=not getattr(fn, "writes_scattered", False))
 
 
 def _saved_by(node, t):

@@ -158,12 +158,6 @@ KNOWN = {
         _view_before_grad_data,
         "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\nv = x.reshape(4)\nx.requires_grad_()"),
     # --- found after the trust branches were merged (views, nnops): still open --------------------
-    "overlap-scatter-index-add": Known(
-        "scatter_/scatter_add_/index_add_ whose source is (a view of) the written tensor are accepted "
-        "(PyTorch: RuntimeError, some elements ... refer to a single memory location)",
-        lambda p, ref, got: operand_aliases_target(p, {"scatter_", "scatter_add_", "index_add_"}),
-        "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\n"
-        "x.index_add_(0, torch.tensor([1, 0]), x)"),
     "zero-d-dim": Known(
         "0-d tensors with a dim argument: max/min(0, keepdim=True) give shape (1,) (PyTorch: ()), and "
         "roll/narrow/diff/chunk/split/gather/scatter/index_select raise NumPy's ValueError (PyTorch: "

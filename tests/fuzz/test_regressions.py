@@ -338,3 +338,18 @@ def test_tensordot_over_or_into_a_size_zero_dim(shapes):
     a, b, expected = shapes
     y = torch.tensordot(torch.ones(a, dtype=torch.float64), torch.ones(b, dtype=torch.float64), dims=1)
     assert y.shape == expected and not y.any()
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.index_add_(0, torch.tensor([1, 0]), x),
+    lambda x: x.scatter_(0, torch.tensor([[1, 0]]), x),
+    lambda x: x.scatter_add_(0, torch.tensor([[1, 0]]), x[:1]),
+    lambda x: x.t().scatter_add_(0, torch.tensor([[1, 0]]), x),
+])
+def test_scatter_and_index_add_from_the_written_tensor_itself_are_refused(write):
+    # fuzz: `x.index_add_(0, idx, x)` ran (the result depends on the order of the writes)
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor refer"):
+        write(x)
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert x.index_add(0, torch.tensor([1, 0]), x).tolist() == [[4.0, 6.0], [4.0, 6.0]]  # out of place: fine

@@ -231,6 +231,7 @@ class Scatter(Function):
     """
 
     _backward_name = "ScatterBackward0"
+    writes_scattered = True  # in place, a source sharing memory with the target is refused (inplace.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce=None):
@@ -285,6 +286,7 @@ class ScatterAdd(Function):
     """``x.scatter_add(dim, index, src)``: repeated indices add up."""
 
     _backward_name = "ScatterAddBackward0"
+    writes_scattered = True  # in place, a source sharing memory with the target is refused (inplace.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, src):
@@ -306,6 +308,7 @@ class IndexAdd(Function):
     """
 
     _backward_name = "IndexAddBackward0"
+    writes_scattered = True  # in place, a source sharing memory with the target is refused (inplace.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, source, alpha=1):
