@@ -99,6 +99,8 @@ class IndexingMethods:
         if dim is None:
             return self.reshape(-1).gather(0, indices.reshape(-1))
         axis = wrap_dim(dim, self.ndim)
+        if self.ndim == 0:
+            raise IndexError(f"Dimension specified as {axis} but tensor has no dimensions")
         shape_self = list(self.shape)
         shape_idx = list(indices.shape)
         shape_self[axis] = shape_idx[axis] = 1

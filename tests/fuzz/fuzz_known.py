@@ -17,8 +17,6 @@ import numpy as np
 
 from fuzz_ops import OPS
 
-ZERO_D_DIM_KEYS = ("dim", "dims", "d0", "d1", "dim1", "dim2")
-ZERO_D_OPS = {"gelu", "gelu_tanh", "nn.GELU", "norm_dim", "median_dim", "kthvalue", "sort", "topk", "cummax"}
 MATMULS = {"matmul", "matmul_fn", "bmm", "einsum_mm", "tensordot", "linear", "mm", "mv", "dot", "addmm"}
 
 
@@ -73,14 +71,6 @@ class Known:
     issue: str  # what is wrong, as in issue 23
     matches: object  # matches(program, ref, got) -> bool
     example: str  # a minimal program (run on both libraries; must still disagree)
-
-
-def _zero_d(program, ref, got):
-    for step in program.steps:
-        if step.shapes and step.shapes[0] == () and (
-                step.op in ZERO_D_OPS or any(k in ZERO_D_DIM_KEYS for k, _ in step.args)):
-            return True
-    return False
 
 
 def _view_before_grad_data(program, ref, got):
@@ -158,12 +148,6 @@ KNOWN = {
         _view_before_grad_data,
         "x = torch.tensor([[1., 2.], [3., 4.]], dtype=torch.float64)\nv = x.reshape(4)\nx.requires_grad_()"),
     # --- found after the trust branches were merged (views, nnops): still open --------------------
-    "zero-d-dim": Known(
-        "0-d tensors with a dim argument: max/min(0, keepdim=True) give shape (1,) (PyTorch: ()), and "
-        "roll/narrow/diff/chunk/split/gather/scatter/index_select raise NumPy's ValueError (PyTorch: "
-        "IndexError/RuntimeError)",
-        _zero_d,
-        "x = torch.tensor(0.3, dtype=torch.float64)\ny = x.max(0, keepdim=True).values"),
     "stale-multi-output-views": Known(
         "an unbind/split/chunk output used after its base was written in place outside autograd's view "
         "(e.g. after abs_() of the base, or under no_grad) is not refused (PyTorch: RuntimeError, Output 0 "

@@ -353,3 +353,45 @@ def test_scatter_and_index_add_from_the_written_tensor_itself_are_refused(write)
         write(x)
     assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
     assert x.index_add(0, torch.tensor([1, 0]), x).tolist() == [[4.0, 6.0], [4.0, 6.0]]  # out of place: fine
+
+
+# --- 0-d tensors with a dim argument ---
+@pytest.mark.parametrize("name", ["max", "min", "median"])
+def test_a_reduction_of_a_0d_tensor_over_dim_0_stays_0d_with_keepdim(name):
+    # fuzz: `x.max(0, keepdim=True).values` had shape (1,); PyTorch: ()
+    x = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    values, indices = getattr(x, name)(0, keepdim=True)
+    assert values.shape == () and indices.shape == () and indices.item() == 0
+    values.backward()
+    assert x.grad.item() == 1.0
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: x.roll(1, 0), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (lambda x: x.roll(1, -1), IndexError, "Dimension specified as -1 but tensor has no dimensions"),
+    (lambda x: x.unbind(-1), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (lambda x: x.take_along_dim(torch.tensor(0), -1), IndexError, "Dimension specified as 0 but tensor has no"),
+    (lambda x: x.select(0, 0), IndexError, r"select\(\) cannot be applied to a 0-dim tensor\."),
+    (lambda x: x.narrow(0, 0, 1), RuntimeError, r"narrow\(\) cannot be applied to a 0-dim tensor\."),
+    (lambda x: x.diff(dim=0), RuntimeError, "diff expects input to be at least one-dimensional"),
+    (lambda x: x.chunk(1, 0), RuntimeError, "chunk expects at least a 1-dimensional tensor"),
+    (lambda x: x.split(1, 0), RuntimeError, "split expects at least a 1-dimensional tensor"),
+    (lambda x: x.tensor_split(1, 0), RuntimeError, "tensor_split expected at least a 1-dimensional tensor"),
+    (lambda x: x.index_select(0, torch.tensor([0, 0])), RuntimeError, "Index to scalar can have only 1 value"),
+])
+def test_ops_that_need_a_real_dim_refuse_a_0d_tensor_with_pytorchs_error(call, error, message):
+    # fuzz: NumPy's AxisError/IndexError ("tuple index out of range") came out instead
+    with pytest.raises(error, match=message):
+        call(torch.tensor(0.3, dtype=torch.float64))
+
+
+def test_gather_scatter_and_index_select_treat_a_0d_tensor_as_one_element():
+    # fuzz: gather's backward, scatter and scatter_add on 0-d tensors raised; index_select gave shape (1,)
+    x = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    i = torch.tensor(0)
+    y = x.gather(0, i) + x.scatter_add(0, i, x) + x.index_select(0, torch.tensor([0]))
+    assert y.shape == () and abs(y.item() - 1.2) < 1e-12
+    y.backward()
+    assert x.grad.item() == 4.0
+    v = torch.scatter_add(torch.tensor([2.0, 2.0], dtype=torch.float64), 0, torch.tensor([1]), x)  # src 0-d
+    assert v.tolist() == [2.0, 2.3]

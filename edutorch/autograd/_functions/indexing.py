@@ -238,20 +238,22 @@ class Scatter(Function):
 
         _check_index_tensor(index, "scatter")
         _check_same_rank(a, index, "self")
-        x = a._data
+        x, idx = a._data, index._data
         axis = wrap_dim(dim, x.ndim)
         if isinstance(src, _utils._Tensor):  # else NumPy's ValueError from the crop below
-            if 0 < src._data.ndim < index._data.ndim:  # PyTorch reads src.size(d) for each index dim first
+            if 0 < src._data.ndim < idx.ndim:  # PyTorch reads src.size(d) for each index dim first
                 wrap_dim(src._data.ndim, src._data.ndim)  # raises its IndexError ("... but got <ndim>")
             _check_same_rank(src, index, "src")
-            _check_index_fits(x.shape, index._data.shape, src._data.shape, axis)
+            _check_index_fits(x.shape, idx.shape, src._data.shape, axis)
         ctx.axis = axis
         ctx.save_for_backward(index)
-        out = x.copy()
-        pos = _scatter_positions(x.shape, index._data, axis)
+        out = x.reshape(1).copy() if x.ndim == 0 else x.copy()  # a 0-d tensor: one element along dim 0
+        idx = idx.reshape(-1) if x.ndim == 0 else idx
+        pos = _scatter_positions(out.shape, idx, axis)
         if isinstance(src, _utils._Tensor):
-            crop = tuple(slice(0, s) for s in index._data.shape)
-            values = src._data[crop].astype(x.dtype, copy=False)
+            crop = tuple(slice(0, s) for s in idx.shape)
+            values = src._data.reshape(-1)[crop] if src._data.ndim == 0 else src._data[crop]
+            values = values.astype(x.dtype, copy=False)
         else:
             values = src
         if reduce == "add":
@@ -261,7 +263,7 @@ class Scatter(Function):
         else:
             out[pos] = values
         ctx.src_shape = src._data.shape if isinstance(src, _utils._Tensor) else None
-        return out
+        return out.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -441,10 +443,12 @@ class IndexSelect(Function):
         ctx.save_for_backward(index)
         flat = index._data.reshape(-1)
         size = a._data.shape[axis] if a._data.ndim else 1
+        if a._data.ndim == 0 and flat.size != 1:  # a 0-d tensor: one element, picked by one index
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
         if flat.size and (flat.min() < 0 or flat.max() >= size):  # no negative positions, unlike x[index]
             raise IndexError("index out of range in self")
         if a._data.ndim == 0:
-            return a._data.reshape(1).take(flat).reshape(index._data.shape)
+            return a._data.copy()
         return a._data.take(flat, axis=axis)
 
     @staticmethod
