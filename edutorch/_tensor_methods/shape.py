@@ -163,7 +163,10 @@ class ShapeMethods:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
             return self
-        return self.reshape(old[:s] + (-1,) + old[e + 1:])
+        merged = 1
+        for size in old[s:e + 1]:  # (not -1: a size-0 dim elsewhere would leave it undetermined)
+            merged *= size
+        return self.reshape(old[:s] + (merged,) + old[e + 1:])
 
     def unflatten(self, dim, sizes):
         """Split dim ``dim`` into ``sizes`` (one of them may be -1, inferred as in ``view``)."""

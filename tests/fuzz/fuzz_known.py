@@ -102,9 +102,7 @@ SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses
     "kron",
 }
-EMPTY_OPS = {"softmax", "softmax_m", "log_softmax", "softmin", "nn.Softmax", "nn.LogSoftmax", "cat",
-             "cross_entropy", "nll_loss", "nn.Linear", "linear", "kthvalue", "median_dim", "topk",
-             "sort", "cummax", "amax", "amin", "max_dim", "min_dim", "nn.AdaptiveAvgPool2d", "nn.Flatten", "flatten"}
+EMPTY_OPS = {"cat", "cummax", "cross_entropy", "nll_loss", "nn.AdaptiveAvgPool2d"}
 
 
 def _empty_tensors(program, ref, got):
@@ -127,12 +125,12 @@ KNOWN = {
         "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 1\nz = y.sin()\n"
         "y.detach_()\nloss = z.sum()\nloss.backward()"),
     "empty-tensors": Known(
-        "found by the fuzzer: size-0 tensors: softmax/log_softmax/softmin over a size-0 dim raise ValueError "
-        "(NumPy's max of nothing); Linear over a size-0 dim raises RuntimeError; "
-        "kthvalue/topk/... over a size-0 dim raise RuntimeError (PyTorch: IndexError); nn.Flatten of a batch "
-        "of 0 raises; AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: RuntimeError)",
+        "found by the fuzzer: size-0 tensors: cross_entropy/nll_loss with no classes raise IndexError "
+        "(PyTorch: RuntimeError, size mismatch); AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: "
+        "RuntimeError); PyTorch's legacy rules for 1-d empty tensors (cat along dim 1, cummax(1)) are not "
+        "followed",
         _empty_tensors,
-        "x = torch.zeros((2, 0), dtype=torch.float64)\ny = F.softmax(x, dim=1)"),
+        "x = torch.zeros((1, 0, 2), dtype=torch.float64)\ny = torch.nn.AdaptiveAvgPool2d((2, 1))(x)"),
     "saves-other-tensors": Known(
         "found by the fuzzer: activations written as composites (logsigmoid, softshrink, hardshrink) "
         "do not keep their input, so writing it in place "

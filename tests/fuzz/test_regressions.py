@@ -395,3 +395,33 @@ def test_gather_scatter_and_index_select_treat_a_0d_tensor_as_one_element():
     assert x.grad.item() == 4.0
     v = torch.scatter_add(torch.tensor([2.0, 2.0], dtype=torch.float64), 0, torch.tensor([1]), x)  # src 0-d
     assert v.tolist() == [2.0, 2.3]
+
+
+def test_scatter_src_with_fewer_dims_than_a_too_large_index_raises_the_rank_error():
+    # fuzz: the index (2, 1, 2) is larger than src (1,) in dim 0, so PyTorch never reads src.size(1):
+    # its rank check (RuntimeError) comes first, not the IndexError of reading a missing dim
+    x = torch.zeros(2, 4, 3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as src tensor"):
+        x.scatter(2, torch.tensor([[[0, 2]], [[2, 0]]]), torch.tensor([0.56], dtype=torch.float64))
+
+
+# --- size-0 tensors ---
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_over_a_size_0_dim_is_empty(name):
+    # fuzz: F.softmax(zeros(2, 0), dim=1) raised NumPy's "zero-size array to reduction" ValueError
+    x = torch.zeros((2, 0), dtype=torch.float64, requires_grad=True)
+    y = getattr(torch.nn.functional, name)(x, dim=1)
+    assert y.shape == (2, 0)
+    y.sum().backward()
+    assert x.grad.shape == (2, 0)
+
+
+def test_kthvalue_over_a_size_0_dim_raises_index_error():
+    with pytest.raises(IndexError, match=r"kthvalue\(\): Expected reduction dim 1 to have non-zero size\."):
+        torch.zeros((2, 0), dtype=torch.float64).kthvalue(1, 1)
+
+
+def test_flatten_of_a_batch_of_0():
+    # fuzz: nn.Flatten()(zeros(0, 2, 3)) raised (reshape(0, -1) cannot infer -1); PyTorch: shape (0, 6)
+    x = torch.zeros((0, 2, 3), dtype=torch.float64)
+    assert torch.nn.Flatten()(x).shape == (0, 6) and x.flatten(1).shape == (0, 6) and x.flatten().shape == (0,)

@@ -224,6 +224,16 @@ def _check_index_fits(self_shape, index_shape, src_shape, axis):
             )
 
 
+def _read_src_sizes(self_shape, index_shape, src_shape, axis):
+    """PyTorch's shape check reads ``src.size(d)`` for each index dim (after the index fit ``self``),
+    up to the first that is too small: a ``src`` with fewer dims raises its IndexError there."""
+    if not src_shape or any(d != axis and d < len(self_shape) and n > self_shape[d] for d, n in enumerate(index_shape)):
+        return  # a 0-d src counts as size 1 in every dim
+    for d, n in enumerate(index_shape):
+        if n > src_shape[wrap_dim(d, len(src_shape))]:
+            return
+
+
 class Scatter(Function):
     """``x.scatter(dim, index, src)``: out[i][index[i][j]] = src[i][j] (dim=1).
 
@@ -241,8 +251,7 @@ class Scatter(Function):
         x, idx = a._data, index._data
         axis = wrap_dim(dim, x.ndim)
         if isinstance(src, _utils._Tensor):  # else NumPy's ValueError from the crop below
-            if 0 < src._data.ndim < idx.ndim:  # PyTorch reads src.size(d) for each index dim first
-                wrap_dim(src._data.ndim, src._data.ndim)  # raises its IndexError ("... but got <ndim>")
+            _read_src_sizes(x.shape, idx.shape, src._data.shape, axis)
             _check_same_rank(src, index, "src")
             _check_index_fits(x.shape, idx.shape, src._data.shape, axis)
         ctx.axis = axis

@@ -444,7 +444,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, input, dim):
         x = input._data
-        e = np.exp(x - x.max(axis=dim, keepdims=True))
+        e = np.exp(x - (x.max(axis=dim, keepdims=True) if x.size else 0))  # (no max of nothing)
         out = constant(e / e.sum(axis=dim, keepdims=True))
         ctx.save_for_backward(out)
         ctx.dim = dim
@@ -459,7 +459,7 @@ class Softmax(Function):
 
 def log_softmax_array(x, dim):
     """``x - logsumexp(x)`` in NumPy, stable for large values."""
-    shifted = x - x.max(axis=dim, keepdims=True)
+    shifted = x - (x.max(axis=dim, keepdims=True) if x.size else 0)  # (no max of nothing)
     shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     return shifted
 
