@@ -103,7 +103,7 @@ class Node(FunctionCtx):
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # -- saved tensors ---------------------------------------------------
     def _pack_saved(self, outputs):
@@ -589,7 +589,7 @@ def once_differentiable(fn):
 class DelayedError(Function):
     """Identity whose backward raises: what ``@once_differentiable`` hangs on its results.
 
-    Its node is named ``Error``, as PyTorch's.
+    Its node is of class ``Error``, as PyTorch's.
     """
 
     _backward_name = "Error"
@@ -602,3 +602,7 @@ class DelayedError(Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+# PyTorch's node is the C++ class ``Error``: its ``name()`` is the qualified C++ name
+DelayedError._backward_cls.name = lambda self: "torch::autograd::Error"

@@ -459,7 +459,9 @@ class Softmax(Function):
 
 def log_softmax_array(x, dim):
     """``x - logsumexp(x)`` in NumPy, stable for large values."""
-    shifted = x - (x.max(axis=dim, keepdims=True) if x.size else 0)  # (no max of nothing)
+    if not x.size:  # nothing to normalise (and NumPy has no max of nothing)
+        return x.copy()
+    shifted = x - x.max(axis=dim, keepdims=True)
     shifted -= np.log(np.exp(shifted).sum(axis=dim, keepdims=True))
     return shifted
 
