@@ -155,12 +155,11 @@ KNOWN = {
         lambda p, ref, got: got.error is not None and "more than one element of the written-to tensor" in got.error[2]
         and (ref.error is None or ref.error[0] != got.error[0]),
         "x = torch.tensor([[-1.28], [1.19], [0.46]], dtype=torch.float64)\nv = x.expand((3, 3))\nv.fill_(0.75)"),
-    "view-of-0d-inplace": Known(
-        "an in-place op through a view of a 0-d tensor (s.reshape(1).mul_(3), s.flatten().masked_fill_(...)) "
-        "raises NumPy's ValueError: a 0-d base has no index of its elements (views.base_index)",
-        lambda p, ref, got: got.error is not None and ("for 0d arrays" in got.error[2]
-                                                       or "array is 0-dimensional" in got.error[2]),
-        "x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)\ns = x * 1\nf = s.reshape(1)\nf.mul_(3)"),
+    "expand-of-0d-inplace": Known(
+        "an in-place change of a 0-d tensor that has an expand() view (or of that view) is refused with a clear "
+        "RuntimeError (a 0-d array has no dim to index its element repeatedly: views.base_index); PyTorch runs",
+        lambda p, ref, got: got.error is not None and "cannot follow an in-place change of a 0-d" in got.error[2],
+        "x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)\ns = x * 1\ne = s.expand(3)\ns.mul_(2)"),
     "stale-multi-output-views": Known(
         "an unbind/split/chunk output used after its base was written in place outside autograd's view "
         "(e.g. after abs_() of the base, or under no_grad) is not refused (PyTorch: RuntimeError, Output 0 "

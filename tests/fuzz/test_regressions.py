@@ -425,3 +425,21 @@ def test_flatten_of_a_batch_of_0():
     # fuzz: nn.Flatten()(zeros(0, 2, 3)) raised (reshape(0, -1) cannot infer -1); PyTorch: shape (0, 6)
     x = torch.zeros((0, 2, 3), dtype=torch.float64)
     assert torch.nn.Flatten()(x).shape == (0, 6) and x.flatten(1).shape == (0, 6) and x.flatten().shape == (0,)
+
+
+def test_an_inplace_op_through_a_view_of_a_0d_tensor():
+    # fuzz: `v5 = norm.flatten(); v5.masked_fill_(...)` and `s.reshape(1).mul_(3)` raised NumPy's
+    # "multiple indices are not supported for 0d arrays"; PyTorch writes through the view
+    x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    s = x * 1
+    f, g = s.reshape(1), s.view(1, 1)
+    f.mul_(3)
+    assert s.item() == 1.5 and g.tolist() == [[1.5]] and g.grad_fn.name() == "AsStridedBackward0"
+    (s * 2 + g.sum() * 5).backward()
+    assert x.grad.item() == 21.0
+    y = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    s = y * 1
+    u = s.unsqueeze(0)
+    s.add_(y)
+    (u * 2).sum().backward()
+    assert y.grad.item() == 4.0
