@@ -443,3 +443,18 @@ def test_an_inplace_op_through_a_view_of_a_0d_tensor():
     s.add_(y)
     (u * 2).sum().backward()
     assert y.grad.item() == 4.0
+
+
+def test_a_view_made_before_its_base_requires_grad_follows_the_bases_flag():
+    # fuzz: `v = x.reshape(4); x.requires_grad_()` left v.requires_grad False, so `(v * 2).sum().backward()`
+    # raised; in PyTorch a view's flag is its base's: ops on v are recorded, its gradient goes nowhere
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    v = x.reshape(4)
+    x.requires_grad_()
+    assert v.requires_grad and v.is_leaf and v.grad_fn is None and (v * 2).requires_grad
+    (v * 2).sum().backward()
+    assert v.grad is None and x.grad is None
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place"):
+        v.mul_(2)
+    x.requires_grad_(False)
+    assert not v.requires_grad
