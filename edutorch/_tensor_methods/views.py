@@ -51,6 +51,7 @@ def track_view(base, view):
         view._multi_view = multi
     base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
     view._view_of = base
+    view._view_version = base._version_counter[0]  # (a later write of the base: _follow_base_requires_grad)
     views = base.__dict__.get("_views")
     if views is None:
         views = base._views = weakref.WeakSet()

@@ -51,7 +51,7 @@ def linear(input, weight, bias=None):
     if ndim == 2:
         return _linear.LinearNoBias.apply(None, input, weight)
     if ndim > 2:  # flatten the batch dims, one product, restore them
-        out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
+        out = linear(input.flatten(0, -2), weight, bias)  # (not reshape(-1, in): in may be 0)
         return out.view(*input.shape[:-1], weight.shape[0])
     # a single vector: (in,) -> (out,)
     out = linear(input.unsqueeze(0), weight, bias)

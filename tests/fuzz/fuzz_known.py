@@ -143,6 +143,28 @@ KNOWN = {
         "RuntimeError (a 0-d array has no dim to index its element repeatedly: views.base_index); PyTorch runs",
         lambda p, ref, got: got.error is not None and "cannot follow an in-place change of a 0-d" in got.error[2],
         "x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)\ns = x * 1\ne = s.expand(3)\ns.mul_(2)"),
+    "size-1-dim-strides": Known(
+        "kron of a tensor with size-1 dims whose strides differ from PyTorch's (x.T[:] of a (1, 3) tensor): "
+        "NumPy gives size-1 dims other strides than PyTorch's view does, and they decide TensorIterator's "
+        "order of a later product, so kron's final view is refused on one side only (layout.py)",
+        lambda p, ref, got: any(s.op == "kron" for s in p.steps) and (ref.error is None) != (got.error is None),
+        "x = torch.tensor([[2.29, -1.2, -2.36]], dtype=torch.float64)\nv = x.T[:]\n"
+        "y = torch.kron(v, torch.tensor([[-1.01], [1.21]], dtype=torch.float64))"),
+    "retain-grad-inplace-view-op": Known(
+        "retain_grad() then unsqueeze_()/squeeze_()/t_(): the retained .grad has the new shape here (PyTorch: "
+        "the shape the tensor had when retain_grad() was called)",
+        lambda p, ref, got: any(s.op == "retain_grad" for s in p.steps)
+        and any(s.op in ("t_", "transpose_", "squeeze_", "unsqueeze_") for s in p.steps),
+        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\nv = (x * x).sum()\nv.retain_grad()\n"
+        "v.unsqueeze_(0)\nloss = (v * (v + 0.5)).sum()\nloss.backward()"),
+    "dropout-p0-alias": Known(
+        "Dropout(p=0) (and the other identity cases of dropout) returns its input itself in PyTorch, so a later "
+        "in-place write of the result is a write of the input (e.g. a split output refused at that line); "
+        "here it returns a copy",
+        lambda p, ref, got: any(s.op == "nn.Dropout" and any(is_inplace(t) for t in p.steps[i + 1:])
+                                for i, s in enumerate(p.steps)),
+        "x = torch.tensor([-2.39, 1.39], dtype=torch.float64, requires_grad=True)\nv2, v3 = x.chunk(2, 0)\n"
+        "m4 = torch.nn.Dropout(0.0, inplace=False)\nv5 = m4(v3)\nwith torch.no_grad(): v5.mul_(2.0)"),
     "stale-multi-output-views": Known(
         "an unbind/split/chunk output used after its base was written in place outside autograd's view "
         "(e.g. after abs_() of the base, or under no_grad) is not refused (PyTorch: RuntimeError, Output 0 "

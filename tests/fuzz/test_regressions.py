@@ -458,3 +458,23 @@ def test_a_view_made_before_its_base_requires_grad_follows_the_bases_flag():
         v.mul_(2)
     x.requires_grad_(False)
     assert not v.requires_grad
+
+
+def test_a_view_of_a_base_written_before_it_requires_grad_gets_the_bases_graph():
+    # fuzz: `v3 = x1.permute(()); F.relu_(x1); x1.requires_grad_()` left v3 a leaf (x1.grad None);
+    # PyTorch remakes the graph of a view whose base changed since it was made: x1.grad = 0.75
+    x = torch.tensor([[1.0, -2.0], [3.0, 4.0]], dtype=torch.float64)
+    v = x.t()
+    with torch.no_grad():
+        x.mul_(2)
+    x.requires_grad_()
+    assert not v.is_leaf and v.grad_fn.name() == "AsStridedBackward0"
+    (v * torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)).sum().backward()
+    assert x.grad.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+
+
+def test_linear_with_no_input_features_on_a_batch():
+    # fuzz: Linear(0, 2) on a (3, 2, 4, 0) input raised (reshape(-1, 0)); PyTorch gives the bias
+    m = torch.nn.Linear(0, 2, dtype=torch.float64)
+    y = m(torch.zeros((3, 2, 4, 0), dtype=torch.float64))
+    assert y.shape == (3, 2, 4, 2) and torch.equal(y[1, 1, 1], m.bias.detach())

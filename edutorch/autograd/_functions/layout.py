@@ -19,6 +19,8 @@ memory as PyTorch does, not as NumPy happens to:
 """
 import numpy as np
 
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+
 # Ops that keep their input's shape but return a contiguous result in PyTorch (their node names)
 CONTIGUOUS = frozenset({
     "SoftmaxBackward0", "LogSoftmaxBackward0", "CumsumBackward0", "CumprodBackward0", "CummaxBackward0",
@@ -102,9 +104,9 @@ def _elementwise_order(out, inputs):
 
 def torch_layout(cls, outputs, args):
     """``outputs`` of the built-in op ``cls`` laid out in memory as PyTorch lays them out."""
-    if cls._backward_name is None:  # a custom Function: its results are what its forward made
-        return outputs
-    if isinstance(outputs, tuple):
+    if cls._backward_name is None or getattr(cls, "_own_layout", False):  # a custom Function, or reshape:
+        return outputs  # its results are laid out as its forward made them
+    if type(outputs) is tuple:
         return tuple(_one(cls, o, args) for o in outputs)
     return _one(cls, outputs, args)
 
@@ -112,21 +114,29 @@ def torch_layout(cls, outputs, args):
 def _one(cls, out, args):
     """One output: an array, or a Tensor the forward made (a fresh one gets its array replaced;
     a view or alias of an input, which shares the input's version counter, is left alone)."""
-    tensors = [a for a in args if hasattr(a, "_data")]
-    if hasattr(out, "_data"):
-        if any(out._version_counter is a._version_counter for a in tensors):
-            return out
-        out._data = _array(cls, out._data, tensors)
-        return out
-    return _array(cls, out, tensors)
+    if type(out) is np.ndarray:
+        return out if _nothing_to_do(out, args) else _relaid(cls, out, args)
+    if isinstance(out, _utils._Tensor) and type(out._data) is np.ndarray and not _nothing_to_do(out._data, args):
+        if not any(isinstance(a, _utils._Tensor) and out._version_counter is a._version_counter for a in args):
+            out._data = _relaid(cls, out._data, args)
+    return out
 
 
-def _array(cls, out, tensors):
-    if type(out) is not np.ndarray or out.ndim < 2 and out.flags.c_contiguous:
-        return out  # an array on another device, or one with one layout only
-    inputs = [a._data for a in tensors if type(a._data) is np.ndarray]
-    if out.flags.c_contiguous and all(a.flags.c_contiguous for a in inputs):
-        return out
+def _nothing_to_do(out, args):
+    """The usual case, checked first and fast: a contiguous result of contiguous inputs (or a
+    result of fewer than 2 dims, which has one dense layout only)."""
+    if not out.flags.c_contiguous:
+        return False
+    if out.ndim < 2:
+        return True
+    for a in args:
+        if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray and not a._data.flags.c_contiguous:
+            return False
+    return True
+
+
+def _relaid(cls, out, args):
+    inputs = [a._data for a in args if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray]
     contiguous = cls._backward_name in CONTIGUOUS or getattr(cls, "_contiguous_result", False)
     order = None if contiguous else _elementwise_order(out, inputs)
     return laid_out(out, order if order is not None else list(range(out.ndim))[::-1])

@@ -59,6 +59,7 @@ class Reshape(View):
 
     _backward_name = "ViewBackward0"
     _saved_attrs = View._saved_attrs
+    _own_layout = True  # a NumPy view where one can be made, else a C-order copy: PyTorch's strides (layout.py)
 
     @staticmethod
     def forward(ctx, a, shape):
