@@ -473,6 +473,7 @@ def test_a_view_of_a_base_written_before_it_requires_grad_gets_the_bases_graph()
     assert x.grad.tolist() == [[1.0, 3.0], [2.0, 4.0]]
 
 
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors is a no-op")
 def test_linear_with_no_input_features_on_a_batch():
     # fuzz: Linear(0, 2) on a (3, 2, 4, 0) input raised (reshape(-1, 0)); PyTorch gives the bias
     m = torch.nn.Linear(0, 2, dtype=torch.float64)
