@@ -428,27 +428,6 @@ def test_rand_and_randn_refuse_integer_dtypes(name, kernel, dtype, type_name):
         getattr(et, name)(2, dtype=dtype)
 
 
-@pytest.mark.parametrize("dtype", [et.float32, et.float16, et.float64])
-def test_rand_peaks_at_its_result_size(dtype):
-    """``rand`` drew float64 for the whole result, then cast: 3x a float32 result (5x float16)."""
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        t = et.rand(4_000_000, dtype=dtype)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    result = t.numpy().nbytes
-    assert peak <= result + (8 << 20) + (1 << 20), f"peak {peak / result:.2f}x the result"
-
-
-def test_rand_draws_the_numbers_of_one_float64_draw():
-    et.manual_seed(5)
-    values = et.rand(3, 1_000_001).numpy()
-    assert np.array_equal(values, np.random.default_rng(5).random((3, 1_000_001)).astype(np.float32))
-
-
 @pytest.mark.parametrize("sizes, message", [
     ((2**40, 2**30), r"Storage size calculation overflowed with sizes=\[1099511627776, 2147483648\]"),
     ((2**62,), "IntArrayRef contains an int that cannot be represented as a SymInt: -9223372036854775808"),
