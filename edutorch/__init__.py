@@ -39,6 +39,9 @@ from .serialization import load, save
 from . import nn
 from . import optim, utils  # torch.optim, torch.utils.data
 from . import fx, multiprocessing  # torch.fx, torch.multiprocessing
+from . import func  # torch.func: grad, vmap, functional_call...
+from . import testing  # torch.testing.assert_close
+from .func import vmap
 from . import profiler  # torch.profiler
 from .autograd import profiler as _autograd_profiler  # makes torch.autograd.profiler
 from .autograd import functional as _autograd_functional  # makes torch.autograd.functional

@@ -20,7 +20,7 @@ RULES = [
     (r"complex|^c(float|double|half)$|^chalf$|view_as_real|^conj|^real$|^imag$|^angle$|^polar$|resolve_conj"
      r"|resolve_neg|^is_neg$|^is_conj$|^mH$|^adjoint$|^H$",
      "complex numbers and complex autograd are out of scope"),
-    (r"^jit$|^compile|^export$|Script|^sym_|^Sym|^vmap$|^cond$|^fork$|^wait$|^cpp$|^(AliasDb|Argument"
+    (r"^jit$|^compile|^export$|Script|^sym_|^Sym|^cond$|^fork$|^wait$|^cpp$|^(AliasDb|Argument"
      r"|ArgumentSpec|Block|CallStack|Code|CompilationUnit|CompleteArgumentSpec|ConcreteModuleType\w*"
      r"|DeepCopyMemoTable|ErrorReport|ExecutionPlan|FileCheck|FunctionSchema|Future|Gradient|Graph"
      r"|GraphExecutorState|IODescriptor|InferredType|JITException|LockingLogger|Node|NoopLogger|OperatorInfo"
@@ -29,7 +29,7 @@ RULES = [
      "TorchScript, torch.compile and torch.export (graph capture and compilation) are out of scope"),
     (r"autocast_(ipu|xla)|_(ipu|xla)_",
      "autocast for devices other than the CPU and CUDA is out of scope"),
-    (r"distributed|DataParallel|SyncBatchNorm|^parallel$|record_stream|num_threads"
+    (r"distributed|DistributedDataParallel|SyncBatchNorm|record_stream|num_threads"
      r"|num_interop_threads",
      "distributed training and thread control are out of scope"),
     (r"cudnn|miopen|mkldnn|vulkan|(^|_)(xla|ipu|xpu|mps|mtia|maia)(_|$)|^is_meta$|^Stream|^Event$|AcceleratorError"

@@ -1,7 +1,7 @@
 """Building checkpoints by hand (zipfile + struct), for the tests of ``edutorch.load`` on hostile files.
 
 ``np.save`` and ``zipfile`` refuse to write a lying ``.npy`` header or a damaged
-zip; these helpers write them anyway.  Used by ``tests/nn/test_serialization_hostile.py``
+zip; these helpers write them anyway.  Used by ``tests/tensor/test_serialization_hostile.py``
 and ``tests/utils/test_checkpoint_fuzz.py``.
 """
 import io

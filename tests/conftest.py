@@ -1,7 +1,7 @@
 """Shared pytest configuration for edutorch's tests.
 
-Kept small on purpose; subdirectories (tests/engine/, tests/nn/, ...) add their
-own conftest.py. Nothing here imports edutorch at import time, so collection
+Kept small on purpose; subdirectories (tests/nn/, tests/widgets/, ...) add their
+own conftest.py. Where a test goes: tests/README.md. Nothing here imports edutorch at import time, so collection
 still works (and reports a clear error per test) while the engine is incomplete.
 
 Fixtures
@@ -10,6 +10,8 @@ real_torch   the real PyTorch module, or the test is skipped with a reason
 fake_cuda    device="cuda" backed by tests/fake_cupy.py (fails where real CuPy would)
 rng          a fresh, seeded ``np.random.Generator`` per test
 (autouse)    every test starts with the global NumPy / ``random`` RNGs seeded
+op_case      (parametrized) each entry of OP_CASES in tests/op_cases.py
+compare_case (parametrized) each entry of COMPARE_CASES in tests/op_cases.py
 
 Markers (declared in pyproject.toml)
 ------------------------------------
@@ -212,3 +214,15 @@ def fake_cuda(monkeypatch):
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
     monkeypatch.setattr(backend, "_cupy", fake_cupy)
     return fake_cupy
+
+
+def pytest_generate_tests(metafunc):
+    """Fan a test that asks for ``op_case`` or ``compare_case`` out over the op table (tests/op_cases.py)."""
+    if not {"op_case", "compare_case"} & set(metafunc.fixturenames):
+        return
+    from op_cases import COMPARE_CASES, OP_CASES  # tests/ is on sys.path (this file's folder)
+
+    if "op_case" in metafunc.fixturenames:
+        metafunc.parametrize("op_case", OP_CASES, ids=[c.id for c in OP_CASES])
+    if "compare_case" in metafunc.fixturenames:
+        metafunc.parametrize("compare_case", COMPARE_CASES, ids=[c.id for c in COMPARE_CASES])

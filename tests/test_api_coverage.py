@@ -22,7 +22,7 @@ from edutorch import _scope
 NAMESPACES = [
     "torch", "torch.Tensor", "torch.nn", "torch.nn.functional", "torch.optim", "torch.optim.lr_scheduler",
     "torch.autograd", "torch.nn.utils", "torch.utils.data", "torch.linalg",
-    "torch.utils.checkpoint", "torch.profiler",
+    "torch.utils.checkpoint", "torch.profiler", "torch.func", "torch.testing", "torch.nn.parallel",
 ]
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "api-coverage.md"
 TORCH_REASON = "real PyTorch not installed: the coverage page is not regenerated"
@@ -123,7 +123,7 @@ def test_names_listed_as_present_still_exist():
 
 
 def test_out_of_scope_names_raise_with_the_reason():
-    for namespace, attribute in [("torch", "jit"), ("torch", "quantize_per_tensor"), ("torch.nn", "DataParallel"),
+    for namespace, attribute in [("torch", "jit"), ("torch", "quantize_per_tensor"), ("torch.nn.parallel", "DistributedDataParallel"),
                                  ("torch.Tensor", "to_sparse"), ("torch.linalg", "Storage")]:
         obj = _resolve(edutorch, namespace)
         target = obj if namespace != "torch.Tensor" else edutorch.ones(1)

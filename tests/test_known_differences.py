@@ -63,7 +63,7 @@ def test_same_seed_same_numbers_but_not_pytorchs():
 
 @documents("The CuPy (`\"cuda\"`) path has not yet been run on a real GPU")
 def test_cuda_runs_on_the_cupy_stand_in(fake_cuda):
-    assert (ROOT / "tests" / "fake_cupy.py").exists() and (ROOT / "tests/engine/test_cuda_standin.py").exists()
+    assert (ROOT / "tests" / "fake_cupy.py").exists() and (ROOT / "tests/tensor/test_cuda_standin.py").exists()
     x = et.tensor([1.0, 2.0], device="cuda", requires_grad=True)
     (x * x).sum().backward()
     assert x.grad.device.type == "cuda"

@@ -292,6 +292,7 @@ class BackwardTrace:
         tensor hook that could look like one of the student's own.
         """
         self._open = {}  # node index -> event dict being filled (pre-hook to post-hook)
+        self._in_flight = {}  # (node, input_nr) -> (gradient sent on its only edge, GradRecord)
         handles = []
         try:
             for i, node in enumerate(self._objects):
@@ -301,6 +302,7 @@ class BackwardTrace:
         finally:
             for handle in handles:
                 handle.remove()
+            self._in_flight.clear()  # gradients sent to nodes that never ran
         received = {}  # node -> ((sender, GradRecord), ...) sent to it so far
         frozen = []
         for event in self.events:
@@ -315,7 +317,7 @@ class BackwardTrace:
     def _pre_hook(self, i):
         def hook(grad_outputs):
             event = {"kind": "node", "node": i,
-                     "arriving": tuple(GradRecord.of(g) for g in grad_outputs)}
+                     "arriving": tuple(self._arriving(i, nr, g) for nr, g in enumerate(grad_outputs))}
             if self.nodes[i].is_leaf:
                 event["grad_before"] = GradRecord.of(self._objects[i].variable.grad)
             self.events.append(event)
@@ -325,12 +327,27 @@ class BackwardTrace:
     def _post_hook(self, i):
         def hook(grad_inputs, grad_outputs):
             event = self._open.pop(i)
-            children = self.nodes[i].children
-            event["sent"] = tuple((child, GradRecord.of(g))
-                                  for (child, _), g in zip(children, grad_inputs))
+            sent = []
+            for (child, nr), g in zip(self.nodes[i].children, grad_inputs):
+                record = GradRecord.of(g)
+                if child is not None and g is not None and self.nodes[child].uses == 1:
+                    self._in_flight[(child, nr)] = (g, record)
+                sent.append((child, record))
+            event["sent"] = tuple(sent)
             if self.nodes[i].is_leaf:
                 event["grad_after"] = GradRecord.of(self._objects[i].variable.grad)
         return hook
+
+    def _arriving(self, i, nr, g):
+        """The record of gradient ``g`` arriving at input ``nr`` of node ``i``.
+
+        A node with one incoming edge receives the very tensor its parent sent (nothing
+        is summed into it), so the parent's record is reused: half the statistics of a
+        long chain. Anything else (several edges, a hook that returned a new tensor, a
+        gradient reshaped to fit) is a different tensor and gets its own record.
+        """
+        sent, record = self._in_flight.pop((i, nr), (None, None))
+        return record if g is not None and g is sent else GradRecord.of(g)
 
     # -- reading the trace -------------------------------------------------------------------
     def node_events(self):

@@ -110,6 +110,7 @@ class GradientInspectorModel:
         self._grads = {}  # name -> live .grad tensor of the current batch
         self._norms = {}  # name -> its norm of order norm_type (a 0-d tensor), once per batch
         self._total = None  # get_total_norm of the gradients: what clip_grad_norm_ returns
+        self._by_value = {}  # clip_value -> ClipResult for the current gradients
         self.compute()
 
     # -- gradients ------------------------------------------------------------------
@@ -133,6 +134,7 @@ class GradientInspectorModel:
         vector_norm = self.torch.linalg.vector_norm
         self._norms = {n: vector_norm(g, self.norm_type) for n, g in self._grads.items()}
         self._total = self.clip_grad.get_total_norm(list(self._norms.values()), self.norm_type)
+        self._by_value = {}
         if summarise:
             self.rows = tuple(self._row(n, g) for n, g in self._grads.items())
         self.history.append(StepRecord(self.steps, self.loss,
@@ -199,14 +201,21 @@ class GradientInspectorModel:
 
     def clip_value(self, clip_value):
         """What ``clip_grad_value_(parameters, clip_value)`` would do: every entry clamped
-        into ``[-clip_value, clip_value]``; the norms after and the entries changed."""
+        into ``[-clip_value, clip_value]``; the norms after and the entries changed.
+
+        Remembered per value until the next gradients: the view asks again whenever the
+        ``max_norm`` slider moves, and a big model's gradients take a while to read.
+        """
         limit = float(clip_value)
-        before = {n: float(v) for n, v in self._norms.items()}
-        after, changed = {}, {}
-        for name, grad in self._grads.items():
-            after[name], changed[name] = _clamped(numpy_view(grad), limit, self.norm_type)
-        return self._result("value", clip_value, float(self._total), float("nan"),
-                            float("nan"), before, after, changed)
+        if limit not in self._by_value:
+            before = {n: float(v) for n, v in self._norms.items()}
+            after, changed = {}, {}
+            for name, grad in self._grads.items():
+                after[name], changed[name] = _clamped(numpy_view(grad), limit, self.norm_type)
+            self._by_value[limit] = self._result("value", clip_value, float(self._total),
+                                                 float("nan"), float("nan"), before, after,
+                                                 changed)
+        return self._by_value[limit]
 
     def _result(self, kind, threshold, total, coef, clamped_coef, before, after, changed):
         sizes = {n: g.numel() for n, g in self._grads.items()}

@@ -28,7 +28,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ._common import framework_of, numpy_view, stats_of, to_numpy
+from ._common import framework_of, norm_of, numpy_view, to_numpy
 
 STAGES = ("zero_grad", "forward", "loss", "backward", "step")
 CODE = {
@@ -81,8 +81,10 @@ class ParamChange:
 
     The arrays are NumPy *views* of the tensors the stage left (the ``.grad`` before
     and after, the optimizer state), not copies: they stay right until the next
-    stage changes those tensors. Only ``delta`` needs a copy (of the values before
-    ``step()``), and it becomes the difference in place.
+    stage changes those tensors. When the stage left ``.grad`` alone, ``grad_before``
+    and ``grad_after`` are the same array (its norm is computed once). Only ``delta``
+    needs a copy (of the values before ``step()``), and it becomes the difference in
+    place, in a buffer that the next ``step()`` reuses.
     """
 
     name: str
@@ -96,13 +98,22 @@ class ParamChange:
     @cached_property  # computed once per stage, on demand (a frozen dataclass may cache)
     def norm(self):
         """|p| after the stage."""
-        return stats_of(self.value).norm
+        return norm_of(self.value)
 
     @cached_property
     def delta_norm(self):
-        if self.delta is None:
+        return None if self.delta is None else norm_of(self.delta)
+
+    @cached_property
+    def grad_norm(self):
+        """|p.grad| after the stage (None: no .grad)."""
+        return None if self.grad_after is None else norm_of(self.grad_after)
+
+    @cached_property
+    def grad_before_norm(self):
+        if self.grad_before is None:
             return None
-        return stats_of(self.delta).norm
+        return self.grad_norm if self.grad_before is self.grad_after else norm_of(self.grad_before)
 
 
 @dataclass(frozen=True)
@@ -135,8 +146,7 @@ class StageResult:
             return f"loss = {self.loss:.4f} (a scalar with a grad_fn)"
         if self.stage == "backward":
             filled = sum(p.grad_after is not None for p in self.params)
-            total = np.sqrt(sum(stats_of(p.grad_after).norm ** 2
-                                for p in self.params if p.grad_after is not None))
+            total = np.sqrt(sum(p.grad_norm ** 2 for p in self.params if p.grad_after is not None))
             return f".grad filled for {filled} parameters, total norm {total:.4g}"
         biggest = max(self.params, key=lambda p: p.delta_norm or 0.0)
         text = (f"parameters updated with lr {self.lr:.4g}; largest |Δ| {biggest.delta_norm:.3g} "
@@ -184,6 +194,7 @@ class TrainingStepperModel:
         self.evaluations = []  # {"step", "loss", "accuracy"} on the held-out set
         self.last = None  # the last StageResult
         self._order, self._cursor = np.empty(0, dtype=np.int64), 0
+        self._step_buffers = []  # the arrays of the last step's Δ, reused by the next step
         self._stop = False
         self.optimizer_name, self.scheduler_name, self.lr = optimizer, scheduler, lr
         self.optimizer = self.scheduler = None
@@ -238,16 +249,16 @@ class TrainingStepperModel:
         """Run the next line of the loop and return what it changed (a ``StageResult``).
 
         Nothing is copied but what the stage overwrites in place: the values
-        before ``step()`` (for Δ) and, before ``backward()``, a ``.grad`` that
-        is not None (accumulation adds into it).
+        before ``step()`` (for Δ, into the buffers of the previous step) and,
+        before ``backward()``, a ``.grad`` that is not None (accumulation adds into it).
         """
         stage = STAGES[self.stage_index]
         parameters = list(self.model.parameters())
         copy_grads = stage == "backward"
-        grads_before = [None if p.grad is None else
-                        (to_numpy(p.grad) if copy_grads else numpy_view(p.grad))
-                        for p in parameters]
-        values_before = [to_numpy(p) for p in parameters] if stage == "step" else None
+        grad_tensors = [p.grad for p in parameters]
+        grads_before = [None if g is None else (to_numpy(g) if copy_grads else numpy_view(g))
+                        for g in grad_tensors]
+        values_before = self._values_before_step(parameters) if stage == "step" else None
         extra = getattr(self, "_" + stage)()
         state = self.optimizer.state
         params = []
@@ -256,13 +267,30 @@ class TrainingStepperModel:
             delta = None
             if values_before is not None:  # Δ = after - before, written over the copy
                 delta = np.subtract(value, values_before[i], out=values_before[i])
+            if stage not in ("zero_grad", "backward") and p.grad is grad_tensors[i]:
+                grad_after = grads_before[i]  # .grad left alone: the same array
+            else:
+                grad_after = None if p.grad is None else numpy_view(p.grad)
             params.append(ParamChange(
-                name, tuple(p.shape), grads_before[i],
-                None if p.grad is None else numpy_view(p.grad), delta, value,
+                name, tuple(p.shape), grads_before[i], grad_after, delta, value,
                 _state_view(state[p]) if p in state else {}))
         self.last = StageResult(stage, self.iteration - 1, tuple(params), **extra)
         self.stage_index = (self.stage_index + 1) % len(STAGES)
         return self.last
+
+    def _values_before_step(self, parameters):
+        """Copies of the parameters' values, for Δ: written into the previous step's Δ
+        arrays when they fit (a big model's copy is then not allocated anew every step;
+        the previous step's ``delta`` is overwritten)."""
+        old = self._step_buffers
+        if len(old) == len(parameters) and all(
+                b.shape == tuple(p.shape) and b.dtype == numpy_view(p).dtype
+                for b, p in zip(old, parameters)):
+            for buffer, p in zip(old, parameters):
+                np.copyto(buffer, numpy_view(p))
+        else:
+            self._step_buffers = [to_numpy(p) for p in parameters]
+        return self._step_buffers
 
     def _zero_grad(self):
         self.x, self.y = self._next_batch()
@@ -418,13 +446,12 @@ class TrainingStepperModel:
         rows = []
         for p in result.params:
             state = ", ".join(
-                f"{k}={v:g}" if isinstance(v, (int, float)) else f"|{k}|={stats_of(v).norm:.3g}"
+                f"{k}={v:g}" if isinstance(v, (int, float)) else f"|{k}|={norm_of(v):.3g}"
                 for k, v in p.state.items())
             delta, norm = p.delta_norm, (None if p.delta is None else p.norm)
             rows.append({
                 "name": p.name, "shape": p.shape,
-                "grad": None if p.grad_after is None else stats_of(p.grad_after).norm,
-                "grad_before": None if p.grad_before is None else stats_of(p.grad_before).norm,
+                "grad": p.grad_norm, "grad_before": p.grad_before_norm,
                 "delta": delta,
                 "relative": None if delta is None or norm == 0 else delta / norm,
                 "state": state or "—",

@@ -8,14 +8,18 @@
 
 Files as in PyTorch: ``node.py`` (Node), ``graph.py`` (Graph, code generation),
 ``proxy.py`` (Proxy, TraceError), ``_symbolic_trace.py`` (Tracer,
-symbolic_trace, wrap), ``graph_module.py`` (GraphModule).
+symbolic_trace, wrap), ``graph_module.py`` (GraphModule), ``interpreter.py``
+(Interpreter, Transformer: run or rebuild a graph node by node),
+``subgraph_rewriter.py`` (replace_pattern and its filtered variant).
 """
 from .graph import Graph, PythonCode
 from .graph_module import GraphModule
 from .node import Node, map_arg
 from .proxy import Proxy
 from ._symbolic_trace import Tracer, symbolic_trace, wrap
-from . import proxy
+from .interpreter import Interpreter, Transformer
+from .subgraph_rewriter import replace_pattern
+from . import interpreter, proxy, subgraph_rewriter
 
 __all__ = ["symbolic_trace", "Tracer", "Graph", "GraphModule", "Node", "Proxy", "map_arg",
-           "wrap", "PythonCode"]
+           "wrap", "PythonCode", "Interpreter", "Transformer", "replace_pattern"]

@@ -66,6 +66,27 @@ class _Patcher:
         self._saved.clear()
 
 
+class _RecordingFunction:
+    """An edutorch function while tracing: given a Proxy it records a ``call_function`` node,
+    else it calls the function.  It compares equal to the function it stands for, so that
+    ``target == torch.sigmoid`` holds in a ``Transformer``'s methods."""
+
+    def __init__(self, tracer, original):
+        functools.update_wrapper(self, original)
+        self.tracer, self.original = tracer, original
+
+    def __call__(self, *args, **kwargs):
+        if _has_proxy(args, kwargs) is not None:
+            return self.tracer.create_proxy("call_function", self.original, args, kwargs)
+        return self.original(*args, **kwargs)
+
+    def __eq__(self, other):
+        return other is self or other is self.original
+
+    def __hash__(self):
+        return hash(self.original)
+
+
 class Tracer:
     """``torch.fx.Tracer``: turns a module's ``forward`` into a ``Graph``."""
 
@@ -173,12 +194,7 @@ class Tracer:
         return args, kwargs
 
     def _wrap_function(self, original):
-        @functools.wraps(original)
-        def wrapper(*args, **kwargs):
-            if _has_proxy(args, kwargs) is not None:
-                return self.create_proxy("call_function", original, args, kwargs)
-            return original(*args, **kwargs)
-        return wrapper
+        return _RecordingFunction(self, original)
 
     def _patch_functions(self, patcher, fn_globals):
         """Wrap edutorch's public functions and math's (in ``forward``'s globals too)."""

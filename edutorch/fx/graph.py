@@ -347,6 +347,22 @@ class Graph:
         result.meta = dict(node.meta)
         return result
 
+    def graph_copy(self, g, val_map, return_output_node=False):
+        """Copy every node of graph ``g`` into this one; ``val_map`` maps ``g``'s nodes to ours.
+
+        Nodes already in ``val_map`` (typically ``g``'s placeholders, bound to nodes
+        of this graph) are not copied.  Returns the value ``g`` outputs, in terms
+        of this graph's nodes (None if ``g`` has no output node).
+        """
+        for node in g.nodes:
+            if node in val_map:
+                continue
+            if node.op == "output":
+                rv = map_arg(node.args[0], lambda n: val_map[n])
+                return (rv, node) if return_output_node else rv
+            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+        return None
+
     def inserting_before(self, n=None):
         """New nodes go before ``n`` (at the start of the graph for None)."""
         if n is None:

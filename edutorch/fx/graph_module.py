@@ -142,6 +142,19 @@ class GraphModule(Module):
         delattr(mod, field)
         return True
 
+    def delete_all_unused_submodules(self):
+        """Remove the submodules no ``call_module``/``get_attr`` node reaches (a called module keeps its own)."""
+        used = set()
+        for node in self.graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                atoms = node.target.split(".")
+                used.update(".".join(atoms[:i]) for i in range(1, len(atoms) + 1))
+                if node.op == "call_module":
+                    used.update(f"{node.target}.{name}" for name, _ in self.get_submodule(node.target).named_modules()
+                                if name)
+        for name in [name for name, _ in self.named_modules() if name and name not in used]:
+            self.delete_submodule(name)
+
     # -- copying and printing ---------------------------------------------------------------
     def __deepcopy__(self, memo):
         res = GraphModule.__new__(GraphModule)

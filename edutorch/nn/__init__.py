@@ -3,6 +3,8 @@ from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedPara
 from .modules import *  # noqa: F401,F403
 from . import modules, parameter
 from . import functional, init, utils
+from . import parallel  # torch.nn.parallel
+from .parallel import DataParallel
 
 
 from .._scope import module_getattr as _module_getattr  # noqa: E402

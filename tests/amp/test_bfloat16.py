@@ -148,18 +148,13 @@ def test_module_bfloat16(real_torch):
 
 
 def _op_table():
-    """One case per op of the engine's op table (tests/engine/op_cases.py)."""
-    import importlib.util
-    import pathlib
+    """One case per op of the engine's op table (tests/op_cases.py; tests/ is on sys.path)."""
+    import op_cases
 
-    path = pathlib.Path(__file__).resolve().parents[1] / "engine" / "op_cases.py"
-    spec = importlib.util.spec_from_file_location("op_cases_for_bfloat16", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
     first = {}
-    for case in module.OP_CASES:
+    for case in op_cases.OP_CASES:
         first.setdefault(case.name, case)
-    return module.sample, list(first.values())
+    return op_cases.sample, list(first.values())
 
 
 _SAMPLE, _CASES = _op_table()

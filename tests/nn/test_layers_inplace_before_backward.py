@@ -1,6 +1,6 @@
 """No layer gradient is ever silently wrong: an in-place change before ``backward``.
 
-The nn counterpart of ``tests/engine/test_inplace_before_backward.py``: for every
+The nn counterpart of ``tests/autograd/test_inplace_before_backward.py``: for every
 layer of the layer table (``test_layers.LAYERS``) and every functional form below
 (normalization without weights, pooling, convolution, losses, activations), the
 output and then each input, parameter and buffer is modified in place after the

@@ -127,6 +127,28 @@ def test_sent_gradients_are_what_the_children_receive():
     np.testing.assert_allclose(trace.node_events()[0].arriving[0].values, 1.0)
 
 
+@pytest.mark.parametrize("lib_name", ["edutorch", "torch"])
+def test_a_single_edge_reuses_the_record_sent_and_a_changed_gradient_gets_its_own(lib_name):
+    """A node with one incoming edge receives the tensor its parent sent: one record for
+    both. A tensor hook that returns a new gradient breaks that identity: a new record."""
+    lib = et if lib_name == "edutorch" else pytest.importorskip("torch", reason="parity")
+    x = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    h = (x * 3).tanh()
+    h.register_hook(lambda g: g * 10)  # the student's hook: tanh's node receives 10 * g
+    trace = BackwardTrace((h * 2).sum(), {"x": x, "h": h})
+    assert trace.order() == ["SumBackward0", "MulBackward0", "TanhBackward0", "MulBackward0",
+                             "AccumulateGrad(x)"]
+    total, mul_by_2, tanh, mul_by_3, _ = trace.node_events()
+    assert total.sent[0][1] is mul_by_2.arriving[0]  # reused
+    assert tanh.sent[0][1] is mul_by_3.arriving[0]
+    sent_to_tanh = mul_by_2.sent[0][1]
+    assert tanh.arriving[0] is not sent_to_tanh  # the hook made a new tensor
+    np.testing.assert_allclose(tanh.arriving[0].values, 10 * sent_to_tanh.values)
+    np.testing.assert_allclose(tanh.arriving[0].stats.norm, 10 * sent_to_tanh.stats.norm,
+                               rtol=1e-6)
+    assert trace._in_flight == {}  # nothing held after the pass
+
+
 def test_hooks_are_removed_after_the_pass():
     output, tensors = shared_subexpression(et)
     trace = BackwardTrace(output, tensors, retain_graph=True)

@@ -123,6 +123,20 @@ def test_clip_value_shows_exactly_what_clip_grad_value_does(small_mlp, eval_batc
         np.sqrt(sum((g.astype(np.float64) ** 2).sum() for g in before.values())), rel=1e-6)
 
 
+def test_a_clip_value_preview_is_remembered_until_the_next_gradients(small_mlp, eval_batch):
+    model = GradientInspectorModel(small_mlp, eval_batch, lr=0.5)
+    first = model.clip_value(0.01)
+    model.clip_norm(0.5)  # the max_norm slider moved: the clip_value preview stays
+    assert model.clip_value(0.01) is first and model.clip_value(0.02) is not first
+    model.step()  # new gradients: computed again, from them
+    again = model.clip_value(0.01)
+    assert again is not first
+    grads = grads_of(small_mlp)
+    for name, g in grads.items():
+        clamped = np.clip(g.astype(np.float64), -0.01, 0.01)
+        assert again.after[name] == pytest.approx(np.linalg.norm(clamped), rel=1e-6)
+
+
 def test_steps_train_and_build_the_timeline(small_mlp, eval_batch):
     model = GradientInspectorModel(small_mlp, eval_batch, lr=0.5)
     weight = small_mlp[0].weight

@@ -306,6 +306,25 @@ def test_switching_the_optimizer_shows_the_new_empty_state_at_once():
     assert "exp_avg" in view.table.value
 
 
+def test_each_step_reuses_the_buffers_of_the_last_delta_and_its_values_stay_right():
+    """A big model's copy for Δ is allocated once: the next step() writes into the last Δ."""
+    m = stepper(optimizer="Adam", lr=0.01)
+    first = m.finish_iteration()
+    first_delta = {p.name: p.delta for p in first.params}
+    before = {n: m.values(n) for n in m.names}
+    second = m.finish_iteration()
+    for p in second.params:
+        assert p.delta is first_delta[p.name]  # the same array, overwritten
+        np.testing.assert_array_equal(p.delta, m.values(p.name) - before[p.name])
+        assert p.delta_norm == pytest.approx(np.linalg.norm(p.delta.astype(np.float64)), rel=1e-9)
+        # step() leaves .grad alone: one array before and after, one norm
+        assert p.grad_before is p.grad_after and p.grad_before_norm == p.grad_norm
+        assert p.grad_norm == pytest.approx(np.linalg.norm(p.grad_after.astype(np.float64)))
+    zero_grad, forward = m.next_stage(), m.next_stage()  # the next batch
+    assert all(p.grad_before is not None and p.grad_after is None for p in zero_grad.params)
+    assert all(p.grad_before is None and p.grad_norm is None for p in forward.params)
+
+
 def test_stage_results_copy_only_what_the_stage_overwrites():
     """zero_grad keeps the old .grad arrays (no copy); step() copies the values once, for Δ."""
     m = stepper(optimizer="SGD", lr=0.5)

@@ -221,8 +221,10 @@ class PruningContainer(BasePruningMethod):
 def _combine_masks(method, t, mask):
     """Run ``method`` on the still-unpruned slice of ``t`` and write its mask back there."""
     new_mask = mask.to(dtype=t.dtype)
+    everything = (slice(None),) * t.dim()
     if method.PRUNING_TYPE == "unstructured":
-        slc = array_of(mask) == 1  # a boolean index: the entries still alive
+        alive = array_of(mask) == 1  # a boolean index: the entries still alive
+        slc = everything if alive.all() else alive  # all alive: the whole tensor, no gather
     elif method.PRUNING_TYPE == "structured":
         if not hasattr(method, "dim"):
             raise AttributeError(
@@ -242,9 +244,12 @@ def _combine_masks(method, t, mask):
         slc[dim] = keep_channel
         slc = tuple(slc)
     elif method.PRUNING_TYPE == "global":
-        slc = (slice(None),) * t.dim()
+        slc = everything
     else:
         raise ValueError(f"Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}")
+
+    if slc is everything:  # the whole tensor, as on a first pruning: its mask is the new mask
+        return method.compute_mask(t, default_mask=mask).to(dtype=t.dtype)
 
     partial_mask = method.compute_mask(tensor_of(array_of(t)[slc]), default_mask=tensor_of(array_of(mask)[slc]))
     array_of(new_mask)[slc] = array_of(partial_mask).astype(array_of(new_mask).dtype, copy=False)
@@ -277,13 +282,13 @@ class RandomUnstructured(BasePruningMethod):
         tensor_size = t.nelement()
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = array_of(default_mask).copy()
+        pruned = None
         if nparams_toprune != 0:
             # like torch: a random score per entry, prune the k largest scores
             prob = array_of(rand(t.shape, device=t.device)).reshape(-1)
             _check_count(nparams_toprune, "topk")
-            mask.reshape(-1)[_k_smallest(-prob, nparams_toprune)] = 0
-        return tensor_of(mask)
+            pruned = _k_smallest(-prob, nparams_toprune)
+        return _masked_copy(default_mask, pruned)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -303,12 +308,12 @@ class L1Unstructured(BasePruningMethod):
         tensor_size = t.nelement()
         nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
         _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = array_of(default_mask).copy()
+        pruned = None
         if nparams_toprune != 0:
             scores = array_module(array_of(t)).abs(array_of(t)).reshape(-1)
             _check_count(nparams_toprune, "topk")
-            mask.reshape(-1)[_k_smallest(scores, nparams_toprune)] = 0
-        return tensor_of(mask)
+            pruned = _k_smallest(scores, nparams_toprune)
+        return _masked_copy(default_mask, pruned)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -366,8 +371,7 @@ class LnStructured(BasePruningMethod):
         if nparams_toprune == 0:
             return default_mask
         norm = _compute_norm(t, self.n, self.dim)
-        keep = array_module(norm).zeros(tensor_size, dtype=bool)
-        keep[_k_smallest(-norm, nparams_tokeep)] = True  # the k largest norms stay
+        keep = _k_smallest(-norm, nparams_tokeep)  # the k largest norms stay
         return _channel_mask(t, self.dim, tensor_of(keep)) * default_mask.to(dtype=t.dtype)
 
     @classmethod
@@ -447,9 +451,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
     scores = _flatten(
         importance_scores.get((module, name), getattr(module, name)) for module, name in parameters
     )
-    default_mask = _flatten(
-        _mask_or_ones(module, name) for module, name in parameters
-    )
+    default_mask = _flat_default_mask(parameters, scores)
 
     container = PruningContainer()
     container._tensor_name = "temp"
@@ -462,6 +464,7 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
         )
     container.add_pruning_method(method)
     final_mask = container.compute_mask(scores, default_mask)
+    del scores, default_mask  # not needed any more: less memory while the masks are installed
 
     pointer = 0
     for module, name in parameters:
@@ -501,18 +504,35 @@ def is_pruned(module):
 
 # -- helpers ------------------------------------------------------------------------
 def _k_smallest(scores, k):
-    """Flat indices of the ``k`` smallest ``scores`` (ties: lowest index first).
+    """A bool array like ``scores``, True at its ``k`` smallest entries (ties: lowest index first).
 
     ``np.partition`` finds the k-th smallest value in linear time; everything
-    below it is pruned, and the remaining slots go to the entries equal to it.
+    below it is chosen, and the remaining slots go to the entries equal to it.
+    A bool array (one byte per entry) rather than a list of indices (eight)
+    keeps a 16.8 M-entry weight's ranking small and is written with one pass.
     """
     xp = array_module(scores)
+    chosen = xp.zeros(scores.shape, dtype=bool)
     if k == 0:
-        return xp.zeros(0, dtype=xp.int64)
+        return chosen
     threshold = xp.partition(scores, k - 1)[k - 1]
-    below = xp.flatnonzero(scores < threshold)
-    tied = xp.flatnonzero(scores == threshold)[: k - below.size]
-    return xp.concatenate([below, tied])
+    xp.less(scores, threshold, out=chosen)
+    missing = k - int(xp.count_nonzero(chosen))
+    chosen[xp.flatnonzero(scores == threshold)[:missing]] = True
+    return chosen
+
+
+def _masked_copy(default_mask, pruned):
+    """A copy of ``default_mask`` with 0 where the flat bool array ``pruned`` is True (None: none).
+
+    The unstructured methods rank first and copy the mask after: the scores and
+    their ranking are freed before the mask is allocated, which keeps the peak
+    memory of pruning a big tensor lower.
+    """
+    mask = array_of(default_mask).copy()
+    if pruned is not None:
+        mask.reshape(-1)[pruned] = 0
+    return tensor_of(mask)
 
 
 def _channel_mask(t, dim, keep):
@@ -522,10 +542,20 @@ def _channel_mask(t, dim, keep):
     return ones_like(t) * keep.reshape(shape)
 
 
-def _mask_or_ones(module, name):
-    """The current ``<name>_mask`` of ``module``, or ones if it was never pruned."""
-    mask = getattr(module, name + "_mask", None)
-    return mask if mask is not None else ones_like(getattr(module, name))
+def _flat_default_mask(parameters, scores):
+    """The earlier masks of ``parameters`` as one flat Tensor, ones where a tensor was never
+    pruned (PyTorch concatenates ``<name>_mask`` or ``ones_like``).
+
+    Before any pruning that is ``ones_like(scores)``, made at once rather than
+    one tensor of ones per parameter, then concatenated (half the memory). It
+    is a real tensor, not an expanded ``1``: a pruning method may write into
+    its ``default_mask``, as in PyTorch.
+    """
+    masks = [getattr(module, name + "_mask", None) for module, name in parameters]
+    if all(mask is None for mask in masks):
+        return ones_like(scores)
+    return _flatten(mask if mask is not None else ones_like(getattr(module, name))
+                    for mask, (module, name) in zip(masks, parameters))
 
 
 def _flatten(tensors):

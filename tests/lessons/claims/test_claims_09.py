@@ -330,3 +330,30 @@ def test_saved_attributes_of_builtin_nodes():
     error = error_of(lambda: z.grad_fn._saved_result)
     assert isinstance(error, RuntimeError) and "Trying to backward through the graph a second time" in str(error)
     assert callable(x.pow(3).grad_fn._raw_saved_self.register_hooks)
+
+
+def test_torch_func_transforms_refuse_a_classic_function_and_take_the_setup_context_style():
+    """"The split is what the ``torch.func`` transforms (``vmap``, ``grad``, ``jacrev``, ...) need [...]
+    they refuse a Function written the classic way. Outside them both styles behave the same"."""
+
+    class NewExp(Function):
+        generate_vmap_rule = True  # vmap also wants a batching rule (grad does not)
+
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (result,) = ctx.saved_tensors
+            return grad_output * result
+
+    x = torch.tensor(0.5, dtype=torch.float64)
+    refused = error_of(lambda: torch.func.grad(MyExp.apply)(x))
+    assert refused is not None and "setup_context" in str(refused)
+    assert torch.allclose(torch.func.grad(NewExp.apply)(x), x.exp())
+    assert torch.allclose(torch.func.vmap(NewExp.apply)(torch.ones(3)), torch.ones(3).exp())

@@ -5,7 +5,7 @@ import pytest
 import edutorch as et
 from edutorch.nn.utils import remove_spectral_norm, spectral_norm
 
-from ._helpers import pair, require_torch, to_np
+from nn_utils_helpers import pair, require_torch, to_np
 
 
 def copy_uv(e, t):

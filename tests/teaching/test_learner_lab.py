@@ -18,7 +18,7 @@ import urllib.request
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "teaching"))
 import learner  # noqa: E402  (teaching/learner.py)
 

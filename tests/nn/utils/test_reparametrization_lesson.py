@@ -12,7 +12,7 @@ import pytest
 
 import edutorch as et
 
-from ._helpers import require_torch
+from nn_utils_helpers import require_torch
 
 
 def libraries():

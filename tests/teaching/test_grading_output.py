@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "teaching"))
 import course  # noqa: E402  (teaching/course.py)
 

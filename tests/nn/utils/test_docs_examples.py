@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from ._helpers import require_torch
+from nn_utils_helpers import require_torch
 
 HEADER = """
 import {lib} as torch

@@ -8,7 +8,7 @@ import edutorch as et
 import edutorch.nn as nn
 from edutorch.nn.utils import parametrizations, parametrize
 
-from ._helpers import check_grad, pair, require_torch, to_np
+from nn_utils_helpers import check_grad, pair, require_torch, to_np
 
 UPPER = np.triu(np.ones((4, 4), dtype=np.float32))
 STRICT_UPPER = np.triu(np.ones((4, 4), dtype=np.float32), 1)
@@ -341,7 +341,7 @@ def test_parametrized_spectral_norm_matches_torch():
 
 
 def test_matrix_exp_double_backward_float64():
-    from ._helpers import numerical_grad
+    from nn_utils_helpers import numerical_grad
 
     rng = np.random.default_rng(4)
     A0 = rng.standard_normal((3, 3)) * 0.5

@@ -11,7 +11,7 @@ import pytest
 import edutorch as et
 from edutorch.nn.utils import prune
 
-from ._helpers import numerical_grad, pair, require_torch, to_np
+from nn_utils_helpers import numerical_grad, pair, require_torch, to_np
 
 
 def torch_prune():
@@ -233,6 +233,58 @@ def test_global_unstructured_matches_torch():
     total = sum(int((m == 0).sum()) for m in (e1.weight_mask, e2.weight_mask, e2.bias_mask))
     assert total == 2 + round(0.4 * (55 - 2))
     assert isinstance(next(iter(e1._forward_pre_hooks.values())), prune.CustomFromMask)
+
+
+def test_global_unstructured_twice_on_fresh_weights_matches_torch():
+    """The first global pruning ranks the whole vector (all entries alive: no gather); the
+    second gathers the entries still alive."""
+    tprune = torch_prune()
+    e1, t1 = pair("Linear", 10, 4)
+    e2, t2 = pair("Linear", 4, 3)
+    for amount in (0.3, 0.5):
+        prune.global_unstructured([(e1, "weight"), (e2, "weight")],
+                                  pruning_method=prune.L1Unstructured, amount=amount)
+        tprune.global_unstructured([(t1, "weight"), (t2, "weight")],
+                                   pruning_method=tprune.L1Unstructured, amount=amount)
+        for e, t in ((e1, t1), (e2, t2)):
+            np.testing.assert_array_equal(to_np(e.weight_mask), to_np(t.weight_mask))
+            np.testing.assert_array_equal(to_np(e.weight), to_np(t.weight))
+    # 52 entries: round(0.3 * 52) = 16, then half of the 36 left
+    assert sum(int((m == 0).sum()) for m in (e1.weight_mask, e2.weight_mask)) == 16 + 18
+    for e in (e1, e2):  # each mask owns its memory: it can be written, as in PyTorch
+        assert e.weight_mask.dtype == et.float32 and e.weight_mask.is_contiguous()
+        e.weight_mask[0, 0] = 1.0
+
+
+def test_a_method_that_writes_into_its_default_mask_works_in_global_pruning():
+    """PyTorch hands the method a real tensor of ones: writing into it is allowed."""
+    class EveryOther(prune.BasePruningMethod):
+        PRUNING_TYPE = "unstructured"
+
+        def __init__(self, amount):
+            self.amount = amount
+
+        def compute_mask(self, t, default_mask):
+            default_mask.view(-1)[::2] = 0
+            return default_mask
+
+    a, b = et.nn.Linear(3, 2), et.nn.Linear(2, 2)
+    prune.global_unstructured([(a, "weight"), (b, "weight")], pruning_method=EveryOther,
+                              amount=0.5)
+    assert to_np(a.weight_mask).tolist() == [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0]]
+    assert to_np(b.weight_mask).tolist() == [[0.0, 1.0], [0.0, 1.0]]
+
+
+def test_ties_across_tensors_in_global_pruning_go_lowest_index_first():
+    w1, w2 = et.nn.Linear(3, 1, bias=False), et.nn.Linear(3, 1, bias=False)
+    with et.no_grad():
+        w1.weight.copy_(et.tensor([[2.0, 1.0, 1.0]]))
+        w2.weight.copy_(et.tensor([[1.0, 3.0, 1.0]]))
+    prune.global_unstructured([(w1, "weight"), (w2, "weight")],
+                              pruning_method=prune.L1Unstructured, amount=3)
+    # four entries tie at 1.0 for three slots: the first three in the concatenated order
+    assert to_np(w1.weight_mask).tolist() == [[1.0, 0.0, 0.0]]
+    assert to_np(w2.weight_mask).tolist() == [[0.0, 1.0, 1.0]]
 
 
 def test_global_unstructured_rejects_structured_methods():

@@ -8,7 +8,7 @@ import edutorch as et
 from edutorch.nn.utils import remove_weight_norm, weight_norm
 from edutorch.nn.utils.weight_norm import _weight_norm, norm_except_dim
 
-from ._helpers import check_grad, pair, require_torch, to_np
+from nn_utils_helpers import check_grad, pair, require_torch, to_np
 
 
 def quiet(fn, *args, **kwargs):

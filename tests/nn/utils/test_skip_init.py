@@ -5,7 +5,7 @@ import pytest
 import edutorch as et
 from edutorch.nn.utils import skip_init
 
-from ._helpers import require_torch
+from nn_utils_helpers import require_torch
 
 
 def test_skip_init_builds_the_module_with_its_shapes():

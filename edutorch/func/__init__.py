@@ -1,0 +1,26 @@
+"""``torch.func``: function transforms (JAX-like) over edutorch functions.
+
+    grad(f)(x)                  # df/dx for f returning a scalar
+    vmap(f)(xs)                 # f over the first dimension of xs
+    jacrev(f)(x), hessian(f)(x)
+    functional_call(model, params, (x,))   # a model as a function of its parameters
+
+They compose: ``vmap(grad(loss), in_dims=(None, 0, 0))(params, xs, ys)`` gives
+per-sample gradients.  Files as in PyTorch's ``torch/_functorch``:
+``_eager_transforms.py`` (grad, grad_and_value, vjp, jacrev, hessian),
+``_vmap.py`` (vmap), ``_functional_call.py`` (functional_call,
+stack_module_state), ``_pytree.py`` (nests of tensors).
+
+No forward mode yet: ``jvp``, ``jacfwd`` and ``linearize`` are not here, and
+``hessian`` is computed by reverse over reverse.
+"""
+from ._eager_transforms import grad, grad_and_value, hessian, jacrev, vjp
+from ._functional_call import functional_call, stack_module_state
+from ._vmap import vmap
+
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacrev", "stack_module_state", "vjp", "vmap"]
+
+
+from .._scope import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr("torch.func", "edutorch.func")  # out-of-scope names say why
