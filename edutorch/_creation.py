@@ -11,6 +11,7 @@ import numpy as np
 from . import _dtype, backend
 from ._tensor import Tensor, device as _device
 from ._dtype import is_floating as _is_floating
+from .autograd._functions import layout
 
 
 def _np_dtype(dtype):
@@ -258,24 +259,30 @@ def _like(t, dtype, device):
     return (dtype or t.dtype), (device or t.device)
 
 
+def _laid_out_like(new, t):
+    """``new`` with ``t``'s memory layout (PyTorch's ``memory_format=torch.preserve_format``)."""
+    new._data = layout.like(new._data, t._data)
+    return new
+
+
 def zeros_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    return zeros(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out_like(zeros(t.shape, dtype=dtype, device=device, requires_grad=requires_grad), t)
 
 
 def ones_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    return ones(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out_like(ones(t.shape, dtype=dtype, device=device, requires_grad=requires_grad), t)
 
 
 def empty_like(t, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    return empty(t.shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out_like(empty(t.shape, dtype=dtype, device=device, requires_grad=requires_grad), t)
 
 
 def full_like(t, fill_value, *, dtype=None, device=None, requires_grad=False):
     dtype, device = _like(t, dtype, device)
-    return full(t.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+    return _laid_out_like(full(t.shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad), t)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):

@@ -82,6 +82,26 @@ _CPU = device("cpu")
 _CUDA = device("cuda", 0)
 
 
+def _follow_base_requires_grad(view, base):
+    """A view made before its base was set to require grad (``v = x.view(4); x.requires_grad_()``):
+    PyTorch's ``v.requires_grad`` reads the base's flag, so ops on ``v`` are recorded, but ``v``
+    has no node and no gradient accumulator of its own: the gradient that reaches it is dropped.
+    If the base was written in place since the view was made, PyTorch remakes the view's graph
+    from the base (``AsStridedBackward0``): its gradient then reaches the base."""
+    from ._tensor_methods import views
+
+    if view.grad_fn is not None:
+        return
+    if not base._requires_grad:
+        if view.__dict__.pop("_requires_grad_of_base", False):
+            view._requires_grad = False
+    elif view.__dict__.get("_view_version") != base._version_counter[0] and views.base_index(view, base) is not None:
+        views.set_graph(view, views.AsStrided.apply(base, views.base_index(view, base)))
+    else:
+        view._requires_grad = True
+        view._requires_grad_of_base = True
+
+
 class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, LinalgMethods, ReductionMethods,
              SortingMethods, ShapeMethods, IndexingMethods, ConversionMethods, InplaceMethods, SamplingMethods):
     """A multi-dimensional array that can record the operations applied to it."""
@@ -176,6 +196,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         if value and not _dtype.is_floating(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(value)
+        for view in list(self.__dict__.get("_views", ())):
+            _follow_base_requires_grad(view, self)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place and return ``self``.
@@ -231,6 +253,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """The graph edge a gradient for this tensor flows into: ``(node, output_nr)``."""
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
+        if "_requires_grad_of_base" in self.__dict__:  # its gradient goes nowhere (_follow_base_requires_grad)
+            return (None, 0)
         acc = self._accumulator() if self._accumulator is not None else None
         if acc is None:
             acc = _function.AccumulateGrad(self)

@@ -178,14 +178,18 @@ def tensordot(a, b, dims=2, out=None):
     dims_a = [d % a.ndim for d in dims_a]
     dims_b = [d % b.ndim for d in dims_b]
     for da, db in zip(dims_a, dims_b):
-        if a.shape[da] != b.shape[db]:
+        if b.shape[db] == 1:  # a contracted dim of size 1 broadcasts: PyTorch sums the other side first
+            a = a.sum(da, keepdim=True)
+        elif a.shape[da] == 1:
+            b = b.sum(db, keepdim=True)
+        elif a.shape[da] != b.shape[db]:
             raise RuntimeError(f"contracted dimensions need to match, but first has size {a.shape[da]} "
                                f"in dim {da} and second has size {b.shape[db]} in dim {db}")
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     k = int(np.prod([a.shape[d] for d in dims_a]))
-    left = a.permute(free_a + dims_a).reshape(-1, k)
-    right = b.permute(dims_b + free_b).reshape(k, -1)
+    left = a.permute(free_a + dims_a).reshape(int(np.prod([a.shape[d] for d in free_a])), k)
+    right = b.permute(dims_b + free_b).reshape(k, int(np.prod([b.shape[d] for d in free_b])))
     result = (left @ right).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
     if out is not None:
         out.copy_(result)

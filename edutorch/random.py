@@ -73,7 +73,7 @@ def _rng(generator):
     return (generator or default_generator)._rng
 
 
-_CHUNK = 1 << 20  # samples drawn at a time by ``randn``: 8 MiB of float64
+_CHUNK = 1 << 20  # samples drawn at a time by ``rand``/``randn``: 8 MiB of float64
 
 
 def _sample(values, dtype, device, requires_grad):
@@ -92,29 +92,41 @@ def _checked(size, dtype, name):
 
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
+    dtype = _floating(dtype, "check_uniform_bounds")
     shape = _checked(_creation._size_args("rand", args, size), dtype, "rand")
-    with _creation.allocating(_creation.nbytes_of(shape, np.float64)):
-        values = _rng(generator).random(shape)
-    return _sample(values, dtype, device, requires_grad)
+    out = _drawn(shape, dtype, _rng(generator).random)
+    return _creation._finish(out, dtype, device, requires_grad)
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
-    """Standard normal samples.
-
-    NumPy draws them as float64; for a float32 (or smaller) result they are
-    drawn ``_CHUNK`` at a time and written into the result, so the peak is the
-    result plus one chunk, not the result plus a float64 copy of it three
-    times larger.  The numbers are those of one float64 draw, chunked or not.
-    """
-    dtype = dtype or _dtype.get_default_dtype()
+    """Standard normal samples."""
+    dtype = _floating(dtype, "normal_kernel_cpu")
     shape = _checked(_creation._size_args("randn", args, size), dtype, "randn")
+    out = _drawn(shape, dtype, _rng(generator).standard_normal)
+    return _creation._finish(out, dtype, device, requires_grad)
+
+
+def _floating(dtype, kernel):
+    """``dtype`` (the default float if None); PyTorch has no kernel drawing integers or bools here."""
+    dtype = dtype or _dtype.get_default_dtype()
+    if not _dtype.is_floating(dtype.np):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype.scalar_type_name(dtype)}\'')
+    return dtype
+
+
+def _drawn(shape, dtype, draw):
+    """An array of ``dtype`` filled by ``draw(n)`` (NumPy draws float64), ``_CHUNK`` samples at a time.
+
+    So the peak is the result plus one chunk, not the result plus a float64
+    copy of it (three times a float32 result).  The numbers are those of one
+    float64 draw, chunked or not.
+    """
     with _creation.allocating(_creation.nbytes_of(shape, dtype.np)):
         out = np.empty(shape, dtype.np)
     flat = out.reshape(-1)  # a view: writing into it fills ``out``
-    rng = _rng(generator)
     for start in range(0, flat.size, _CHUNK):
-        flat[start:start + _CHUNK] = rng.standard_normal(min(_CHUNK, flat.size - start))
-    return _creation._finish(out, dtype, device, requires_grad)
+        flat[start:start + _CHUNK] = draw(min(_CHUNK, flat.size - start))
+    return out
 
 
 def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd._functions import blas, utils
+from ..autograd._functions import shape as shape_fns
 from ..amp.autocast_mode import autocast_op
 
 
@@ -84,4 +85,9 @@ class BlasMethods:
         b = other.reshape((1,) * (n - other.ndim) + tuple(other.shape))
         # a[i] * b[j] laid out at i * b.shape + j: interleave the dims, then merge pairs
         prod = a.reshape([s for d in a.shape for s in (d, 1)]) * b.reshape([s for d in b.shape for s in (1, d)])
-        return prod.reshape([x * y for x, y in zip(a.shape, b.shape)])
+        shape = [x * y for x, y in zip(a.shape, b.shape)]
+        # PyTorch merges the pairs with ``_unsafe_view``: it refuses where the product's strides
+        # (laid out like non-contiguous inputs) allow no view
+        if not shape_fns.can_view(prod._data, shape):
+            prod.view(shape)  # raises PyTorch's "view size is not compatible" error
+        return shape_fns.UnsafeView.apply(prod, shape)

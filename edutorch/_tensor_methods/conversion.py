@@ -7,7 +7,7 @@ import copy
 
 from .. import _dtype
 from ..autograd._functions import utils
-from ..autograd._functions.tensor import Clone, ToDevice, ToDtype
+from ..autograd._functions.tensor import Clone, Contiguous, ToDevice, ToDtype
 
 
 class ConversionMethods:
@@ -53,19 +53,27 @@ class ConversionMethods:
 
         A module whose attribute is computed by an op (a pruned or weight-normed
         ``weight``, recomputed by a forward pre-hook) cannot be deep-copied either,
-        as in PyTorch.  A leaf is copied the way Python copies any object.
+        as in PyTorch.  A leaf is copied field by field: its values, ``.grad``,
+        version and the attributes a user set.
         """
         if self.grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
                 "the moment.  If you were attempting to deepcopy a module, this may be because of a "
                 "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
-        return copy._reconstruct(self, memo, *self.__reduce_ex__(4))  # Python's own deep copy of an object
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for name in ("_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter"):
+            setattr(new, name, copy.deepcopy(getattr(self, name), memo))  # values, .grad and version
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))  # attributes a user set (t.foo = ...)
+        return new
 
     def contiguous(self):
         if self._data.flags.c_contiguous:
             return self
-        return Clone.apply(self)
+        return Contiguous.apply(self)
 
     def is_contiguous(self):
         return bool(self._data.flags.c_contiguous)

@@ -10,7 +10,7 @@ from ..autograd import grad_mode
 from ..autograd._functions import indexing, utils
 from ..autograd._functions.tensor import CopySlices, IndexPut
 from ..autograd._functions.utils import wrap_dim
-from .inplace import LEAF_INPLACE_ERROR, VIEW_OF_LEAF_INPLACE_ERROR
+from .inplace import VIEW_OF_LEAF_INPLACE_ERROR, leaf_inplace_error
 from .views import check_no_overlap, track_view
 
 
@@ -37,7 +37,7 @@ class IndexingMethods:
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: write into the view the integers select
             if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
-                raise RuntimeError(LEAF_INPLACE_ERROR)
+                raise leaf_inplace_error(self)
             self[parts[0]][parts[1]] = value
             return
         if isinstance(value, (list, tuple)):
@@ -99,6 +99,8 @@ class IndexingMethods:
         if dim is None:
             return self.reshape(-1).gather(0, indices.reshape(-1))
         axis = wrap_dim(dim, self.ndim)
+        if self.ndim == 0:
+            raise IndexError(f"Dimension specified as {axis} but tensor has no dimensions")
         shape_self = list(self.shape)
         shape_idx = list(indices.shape)
         shape_self[axis] = shape_idx[axis] = 1

@@ -23,6 +23,14 @@ LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-
 VIEW_OF_LEAF_INPLACE_ERROR = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
+
+
+def leaf_inplace_error(t):
+    """PyTorch's refusal of an in-place op on a leaf that requires grad (or on a view made before its
+    base was set to require grad, whose flag is the base's: ``_follow_base_requires_grad``)."""
+    return RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR if "_requires_grad_of_base" in t.__dict__ else LEAF_INPLACE_ERROR)
+
+
 EXPANDED_INPLACE_ERROR = (
     "unsupported operation: more than one element of the written-to tensor refers to a single memory "
     "location. Please clone() the tensor before performing the operation."
@@ -39,8 +47,8 @@ def _check_memory(t, fn, args):
     if getattr(fn, "writes_part", False):  # x[idx] = v: ``__setitem__`` checked the part it writes
         return
     for a in args:
-        if isinstance(a, utils._Tensor):
-            check_no_overlap(t, a)
+        if isinstance(a, utils._Tensor):  # scatter_, index_add_: not even the tensor itself (full_ok)
+            check_no_overlap(t, a, full_ok=not getattr(fn, "writes_scattered", False))
 
 
 def _saved_by(node, t):
@@ -127,7 +135,7 @@ class InplaceMethods:
         """Run ``fn`` out of place, then write the result into this tensor's storage."""
         recording = grad_mode.is_grad_enabled()
         if recording and self._requires_grad and self.grad_fn is None:
-            raise RuntimeError(LEAF_INPLACE_ERROR)
+            raise leaf_inplace_error(self)
         base = self.__dict__.get("_view_of") if recording else None
         if base is not None and (self._requires_grad or base._requires_grad or _any_requires_grad(args)):
             return self._inplace_on_view(base, fn, args)
@@ -193,8 +201,12 @@ class InplaceMethods:
         stay views of the same memory.  ``arguments()`` gives ``fn``'s arguments; it
         runs after the leaf check, as PyTorch checks autograd before the dims.
         """
-        if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
-            raise RuntimeError(LEAF_INPLACE_ERROR)
+        if grad_mode.is_grad_enabled() and self._requires_grad:
+            if self.grad_fn is None:
+                raise leaf_inplace_error(self)
+            base = self.__dict__.get("_view_of")
+            if base is not None and base._requires_grad and base.grad_fn is None:
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         out = fn.apply(self, *arguments())
         self._data = out._data
         self._version_counter[0] += 1

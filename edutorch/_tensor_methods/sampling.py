@@ -8,12 +8,12 @@ import numpy as np
 from .. import backend
 from ..autograd import grad_mode
 from ..autograd._functions import utils
-from .inplace import LEAF_INPLACE_ERROR
+from .inplace import leaf_inplace_error
 
 
 def _check_leaf_inplace(t):
     if grad_mode.is_grad_enabled() and t._requires_grad and t.grad_fn is None:
-        raise RuntimeError(LEAF_INPLACE_ERROR)
+        raise leaf_inplace_error(t)
     return t
 
 

@@ -52,6 +52,16 @@ def _tuple(x):
     return tuple(x) if isinstance(x, (list, tuple)) else (x,)
 
 
+def _refuse_0d(t, error, message):
+    """Ops that need a real dim refuse a 0-d tensor (most ops accept dim 0 or -1 there)."""
+    if t.ndim == 0:
+        raise error(message)
+
+
+def _no_dims(dim):
+    return f"Dimension specified as {dim} but tensor has no dimensions"
+
+
 class ShapeMethods:
     """Mixed into ``Tensor`` (the topic is in the module docstring)."""
 
@@ -153,7 +163,10 @@ class ShapeMethods:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         if s == e:
             return self
-        return self.reshape(old[:s] + (-1,) + old[e + 1:])
+        merged = 1
+        for size in old[s:e + 1]:  # (not -1: a size-0 dim elsewhere would leave it undetermined)
+            merged *= size
+        return self.reshape(old[:s] + (merged,) + old[e + 1:])
 
     def unflatten(self, dim, sizes):
         """Split dim ``dim`` into ``sizes`` (one of them may be -1, inferred as in ``view``)."""
@@ -239,11 +252,13 @@ class ShapeMethods:
                 raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
             return shape_fns.Roll.apply(self, shifts, None)
         dims = _tuple(dims)
+        _refuse_0d(self, IndexError, _no_dims(dims[0]))
         if len(shifts) != len(dims):
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
         return shape_fns.Roll.apply(self, shifts, tuple(wrap_dim(d, self._data.ndim) for d in dims))
 
     def narrow(self, dim, start, length):
+        _refuse_0d(self, RuntimeError, "narrow() cannot be applied to a 0-dim tensor.")
         axis = wrap_dim(dim, self._data.ndim)
         size = self._data.shape[axis]
         start = start + size if start < 0 else start
@@ -256,6 +271,7 @@ class ShapeMethods:
 
     def select(self, dim, index):
         """The slice at ``index`` along ``dim``, that dim removed (``x.select(0, i)`` is ``x[i]``)."""
+        _refuse_0d(self, IndexError, "select() cannot be applied to a 0-dim tensor.")
         axis = wrap_dim(dim, self.ndim)
         size = self.shape[axis]
         if not -size <= index < size:
@@ -268,6 +284,7 @@ class ShapeMethods:
         return as_view(self, shape_fns.Unfold.apply(self, dimension, size, step))
 
     def split(self, split_size, dim=0):
+        _refuse_0d(self, RuntimeError, "split expects at least a 1-dimensional tensor")
         axis = wrap_dim(dim, self._data.ndim)
         size = self._data.shape[axis]
         if isinstance(split_size, int):
@@ -284,6 +301,7 @@ class ShapeMethods:
         return multi_view(self, shape_fns.SplitWithSizes.apply(self, sizes, axis), "SplitWithSizes")
 
     def chunk(self, chunks, dim=0):
+        _refuse_0d(self, RuntimeError, "chunk expects at least a 1-dimensional tensor")
         if chunks <= 0:
             raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
         size = self._data.shape[wrap_dim(dim, self._data.ndim)]
@@ -293,6 +311,8 @@ class ShapeMethods:
 
     def tensor_split(self, indices_or_sections, dim=0):
         """Split into ``n`` nearly equal parts (the first ones one longer), or at the given indices."""
+        _refuse_0d(self, RuntimeError, "tensor_split expected at least a 1-dimensional tensor, but got a tensor "
+                   "with 0 dims")
         axis = wrap_dim(dim, self.ndim)
         size = self.shape[axis]
         if isinstance(indices_or_sections, int):
@@ -306,12 +326,14 @@ class ShapeMethods:
         return tuple(self.narrow(axis, lo, builtins.max(hi - lo, 0)) for lo, hi in zip(bounds, bounds[1:]))
 
     def unbind(self, dim=0):
+        _refuse_0d(self, IndexError, _no_dims(wrap_dim(dim, self.ndim)))
         return multi_view(self, shape_fns.Unbind.apply(self, wrap_dim(dim, self._data.ndim)), "Unbind")
 
     def diff(self, n=1, dim=-1, prepend=None, append=None):
         """``x[i + 1] - x[i]`` along ``dim``, ``n`` times (after joining ``prepend``/``append``)."""
         from .._functional import cat
 
+        _refuse_0d(self, RuntimeError, "diff expects input to be at least one-dimensional")
         x = self
         axis = wrap_dim(dim, self.ndim)
         if prepend is not None or append is not None:

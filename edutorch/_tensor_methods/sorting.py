@@ -30,6 +30,8 @@ class SortingMethods:
         """The ``k``-th smallest value along ``dim`` and its index (a named tuple)."""
         axis = wrap_dim(dim, self.ndim)
         size = self.shape[axis] if self.ndim else 1
+        if size == 0:
+            raise IndexError(f"kthvalue(): Expected reduction dim {axis} to have non-zero size.")
         if not 1 <= k <= size:
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
         x = self if self.ndim else self.reshape(1)

@@ -51,6 +51,7 @@ def track_view(base, view):
         view._multi_view = multi
     base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
     view._view_of = base
+    view._view_version = base._version_counter[0]  # (a later write of the base: _follow_base_requires_grad)
     views = base.__dict__.get("_views")
     if views is None:
         views = base._views = weakref.WeakSet()
@@ -100,6 +101,10 @@ def base_index(view, base):
     cached = view.__dict__.get("_base_index")  # (view array, base array, index): arrays keep their layout
     if cached is not None and cached[0] is view._data and cached[1] is base._data:
         return cached[2]
+    if base._data.ndim == 0:
+        index = _index_of_0d_base(view)
+        view._base_index = (view._data, base._data, index)
+        return index
     positions = positions_in_base(view, base)
     index = None
     if positions is not None:  # (computed on the CPU from shapes and strides; used where the base lives)
@@ -107,6 +112,18 @@ def base_index(view, base):
         index = tuple(backend.to_device(i, device) for i in np.unravel_index(positions, base._data.shape))
     view._base_index = (view._data, base._data, index)
     return index
+
+
+def _index_of_0d_base(view):
+    """``base_index`` of a view of a 0-d base: its one element, as ``base[..., None]`` (shape (1,)),
+    ``base[..., None, None]`` (shape (1, 1))...  A 0-d array has no dim to repeat its element along,
+    so an ``expand`` of it (several elements) cannot be followed here: refused with a clear error."""
+    if view._data.size == 0:
+        return None  # nothing to follow
+    if view._data.size > 1:
+        raise RuntimeError("edutorch cannot follow an in-place change of a 0-d tensor into its expand() view "
+                           "(or back): clone() one of them first")
+    return (Ellipsis,) + (None,) * view._data.ndim
 
 
 class AsStrided(indexing.Index):

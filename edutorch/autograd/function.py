@@ -32,6 +32,7 @@ import weakref
 import numpy as np
 
 from . import _saved_attrs, _saved_tensor, grad_mode
+from ._functions.layout import torch_layout
 from .._dtype import is_floating as _is_floating
 
 _state = grad_mode._state
@@ -102,7 +103,7 @@ class Node(FunctionCtx):
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # -- saved tensors ---------------------------------------------------
     def _pack_saved(self, outputs):
@@ -415,6 +416,7 @@ class Function:
                     node = _new_node(cls, args)
                     break
         outputs = _run_forward(cls, FunctionCtx() if node is None else node, args, kwargs)
+        outputs = torch_layout(cls, outputs, args)  # PyTorch's strides (reshape views by them)
         if node is None:
             return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
         return _connect_outputs(node, outputs, args)
@@ -587,7 +589,7 @@ def once_differentiable(fn):
 class DelayedError(Function):
     """Identity whose backward raises: what ``@once_differentiable`` hangs on its results.
 
-    Its node is named ``Error``, as PyTorch's.
+    Its node is of class ``Error``, as PyTorch's.
     """
 
     _backward_name = "Error"
@@ -600,3 +602,7 @@ class DelayedError(Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+# PyTorch's node is the C++ class ``Error``: its ``name()`` is the qualified C++ name
+DelayedError._backward_cls.name = lambda self: "torch::autograd::Error"

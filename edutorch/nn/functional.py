@@ -51,7 +51,7 @@ def linear(input, weight, bias=None):
     if ndim == 2:
         return _linear.LinearNoBias.apply(None, input, weight)
     if ndim > 2:  # flatten the batch dims, one product, restore them
-        out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
+        out = linear(input.flatten(0, -2), weight, bias)  # (not reshape(-1, in): in may be 0)
         shape = (*input.shape[:-1], weight.shape[0])
         # PyTorch: a view of addmm's result; without a bias, matmul's _unsafe_view of mm's
         return out.view(*shape) if bias is not None else _shape_fns.UnsafeView.apply(out, shape)

@@ -251,3 +251,231 @@ def test_outer_refuses_anything_but_two_vectors(a, b, name, ndim):
     # fuzz: torch.outer(x(3,), y(3, 4)) returned a 3-d tensor; PyTorch: RuntimeError
     with pytest.raises(RuntimeError, match=f"outer: Expected 1-D argument {name}, but got {ndim}-D"):
         torch.outer(torch.ones(a, dtype=torch.float64), torch.ones(b, dtype=torch.float64))
+
+
+# --- memory layout: results laid out as PyTorch lays them out, so reshape views where PyTorch does ---
+def test_a_reshape_of_an_indexed_result_is_a_view():
+    # fuzz: `v = x[:, idx]; r = v.reshape(-1); v.neg_()` left r unchanged (NumPy's index result is not
+    # C-ordered, so reshape copied); PyTorch's index result is contiguous: r is a view and sees the write
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)
+    v = x[:, torch.tensor([0, 2])]
+    r = v.reshape(-1)
+    v.neg_()
+    assert r.tolist() == [-1.0, -3.0, -4.0, -6.0]
+
+
+def test_a_view_of_a_cumsum_of_a_transposed_tensor_runs():
+    # fuzz: `x.t().cumsum(0).view(6)` refused; PyTorch's cumsum returns a contiguous result
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)
+    assert x.t().cumsum(0).view(6).tolist() == [1.0, 4.0, 3.0, 9.0, 6.0, 15.0]
+    assert x.t().softmax(0).is_contiguous() and x.t().sum(1, keepdim=True).is_contiguous()
+
+
+def test_an_elementwise_result_is_laid_out_like_its_first_input():
+    # PyTorch's TensorIterator: the first input's strides decide the result's layout
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64).t()  # (3, 2), not contiguous
+    y = torch.ones(3, 2, dtype=torch.float64)
+    assert not (x + y).is_contiguous() and (y + x).is_contiguous()
+    assert not x.sin().is_contiguous() and not x.clone().is_contiguous() and not torch.zeros_like(x).is_contiguous()
+    assert x.contiguous().is_contiguous() and x.contiguous().view(6).tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        (x * 2).view(6)
+    assert (x * 2).reshape(6).tolist() == [2.0, 8.0, 4.0, 10.0, 6.0, 12.0]
+
+
+def test_kron_of_a_non_contiguous_tensor_refuses_as_pytorch_does():
+    # PyTorch merges kron's dims with a view, which a transposed input's product cannot give
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        torch.kron(x, x.t())
+    assert torch.kron(x, x.t().contiguous()).shape == (6, 6)
+    assert torch.kron(x, x).grad_fn is None and torch.kron(x.requires_grad_(), x).grad_fn.name() == "UnsafeViewBackward0"
+
+
+@pytest.mark.parametrize("write", [lambda v: v.t_(), lambda v: v.transpose_(0, 0), lambda v: v.unsqueeze_(0),
+                                   lambda v: v.squeeze_()])
+def test_a_shape_changing_inplace_op_on_a_view_of_a_leaf_that_requires_grad_raises(write):
+    # fuzz: `v = x.permute((0,)); v.t_()` ran; PyTorch refuses as for any in-place op on such a view
+    x = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place"):
+        write(x.permute((0,)))
+    with torch.no_grad():
+        assert write(x.permute((0,))).shape in ((3,), (1, 3))
+
+
+@pytest.mark.parametrize("bounds", [{"min": (3, 2)}, {"max": (2,)}, {"min": (2, 1), "max": (4,)}])
+def test_clamp_with_bounds_that_do_not_broadcast_raises_runtime_error(bounds):
+    # fuzz: `x.clamp(min=torch.zeros(3, 2))` with x of shape (3,) raised NumPy's ValueError
+    x = torch.zeros(3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of tensor b"):
+        x.clamp(**{k: torch.zeros(shape, dtype=torch.float64) for k, shape in bounds.items()})
+    assert x.clamp(min=torch.zeros(2, 1, dtype=torch.float64), max=torch.ones(3, dtype=torch.float64)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("index", [[-5], [-1], [4]])
+def test_index_add_out_of_range_on_a_vector_raises_index_error(index):
+    # fuzz: raised RuntimeError; PyTorch's kernel for 0-d and 1-d tensors raises IndexError
+    x = torch.zeros(4, dtype=torch.float64)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        x.index_add_(0, torch.tensor(index), torch.ones(1, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="index 4 is out of bounds for dimension 0 with size 4"):
+        torch.zeros(4, 2).index_add_(0, torch.tensor([4]), torch.ones(1, 2))
+
+
+def test_tensordot_broadcasts_a_contracted_dim_of_size_one():
+    # fuzz: tensordot(a(3,), b(1, 4), dims=1) refused; PyTorch sums a over that dim first
+    a = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([[2.0, 1.0, 1.0, 0.5]], dtype=torch.float64, requires_grad=True)
+    y = torch.tensordot(a, b, dims=1)
+    assert y.tolist() == [12.0, 6.0, 6.0, 3.0]
+    y.sum().backward()
+    assert a.grad.tolist() == [4.5, 4.5, 4.5] and b.grad.tolist() == [[6.0, 6.0, 6.0, 6.0]]
+
+
+@pytest.mark.parametrize("shapes", [((2, 0), (0, 3), (2, 3)), ((0, 2), (2, 3), (0, 3)), ((0,), (0,), ())])
+def test_tensordot_over_or_into_a_size_zero_dim(shapes):
+    # fuzz: tensordot over a size-0 dim raised (reshape(-1, 0)); PyTorch gives zeros
+    a, b, expected = shapes
+    y = torch.tensordot(torch.ones(a, dtype=torch.float64), torch.ones(b, dtype=torch.float64), dims=1)
+    assert y.shape == expected and not y.any()
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.index_add_(0, torch.tensor([1, 0]), x),
+    lambda x: x.scatter_(0, torch.tensor([[1, 0]]), x),
+    lambda x: x.scatter_add_(0, torch.tensor([[1, 0]]), x[:1]),
+    lambda x: x.t().scatter_add_(0, torch.tensor([[1, 0]]), x),
+])
+def test_scatter_and_index_add_from_the_written_tensor_itself_are_refused(write):
+    # fuzz: `x.index_add_(0, idx, x)` ran (the result depends on the order of the writes)
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the written-to tensor refer"):
+        write(x)
+    assert x.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert x.index_add(0, torch.tensor([1, 0]), x).tolist() == [[4.0, 6.0], [4.0, 6.0]]  # out of place: fine
+
+
+# --- 0-d tensors with a dim argument ---
+@pytest.mark.parametrize("name", ["max", "min", "median"])
+def test_a_reduction_of_a_0d_tensor_over_dim_0_stays_0d_with_keepdim(name):
+    # fuzz: `x.max(0, keepdim=True).values` had shape (1,); PyTorch: ()
+    x = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    values, indices = getattr(x, name)(0, keepdim=True)
+    assert values.shape == () and indices.shape == () and indices.item() == 0
+    values.backward()
+    assert x.grad.item() == 1.0
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda x: x.roll(1, 0), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (lambda x: x.roll(1, -1), IndexError, "Dimension specified as -1 but tensor has no dimensions"),
+    (lambda x: x.unbind(-1), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (lambda x: x.take_along_dim(torch.tensor(0), -1), IndexError, "Dimension specified as 0 but tensor has no"),
+    (lambda x: x.select(0, 0), IndexError, r"select\(\) cannot be applied to a 0-dim tensor\."),
+    (lambda x: x.narrow(0, 0, 1), RuntimeError, r"narrow\(\) cannot be applied to a 0-dim tensor\."),
+    (lambda x: x.diff(dim=0), RuntimeError, "diff expects input to be at least one-dimensional"),
+    (lambda x: x.chunk(1, 0), RuntimeError, "chunk expects at least a 1-dimensional tensor"),
+    (lambda x: x.split(1, 0), RuntimeError, "split expects at least a 1-dimensional tensor"),
+    (lambda x: x.tensor_split(1, 0), RuntimeError, "tensor_split expected at least a 1-dimensional tensor"),
+    (lambda x: x.index_select(0, torch.tensor([0, 0])), RuntimeError, "Index to scalar can have only 1 value"),
+])
+def test_ops_that_need_a_real_dim_refuse_a_0d_tensor_with_pytorchs_error(call, error, message):
+    # fuzz: NumPy's AxisError/IndexError ("tuple index out of range") came out instead
+    with pytest.raises(error, match=message):
+        call(torch.tensor(0.3, dtype=torch.float64))
+
+
+def test_gather_scatter_and_index_select_treat_a_0d_tensor_as_one_element():
+    # fuzz: gather's backward, scatter and scatter_add on 0-d tensors raised; index_select gave shape (1,)
+    x = torch.tensor(0.3, dtype=torch.float64, requires_grad=True)
+    i = torch.tensor(0)
+    y = x.gather(0, i) + x.scatter_add(0, i, x) + x.index_select(0, torch.tensor([0]))
+    assert y.shape == () and abs(y.item() - 1.2) < 1e-12
+    y.backward()
+    assert x.grad.item() == 4.0
+    v = torch.scatter_add(torch.tensor([2.0, 2.0], dtype=torch.float64), 0, torch.tensor([1]), x)  # src 0-d
+    assert v.tolist() == [2.0, 2.3]
+
+
+def test_scatter_src_with_fewer_dims_than_a_too_large_index_raises_the_rank_error():
+    # fuzz: the index (2, 1, 2) is larger than src (1,) in dim 0, so PyTorch never reads src.size(1):
+    # its rank check (RuntimeError) comes first, not the IndexError of reading a missing dim
+    x = torch.zeros(2, 4, 3, dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="Index tensor must have the same number of dimensions as src tensor"):
+        x.scatter(2, torch.tensor([[[0, 2]], [[2, 0]]]), torch.tensor([0.56], dtype=torch.float64))
+
+
+# --- size-0 tensors ---
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_over_a_size_0_dim_is_empty(name):
+    # fuzz: F.softmax(zeros(2, 0), dim=1) raised NumPy's "zero-size array to reduction" ValueError
+    x = torch.zeros((2, 0), dtype=torch.float64, requires_grad=True)
+    y = getattr(torch.nn.functional, name)(x, dim=1)
+    assert y.shape == (2, 0)
+    y.sum().backward()
+    assert x.grad.shape == (2, 0)
+
+
+def test_kthvalue_over_a_size_0_dim_raises_index_error():
+    with pytest.raises(IndexError, match=r"kthvalue\(\): Expected reduction dim 1 to have non-zero size\."):
+        torch.zeros((2, 0), dtype=torch.float64).kthvalue(1, 1)
+
+
+def test_flatten_of_a_batch_of_0():
+    # fuzz: nn.Flatten()(zeros(0, 2, 3)) raised (reshape(0, -1) cannot infer -1); PyTorch: shape (0, 6)
+    x = torch.zeros((0, 2, 3), dtype=torch.float64)
+    assert torch.nn.Flatten()(x).shape == (0, 6) and x.flatten(1).shape == (0, 6) and x.flatten().shape == (0,)
+
+
+def test_an_inplace_op_through_a_view_of_a_0d_tensor():
+    # fuzz: `v5 = norm.flatten(); v5.masked_fill_(...)` and `s.reshape(1).mul_(3)` raised NumPy's
+    # "multiple indices are not supported for 0d arrays"; PyTorch writes through the view
+    x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    s = x * 1
+    f, g = s.reshape(1), s.view(1, 1)
+    f.mul_(3)
+    assert s.item() == 1.5 and g.tolist() == [[1.5]] and g.grad_fn.name() == "AsStridedBackward0"
+    (s * 2 + g.sum() * 5).backward()
+    assert x.grad.item() == 21.0
+    y = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    s = y * 1
+    u = s.unsqueeze(0)
+    s.add_(y)
+    (u * 2).sum().backward()
+    assert y.grad.item() == 4.0
+
+
+def test_a_view_made_before_its_base_requires_grad_follows_the_bases_flag():
+    # fuzz: `v = x.reshape(4); x.requires_grad_()` left v.requires_grad False, so `(v * 2).sum().backward()`
+    # raised; in PyTorch a view's flag is its base's: ops on v are recorded, its gradient goes nowhere
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    v = x.reshape(4)
+    x.requires_grad_()
+    assert v.requires_grad and v.is_leaf and v.grad_fn is None and (v * 2).requires_grad
+    (v * 2).sum().backward()
+    assert v.grad is None and x.grad is None
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an in-place"):
+        v.mul_(2)
+    x.requires_grad_(False)
+    assert not v.requires_grad
+
+
+def test_a_view_of_a_base_written_before_it_requires_grad_gets_the_bases_graph():
+    # fuzz: `v3 = x1.permute(()); F.relu_(x1); x1.requires_grad_()` left v3 a leaf (x1.grad None);
+    # PyTorch remakes the graph of a view whose base changed since it was made: x1.grad = 0.75
+    x = torch.tensor([[1.0, -2.0], [3.0, 4.0]], dtype=torch.float64)
+    v = x.t()
+    with torch.no_grad():
+        x.mul_(2)
+    x.requires_grad_()
+    assert not v.is_leaf and v.grad_fn.name() == "AsStridedBackward0"
+    (v * torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)).sum().backward()
+    assert x.grad.tolist() == [[1.0, 3.0], [2.0, 4.0]]
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors is a no-op")
+def test_linear_with_no_input_features_on_a_batch():
+    # fuzz: Linear(0, 2) on a (3, 2, 4, 0) input raised (reshape(-1, 0)); PyTorch gives the bias
+    m = torch.nn.Linear(0, 2, dtype=torch.float64)
+    y = m(torch.zeros((3, 2, 4, 0), dtype=torch.float64))
+    assert y.shape == (3, 2, 4, 2) and torch.equal(y[1, 1, 1], m.bias.detach())

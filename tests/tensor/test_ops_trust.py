@@ -398,3 +398,81 @@ def test_no_uint64_tensor_from_python_ints():
             et.tensor(data)
     assert et.tensor([2**63], dtype=et.float64).tolist() == [2.0**63]
     assert et.tensor([-129], dtype=et.uint8).tolist() == [127]
+
+
+# --- smaller gaps from the fuzzer's last note (issue 23) ---
+@pytest.mark.parametrize("value", [2**63, 2**64 - 1, -2**63, 2**40, 300, 2**64, -2**63 - 1])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8"])
+def test_a_python_int_operand_wraps_to_the_tensors_bits_as_in_torch(value, dtype):
+    """``ones(2, dtype=long) + 2**63`` runs in PyTorch (the int wraps to int64 bits, then to the dtype's):
+    it raised OverflowError here; beyond 64 bits both raise OverflowError."""
+    torch = _torch()
+    for op in (lambda t, v: t + v, lambda t, v: t * v, lambda t, v: v - t):
+        def make(lib, op=op):
+            return op(lib.ones(2, dtype=getattr(lib, dtype)), value)
+        assert _made(et, make) == _made(torch, make)
+
+
+def test_a_python_int_operand_wraps_without_torch():
+    assert (et.ones(2, dtype=et.int64) + 2**63).tolist() == [-2**63 + 1] * 2
+    assert (et.ones(2, dtype=et.uint8) + 300).tolist() == [45, 45]
+    with pytest.raises(OverflowError, match="int too big to convert"):
+        et.ones(2, dtype=et.int64) + 2**64
+
+
+@pytest.mark.parametrize("name, kernel", [("rand", "check_uniform_bounds"), ("randn", "normal_kernel_cpu")])
+@pytest.mark.parametrize("dtype, type_name", [(et.int64, "Long"), (et.uint8, "Byte"), (et.bool, "Bool")])
+def test_rand_and_randn_refuse_integer_dtypes(name, kernel, dtype, type_name):
+    """PyTorch has no kernel drawing uniform or normal integers: NotImplementedError (it returned zeros)."""
+    with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for \'{type_name}\''):
+        getattr(et, name)(2, dtype=dtype)
+
+
+@pytest.mark.parametrize("sizes, message", [
+    ((2**40, 2**30), r"Storage size calculation overflowed with sizes=\[1099511627776, 2147483648\]"),
+    ((2**62,), "IntArrayRef contains an int that cannot be represented as a SymInt: -9223372036854775808"),
+    ((2**20, 2**20), "DefaultCPUAllocator: can't allocate memory: you tried to allocate 8796093022208 bytes"),
+    ((-1,), r"Trying to create tensor with negative dimension -2: \[-2\]"),
+])
+def test_repeat_too_large_raises_runtime_error(sizes, message):
+    """It raised NumPy's MemoryError/ValueError; PyTorch: RuntimeError."""
+    with pytest.raises(RuntimeError, match=message):
+        et.ones(2).repeat(*sizes)
+
+
+def test_once_differentiable_node_is_pytorchs_error_node():
+    from edutorch.autograd.function import once_differentiable
+
+    class Square(et.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = et.tensor([1.0, 2.0], requires_grad=True)
+    y = Square.apply(x)
+    (g,) = et.autograd.grad((y * y).sum(), x, create_graph=True)
+    assert y.grad_fn.name() == "SquareBackward" and g.grad_fn.name() == "torch::autograd::Error"
+    assert repr(g.grad_fn).startswith("<Error object at ")
+    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with"):
+        g.sum().backward()
+
+
+def test_deepcopy_of_a_leaf_copies_values_grad_version_and_attributes():
+    import copy
+
+    t = et.ones(2, requires_grad=True)
+    with et.no_grad():
+        t.add_(1)
+    t.grad, t.note = et.ones(2), [1]
+    c = copy.deepcopy(t)
+    assert c.tolist() == [2.0, 2.0] and c.requires_grad and c.is_leaf and c._version == 1
+    assert c.grad.tolist() == [1.0, 1.0] and c.note == [1] and c.note is not t.note
+    c.data.zero_()
+    assert t.tolist() == [2.0, 2.0]

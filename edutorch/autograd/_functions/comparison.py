@@ -131,10 +131,13 @@ class ClampTensor(Function):
             raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
         x = a._data
         out = x
-        if min is not None:
-            out = np.maximum(out, binary_arrays(a, min)[1])
-        if max is not None:
-            out = np.minimum(out, binary_arrays(a, max)[1])
+        for bound, pick in ((min, np.maximum), (max, np.minimum)):
+            if bound is not None:
+                bound = binary_arrays(a, bound)[1]
+                try:
+                    out = pick(out, bound)
+                except ValueError:  # shapes that do not broadcast: PyTorch's RuntimeError
+                    raise broadcast_error(out, bound) from None
         out = out.astype(x.dtype, copy=out is x)
         _meta(ctx, out, a, min, max)
         ctx.save_for_backward(a, min, max)

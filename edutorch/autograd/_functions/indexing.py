@@ -229,6 +229,16 @@ def _check_index_fits(self_shape, index_shape, src_shape, axis):
             )
 
 
+def _read_src_sizes(self_shape, index_shape, src_shape, axis):
+    """PyTorch's shape check reads ``src.size(d)`` for each index dim (after the index fit ``self``),
+    up to the first that is too small: a ``src`` with fewer dims raises its IndexError there."""
+    if not src_shape or any(d != axis and d < len(self_shape) and n > self_shape[d] for d, n in enumerate(index_shape)):
+        return  # a 0-d src counts as size 1 in every dim
+    for d, n in enumerate(index_shape):
+        if n > src_shape[wrap_dim(d, len(src_shape))]:
+            return
+
+
 class Scatter(Function):
     """``x.scatter(dim, index, src)``: out[i][index[i][j]] = src[i][j] (dim=1).
 
@@ -236,26 +246,28 @@ class Scatter(Function):
     """
 
     _backward_name = "ScatterBackward0"
+    writes_scattered = True  # in place, a source sharing memory with the target is refused (inplace.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, src, reduce=None):
 
         _check_index_tensor(index, "scatter")
         _check_same_rank(a, index, "self")
-        x = a._data
+        x, idx = a._data, index._data
         axis = wrap_dim(dim, x.ndim)
         if isinstance(src, _utils._Tensor):  # else NumPy's ValueError from the crop below
-            if 0 < src._data.ndim < index._data.ndim:  # PyTorch reads src.size(d) for each index dim first
-                wrap_dim(src._data.ndim, src._data.ndim)  # raises its IndexError ("... but got <ndim>")
+            _read_src_sizes(x.shape, idx.shape, src._data.shape, axis)
             _check_same_rank(src, index, "src")
-            _check_index_fits(x.shape, index._data.shape, src._data.shape, axis)
+            _check_index_fits(x.shape, idx.shape, src._data.shape, axis)
         ctx.axis = axis
         ctx.save_for_backward(index)
-        out = x.copy()
-        pos = _scatter_positions(x.shape, index._data, axis)
+        out = x.reshape(1).copy() if x.ndim == 0 else x.copy()  # a 0-d tensor: one element along dim 0
+        idx = idx.reshape(-1) if x.ndim == 0 else idx
+        pos = _scatter_positions(out.shape, idx, axis)
         if isinstance(src, _utils._Tensor):
-            crop = tuple(slice(0, s) for s in index._data.shape)
-            values = src._data[crop].astype(x.dtype, copy=False)
+            crop = tuple(slice(0, s) for s in idx.shape)
+            values = src._data.reshape(-1)[crop] if src._data.ndim == 0 else src._data[crop]
+            values = values.astype(x.dtype, copy=False)
         else:
             values = src
         if reduce == "add":
@@ -265,7 +277,7 @@ class Scatter(Function):
         else:
             out[pos] = values
         ctx.src_shape = src._data.shape if isinstance(src, _utils._Tensor) else None
-        return out
+        return out.reshape(x.shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -291,6 +303,7 @@ class ScatterAdd(Function):
 
     _backward_name = "ScatterAddBackward0"
     _autocast_op = "scatter_add"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
+    writes_scattered = True  # in place, a source sharing memory with the target is refused (inplace.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, src):
@@ -312,6 +325,7 @@ class IndexAdd(Function):
     """
 
     _backward_name = "IndexAddBackward0"
+    writes_scattered = True  # in place, a source sharing memory with the target is refused (inplace.py)
 
     @staticmethod
     def forward(ctx, a, dim, index, source, alpha=1):
@@ -369,6 +383,8 @@ def _check_index_add(x, axis, idx, src):
                            f"({n_src}), for dim: {axis}")
     size = x.shape[axis] if x.ndim else 1
     bad = idx[(idx < 0) | (idx >= size)]
+    if bad.size and x.ndim <= 1:  # PyTorch's kernel for one row of values checks as index_select does
+        raise IndexError("index out of range in self")
     if bad.size:
         raise RuntimeError(f"index {int(bad[0])} is out of bounds for dimension {axis} with size {size}")
 
@@ -442,10 +458,12 @@ class IndexSelect(Function):
         ctx.save_for_backward(index)
         flat = index._data.reshape(-1)
         size = a._data.shape[axis] if a._data.ndim else 1
+        if a._data.ndim == 0 and flat.size != 1:  # a 0-d tensor: one element, picked by one index
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {flat.size} value(s)")
         if flat.size and (flat.min() < 0 or flat.max() >= size):  # no negative positions, unlike x[index]
             raise IndexError("index out of range in self")
         if a._data.ndim == 0:
-            return a._data.reshape(1).take(flat).reshape(index._data.shape)
+            return a._data.copy()
         return a._data.take(flat, axis=axis)
 
     @staticmethod

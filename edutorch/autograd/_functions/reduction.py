@@ -586,7 +586,7 @@ class MaxDim(Function):
         idx = np.expand_dims(cls._arg(xs, axis=axis), axis)
         values = np.take_along_axis(xs, idx, axis)
         ctx.in_shape, ctx.axis, ctx.keepdim, ctx.dim = x.shape, axis, keepdim, dim
-        if not keepdim:
+        if not keepdim or not x.ndim:  # a 0-d tensor stays 0-d, keepdim or not
             values, idx = values.reshape(_reduced_shape(x.shape, (axis,), False)), \
                 idx.reshape(_reduced_shape(x.shape, (axis,), False))
         # saved as PyTorch does: backward reads it, and changing it in place is then an error

@@ -261,9 +261,18 @@ class Repeat(Function):
             raise RuntimeError(
                 "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
             )
+        from ... import _creation
+
         lead = len(sizes) - x.ndim
         ctx.in_shape, ctx.sizes = x.shape, tuple(sizes)
-        return _np(x).tile(x.reshape((1,) * lead + x.shape), sizes)
+        shape = [r * s for r, s in zip(sizes, (1,) * lead + x.shape)]
+        for s in shape:  # PyTorch's errors, not NumPy's MemoryError/ValueError
+            if s >= 2**63:
+                raise RuntimeError(f"IntArrayRef contains an int that cannot be represented as a SymInt: "
+                                   f"{(s + 2**63) % 2**64 - 2**63}")
+        _creation.checked_shape("repeat", shape, x.dtype)
+        with _creation.allocating(_creation.nbytes_of(shape, x.dtype)):
+            return _np(x).tile(x.reshape((1,) * lead + x.shape), sizes)
 
     @staticmethod
     def backward(ctx, grad):

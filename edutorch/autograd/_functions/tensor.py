@@ -22,6 +22,12 @@ class Clone(Function):
         return grad
 
 
+class Contiguous(Clone):
+    """``x.contiguous()`` of a non-contiguous ``x``: a clone in C order (``clone`` keeps ``x``'s layout)."""
+
+    _contiguous_result = True  # layout.py
+
+
 class ToDtype(Function):
     _backward_name = "ToCopyBackward0"
     _profiler_name = "aten::to"  # its torch.profiler event (not derived from the node name)

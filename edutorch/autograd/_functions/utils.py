@@ -87,10 +87,23 @@ def binary_arrays(a, b):
     if y_arr and y.dtype != dt:
         y = y.astype(dt)
     if not x_arr:
-        x = dt.type(x)
+        x = _scalar_as(x, dt)
     if not y_arr:
-        y = dt.type(y)
+        y = _scalar_as(y, dt)
     return x, y
+
+
+def _scalar_as(value, dt):
+    """A Python number as an operand of dtype ``dt``.  A Python int for an integer dtype wraps to its
+    bits as PyTorch's ``c10::Scalar`` does (``ones(2, dtype=long) + 2**63`` runs); beyond 64 bits
+    PyTorch raises OverflowError."""
+    if type(value) is not int or dt.kind not in "iu":
+        return dt.type(value)
+    if value >= 2**64:
+        raise OverflowError("int too big to convert")
+    if value < -2**63:
+        raise OverflowError("can't convert negative int to unsigned")
+    return np.array(value % 2**64, dtype=np.uint64).astype(dt)[()]  # two's complement, then the dtype's bits
 
 
 def scalar_for(value, x):

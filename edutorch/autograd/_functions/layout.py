@@ -1,0 +1,152 @@
+"""Memory layout of results: PyTorch's strides, not NumPy's.
+
+Whether ``reshape``/``flatten`` return a view (writes through one are seen by
+the other) or a copy, and whether ``view`` is allowed at all, depends on the
+strides of the tensor they start from.  So every op must lay its result out in
+memory as PyTorch does, not as NumPy happens to:
+
+* element-wise ops (PyTorch's ``TensorIterator``: ``sin``, ``+``, ``where``,
+  ``clone``, ``sort``...) lay the result out like their inputs: the dims in the
+  order of the inputs' strides, the first input deciding first
+  (``iteration_order``);
+* every other op (reductions, ``softmax``, ``cumsum``, ``cat``, ``mm``,
+  indexing...) returns a contiguous (C-order) result.  Those that keep their
+  input's shape are listed in ``CONTIGUOUS`` by node name (``contiguous()``,
+  whose node is ``clone``'s, says ``_contiguous_result = True`` instead).
+
+``Function.apply`` passes each new result of a built-in op through
+``torch_layout``; it copies only when NumPy chose another layout.
+"""
+import numpy as np
+
+from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+
+# Ops that keep their input's shape but return a contiguous result in PyTorch (their node names)
+CONTIGUOUS = frozenset({
+    "SoftmaxBackward0", "LogSoftmaxBackward0", "CumsumBackward0", "CumprodBackward0", "CummaxBackward0",
+    "CumminBackward0", "LogcumsumexpBackward0", "RollBackward0", "MaskedFillBackward0", "MaskedFillBackward1",
+    "TrilBackward0", "TriuBackward0", "NativeBatchNormBackward0", "NativeGroupNormBackward0",
+    "NativeLayerNormBackward0", "MmBackward0", "BmmBackward0", "AddmmBackward0", "MvBackward0",
+    "ConvolutionBackward0", "MaxPool2DWithIndicesBackward0", "AvgPool2DBackward0",
+    "AdaptiveAvgPool2DBackward0", "RepeatBackward0", "TopkBackward0", "GatherBackward0", "ScatterBackward0",
+    "ScatterBackward1", "ScatterAddBackward0", "IndexAddBackward0", "IndexBackward0", "IndexPutBackward0",
+    "IndexSelectBackward0", "RreluWithNoiseBackward0", "RreluWithNoiseBackward1", "CatBackward0",
+    "StackBackward0", "KronBackward0", "LogSigmoidBackward0", "LogSigmoidForwardBackward0",
+})
+
+
+def iteration_order(shape, operand_strides):
+    """The dims from the fastest-changing in memory to the slowest, as PyTorch's
+    ``TensorIterator::reorder_dimensions`` sorts them: by the first input's strides,
+    a tie (a broadcast dim, stride 0) decided by the next input."""
+    def should_swap(d0, d1):
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(len(shape)))[::-1]  # C order: the last dim is the fastest
+    for i in range(1, len(shape)):  # insertion sort that leaves ambiguous pairs in place
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[d0], perm[d1])
+            if comparison > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif comparison < 0:
+                break
+    return perm
+
+
+def _strides_in_order(shape, perm):
+    """Element strides of a dense tensor whose dims are laid out ``perm`` (fastest first)."""
+    strides, step = [0] * len(shape), 1
+    for d in perm:
+        strides[d] = step
+        step *= max(shape[d], 1)
+    return strides
+
+
+def _has_strides(a, strides):
+    """Does ``a`` have these element strides (dims of size 1 do not count)?"""
+    return all(n <= 1 or s == t * a.itemsize for n, s, t in zip(a.shape, a.strides, strides))
+
+
+def laid_out(a, perm):
+    """``a``'s values in memory dims ``perm`` (fastest first): a copy unless ``a`` is laid out so."""
+    strides = _strides_in_order(a.shape, perm)
+    if _has_strides(a, strides):
+        return a
+    slowest_first = perm[::-1]
+    out = np.empty([a.shape[d] for d in slowest_first], dtype=a.dtype).transpose(np.argsort(slowest_first))
+    out[...] = a
+    return out
+
+
+def _elementwise_order(out, inputs):
+    """``iteration_order`` of an element-wise op's inputs, or None when ``out`` is not element-wise
+    (its shape is not the inputs' broadcast shape)."""
+    try:
+        if not inputs or np.broadcast_shapes(*(a.shape for a in inputs)) != out.shape:
+            return None
+    except ValueError:
+        return None
+    if all(a.flags.c_contiguous for a in inputs):  # PyTorch's fast path: all contiguous, result too
+        return list(range(out.ndim))[::-1]
+    strides = [[s // a.itemsize for s in np.broadcast_to(a, out.shape).strides] for a in inputs]
+    return iteration_order(out.shape, strides)
+
+
+def torch_layout(cls, outputs, args):
+    """``outputs`` of the built-in op ``cls`` laid out in memory as PyTorch lays them out."""
+    if cls._backward_name is None or getattr(cls, "_own_layout", False):  # a custom Function, or reshape:
+        return outputs  # its results are laid out as its forward made them
+    if type(outputs) is tuple:
+        return tuple(_one(cls, o, args) for o in outputs)
+    return _one(cls, outputs, args)
+
+
+def _one(cls, out, args):
+    """One output: an array, or a Tensor the forward made (a fresh one gets its array replaced;
+    a view or alias of an input, which shares the input's version counter, is left alone)."""
+    if type(out) is np.ndarray:
+        return out if _nothing_to_do(out, args) else _relaid(cls, out, args)
+    if isinstance(out, _utils._Tensor) and type(out._data) is np.ndarray and not _nothing_to_do(out._data, args):
+        if not any(isinstance(a, _utils._Tensor) and out._version_counter is a._version_counter for a in args):
+            out._data = _relaid(cls, out._data, args)
+    return out
+
+
+def _nothing_to_do(out, args):
+    """The usual case, checked first and fast: a contiguous result of contiguous inputs (or a
+    result of fewer than 2 dims, which has one dense layout only)."""
+    if not out.flags.c_contiguous:
+        return False
+    if out.ndim < 2:
+        return True
+    for a in args:
+        if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray and not a._data.flags.c_contiguous:
+            return False
+    return True
+
+
+def _relaid(cls, out, args):
+    inputs = [a._data for a in args if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray]
+    contiguous = cls._backward_name in CONTIGUOUS or getattr(cls, "_contiguous_result", False)
+    order = None if contiguous else _elementwise_order(out, inputs)
+    return laid_out(out, order if order is not None else list(range(out.ndim))[::-1])
+
+
+def like(a, template):
+    """``a`` laid out as ``template`` (PyTorch's ``preserve_format`` of ``zeros_like``...): in its
+    dims' order when ``template`` is dense (no gaps, no repeats), else contiguous."""
+    if type(a) is not np.ndarray or type(template) is not np.ndarray or template.ndim < 2:
+        return a
+    perm = iteration_order(template.shape, [[s // template.itemsize for s in template.strides]])
+    dense = _has_strides(template, _strides_in_order(template.shape, perm))
+    return laid_out(a, perm if dense else list(range(a.ndim))[::-1])
