@@ -5,9 +5,10 @@ builds ``y = f(x)``, calls ``y.backward()`` and draws, on the left, the curve
 with its tangent (whose slope is ``x.grad``) and, on the right, the backward
 graph that ``backward`` walked (``autograd_graph.backward_graph``).
 
-Changing the function redraws everything; moving ``x`` only runs backward and
-redraws the tangent on top of a cached background (matplotlib "blitting"),
-so the slider stays live.  The figure is shown as PNG bytes in a
+Each function's curve and graph are rendered once (all of them when the widget
+is built) and kept; moving ``x`` or picking another function only runs
+backward and redraws the tangent on top of that cached background (matplotlib
+"blitting"), so both controls stay live.  The figure is shown as PNG bytes in a
 ``widgets.Image`` (see ``_render.py`` for why).
 """
 from __future__ import annotations
@@ -33,6 +34,7 @@ FUNCTIONS = {
 
 NODE_COLOURS = {"node": "#caf0f8", "leaf": "#ffd6a5", "group": "#e4d4f4"}
 EDGE_COLOUR = "#555555"
+MAX_BACKGROUNDS = 12  # rendered pictures kept (functions x groupings): ~5 MB each at 2x
 
 
 def draw_graph(ax, nodes, edges, title="backward graph of y (y.grad_fn at the top)", grouped=None):
@@ -149,11 +151,13 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         self.summary = widgets.Label()
         super().__init__([widgets.HBox([self.function, self.x]), self.group_controls,
                           self.summary, self.image])
+        self.backgrounds = {}  # (function, expanded groups) -> (picture, y limits)
         self.function.observe(self.draw_function, names="value")
         self.x.observe(self.move_x, names="value")
         self.expand.observe(self._expand_chosen, names="value")
         self.collapse_button.on_click(lambda _: self._regroup(self.grouped.reset))
         self.draw_function()
+        self._prerender()
 
     @property
     def f(self):
@@ -161,20 +165,46 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
 
     def draw_function(self, change=None):
         """A new function: build its backward graph (all groups collapsed) and draw it."""
-        x = self.torch.tensor(self.x.value, requires_grad=True)
-        self.nodes, self.edges = backward_graph(self.f(x).grad_fn)
-        self.grouped = GroupedGraph(self.nodes, self.edges)
+        self.nodes, self.edges, self.grouped = self._graph_of(self.function.value)
         self.draw_static()
 
+    def _graph_of(self, name):
+        """``(nodes, edges, GroupedGraph)`` of the backward graph of ``functions[name]``."""
+        x = self.torch.tensor(self.x.value, requires_grad=True)
+        nodes, edges = backward_graph(self.functions[name](x).grad_fn)
+        return nodes, edges, GroupedGraph(nodes, edges)
+
     def draw_static(self):
-        """The static picture: the curve ``y = f(x)`` and the (grouped) backward graph."""
+        """The static picture: the curve ``y = f(x)`` and the (grouped) backward graph.
+
+        Rendered once per function and grouping, then kept (``_render.py``'s blitting): a
+        function picked again in the dropdown costs what a move of the slider does.
+        """
+        key = (self.function.value, frozenset(self.grouped.expanded))
+        if key not in self.backgrounds:
+            self._render_background(self.function.value, self.nodes, self.edges, self.grouped)
+        self.background, y_limits = self.backgrounds[key]
+        self.left.set_ylim(y_limits)  # the tangent is drawn in this function's y range
+        self._sync_expand_menu()
+        self.move_x()
+
+    def _prerender(self):
+        """Render every function's picture now (a few tenths of a second once), so that
+        changing ``f(x)`` in the dropdown only pastes a picture."""
+        for name in self.functions:
+            if name != self.function.value and len(self.backgrounds) < MAX_BACKGROUNDS:
+                self._render_background(name, *self._graph_of(name))
+
+    def _render_background(self, name, nodes, edges, grouped):
+        """Draw the curve of ``functions[name]`` and its graph; keep the picture, without
+        the tangent, in ``backgrounds`` under ``(name, expanded groups)``."""
         torch = self.torch
         lo, hi = self.x_range[0] - 0.5, self.x_range[1] + 0.5
         xs = torch.linspace(lo, hi, 201)
         with torch.no_grad():  # the curve itself needs no graph
-            ys = self.f(xs).numpy()
+            ys = self.functions[name](xs).numpy()
         self.figure.clear()
-        left = self.figure.add_axes([0.07, 0.14, 0.33, 0.74])
+        left = self.left = self.figure.add_axes([0.07, 0.14, 0.33, 0.74])
         right = self.figure.add_axes([0.43, 0.02, 0.56, 0.86])
         left.plot(xs.numpy(), ys, color="#023e8a", lw=2, label="y = f(x)")
         self.tangent = left.plot([], [], "--", color="#e85d04", lw=2,
@@ -185,12 +215,13 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         left.set_xlabel("x", fontsize=font_size("label"))
         left.tick_params(labelsize=font_size("tick"))
         left.legend(fontsize=font_size("tick"), loc="upper left")
-        left.set_title(self.function.value, fontsize=font_size("title"))
-        draw_graph(right, self.nodes, self.edges, grouped=self.grouped)
-        self._sync_expand_menu()
+        left.set_title(name, fontsize=font_size("title"))
+        draw_graph(right, nodes, edges, grouped=grouped)
         self.figure.canvas.draw()
-        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
-        self.move_x()
+        if len(self.backgrounds) >= MAX_BACKGROUNDS:  # many groupings expanded: forget the oldest
+            self.backgrounds.pop(next(iter(self.backgrounds)))
+        self.backgrounds[name, frozenset(grouped.expanded)] = (
+            self.figure.canvas.copy_from_bbox(self.figure.bbox), left.get_ylim())
 
     def _sync_expand_menu(self):
         collapsed = self.grouped.collapsed_groups()

@@ -70,3 +70,19 @@ def test_view_runs_on_real_torch():
     ours = AutogradExplorer(et, x=0.25)
     assert view.slope == pytest.approx(ours.slope, rel=1e-6)
     assert [n.name for n in view.nodes] == [n.name for n in ours.nodes]
+
+
+def test_a_function_picked_again_shows_the_picture_of_a_fresh_render():
+    """Every function's picture is rendered when the widget is built and pasted when the
+    dropdown picks it: the same pixels (tangent in that function's y range) as a widget
+    that has only that function and rendered it just now."""
+    from widgets.autograd_explorer_view import FUNCTIONS
+
+    name = "x³ − 3x"
+    view = AutogradExplorer(et, x=0.3)
+    assert {key[0] for key in view.backgrounds} == set(FUNCTIONS)
+    view.function.value = name
+    view.x.value = 1.1
+    alone = AutogradExplorer(et, functions={name: FUNCTIONS[name]}, x=1.1)
+    assert view.image.value == alone.image.value
+    assert view.summary.value == alone.summary.value
