@@ -228,14 +228,19 @@ def save_and_reopen_without_kernel(page, base_url, path):
             break
         assert time.monotonic() < deadline, f"not saved with its widget state: {shown - stored}"
         page.wait_for_timeout(250)
+    shut_down_kernels(page, base_url)
+    page.reload(wait_until="domcontentloaded")
+    page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
+    wait_for_idle_kernel(page)
+
+
+def shut_down_kernels(page, base_url):
+    """End every kernel session of the server (its REST API, as the lab's "Shut Down All")."""
     xsrf = {c["name"]: c["value"] for c in page.context.cookies()}.get("_xsrf", "")
     for session in page.request.get(f"{base_url}api/sessions").json():
         response = page.request.delete(f"{base_url}api/sessions/{session['id']}",
                                        headers={"X-XSRFToken": xsrf})
         assert response.ok, response.status
-    page.reload(wait_until="domcontentloaded")
-    page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
-    wait_for_idle_kernel(page)
 
 
 def wait_for_every_widget_picture(page):
