@@ -35,6 +35,7 @@ afterwards 1.5 times larger, figures and HTML captions alike.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
@@ -142,6 +143,29 @@ class Canvas:
             if artist.axes is None or artist.axes.get_visible():
                 self.figure.draw_artist(artist)
         return png_bytes(canvas)
+
+
+def render_ahead(tasks, delay_s=0.3):
+    """Run ``tasks`` (functions without arguments that render a picture a control is
+    likely to ask for next, into a cache) before anyone asks.
+
+    In a kernel (a running asyncio event loop) they run one at a time when the loop is
+    idle, from ``delay_s`` seconds on: the cell's output is shown first and a click that
+    arrives meanwhile waits for at most one of them. Without an event loop (a script, a
+    test) nobody is waiting on a screen: they do not run.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    pending = list(tasks)
+
+    def next_task():
+        if pending:
+            pending.pop(0)()
+            loop.call_later(0.01, next_task)
+
+    loop.call_later(delay_s, next_task)
 
 
 def margins(width, height, ncols):

@@ -5,8 +5,8 @@ builds ``y = f(x)``, calls ``y.backward()`` and draws, on the left, the curve
 with its tangent (whose slope is ``x.grad``) and, on the right, the backward
 graph that ``backward`` walked (``autograd_graph.backward_graph``).
 
-Each function's curve and graph are rendered once (all of them when the widget
-is built) and kept; moving ``x`` or picking another function only runs
+Each function's curve and graph are rendered once (ahead, in the kernel's idle
+time after the widget is shown) and kept; moving ``x`` or picking another function only runs
 backward and redraws the tangent on top of that cached background (matplotlib
 "blitting"), so both controls stay live.  The figure is shown as PNG bytes in a
 ``widgets.Image`` (see ``_render.py`` for why).
@@ -19,7 +19,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from ._render import CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes
+from ._render import (CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes,
+                      render_ahead)
 from .autograd_graph import backward_graph
 from .graph_groups import GroupedGraph
 
@@ -183,21 +184,24 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         key = (self.function.value, frozenset(self.grouped.expanded))
         if key not in self.backgrounds:
             self._render_background(self.function.value, self.nodes, self.edges, self.grouped)
-        self.background, y_limits = self.backgrounds[key]
-        self.left.set_ylim(y_limits)  # the tangent is drawn in this function's y range
+        self.background, self.y_limits = self.backgrounds[key]
         self._sync_expand_menu()
         self.move_x()
 
     def _prerender(self):
-        """Render every function's picture now (a few tenths of a second once), so that
-        changing ``f(x)`` in the dropdown only pastes a picture."""
-        for name in self.functions:
-            if name != self.function.value and len(self.backgrounds) < MAX_BACKGROUNDS:
-                self._render_background(name, *self._graph_of(name))
+        """Render every other function's picture ahead (``render_ahead``: in the kernel's
+        idle time), so that changing ``f(x)`` in the dropdown only pastes a picture."""
+        def render(name):
+            return lambda: self._render_background(name, *self._graph_of(name))
+
+        render_ahead(render(name) for name in list(self.functions)[:MAX_BACKGROUNDS]
+                     if name != self.function.value)
 
     def _render_background(self, name, nodes, edges, grouped):
         """Draw the curve of ``functions[name]`` and its graph; keep the picture, without
         the tangent, in ``backgrounds`` under ``(name, expanded groups)``."""
+        if (name, frozenset(grouped.expanded)) in self.backgrounds:
+            return
         torch = self.torch
         lo, hi = self.x_range[0] - 0.5, self.x_range[1] + 0.5
         xs = torch.linspace(lo, hi, 201)
@@ -251,6 +255,7 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         xs = np.array([self.x_range[0] - 0.5, self.x_range[1] + 0.5])
         self.tangent.set_data(xs, self.y + self.slope * (xs - x0))
         self.point.set_data([x0], [self.y])
+        self.left.set_ylim(self.y_limits)  # the axes of the last render: this function's range
         canvas = self.figure.canvas
         canvas.restore_region(self.background)
         for artist in (self.tangent, self.point):

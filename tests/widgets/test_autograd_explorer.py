@@ -1,8 +1,10 @@
 """AutogradExplorer: the backward-graph model and its headless view."""
+import asyncio
+
 import pytest
 
 import edutorch as et
-from widget_helpers import is_png, png_bytes
+from widget_helpers import built_in_a_kernel, is_png, png_bytes
 from widgets import AutogradExplorer, backward_graph
 from widgets.autograd_graph import describe
 
@@ -79,7 +81,8 @@ def test_a_function_picked_again_shows_the_picture_of_a_fresh_render():
     from widgets.autograd_explorer_view import FUNCTIONS
 
     name = "x³ − 3x"
-    view = AutogradExplorer(et, x=0.3)
+    view = asyncio.run(built_in_a_kernel(lambda: AutogradExplorer(et, x=0.3),
+                                         lambda view: len(view.backgrounds) == len(FUNCTIONS)))
     assert {key[0] for key in view.backgrounds} == set(FUNCTIONS)
     view.function.value = name
     view.x.value = 1.1
