@@ -212,12 +212,23 @@ class TrainingStepper(PictureFallback, W.VBox):
         return self.task
 
     async def run_async(self, steps, chunk=CHUNK):
-        """Train chunk by chunk, giving the kernel a chance to handle "stop" in between."""
+        """Train chunk by chunk, giving the kernel a chance to handle "stop" in between.
+
+        What a person sees: "0 / N steps" at once, the curves after the first iteration
+        (a few milliseconds), then after every ``chunk`` iterations.
+        """
         self._running(True)
+        self.progress.max, self.progress.value = steps, 0
+        self.status.value = f"0 / {steps} steps"
         try:
-            for done, total in self.model.run(steps, chunk):
-                self._show_progress(done, total)
-                await asyncio.sleep(0.01)
+            done = 0
+            for done, _ in self.model.run(1, chunk=1):  # the first point, at once
+                self._show_progress(done, steps)
+            await asyncio.sleep(0.01)
+            if done < steps and not self.model.stopping:  # (stop clicked meanwhile)
+                for more, _ in self.model.run(steps - done, chunk):
+                    self._show_progress(done + more, steps)
+                    await asyncio.sleep(0.01)
         finally:
             self._running(False)
             self._draw_all()

@@ -321,3 +321,21 @@ def test_stage_results_copy_only_what_the_stage_overwrites():
         np.testing.assert_allclose(p.delta, -0.5 * by_name(result)[p.name].grad_after,
                                    rtol=1e-4, atol=1e-6)
         assert p.norm == pytest.approx(np.linalg.norm(m.values(p.name)), rel=1e-6)
+
+
+def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_step():
+    """"run N steps" in a kernel: "0 / N steps" before any training, the curves redrawn
+    after the first iteration, then after every chunk, up to N."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    statuses, curves = [], []
+    view.status.observe(lambda change: statuses.append(change["new"]), names="value")
+    view.curves_image.observe(
+        lambda change: curves.append((view.model.steps, change["new"])), names="value")
+
+    async def click_run():
+        await view.start_run(11)
+
+    asyncio.run(click_run())
+    assert statuses[0] == "0 / 11 steps" and statuses[1].startswith("1 / 11 steps")
+    assert [steps for steps, _ in curves] == [1, 6, 11]  # after the first step, then two chunks
+    assert view.model.steps == 11 and view.progress.value == 11
