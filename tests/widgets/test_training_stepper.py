@@ -339,3 +339,19 @@ def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_ste
     assert statuses[0] == "0 / 11 steps" and statuses[1].startswith("1 / 11 steps")
     assert [steps for steps, _ in curves] == [1, 6, 11]  # after the first step, then two chunks
     assert view.model.steps == 11 and view.progress.value == 11
+
+
+def test_the_parameter_menu_is_disabled_while_no_parameter_is_shown():
+    """Before the first stage and after forward and loss, the pictures show the output or
+    the loss: the parameter menu would change nothing, so it is disabled and says why."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    shown = []
+    for _ in range(5):  # zero_grad, forward, loss, backward, step
+        shown.append((view.model.next_stage_name, view.parameter.disabled))
+        view.next_button.click()
+        shown.append((view.model.last.stage, view.parameter.disabled))
+    assert shown[0][1] and "no parameter to pick" in TrainingStepper(
+        small_model(), *digits()).parameter.tooltip
+    assert [disabled for stage, disabled in shown[1::2]] == [False, True, True, False, False]
+    assert [stage for stage, _ in shown[1::2]] == ["zero_grad", "forward", "loss", "backward", "step"]
+    assert view.parameter.tooltip == "the parameter shown in the pictures"
