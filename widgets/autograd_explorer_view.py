@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.path import Path
 
 from ._render import (CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes,
                       render_ahead)
@@ -89,8 +90,8 @@ def _draw_edges(ax, group_edges, where, box_w, box_h):
     bottom edge and enters its own slot on the child's top edge (slots ordered
     left to right, so arrows do not cross needlessly); ``x * x`` gives two
     arrows, more edges between two boxes one thicker arrow. An arrow that skips
-    rows goes from the right side of one box to the right side of the other,
-    bending around the boxes in between.
+    rows leaves its box sideways and runs down a lane outside every box of the
+    rows it passes, into the side of the other box: it never crosses a box.
     """
     arrows = [e for e in group_edges for _ in range(e.count if e.count <= 2 else 1)]
     outgoing, incoming = {}, {}
@@ -106,16 +107,39 @@ def _draw_edges(ax, group_edges, where, box_w, box_h):
             for k, a in enumerate(used):
                 offset = (k + 1) / (len(used) + 1) - 0.5
                 ends[a, side] = (x + 0.8 * box_w * offset, y + side * box_h / 2)
+    lanes = {-1: 0, 1: 0}  # row-skipping arrows already routed on each side
     for a, e in enumerate(arrows):
+        style = dict(arrowstyle="-|>", mutation_scale=14, color=EDGE_COLOUR, shrinkA=0,
+                     shrinkB=0, zorder=1, lw=1.2 + 0.5 * np.log2(e.count if e.count > 2 else 1))
         if (a, 1) in ends:
-            start, end, bend = ends[a, -1], ends[a, 1], 0.0
-        else:  # skips rows: around the right-hand side
-            (x0, y0), (x1, y1) = where[e.parent], where[e.child]
-            start, end, bend = (x0 + box_w / 2, y0), (x1 + box_w / 2, y1), -0.35
-        ax.add_patch(FancyArrowPatch(
-            start, end, arrowstyle="-|>", mutation_scale=14, color=EDGE_COLOUR,
-            lw=1.2 + 0.5 * np.log2(e.count if e.count > 2 else 1),
-            shrinkA=0, shrinkB=0, zorder=1, connectionstyle=f"arc3,rad={bend}"))
+            ax.add_patch(FancyArrowPatch(ends[a, -1], ends[a, 1], **style))
+            continue
+        side = _outer_side(where, e.parent, e.child)
+        lane = _lane(where, e.parent, e.child, side, box_w) + side * 0.025 * lanes[side]
+        lanes[side] += 1
+        (x0, y0), (x1, y1) = where[e.parent], where[e.child]
+        corners = [(x0 + side * box_w / 2, y0), (lane, y0), (lane, y1), (x1 + side * box_w / 2, y1)]
+        ax.add_patch(FancyArrowPatch(path=Path(corners), clip_on=False, **style))
+
+
+def _outer_side(where, parent, child):
+    """-1 (left) or 1 (right): the side of the layout an arrow that skips rows goes round,
+    the one where neither end has a box beside it (else the parent's nearer side)."""
+    def outermost(i, side):
+        x, y = where[i]
+        return all(side * (x - other_x) >= 0 for other_x, other_y in where if other_y == y)
+    for side in (1, -1):
+        if outermost(parent, side) and outermost(child, side):
+            return side
+    return -1 if where[parent][0] < 0.5 else 1
+
+
+def _lane(where, parent, child, side, box_w):
+    """The x of the vertical run of an arrow that skips rows: just outside every box of the
+    rows it passes (its ends' rows included), so it runs through no box."""
+    low, high = sorted((where[parent][1], where[child][1]))
+    edges = [x + side * box_w / 2 for x, y in where if low <= y <= high]
+    return (max(edges) if side > 0 else min(edges)) + side * 0.03
 
 
 def _fitting_font(label, width_pt, height_pt):

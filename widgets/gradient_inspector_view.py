@@ -184,7 +184,9 @@ class GradientInspector(PictureFallback, W.VBox):
             self.timeline.value = self.timeline_canvas.png()
 
     def _table_html(self, by_norm, by_value):
-        cells = "padding: 0 6px; text-align: right; white-space: nowrap"
+        # 11 px and narrow padding: all ten columns, "clamped" included, fit the widget's
+        # width at text scale 1; a larger text scale scrolls sideways instead of clipping
+        cells = "padding: 0 4px; text-align: right; white-space: nowrap"
         head = ["parameter", "shape", "norm", "mean", "std", "|max|", "zeros",
                 "norm after<br>clip_grad_norm_", "norm after<br>clip_grad_value_", "clamped"]
         rows = ["<tr>" + "".join(f"<th style='{cells}'>{h}</th>" for h in head) + "</tr>"]
@@ -196,7 +198,9 @@ class GradientInspector(PictureFallback, W.VBox):
                       f"{by_value.clamped[r.name]:.0%}"]
             rows.append("<tr>" + "".join(f"<td style='{cells}'>{v}</td>" for v in values)
                         + "</tr>")
-        return f"<table style='{self.style}'>{''.join(rows)}</table>"
+        size = round(11 * text_scale())
+        return (f"<div style='overflow-x: auto'><table style='{self.style}; font-size: {size}px'>"
+                f"{''.join(rows)}</table></div>")
 
 
 def _caption_html(by_norm, by_value, style, note=""):
