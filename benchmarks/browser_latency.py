@@ -224,8 +224,12 @@ def row(lesson, name, kind, label, runs, multi):
         gap = max(r["gap"] for r in pictures)
         return (lesson, name, kind, label, round(change),
                 f"first change; first picture {first:.0f} ms, longest wait {gap:.0f} ms")
-    note = "" if all(r["picture"] for r in runs) else "text"
-    return (lesson, name, kind, label, round(statistics.median(r["last"] for r in runs)), note)
+    pictures = [r for r in runs if r["picture"]]
+    if not pictures:  # the control changes text only (or shows a picture that was there)
+        return (lesson, name, kind, label, round(statistics.median(r["last"] for r in runs)),
+                "text only")
+    note = "" if len(pictures) == len(runs) else f"{len(pictures)} of {len(runs)} changed a picture"
+    return (lesson, name, kind, label, round(statistics.median(r["last"] for r in pictures)), note)
 
 
 def markdown(rows):

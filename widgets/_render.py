@@ -145,27 +145,40 @@ class Canvas:
         return png_bytes(canvas)
 
 
-def render_ahead(tasks, delay_s=0.3):
-    """Run ``tasks`` (functions without arguments that render a picture a control is
-    likely to ask for next, into a cache) before anyone asks.
+class RenderAhead:
+    """Pictures a control is likely to ask for next, rendered before it does.
 
-    In a kernel (a running asyncio event loop) they run one at a time when the loop is
-    idle, from ``delay_s`` seconds on: the cell's output is shown first and a click that
-    arrives meanwhile waits for at most one of them. Without an event loop (a script, a
-    test) nobody is waiting on a screen: they do not run.
+    ``schedule(tasks)`` (functions without arguments that render into a cache)
+    replaces whatever was still waiting. In a kernel (a running asyncio event
+    loop) the tasks run one at a time once the widget has been left alone for
+    ``delay_s`` seconds, so someone clicking or dragging never waits for them
+    (at most for one that had already started). Without an event loop (a
+    script, a test) nobody is waiting on a screen: they do not run.
     """
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    pending = list(tasks)
 
-    def next_task():
-        if pending:
-            pending.pop(0)()
-            loop.call_later(0.01, next_task)
+    def __init__(self, delay_s=1.0):
+        self.delay_s = delay_s
+        self.pending = []
+        self.timer = None  # the event loop's handle of the next task
 
-    loop.call_later(delay_s, next_task)
+    def schedule(self, tasks):
+        """Forget the tasks still waiting; run ``tasks`` after ``delay_s`` of quiet."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.pending = []
+            return
+        self.pending = list(tasks)
+        self.timer = loop.call_later(self.delay_s, self._run_next)
+
+    def _run_next(self):
+        self.timer = None
+        if self.pending:
+            self.pending.pop(0)()
+            self.timer = asyncio.get_running_loop().call_later(0.02, self._run_next)
 
 
 def margins(width, height, ncols):

@@ -21,7 +21,7 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.path import Path
 
 from ._render import (CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes,
-                      render_ahead)
+                      RenderAhead)
 from .autograd_graph import backward_graph
 from .graph_groups import GroupedGraph
 
@@ -213,13 +213,13 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         self.move_x()
 
     def _prerender(self):
-        """Render every other function's picture ahead (``render_ahead``: in the kernel's
+        """Render every other function's picture ahead (``RenderAhead``: in the kernel's
         idle time), so that changing ``f(x)`` in the dropdown only pastes a picture."""
         def render(name):
             return lambda: self._render_background(name, *self._graph_of(name))
 
-        render_ahead(render(name) for name in list(self.functions)[:MAX_BACKGROUNDS]
-                     if name != self.function.value)
+        RenderAhead().schedule(render(name) for name in list(self.functions)[:MAX_BACKGROUNDS]
+                               if name != self.function.value)
 
     def _render_background(self, name, nodes, edges, grouped):
         """Draw the curve of ``functions[name]`` and its graph; keep the picture, without

@@ -9,7 +9,7 @@ Layout::
 
 Each (sort key, row limit) is rendered once and kept; the pictures the controls
 are likely to ask for next are rendered ahead in the kernel's idle time
-(``_render.render_ahead``), so the dropdown and the slider usually only send a
+(``_render.RenderAhead``), so the dropdown and the slider usually only send a
 picture that is ready.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import html
 import ipywidgets as W
 from matplotlib.patches import Patch
 
-from ._render import CSS_DPI, Canvas, PictureFallback, font_size, html_style, render_ahead
+from ._render import CSS_DPI, Canvas, PictureFallback, RenderAhead, font_size, html_style
 from .profiler_summary import KINDS, SORT_KEYS, ProfilerSummary, format_value
 
 COLOURS = dict(zip(KINDS, ("#219ebc", "#f77f00", "#8d99ae")))
@@ -53,6 +53,7 @@ class ProfilerView(PictureFallback, W.VBox):
         self.table = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px", overflow="auto"))
         self.canvas = None  # the figure of the picture on screen
         self.pictures = {}  # (sort key, row limit) -> (PNG, table HTML)
+        self.ahead = RenderAhead()
         self.sort_by.observe(lambda change: self._draw(), names="value")
         self.row_limit.observe(lambda change: self._draw(), names="value")
         super().__init__([self.title, W.HBox([self.sort_by, self.row_limit]), self.image, self.table])
@@ -69,8 +70,9 @@ class ProfilerView(PictureFallback, W.VBox):
     # -- drawing ----------------------------------------------------------------------
     def _draw(self):
         """Show the picture and table of the current sort key and row limit (rendered now, or
-        earlier by ``render_ahead``), then render ahead those a control may ask for next:
-        every other sort key at this row limit, one row more and one fewer."""
+        earlier by ``RenderAhead``), then render ahead, once the controls are left alone,
+        those they may ask for next: every other sort key at this row limit, one row more
+        and one fewer."""
         rows = self.rows
         label, _ = SORT_KEYS[self.sort_by.value]
         self.title.value = (
@@ -84,7 +86,7 @@ class ProfilerView(PictureFallback, W.VBox):
         sort_by, limit = key
         ahead = [(other, limit) for other in SORT_KEYS] + [
             (sort_by, n) for n in (limit + 1, limit - 1) if 1 <= n <= len(self.model)]
-        render_ahead(lambda k=k: self._render(*k) for k in ahead if k not in self.pictures)
+        self.ahead.schedule(lambda k=k: self._render(*k) for k in ahead if k not in self.pictures)
 
     def _render(self, sort_by, row_limit):
         """Render the chart and table for one sort key and row limit into ``pictures``."""

@@ -103,3 +103,26 @@ def test_pictures_rendered_ahead_are_the_pictures_of_a_fresh_view():
     assert view.table.value == fresh.table.value and "white-space: pre" in view.table.value
     view.row_limit.value = 7
     assert len(view.rows) == 7 and ("count", 7) in view.pictures
+
+
+def test_nothing_is_rendered_ahead_while_the_controls_are_being_used():
+    """Rendering ahead waits for a second of quiet and each change starts the wait again:
+    someone changing the sort key every 0.1 s only pays for the pictures they see."""
+    profile = _profile(et)
+    shown = ["cpu_time_total", "count", "cpu_time"]
+
+    async def scenario():
+        view = ProfilerView(profile, sort_by="self_cpu_time_total", row_limit=5)
+        rendered = []
+        render = view._render
+        view._render = lambda *key: (rendered.append(key), render(*key))
+        for key in shown:
+            view.sort_by.value = key
+            await asyncio.sleep(0.1)
+        during = list(rendered)
+        await built_in_a_kernel(lambda: view, lambda view: not view.ahead.pending)
+        return during, rendered
+
+    during, rendered = asyncio.run(scenario())
+    assert during == [(key, 5) for key in shown]
+    assert len(rendered) > len(during)  # then, in the quiet, the rest
