@@ -34,6 +34,7 @@ import argparse
 import json
 import pathlib
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -246,6 +247,7 @@ def main():
     parser.add_argument("--repeat", type=int, default=5, help="inputs per control (default 5)")
     parser.add_argument("--json", help="write the rows here too")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))  # still stop the server
     lessons = [n for n in LESSONS if not args.only or any(p in n for p in args.only.split(","))]
     from playwright.sync_api import sync_playwright
 
