@@ -212,7 +212,7 @@ def png_bytes(canvas):
     pixels = np.asarray(canvas.buffer_rgba())
     height, width = pixels.shape[:2]
     rows = np.zeros((height, 1 + 3 * width), np.uint8)  # column 0: filter type 0
-    rows[:, 1:] = pixels[:, :, :3].reshape(height, 3 * width)
+    rows[:, 1:].reshape(height, width, 3)[...] = pixels[:, :, :3]  # RGBA -> RGB, no copy between
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB
     return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
             + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _png_chunk(b"IEND", b""))
