@@ -11,7 +11,9 @@ the page, from the input event to the widget's new picture *decoded*:
   listener, i.e. when the browser hands the input to the page;
 - the widget's ``<img>`` elements are watched (``MutationObserver`` on ``src``);
   each new picture is timed when ``img.decode()`` resolves; the update is over when
-  nothing in the widget changed for 500 ms; the latency is the LAST picture's time
+  a picture came and nothing in the widget changed for 500 ms after it (a control
+  that changes only text is given 4 s first, so a slow kernel's picture is never
+  missed); the latency is the LAST picture's time
   (a control that redraws two pictures is done when both are); a control that only
   changes text is timed to its last DOM change (marked ``text``).
 
@@ -53,7 +55,8 @@ LESSONS = ["01-tensors-and-autograd", "02-modules-parameters-buffers", "03-hooks
            "09-extending-autograd", "12-beyond-the-basics"]
 MULTI_STEP = ("10 steps", "run N steps")  # buttons that draw progress while they run
 SKIPPED = ("stop", "clear", "make permanent")  # nothing to redraw, or the end of the widget
-QUIET_MS, CAP_MS, MULTI_QUIET_MS, MULTI_CAP_MS = 500, 8000, 1500, 60000
+QUIET_MS, TEXT_WAIT_MS, CAP_MS = 500, 4000, 10000  # see COLLECT
+MULTI_QUIET_MS, MULTI_CAP_MS = 1500, 60000
 
 #: watch one widget output: t0 at the input event, each picture decoded, each DOM change
 ARM = """out => {
@@ -71,13 +74,14 @@ ARM = """out => {
   s.observer.observe(out, {subtree: true, childList: true, characterData: true,
                            attributes: true, attributeFilter: ['src', 'disabled', 'style']});
 }"""
-#: wait until the widget has been quiet for ``quiet`` ms (or ``cap`` ms passed)
-COLLECT = """([quiet, cap]) => new Promise(resolve => {
+#: wait until a picture came and the widget has been quiet for ``quiet`` ms since; a control
+#: that changes no picture (text only) is given ``text_wait`` ms first; ``cap`` ms at most
+COLLECT = """([quiet, textWait, cap]) => new Promise(resolve => {
   const s = window.__latency, began = performance.now();
   const tick = () => {
     const now = performance.now();
     const last = Math.max(s.t0 ?? began, ...s.changes, ...s.loads);
-    const heard = s.changes.length + s.loads.length > 0;
+    const heard = s.loads.length > 0 || (s.changes.length > 0 && now - began > textWait);
     if ((s.t0 !== null && heard && now - last > quiet) || now - began > cap) {
       s.observer.disconnect();
       resolve({t0: s.t0, loads: s.loads.slice().sort((a, b) => a - b), changes: s.changes});
@@ -168,7 +172,7 @@ def measure(page, output, kind, index, rep, multi):
         page.evaluate("() => window.__latency.observer.disconnect()")
         return None
     quiet, cap = (MULTI_QUIET_MS, MULTI_CAP_MS) if multi else (QUIET_MS, CAP_MS)
-    seen = page.evaluate(COLLECT, [quiet, cap])
+    seen = page.evaluate(COLLECT, [quiet, TEXT_WAIT_MS, cap])
     if seen["t0"] is None:
         return None
     loads = [t - seen["t0"] for t in seen["loads"] if t >= seen["t0"]]
