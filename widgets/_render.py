@@ -35,10 +35,12 @@ afterwards 1.5 times larger, figures and HTML captions alike.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
 import re
+import struct
 import textwrap
 import zlib
 
@@ -144,6 +146,42 @@ class Canvas:
         return png_bytes(canvas)
 
 
+class RenderAhead:
+    """Pictures a control is likely to ask for next, rendered before it does.
+
+    ``schedule(tasks)`` (functions without arguments that render into a cache)
+    replaces whatever was still waiting. In a kernel (a running asyncio event
+    loop) the tasks run one at a time once the widget has been left alone for
+    ``delay_s`` seconds, so someone clicking or dragging never waits for them
+    (at most for one that had already started). Without an event loop (a
+    script, a test) nobody is waiting on a screen: they do not run.
+    """
+
+    def __init__(self, delay_s=1.0):
+        self.delay_s = delay_s
+        self.pending = []
+        self.timer = None  # the event loop's handle of the next task
+
+    def schedule(self, tasks):
+        """Forget the tasks still waiting; run ``tasks`` after ``delay_s`` of quiet."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.pending = []
+            return
+        self.pending = list(tasks)
+        self.timer = loop.call_later(self.delay_s, self._run_next)
+
+    def _run_next(self):
+        self.timer = None
+        if self.pending:
+            self.pending.pop(0)()
+            self.timer = asyncio.get_running_loop().call_later(0.02, self._run_next)
+
+
 def margins(width, height, ncols):
     """``subplots_adjust`` arguments for ``ncols`` slots in a ``width`` x ``height`` inch
     figure, leaving ``MARGIN_INCHES`` around and between them: room for tick labels and
@@ -163,16 +201,27 @@ def css_width(figure):
 def png_bytes(canvas):
     """The pixels an Agg canvas holds now, as PNG bytes (fast, lightly compressed).
 
-    The figures are opaque, so RGB (a quarter fewer bytes than RGBA), and zlib's
-    run-length strategy, which suits flat plot colours: ~25% faster than RGBA at
-    ``compress_level=1``, which matters at 2x pixels.
+    Written by hand, it is short: a PNG is a signature and three chunks, ``IHDR``
+    (width, height, 8-bit RGB), ``IDAT`` (the rows deflated, each after one byte
+    naming its filter: 0, none) and ``IEND``, each chunk with its length and CRC.
+    The figures are opaque, so RGB. Pillow's encoder tries five filters on every
+    row to compress a little better; on flat plot colours zlib at level 1 on the
+    plain rows gives as few bytes in half the time (25 instead of 50 ms for a
+    widget's 1520 x 1000 pixels), and every control's redraw ends here.
     """
     pixels = np.asarray(canvas.buffer_rgba())
-    image = Image.frombuffer("RGBA", (pixels.shape[1], pixels.shape[0]), pixels, "raw", "RGBA",
-                             0, 1).convert("RGB")
-    buffer = io.BytesIO()
-    image.save(buffer, format="png", compress_level=1, compress_type=zlib.Z_RLE)
-    return buffer.getvalue()
+    height, width = pixels.shape[:2]
+    rows = np.zeros((height, 1 + 3 * width), np.uint8)  # column 0: filter type 0
+    rows[:, 1:].reshape(height, width, 3)[...] = pixels[:, :, :3]  # RGBA -> RGB, no copy between
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB
+    return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
+            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _png_chunk(b"IEND", b""))
+
+
+def _png_chunk(kind, body):
+    """One PNG chunk: the length of ``body``, its 4-letter ``kind``, ``body``, a CRC-32."""
+    return (struct.pack(">I", len(body)) + kind + body
+            + struct.pack(">I", zlib.crc32(kind + body)))
 
 
 def compact_png(png):

@@ -5,9 +5,10 @@ builds ``y = f(x)``, calls ``y.backward()`` and draws, on the left, the curve
 with its tangent (whose slope is ``x.grad``) and, on the right, the backward
 graph that ``backward`` walked (``autograd_graph.backward_graph``).
 
-Changing the function redraws everything; moving ``x`` only runs backward and
-redraws the tangent on top of a cached background (matplotlib "blitting"),
-so the slider stays live.  The figure is shown as PNG bytes in a
+Each function's curve and graph are rendered once (ahead, in the kernel's idle
+time after the widget is shown) and kept; moving ``x`` or picking another function only runs
+backward and redraws the tangent on top of that cached background (matplotlib
+"blitting"), so both controls stay live.  The figure is shown as PNG bytes in a
 ``widgets.Image`` (see ``_render.py`` for why).
 """
 from __future__ import annotations
@@ -17,8 +18,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.path import Path
 
-from ._render import CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes
+from ._render import (CSS_DPI, PIXEL_RATIO, PictureFallback, css_width, font_size, png_bytes,
+                      RenderAhead)
 from .autograd_graph import backward_graph
 from .graph_groups import GroupedGraph
 
@@ -33,6 +36,7 @@ FUNCTIONS = {
 
 NODE_COLOURS = {"node": "#caf0f8", "leaf": "#ffd6a5", "group": "#e4d4f4"}
 EDGE_COLOUR = "#555555"
+MAX_BACKGROUNDS = 12  # rendered pictures kept (functions x groupings): ~5 MB each at 2x
 
 
 def draw_graph(ax, nodes, edges, title="backward graph of y (y.grad_fn at the top)", grouped=None):
@@ -86,8 +90,8 @@ def _draw_edges(ax, group_edges, where, box_w, box_h):
     bottom edge and enters its own slot on the child's top edge (slots ordered
     left to right, so arrows do not cross needlessly); ``x * x`` gives two
     arrows, more edges between two boxes one thicker arrow. An arrow that skips
-    rows goes from the right side of one box to the right side of the other,
-    bending around the boxes in between.
+    rows leaves its box sideways and runs down a lane outside every box of the
+    rows it passes, into the side of the other box: it never crosses a box.
     """
     arrows = [e for e in group_edges for _ in range(e.count if e.count <= 2 else 1)]
     outgoing, incoming = {}, {}
@@ -103,16 +107,39 @@ def _draw_edges(ax, group_edges, where, box_w, box_h):
             for k, a in enumerate(used):
                 offset = (k + 1) / (len(used) + 1) - 0.5
                 ends[a, side] = (x + 0.8 * box_w * offset, y + side * box_h / 2)
+    lanes = {-1: 0, 1: 0}  # row-skipping arrows already routed on each side
     for a, e in enumerate(arrows):
+        style = dict(arrowstyle="-|>", mutation_scale=14, color=EDGE_COLOUR, shrinkA=0,
+                     shrinkB=0, zorder=1, lw=1.2 + 0.5 * np.log2(e.count if e.count > 2 else 1))
         if (a, 1) in ends:
-            start, end, bend = ends[a, -1], ends[a, 1], 0.0
-        else:  # skips rows: around the right-hand side
-            (x0, y0), (x1, y1) = where[e.parent], where[e.child]
-            start, end, bend = (x0 + box_w / 2, y0), (x1 + box_w / 2, y1), -0.35
-        ax.add_patch(FancyArrowPatch(
-            start, end, arrowstyle="-|>", mutation_scale=14, color=EDGE_COLOUR,
-            lw=1.2 + 0.5 * np.log2(e.count if e.count > 2 else 1),
-            shrinkA=0, shrinkB=0, zorder=1, connectionstyle=f"arc3,rad={bend}"))
+            ax.add_patch(FancyArrowPatch(ends[a, -1], ends[a, 1], **style))
+            continue
+        side = _outer_side(where, e.parent, e.child)
+        lane = _lane(where, e.parent, e.child, side, box_w) + side * 0.025 * lanes[side]
+        lanes[side] += 1
+        (x0, y0), (x1, y1) = where[e.parent], where[e.child]
+        corners = [(x0 + side * box_w / 2, y0), (lane, y0), (lane, y1), (x1 + side * box_w / 2, y1)]
+        ax.add_patch(FancyArrowPatch(path=Path(corners), clip_on=False, **style))
+
+
+def _outer_side(where, parent, child):
+    """-1 (left) or 1 (right): the side of the layout an arrow that skips rows goes round,
+    the one where neither end has a box beside it (else the parent's nearer side)."""
+    def outermost(i, side):
+        x, y = where[i]
+        return all(side * (x - other_x) >= 0 for other_x, other_y in where if other_y == y)
+    for side in (1, -1):
+        if outermost(parent, side) and outermost(child, side):
+            return side
+    return -1 if where[parent][0] < 0.5 else 1
+
+
+def _lane(where, parent, child, side, box_w):
+    """The x of the vertical run of an arrow that skips rows: just outside every box of the
+    rows it passes (its ends' rows included), so it runs through no box."""
+    low, high = sorted((where[parent][1], where[child][1]))
+    edges = [x + side * box_w / 2 for x, y in where if low <= y <= high]
+    return (max(edges) if side > 0 else min(edges)) + side * 0.03
 
 
 def _fitting_font(label, width_pt, height_pt):
@@ -149,11 +176,13 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         self.summary = widgets.Label()
         super().__init__([widgets.HBox([self.function, self.x]), self.group_controls,
                           self.summary, self.image])
+        self.backgrounds = {}  # (function, expanded groups) -> (picture, y limits)
         self.function.observe(self.draw_function, names="value")
         self.x.observe(self.move_x, names="value")
         self.expand.observe(self._expand_chosen, names="value")
         self.collapse_button.on_click(lambda _: self._regroup(self.grouped.reset))
         self.draw_function()
+        self._prerender()
 
     @property
     def f(self):
@@ -161,20 +190,49 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
 
     def draw_function(self, change=None):
         """A new function: build its backward graph (all groups collapsed) and draw it."""
-        x = self.torch.tensor(self.x.value, requires_grad=True)
-        self.nodes, self.edges = backward_graph(self.f(x).grad_fn)
-        self.grouped = GroupedGraph(self.nodes, self.edges)
+        self.nodes, self.edges, self.grouped = self._graph_of(self.function.value)
         self.draw_static()
 
+    def _graph_of(self, name):
+        """``(nodes, edges, GroupedGraph)`` of the backward graph of ``functions[name]``."""
+        x = self.torch.tensor(self.x.value, requires_grad=True)
+        nodes, edges = backward_graph(self.functions[name](x).grad_fn)
+        return nodes, edges, GroupedGraph(nodes, edges)
+
     def draw_static(self):
-        """The static picture: the curve ``y = f(x)`` and the (grouped) backward graph."""
+        """The static picture: the curve ``y = f(x)`` and the (grouped) backward graph.
+
+        Rendered once per function and grouping, then kept (``_render.py``'s blitting): a
+        function picked again in the dropdown costs what a move of the slider does.
+        """
+        key = (self.function.value, frozenset(self.grouped.expanded))
+        if key not in self.backgrounds:
+            self._render_background(self.function.value, self.nodes, self.edges, self.grouped)
+        self.background, self.y_limits = self.backgrounds[key]
+        self._sync_expand_menu()
+        self.move_x()
+
+    def _prerender(self):
+        """Render every other function's picture ahead (``RenderAhead``: in the kernel's
+        idle time), so that changing ``f(x)`` in the dropdown only pastes a picture."""
+        def render(name):
+            return lambda: self._render_background(name, *self._graph_of(name))
+
+        RenderAhead().schedule(render(name) for name in list(self.functions)[:MAX_BACKGROUNDS]
+                               if name != self.function.value)
+
+    def _render_background(self, name, nodes, edges, grouped):
+        """Draw the curve of ``functions[name]`` and its graph; keep the picture, without
+        the tangent, in ``backgrounds`` under ``(name, expanded groups)``."""
+        if (name, frozenset(grouped.expanded)) in self.backgrounds:
+            return
         torch = self.torch
         lo, hi = self.x_range[0] - 0.5, self.x_range[1] + 0.5
         xs = torch.linspace(lo, hi, 201)
         with torch.no_grad():  # the curve itself needs no graph
-            ys = self.f(xs).numpy()
+            ys = self.functions[name](xs).numpy()
         self.figure.clear()
-        left = self.figure.add_axes([0.07, 0.14, 0.33, 0.74])
+        left = self.left = self.figure.add_axes([0.07, 0.14, 0.33, 0.74])
         right = self.figure.add_axes([0.43, 0.02, 0.56, 0.86])
         left.plot(xs.numpy(), ys, color="#023e8a", lw=2, label="y = f(x)")
         self.tangent = left.plot([], [], "--", color="#e85d04", lw=2,
@@ -185,12 +243,13 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         left.set_xlabel("x", fontsize=font_size("label"))
         left.tick_params(labelsize=font_size("tick"))
         left.legend(fontsize=font_size("tick"), loc="upper left")
-        left.set_title(self.function.value, fontsize=font_size("title"))
-        draw_graph(right, self.nodes, self.edges, grouped=self.grouped)
-        self._sync_expand_menu()
+        left.set_title(name, fontsize=font_size("title"))
+        draw_graph(right, nodes, edges, grouped=grouped)
         self.figure.canvas.draw()
-        self.background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
-        self.move_x()
+        if len(self.backgrounds) >= MAX_BACKGROUNDS:  # many groupings expanded: forget the oldest
+            self.backgrounds.pop(next(iter(self.backgrounds)))
+        self.backgrounds[name, frozenset(grouped.expanded)] = (
+            self.figure.canvas.copy_from_bbox(self.figure.bbox), left.get_ylim())
 
     def _sync_expand_menu(self):
         collapsed = self.grouped.collapsed_groups()
@@ -220,6 +279,7 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
         xs = np.array([self.x_range[0] - 0.5, self.x_range[1] + 0.5])
         self.tangent.set_data(xs, self.y + self.slope * (xs - x0))
         self.point.set_data([x0], [self.y])
+        self.left.set_ylim(self.y_limits)  # the axes of the last render: this function's range
         canvas = self.figure.canvas
         canvas.restore_region(self.background)
         for artist in (self.tangent, self.point):

@@ -132,11 +132,16 @@ class GradientInspector(PictureFallback, W.VBox):
                         clip_value=self.clip_value.value)
 
     async def _train_async(self, count):
+        """One step per tick, each followed by its pictures (the bars, histograms and
+        timeline move as the steps go, every few tenths of a second on the lesson's
+        model), with "step k / count" in the title meanwhile."""
         try:
             for done in range(count):
                 self.title.value = f"<b>GradientInspector</b> — training: step {done + 1} / {count}…"
                 await asyncio.sleep(0.01)  # let the kernel send the progress first
                 self._step(1)
+                if done + 1 < count:
+                    self._draw_gradients(progress=f"step {done + 1} / {count}")
         finally:
             self.step_button.disabled = self.steps_button.disabled = False
             self._draw_gradients()
@@ -147,15 +152,17 @@ class GradientInspector(PictureFallback, W.VBox):
         self._draw_gradients()
 
     # -- drawing ------------------------------------------------------------------------
-    def _draw_gradients(self):
-        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping."""
+    def _draw_gradients(self, progress=""):
+        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping
+        (``progress``: "step k / n" of a run of several steps, shown in the title)."""
         self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
         self.hist_panel.set_rows(self.model.rows)
         self.hist_note = _sample_note(self.model.rows)
+        running = f" — training: {progress}…" if progress else ""
         self.title.value = (
             f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
             f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
-            f"{len(self.model.rows)} parameters with .grad")
+            f"{len(self.model.rows)} parameters with .grad{running}")
         self._draw_timeline()
         self._draw_clipping()
 
@@ -177,7 +184,9 @@ class GradientInspector(PictureFallback, W.VBox):
             self.timeline.value = self.timeline_canvas.png()
 
     def _table_html(self, by_norm, by_value):
-        cells = "padding: 0 6px; text-align: right; white-space: nowrap"
+        # 11 px and narrow padding: all ten columns, "clamped" included, fit the widget's
+        # width at text scale 1; a larger text scale scrolls sideways instead of clipping
+        cells = "padding: 0 4px; text-align: right; white-space: nowrap"
         head = ["parameter", "shape", "norm", "mean", "std", "|max|", "zeros",
                 "norm after<br>clip_grad_norm_", "norm after<br>clip_grad_value_", "clamped"]
         rows = ["<tr>" + "".join(f"<th style='{cells}'>{h}</th>" for h in head) + "</tr>"]
@@ -189,7 +198,9 @@ class GradientInspector(PictureFallback, W.VBox):
                       f"{by_value.clamped[r.name]:.0%}"]
             rows.append("<tr>" + "".join(f"<td style='{cells}'>{v}</td>" for v in values)
                         + "</tr>")
-        return f"<table style='{self.style}'>{''.join(rows)}</table>"
+        size = round(11 * text_scale())
+        return (f"<div style='overflow-x: auto'><table style='{self.style}; font-size: {size}px'>"
+                f"{''.join(rows)}</table></div>")
 
 
 def _caption_html(by_norm, by_value, style, note=""):

@@ -4,8 +4,13 @@ Layout::
 
     title: how many event names, the profile's total self CPU time
     [sort by ▾ self CPU time]  [rows ──●──]
-    [ horizontal bars: the top rows, largest on top, coloured by kind ]
+    [ legend; horizontal bars: the top rows, largest on top, coloured by kind ]
     [ PyTorch's own table for the same sort key and row limit (text) ]
+
+Each (sort key, row limit) is rendered once and kept; the pictures the controls
+are likely to ask for next are rendered ahead in the kernel's idle time
+(``_render.RenderAhead``), so the dropdown and the slider usually only send a
+picture that is ready.
 """
 from __future__ import annotations
 
@@ -14,12 +19,14 @@ import html
 import ipywidgets as W
 from matplotlib.patches import Patch
 
-from ._render import CSS_DPI, Canvas, PictureFallback, font_size, html_style
+from ._render import CSS_DPI, Canvas, PictureFallback, RenderAhead, font_size, html_style
 from .profiler_summary import KINDS, SORT_KEYS, ProfilerSummary, format_value
 
 COLOURS = dict(zip(KINDS, ("#219ebc", "#f77f00", "#8d99ae")))
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 ROW_INCHES = 0.26  # height of one bar's row at text scale 1
+LEGEND_INCHES = 0.3  # the legend's row above the bars at text scale 1
+MAX_PICTURES = 64  # (sort key, row limit) pictures kept, ~100 KB each
 
 
 class ProfilerView(PictureFallback, W.VBox):
@@ -44,7 +51,9 @@ class ProfilerView(PictureFallback, W.VBox):
         self.title = W.HTML()
         self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
         self.table = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px", overflow="auto"))
-        self.canvas = None
+        self.canvas = None  # the figure of the picture on screen
+        self.pictures = {}  # (sort key, row limit) -> (PNG, table HTML)
+        self.ahead = RenderAhead()
         self.sort_by.observe(lambda change: self._draw(), names="value")
         self.row_limit.observe(lambda change: self._draw(), names="value")
         super().__init__([self.title, W.HBox([self.sort_by, self.row_limit]), self.image, self.table])
@@ -60,24 +69,50 @@ class ProfilerView(PictureFallback, W.VBox):
 
     # -- drawing ----------------------------------------------------------------------
     def _draw(self):
+        """Show the picture and table of the current sort key and row limit (rendered now, or
+        earlier by ``RenderAhead``), then render ahead, once the controls are left alone,
+        those they may ask for next: every other sort key at this row limit, one row more
+        and one fewer."""
         rows = self.rows
-        label, unit = SORT_KEYS[self.sort_by.value]
+        label, _ = SORT_KEYS[self.sort_by.value]
         self.title.value = (
             f"<b>ProfilerView</b> — {len(self.model)} event names; top {len(rows)} by "
             f"{html.escape(label)}")
-        self.image.value = self._chart(rows, label, unit)
-        table = self.model.table(self.sort_by.value, self.row_limit.value)
-        self.table.value = f'<pre style="{self.style}; font-size: 11px">{html.escape(table)}</pre>'
+        key = (self.sort_by.value, self.row_limit.value)
+        if key not in self.pictures:
+            self._render(*key)
+            self.canvas = self._last_canvas  # the figure on screen (tests look at it)
+        self.image.value, self.table.value = self.pictures[key]
+        sort_by, limit = key
+        ahead = [(other, limit) for other in SORT_KEYS] + [
+            (sort_by, n) for n in (limit + 1, limit - 1) if 1 <= n <= len(self.model)]
+        self.ahead.schedule(lambda k=k: self._render(*k) for k in ahead if k not in self.pictures)
+
+    def _render(self, sort_by, row_limit):
+        """Render the chart and table for one sort key and row limit into ``pictures``."""
+        if (sort_by, row_limit) in self.pictures:
+            return
+        if len(self.pictures) >= MAX_PICTURES:  # forget the oldest
+            self.pictures.pop(next(iter(self.pictures)))
+        label, unit = SORT_KEYS[sort_by]
+        png = self._chart(self.model.top(sort_by, row_limit), label, unit)
+        table = html.escape(self.model.table(sort_by, row_limit))
+        # white-space: pre: a row of PyTorch's table stays on one line (scroll sideways)
+        self.pictures[sort_by, row_limit] = (
+            png, f'<pre style="{self.style}; font-size: 11px; white-space: pre">{table}</pre>')
 
     def _chart(self, rows, label, unit):
-        """A fresh figure each time: its height and left margin follow the rows' number and names."""
+        """A fresh figure each time: its height and left margin follow the rows' number and
+        names. The legend sits above the bars (it never covers a bar or its number)."""
         tick = font_size("tick")
-        height = 1.0 + ROW_INCHES * tick / 10 * len(rows)
+        legend = LEGEND_INCHES * tick / 10
+        height = 1.0 + legend + ROW_INCHES * tick / 10 * len(rows)
         width = WIDTH_PX / CSS_DPI
-        self.canvas = canvas = Canvas(ncols=1, width=width, height=height)
+        self._last_canvas = canvas = Canvas(ncols=1, width=width, height=height)
         figure = canvas.figure
         figure.clear()
-        ax = figure.add_axes([0.3, 0.55 / height, 0.5, 1 - 0.7 / height])
+        top = 1 - (0.15 + legend) / height
+        ax = figure.add_axes([0.3, 0.55 / height, 0.5, top - 0.55 / height])
         values = [r.value for r in rows][::-1]  # barh draws bottom-up: largest on top
         ax.barh(range(len(rows)), values, color=[COLOURS[r.kind] for r in rows][::-1])
         ax.set_yticks(range(len(rows)), [r.label for r in rows][::-1], fontsize=tick)
@@ -86,7 +121,7 @@ class ProfilerView(PictureFallback, W.VBox):
         name_inches = max(label.get_window_extent(renderer).width for label in ax.get_yticklabels())
         name_inches = name_inches / figure.dpi + 0.15
         ax.set_position([name_inches / width, 0.55 / height, max(0.2, 1 - (name_inches + 0.9) / width),
-                         1 - 0.7 / height])
+                         top - 0.55 / height])
         ax.set_ylim(-0.6, len(rows) - 0.4)
         largest = max((abs(v) for v in values), default=0) or 1
         ax.set_xlim(min(0, min(values)) * 1.05, largest * 1.05)
@@ -99,5 +134,6 @@ class ProfilerView(PictureFallback, W.VBox):
         ax.spines[["top", "right"]].set_visible(False)
         kinds = [k for k in KINDS if any(r.kind == k for r in rows)]
         ax.legend(handles=[Patch(color=COLOURS[k], label=k) for k in kinds], fontsize=tick * 0.9,
-                  loc="lower right", frameon=False)
+                  loc="lower left", bbox_to_anchor=(0, 1), ncol=len(kinds), frameon=False,
+                  borderaxespad=0.2, handlelength=1.2, columnspacing=1.2)
         return canvas.png()

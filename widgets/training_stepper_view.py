@@ -52,11 +52,14 @@ class CurvesPicture:
                                                label="train (batch)")[0]
             self.lines[key, "test"] = ax.plot([], [], "o-", color=ORANGE, ms=4, lw=1.8,
                                               label="held-out")[0]
-            ax.set_title(key, fontsize=font_size("title"))
+            ax.set_title(key, fontsize=font_size("title"), loc="left")
             small_fonts(ax, "optimizer steps")
             ax.grid(alpha=0.3)
         self.acc_ax.set_ylim(0, 1.02)
-        self.loss_ax.legend(fontsize=font_size("tick"), loc="upper right")
+        # above the loss axes, right of its title: never on a curve, whatever the optimizer
+        self.loss_ax.legend(fontsize=font_size("tick"), loc="lower right", bbox_to_anchor=(1, 1),
+                            ncol=2, frameon=False, borderaxespad=0.1, handlelength=1.5,
+                            columnspacing=1.0)
         self.canvas.animate(*self.lines.values())
         self.canvas.panels.append(self)
         self.limits = None
@@ -212,12 +215,23 @@ class TrainingStepper(PictureFallback, W.VBox):
         return self.task
 
     async def run_async(self, steps, chunk=CHUNK):
-        """Train chunk by chunk, giving the kernel a chance to handle "stop" in between."""
+        """Train chunk by chunk, giving the kernel a chance to handle "stop" in between.
+
+        What a person sees: "0 / N steps" at once, the curves after the first iteration
+        (a few milliseconds), then after every ``chunk`` iterations.
+        """
         self._running(True)
+        self.progress.max, self.progress.value = steps, 0
+        self.status.value = f"0 / {steps} steps"
         try:
-            for done, total in self.model.run(steps, chunk):
-                self._show_progress(done, total)
-                await asyncio.sleep(0.01)
+            done = 0
+            for done, _ in self.model.run(1, chunk=1):  # the first point, at once
+                self._show_progress(done, steps)
+            await asyncio.sleep(0.01)
+            if done < steps and not self.model.stopping:  # (stop clicked meanwhile)
+                for more, _ in self.model.run(steps - done, chunk):
+                    self._show_progress(done + more, steps)
+                    await asyncio.sleep(0.01)
         finally:
             self._running(False)
             self._draw_all()
@@ -305,6 +319,12 @@ class TrainingStepper(PictureFallback, W.VBox):
     def _draw_stage(self):
         m, result = self.model, self.model.last
         name = self.parameter.value
+        # the forward and loss stages show the output and the loss: no parameter to pick
+        idle = result is None or result.stage in ("forward", "loss")
+        self.parameter.disabled = idle
+        self.parameter.tooltip = (
+            "the output and the loss are shown now: no parameter to pick until backward()"
+            if idle else "the parameter shown in the pictures")
         self._titles = {}
         if result is None:
             self._note(self.left_panel, "press 'next stage ▶'")
@@ -372,12 +392,15 @@ class TrainingStepper(PictureFallback, W.VBox):
             self.table.value = ""
             return
         fmt = lambda v, spec=".3g": "—" if v is None else format(v, spec)
-        head = ("<tr><th>parameter</th><th>shape</th><th>|.grad| before</th><th>|.grad| after"
-                "</th><th>|Δ|</th><th>|Δ|/|p|</th><th>optimizer state</th></tr>")
+        # one line per cell: a header or a shape never breaks inside (the table scrolls)
+        head = "".join(f"<th style='white-space:nowrap'>{h}</th>" for h in (
+            "parameter", "shape", "|.grad| before", "|.grad| after", "|Δ|", "|Δ|/|p|",
+            "optimizer state"))
+        cell = "<td style='white-space:nowrap'>{}</td>"
         body = "".join(
-            f"<tr><td>{html.escape(r['name'])}</td><td>{r['shape']}</td>"
-            f"<td>{fmt(r['grad_before'])}</td><td>{fmt(r['grad'])}</td><td>{fmt(r['delta'])}</td>"
-            f"<td>{fmt(r['relative'], '.2%') if r['relative'] is not None else '—'}</td>"
-            f"<td>{html.escape(r['state'])}</td></tr>" for r in rows)
+            "<tr>" + "".join(cell.format(v) for v in (
+                html.escape(r["name"]), r["shape"], fmt(r["grad_before"]), fmt(r["grad"]),
+                fmt(r["delta"]), fmt(r["relative"], ".2%") if r["relative"] is not None else "—"))
+            + f"<td>{html.escape(r['state'])}</td></tr>" for r in rows)
         self.table.value = (f"<table style='{self.style}; border-collapse:collapse' cellpadding='3'>"
-                            f"{head}{body}</table>")
+                            f"<tr>{head}</tr>{body}</table>")

@@ -3,7 +3,9 @@
 The server runs in a temporary copy of ``lessons/``, with the example notebooks
 of ``examples/`` next to the lessons (so autosave never touches the committed
 notebooks) with every Jupyter directory, and JupyterLab's user
-settings, in a temporary folder. Both fixtures skip with a reason when
+settings, in a temporary folder. The server reads the learner's configuration of
+``./dev lab`` (``teaching/jupyter/learner/``: no nbgrader interface, widget state
+saved in the notebook), so the test sees what a learner sees. Both fixtures skip with a reason when
 Chromium, playwright or JupyterLab is missing (README, "Running the tests").
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LESSONS = ROOT / "lessons"
 EXAMPLES = ROOT / "examples"  # the widgets' example notebooks, served as examples/NAME
+LEARNER_CONFIG = ROOT / "teaching" / "jupyter" / "learner"  # what `./dev lab` adds to the config path
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -72,6 +75,7 @@ def _lab_environment(tmp):
     profile.mkdir(parents=True, exist_ok=True)
     (profile / "ipython_kernel_config.py").write_text('c.IPKernelApp.matplotlib = "inline"\n')
     env.pop("MPLBACKEND", None)
+    env["JUPYTER_CONFIG_PATH"] = str(LEARNER_CONFIG)
     env.update(JUPYTER_PLATFORM_DIRS="1", PYTHONHASHSEED="0", OMP_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", PYDEVD_DISABLE_FILE_VALIDATION="1")
     return env

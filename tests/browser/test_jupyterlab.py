@@ -3,7 +3,8 @@
 What a student sees after ``./dev lab``: the notebook runs top to bottom in a
 live kernel, every exercise check prints ``✓ correct``, no cell fails, and the
 lesson's widget is drawn (its controls and its PNG figure) and reacts to its
-slider. A screenshot goes to pytest's temporary folder; with
+slider. Saved and reopened without its kernel, the lesson shows every widget's
+picture again (never "Error displaying widget: model not found"). A screenshot goes to pytest's temporary folder; with
 ``EDUTORCH_UPDATE_SCREENSHOTS=1`` it also replaces the committed one in
 ``docs/img/`` (the picture in the README).
 
@@ -99,8 +100,9 @@ def image_sources(page):
     return page.eval_on_selector_all(f"{PANEL} img.widget-image", "imgs => imgs.map(i => i.src)")
 
 
-def save_screenshot(page, tmp_path, filename):
-    """Scroll the widget's cell to the top and photograph the JupyterLab window."""
+def save_screenshot(page, tmp_path, filename, update_docs=True):
+    """Scroll the widget's cell to the top and photograph the JupyterLab window (and, with
+    ``EDUTORCH_UPDATE_SCREENSHOTS=1`` and ``update_docs``, refresh the README's copy)."""
     if page.locator("#jp-left-stack").is_visible():
         page.keyboard.press("Control+b")  # hide the file browser: more room for the widget
         page.wait_for_timeout(500)  # the notebook re-flows to the new width
@@ -112,7 +114,7 @@ def save_screenshot(page, tmp_path, filename):
     page.mouse.move(0, 0)  # no hover highlight
     page.wait_for_timeout(500)
     page.screenshot(path=str(tmp_path / filename))
-    if os.environ.get("EDUTORCH_UPDATE_SCREENSHOTS") == "1":
+    if update_docs and os.environ.get("EDUTORCH_UPDATE_SCREENSHOTS") == "1":
         DOCS_IMG.mkdir(parents=True, exist_ok=True)
         save_compact_png(tmp_path / filename, DOCS_IMG / filename)
     return tmp_path / filename
@@ -187,8 +189,67 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
                 arg=[f"{PANEL} img.widget-image", before], timeout=30_000)
         if control == NEXT_STAGE:
             run_then_stop(page)
+
+        if lesson.startswith("examples/"):
+            return  # a learner saves and reopens lessons (and each reopen costs ~10 s)
+        save_and_reopen_without_kernel(page, base_url, root / f"{lesson}.ipynb")
+        assert page.locator(f"{PANEL} .jupyter-widgets", has_text="model not found").count() == 0
+        wait_for_every_widget_picture(page)
+        save_screenshot(page, tmp_path, "reopened-" + screenshot, update_docs=False)
     finally:
         page.close()
+
+
+WIDGET_OUTPUT = f"{PANEL} .jp-OutputArea-output:has(> .jupyter-widgets)"  # a widget view, top level
+
+
+def saved_widget_models(path):
+    """``(shown, stored)``: the widget model ids the saved notebook's outputs show, and those
+    whose state its metadata stores."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    shown = {output["data"]["application/vnd.jupyter.widget-view+json"]["model_id"]
+             for cell in notebook["cells"] for output in cell.get("outputs", ())
+             if "application/vnd.jupyter.widget-view+json" in output.get("data", {})}
+    state = notebook["metadata"].get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+    return shown, set(state.get("state", {}))
+
+
+def save_and_reopen_without_kernel(page, base_url, path):
+    """Save (Ctrl+S), shut the kernel down as closing the lab does, and reload the page: the
+    notebook comes back from disk with a new kernel that holds none of its widgets' models,
+    so each widget can only be drawn from the state saved in the notebook (the learner's
+    setting ``saveState`` in teaching/jupyter/learner/lab-settings/overrides.json)."""
+    page.locator(f"{PANEL} .jp-Notebook").first.click(position={"x": 5, "y": 5})
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 30
+    while True:
+        shown, stored = saved_widget_models(path)
+        if shown and shown <= stored:
+            break
+        assert time.monotonic() < deadline, f"not saved with its widget state: {shown - stored}"
+        page.wait_for_timeout(250)
+    shut_down_kernels(page, base_url)
+    page.reload(wait_until="domcontentloaded")
+    page.wait_for_selector(f"{PANEL} .jp-Notebook", timeout=60_000)
+    wait_for_idle_kernel(page)
+
+
+def shut_down_kernels(page, base_url):
+    """End every kernel session of the server (its REST API, as the lab's "Shut Down All")."""
+    xsrf = {c["name"]: c["value"] for c in page.context.cookies()}.get("_xsrf", "")
+    for session in page.request.get(f"{base_url}api/sessions").json():
+        response = page.request.delete(f"{base_url}api/sessions/{session['id']}",
+                                       headers={"X-XSRFToken": xsrf})
+        assert response.ok, response.status
+
+
+def wait_for_every_widget_picture(page):
+    """Every widget output of the notebook shows a decoded picture (its ``widget-image``)."""
+    page.wait_for_function(
+        "sel => { const outputs = [...document.querySelectorAll(sel)];"
+        " return outputs.length > 0 && outputs.every(out => [...out.querySelectorAll('img')]"
+        ".some(img => img.complete && img.naturalWidth > 100)); }",
+        arg=WIDGET_OUTPUT, timeout=30_000)
 
 
 def test_a_widget_shows_its_picture_before_its_cell_runs(jupyterlab, browser):

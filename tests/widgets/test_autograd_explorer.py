@@ -1,8 +1,10 @@
 """AutogradExplorer: the backward-graph model and its headless view."""
+import asyncio
+
 import pytest
 
 import edutorch as et
-from widget_helpers import is_png, png_bytes
+from widget_helpers import built_in_a_kernel, is_png, png_bytes
 from widgets import AutogradExplorer, backward_graph
 from widgets.autograd_graph import describe
 
@@ -70,3 +72,48 @@ def test_view_runs_on_real_torch():
     ours = AutogradExplorer(et, x=0.25)
     assert view.slope == pytest.approx(ours.slope, rel=1e-6)
     assert [n.name for n in view.nodes] == [n.name for n in ours.nodes]
+
+
+def test_a_function_picked_again_shows_the_picture_of_a_fresh_render():
+    """Every function's picture is rendered when the widget is built and pasted when the
+    dropdown picks it: the same pixels (tangent in that function's y range) as a widget
+    that has only that function and rendered it just now."""
+    from widgets.autograd_explorer_view import FUNCTIONS
+
+    name = "x³ − 3x"
+    view = asyncio.run(built_in_a_kernel(lambda: AutogradExplorer(et, x=0.3),
+                                         lambda view: len(view.backgrounds) == len(FUNCTIONS)))
+    assert {key[0] for key in view.backgrounds} == set(FUNCTIONS)
+    view.function.value = name
+    view.x.value = 1.1
+    alone = AutogradExplorer(et, functions={name: FUNCTIONS[name]}, x=1.1)
+    assert view.image.value == alone.image.value
+    assert view.summary.value == alone.summary.value
+
+
+@pytest.mark.parametrize("name", ["x · tanh(2x)", "sigmoid(x) + 0.1 x²", "x³ − 3x"])
+def test_no_arrow_of_the_graph_runs_through_a_box(name):
+    """An arrow that skips rows (sigmoid's input straight to AccumulateGrad) goes round the
+    boxes of the rows it passes: no point of any arrow's line lies inside any box."""
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    from widgets.autograd_explorer_view import FUNCTIONS, draw_graph
+
+    x = et.tensor(0.5, requires_grad=True)
+    nodes, edges = backward_graph(FUNCTIONS[name](x).grad_fn)
+    ax = Figure(figsize=(4.8, 3.3)).add_axes([0, 0, 1, 1])
+    draw_graph(ax, nodes, edges)
+    boxes = [p.get_bbox() for p in ax.patches if isinstance(p, FancyBboxPatch)]
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    assert len(boxes) == len(nodes) and len(arrows) == len(edges)
+    eps = 1e-3
+    for arrow in arrows:
+        shaft = arrow.get_path().to_polygons(closed_only=False)[0]  # then its head
+        for a, b in zip(shaft[:-1], shaft[1:]):
+            points = a + np.linspace(0, 1, 60)[:, None] * (b - a)
+            for box in boxes:
+                inside = ((points[:, 0] > box.x0 + eps) & (points[:, 0] < box.x1 - eps)
+                          & (points[:, 1] > box.y0 + eps) & (points[:, 1] < box.y1 - eps))
+                assert not inside.any(), (name, box)

@@ -311,18 +311,22 @@ def test_a_big_gradient_is_histogrammed_on_a_stated_seeded_sample(monkeypatch, s
 
 def test_ten_steps_in_a_kernel_run_as_a_task_with_progress(small_mlp, eval_batch):
     """In a running event loop the "10 steps" button returns at once and trains in a task,
-    the title saying how far it got; ``train(n)`` called from code always trains at once."""
+    the title saying how far it got and the pictures redrawn after each step; ``train(n)`` called from code always trains at once."""
     import asyncio
 
     async def scenario():
         view = GradientInspector(small_mlp, eval_batch)
         view.train(2)  # code: at once, even inside the loop
         assert view.model.steps == 2
-        titles = []
+        titles, pictures = [], []
         view.title.observe(lambda change: titles.append(change["new"]), names="value")
+        view.timeline.observe(lambda change: pictures.append(change["new"]), names="value")
         task = view.start_training(3)
         assert view.model.steps == 2 and view.steps_button.disabled
         await task
         assert view.model.steps == 5 and not view.steps_button.disabled
         assert any("step 3 / 3" in t for t in titles) and "after 5 optimizer steps" in titles[-1]
+        # the pictures follow every step, not only the last one
+        assert len(pictures) == 3 and len({bytes(p) for p in pictures}) == 3
+        assert any("after 3 optimizer steps" in t and "training: step 1 / 3" in t for t in titles)
     asyncio.run(scenario())

@@ -1,8 +1,10 @@
 """ProfilerView: a bar chart of key_averages(), on edutorch's profiler and on PyTorch's."""
+import asyncio
+
 import pytest
 
 import edutorch as et
-from widget_helpers import is_png, mlp
+from widget_helpers import built_in_a_kernel, is_png, mlp
 from widgets import ProfilerSummary, ProfilerView
 from widgets.profiler_summary import SORT_KEYS, format_value
 
@@ -86,3 +88,41 @@ def test_long_names_are_never_cut_off_on_the_left():
     labels = ax.get_yticklabels()
     assert any("AccumulateGrad" in label.get_text() for label in labels)
     assert min(label.get_window_extent(renderer).x0 for label in labels) >= 0
+
+
+def test_pictures_rendered_ahead_are_the_pictures_of_a_fresh_view():
+    """In a kernel the view renders, in idle time, every sort key at the shown row limit (and
+    one row more and fewer); a control asking for one gets exactly what a new view draws."""
+    profile = _profile(et, memory=True)
+    ahead = {(key, 6) for key in SORT_KEYS} | {("count", 5), ("count", 7)}
+    view = asyncio.run(built_in_a_kernel(lambda: ProfilerView(profile, sort_by="count", row_limit=6),
+                                         lambda view: ahead <= set(view.pictures)))
+    view.sort_by.value = "cpu_time_total"
+    fresh = ProfilerView(profile, sort_by="cpu_time_total", row_limit=6)
+    assert bytes(view.image.value) == bytes(fresh.image.value)
+    assert view.table.value == fresh.table.value and "white-space: pre" in view.table.value
+    view.row_limit.value = 7
+    assert len(view.rows) == 7 and ("count", 7) in view.pictures
+
+
+def test_nothing_is_rendered_ahead_while_the_controls_are_being_used():
+    """Rendering ahead waits for a second of quiet and each change starts the wait again:
+    someone changing the sort key every 0.1 s only pays for the pictures they see."""
+    profile = _profile(et)
+    shown = ["cpu_time_total", "count", "cpu_time"]
+
+    async def scenario():
+        view = ProfilerView(profile, sort_by="self_cpu_time_total", row_limit=5)
+        rendered = []
+        render = view._render
+        view._render = lambda *key: (rendered.append(key), render(*key))
+        for key in shown:
+            view.sort_by.value = key
+            await asyncio.sleep(0.1)
+        during = list(rendered)
+        await built_in_a_kernel(lambda: view, lambda view: not view.ahead.pending)
+        return during, rendered
+
+    during, rendered = asyncio.run(scenario())
+    assert during == [(key, 5) for key in shown]
+    assert len(rendered) > len(during)  # then, in the quiet, the rest

@@ -258,3 +258,23 @@ def test_a_detached_monitor_cannot_be_cleared_into_a_dead_widget_and_can_attach_
     monitor.clear_button.click()
     monitor.run(eval_batch[0])
     assert len(monitor.events) == recorded
+
+
+def test_the_hand_written_png_holds_exactly_the_canvas_pixels():
+    """``png_bytes`` writes the PNG itself (signature, IHDR, IDAT, IEND): any decoder reads
+    back the canvas's pixels, width and height exactly (RGB: the figures are opaque)."""
+    from widgets._render import Canvas
+    from widgets._render import png_bytes as encode
+
+    canvas = Canvas(ncols=1, width=2.1, height=1.3)
+    ax = canvas.figure.add_subplot()
+    ax.imshow(np.random.default_rng(0).standard_normal((7, 9)), cmap="RdBu_r")
+    ax.set_title("ÿ pixels")
+    canvas.figure.canvas.draw()
+    png = encode(canvas.figure.canvas)
+    with Image.open(io.BytesIO(png)) as image:
+        image.load()  # checks every chunk's CRC and the deflated rows
+        decoded = np.asarray(image)
+        assert image.mode == "RGB" and image.size == canvas.figure.canvas.get_width_height()
+    expected = np.asarray(canvas.figure.canvas.buffer_rgba())[:, :, :3]
+    assert np.array_equal(decoded, expected) and len(np.unique(decoded.reshape(-1, 3), axis=0)) > 50

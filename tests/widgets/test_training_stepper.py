@@ -340,3 +340,37 @@ def test_stage_results_copy_only_what_the_stage_overwrites():
         np.testing.assert_allclose(p.delta, -0.5 * by_name(result)[p.name].grad_after,
                                    rtol=1e-4, atol=1e-6)
         assert p.norm == pytest.approx(np.linalg.norm(m.values(p.name)), rel=1e-6)
+
+
+def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_step():
+    """"run N steps" in a kernel: "0 / N steps" before any training, the curves redrawn
+    after the first iteration, then after every chunk, up to N."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    statuses, curves = [], []
+    view.status.observe(lambda change: statuses.append(change["new"]), names="value")
+    view.curves_image.observe(
+        lambda change: curves.append((view.model.steps, change["new"])), names="value")
+
+    async def click_run():
+        await view.start_run(11)
+
+    asyncio.run(click_run())
+    assert statuses[0] == "0 / 11 steps" and statuses[1].startswith("1 / 11 steps")
+    assert [steps for steps, _ in curves] == [1, 6, 11]  # after the first step, then two chunks
+    assert view.model.steps == 11 and view.progress.value == 11
+
+
+def test_the_parameter_menu_is_disabled_while_no_parameter_is_shown():
+    """Before the first stage and after forward and loss, the pictures show the output or
+    the loss: the parameter menu would change nothing, so it is disabled and says why."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    shown = []
+    for _ in range(5):  # zero_grad, forward, loss, backward, step
+        shown.append((view.model.next_stage_name, view.parameter.disabled))
+        view.next_button.click()
+        shown.append((view.model.last.stage, view.parameter.disabled))
+    assert shown[0][1] and "no parameter to pick" in TrainingStepper(
+        small_model(), *digits()).parameter.tooltip
+    assert [disabled for stage, disabled in shown[1::2]] == [False, True, True, False, False]
+    assert [stage for stage, _ in shown[1::2]] == ["zero_grad", "forward", "loss", "backward", "step"]
+    assert view.parameter.tooltip == "the parameter shown in the pictures"

@@ -26,3 +26,17 @@ def png_bytes(image_widget):
 
 def is_png(data):
     return bytes(data).startswith(PNG_SIGNATURE)
+
+
+async def built_in_a_kernel(build, done, timeout_s=60.0):
+    """``build()`` inside a running asyncio event loop, as in a Jupyter kernel, then let the
+    loop idle until ``done(widget)`` (what the widget renders ahead in idle time is ready)."""
+    import asyncio
+    import time
+
+    widget = build()
+    deadline = time.monotonic() + timeout_s
+    while not done(widget):
+        assert time.monotonic() < deadline, "nothing was rendered ahead"
+        await asyncio.sleep(0.05)
+    return widget
