@@ -19,10 +19,11 @@ float64 tensors and non-floating tensors are never cast.  The two devices
 have different lists (PyTorch 2.13's ``aten/src/ATen/autocast_mode.cpp`` and
 ``autocast_mode.h``); :data:`POLICIES` holds them for the ops edutorch has.
 
-How the engine asks: every differentiable op is a ``Function``;
-``Function.apply`` calls :func:`_cast_function_args` (through
-``function._autocast_hook``, set only while some autocast region is on)
-with the op's class, which :data:`_FUNCTION_OPS` names as PyTorch's op.
+How the engine asks: every differentiable op is a ``Function``; while some
+autocast region is on, :func:`_cast_function_args` is registered as an
+interceptor of ``Function.apply`` (``function.Interceptors``: autograd itself
+knows nothing of autocast) and casts each op's arguments by the policy of
+the op :data:`_FUNCTION_OPS` names for its class.
 Ops that edutorch writes as a composition of other ops (``addmm``,
 ``cdist``, ``prelu``, ...) are marked with :func:`autocast_op` instead: they
 cast once at the entry and run their inner ops with autocast off, as
@@ -227,11 +228,19 @@ set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype(dtype)", "set_autoc
                                      lambda dtype: set_autocast_dtype("cuda", dtype))
 
 
+_LEVEL = 1  # inside the profiler's interceptor (an op's record includes its casts)
+
+
 def _install_hook():
-    """Point ``Function.apply`` at the caster while any device has autocast on, else at nothing:
-    with autocast off an op pays one ``is None`` test."""
-    on = _state["cpu"]["enabled"] or _state["cuda"]["enabled"]
-    _function._autocast_hook = _cast_function_args if on else None
+    """Register the caster with ``Function.apply`` while any device has autocast on, else
+    nothing: with autocast off an op pays nothing for it."""
+    _function.apply_interceptors.unregister(_cast_function_args)
+    if _any_enabled():
+        _function.apply_interceptors.register(_cast_function_args, _LEVEL)
+
+
+def _any_enabled():
+    return _state["cpu"]["enabled"] or _state["cuda"]["enabled"]
 
 
 # -- casting ----------------------------------------------------------------------------------
@@ -320,15 +329,15 @@ def _cast_args(op, args, kwargs):
     return device_type, args, kwargs
 
 
-def _cast_function_args(cls, args):
-    """The hook ``Function.apply`` calls while autocast is on: the op's arguments, cast by its policy."""
+def _cast_function_args(proceed, cls, args, kwargs):
+    """The interceptor of ``Function.apply`` while autocast is on: the op, its arguments cast by its policy."""
     global _FUNCTION_OPS
     if _FUNCTION_OPS is None:
         _FUNCTION_OPS = _function_ops()
     op = _FUNCTION_OPS.get(cls)
-    if op is None:  # the common case: an op autocast leaves alone
-        return args
-    return _cast_args(op, args, {})[1]
+    if op is not None:  # else the common case: an op autocast leaves alone
+        args = _cast_args(op, args, {})[1]
+    return proceed(cls, args, kwargs)
 
 
 def autocast_op(op):
@@ -342,7 +351,7 @@ def autocast_op(op):
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if _function._autocast_hook is None:  # autocast off: just the op
+            if not _any_enabled():  # autocast off: just the op
                 return fn(*args, **kwargs)
             device_type, args, kwargs = _cast_args(op, args, kwargs)
             if device_type is None:

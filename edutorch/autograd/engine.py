@@ -20,7 +20,9 @@ import heapq
 import itertools
 
 from . import _saved_tensor, grad_mode
-from .function import _anomaly_state, _profiler_state
+from .function import Interceptors
+
+node_interceptors = Interceptors()  # around every node the loop runs: fn(proceed, node, grads)
 
 
 def _dependencies(roots):
@@ -111,8 +113,8 @@ def _run_loop(queue, buffers, deps, targets, needed, captured, retain_graph):
             if node not in needed:
                 _skip(node, deps, buffers, queue)
                 continue
-        if _profiler_state["on"]:                           # torch.profiler times this node
-            grad_inputs = _profiler_state["record_node"](node, grads, _call_node)
+        if node_interceptors.active:                        # the profiler, anomaly mode
+            grad_inputs = node_interceptors.run(_call_node, node, grads)
         else:
             grad_inputs = _call_node(node, grads)           # pre-hooks, backward, post-hooks
         if not retain_graph and node._for_backward:
@@ -208,12 +210,7 @@ def _call_node(node, grads):
             new = fn(tuple(grads))
             if new is not None:
                 grads = list(new)
-    if _anomaly_state["enabled"]:  # detect_anomaly: NaN check, forward traceback on errors
-        from .anomaly_mode import run_node_checked
-
-        grad_inputs = run_node_checked(node, _apply, grads)
-    else:
-        grad_inputs = node.apply(*grads)
+    grad_inputs = node.apply(*grads)
     post = node._post_hooks
     if post:
         for fn in list(post.values()):
@@ -221,11 +218,6 @@ def _call_node(node, grads):
             if new is not None:
                 grad_inputs = tuple(new)
     return grad_inputs
-
-
-def _apply(node, grads):
-    """The node's backward, as anomaly mode's ``run_node_checked`` calls it."""
-    return node.apply(*grads)
 
 
 def _fit_gradient(node, i, g, shape, dtype):
