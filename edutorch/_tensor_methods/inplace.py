@@ -66,7 +66,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     with PyTorch's errors.
     """
     x = t._data
-    if type(x) is not np.ndarray or not _is_floating(x.dtype) or not x.flags.writeable:
+    if type(x) is not np.ndarray or not _is_floating(x.dtype):  # (a read-only x: NumPy's ValueError below)
         return False
     recording = grad_mode.is_grad_enabled()
     if recording and "_view_of" in t.__dict__:  # a view: its base's graph may have to change
@@ -88,7 +88,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
         return False
     try:
         ufunc(x, y, out=x)
-    except (ValueError, OverflowError):  # checked before anything is written
+    except (ValueError, OverflowError):  # read-only, shapes, overflow: checked before anything is written
         return False
     t._version_counter[0] += 1
     return True

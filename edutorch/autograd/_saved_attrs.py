@@ -36,6 +36,7 @@ What reading one does, as PyTorch's ``SavedVariable::unpack``:
   numbers) stay readable, as in PyTorch.
 """
 from . import function as _function
+from ._saved_tensor import SavedVariable
 
 _FREED_HOOKS_ERROR = (
     "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
@@ -140,9 +141,10 @@ def unpack(node, index):
         return None
     if node._released:
         raise RuntimeError(_function.FREED_GRAPH_ERROR)
-    if index >= len(node._for_backward) or node._for_backward[index].holds_none():
+    if index >= len(node._for_backward) or node._for_backward[index] is None:
         return None
-    return _as_tensor(node._for_backward[index].unpack(node))  # version-checked
+    saved = node._for_backward[index]
+    return _as_tensor(saved.unpack(node) if type(saved) is SavedVariable else saved)  # version-checked
 
 
 def _as_tensor(value):
@@ -186,13 +188,14 @@ class SavedTensor:
             )
         node, index = self._node, self._index
         saved = node._for_backward[index] if not node._released and index < len(node._for_backward) else None
-        if saved is not None and saved.unpack_hook is not None:
+        if type(saved) is SavedVariable and saved.unpack_hook is not None:
             raise RuntimeError(_TWICE_HOOKS_ERROR)
         if index in node._none_slots:
             raise RuntimeError(_NONE_HOOKS_ERROR)
         if node._released:
             raise RuntimeError(_FREED_HOOKS_ERROR)
-        if saved is None or saved.holds_none():
+        if saved is None:
             raise RuntimeError(_NONE_HOOKS_ERROR)
         # as PyTorch: the tensor is packed as it is now, without a version check
-        saved.register_hooks(node, _as_tensor(saved.unpack(node, check_version=False)), *hooks)
+        tensor = _as_tensor(saved.unpack(node, check_version=False) if type(saved) is SavedVariable else saved)
+        node._for_backward[index] = SavedVariable(tensor, node, hooks)

@@ -70,19 +70,20 @@ def get_disabled_error_message():
 
 # -- the saved variable --------------------------------------------------------------
 class SavedVariable:
-    """One value a graph node keeps for its backward (PyTorch's ``SavedVariable``).
+    """One tensor a graph node keeps for its backward (PyTorch's ``SavedVariable``).
 
-    What ``ctx.save_for_backward(a, b)`` turns each value into, and what
-    ``ctx.saved_tensors`` unpacks again.  Its fields:
+    What ``ctx.save_for_backward(a, b)`` turns each tensor into (``None`` and
+    numbers are kept as they are), and what ``ctx.saved_tensors`` unpacks again.
+    Its fields:
 
     * ``data``: the saved tensor itself; for a saved *output* only its array
       (the output's ``grad_fn`` is the node, and a node holding its own output
-      would keep itself alive); a number or ``None`` as it is; under
-      saved-tensor hooks, whatever ``pack_hook`` returned;
+      would keep itself alive); under saved-tensor hooks, whatever
+      ``pack_hook`` returned;
     * ``version_counter`` and ``version``: the tensor's version counter and its
       value when it was saved.  Unpacking compares them: a tensor modified in
       place since the forward raises PyTorch's error instead of giving a wrong
-      gradient.  ``None`` for a number and for a hooked tensor (the hooks may keep a copy);
+      gradient.  ``None`` for a hooked tensor (the hooks may keep a copy);
     * ``is_output`` and ``output_nr``: a saved output comes back as a new Tensor
       on the same data whose ``grad_fn`` is the node;
     * ``unpack_hook``, with ``requires_grad``, ``grad_fn`` and ``accumulator``:
@@ -91,36 +92,35 @@ class SavedVariable:
 
     Only autograd makes and changes these: the node when it packs what
     ``forward`` saved (``Node._pack_saved``), ``grad_fn._raw_saved_<name>.register_hooks``
-    (:meth:`register_hooks`), and an in-place op whose saved result is now another
-    tensor (:meth:`now_tracks`, through ``function.saved_output_now_is``).
+    (a new one, with the hooks given), and an in-place op whose saved result is
+    now another tensor (:meth:`now_tracks`, through ``function.saved_output_now_is``).
     """
 
-    __slots__ = ("data", "version_counter", "version", "is_output", "output_nr",
-                 "unpack_hook", "requires_grad", "grad_fn", "accumulator")
+    # the usual case, as class defaults: a tensor saved without hooks, not an output
+    is_output = False
+    unpack_hook = None
 
-    def __init__(self, value, node=None):
-        self.unpack_hook = None
-        self.is_output = False
-        if not isinstance(value, _function._Tensor):  # None, or a number
-            self.data, self.version_counter = value, None
-        elif _stack:  # inside saved_tensors_hooks: keep pack_hook(value) instead
-            self._pack(value, node, *_stack[-1])
+    def __init__(self, tensor, node=None, hooks=None):
+        if hooks is None and _stack:  # inside saved_tensors_hooks: the innermost pair applies
+            hooks = _stack[-1]
+        if hooks is not None:
+            self._pack(tensor, node, *hooks)
+            return
+        if node is not None and tensor.grad_fn is node:  # an output of this node
+            self.is_output = True
+            self.data = tensor._data
+            self.output_nr = tensor._output_nr
         else:
-            self.is_output = node is not None and value.grad_fn is node
-            self.data = value._data if self.is_output else value
-            self.output_nr = value._output_nr
-            self.now_tracks(value)
+            self.data = tensor
+        self.version_counter = counter = tensor._version_counter
+        self.version = counter[0]
 
     def now_tracks(self, tensor):
-        """Track ``tensor``'s version counter from now on (its version now is the saved one)."""
+        """A saved output: track ``tensor``'s memory and version counter from now on
+        (its version now is the saved one)."""
+        self.data = tensor._data
         self.version_counter = tensor._version_counter
         self.version = tensor._version_counter[0]
-        if self.is_output:
-            self.data = tensor._data
-
-    def holds_none(self):
-        """Was ``None`` saved here?  (Such a slot still reads ``None`` once the graph is freed.)"""
-        return self.data is None and self.unpack_hook is None
 
     # -- saved-tensor hooks --------------------------------------------------------
     def _pack(self, tensor, node, pack_hook, unpack_hook):
@@ -137,11 +137,6 @@ class SavedVariable:
         self.is_output = node is not None and tensor.grad_fn is node
         self.grad_fn = None if self.is_output else tensor.grad_fn
         self.accumulator = tensor._accumulator if tensor.grad_fn is None else None
-
-    def register_hooks(self, node, tensor, pack_hook, unpack_hook):
-        """Keep ``pack_hook(tensor)`` here from now on, ``tensor`` being what this slot unpacks to;
-        ``unpack_hook`` runs at each later read (``_raw_saved_<name>.register_hooks``)."""
-        self._pack(tensor, node, pack_hook, unpack_hook)
 
     # -- unpacking -----------------------------------------------------------------
     def unpack(self, node=None, check_version=True):

@@ -105,16 +105,19 @@ class Node(FunctionCtx):
 
     # -- saved tensors ---------------------------------------------------
     def _pack_saved(self):
-        """Turn what ``forward`` saved into :class:`~._saved_tensor.SavedVariable` objects
-        (each keeps its tensor's version, or what a saved-tensor hook packed)."""
-        self._for_backward = [SavedVariable(value, self) for value in self._for_backward]
+        """Turn each tensor ``forward`` saved into a :class:`~._saved_tensor.SavedVariable`
+        (it keeps the tensor's version, or what a saved-tensor hook packed); ``None`` and numbers stay."""
+        Tensor = _Tensor
+        self._for_backward = [SavedVariable(value, self) if isinstance(value, Tensor) else value
+                              for value in self._for_backward]
 
     @property
     def saved_tensors(self):
-        """The values given to ``save_for_backward``, each checked for in-place changes."""
+        """The values given to ``save_for_backward``, each tensor checked for in-place changes."""
         if self._released:
             raise RuntimeError(FREED_GRAPH_ERROR)
-        return tuple([saved.unpack(self) for saved in self._for_backward])
+        return tuple([saved.unpack(self) if type(saved) is SavedVariable else saved
+                      for saved in self._for_backward])
 
     def _check_saved_versions(self):
         """Raise PyTorch's error if a saved tensor was modified in place since ``forward``.
@@ -124,13 +127,14 @@ class Node(FunctionCtx):
         formula would not read the tensor; ``Node.apply`` calls this for built-ins.
         """
         for saved in self._for_backward:
-            counter = saved.version_counter
-            if counter is not None and counter[0] != saved.version:
-                raise RuntimeError(saved.inplace_error(self))
+            if type(saved) is SavedVariable:
+                counter = saved.version_counter
+                if counter is not None and counter[0] != saved.version:
+                    raise RuntimeError(saved.inplace_error(self))
 
     def _saves(self, tensor):
         """Did this node save ``tensor`` itself (not a copy or its array) for backward?"""
-        return any(saved.data is tensor for saved in self._for_backward)
+        return any(type(saved) is SavedVariable and saved.data is tensor for saved in self._for_backward)
 
     # -- hooks on the node -------------------------------------------------
     def register_prehook(self, fn):
@@ -157,7 +161,7 @@ class Node(FunctionCtx):
         (``grad_fn._saved_<name>``, as in PyTorch), so those positions are kept.
         """
         if self._for_backward:
-            self._none_slots = tuple(i for i, saved in enumerate(self._for_backward) if saved.holds_none())
+            self._none_slots = [i for i, saved in enumerate(self._for_backward) if saved is None]
             self._for_backward = ()
             self._released = True
 
@@ -401,10 +405,16 @@ def _apply(cls, args, kwargs):
     requires grad) an op costs a ``ctx``, its ``forward`` and a Tensor around
     the result: the path every backward formula takes, so it stays that short.
     """
-    if grad_mode._state["enabled"] and _requires_grad(args):
-        node = _new_node(cls, args)
-        return _connect_outputs(node, _run_forward(cls, node, args, kwargs), args)
-    return _as_tensors(_run_forward(cls, FunctionCtx(), args, kwargs))
+    node = _new_node(cls, args) if grad_mode._state["enabled"] and _requires_grad(args) else None
+    ctx = FunctionCtx() if node is None else node
+    # forward runs with grad mode off: a forward never records (as in PyTorch)
+    if cls._uses_setup_context:  # PyTorch 2's split form: forward(*args), then setup_context
+        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
+    else:
+        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
+    if node is None:  # outside the graph: Tensors around the arrays
+        return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
+    return _connect_outputs(node, outputs, args)
 
 
 def _requires_grad(args):
@@ -416,26 +426,16 @@ def _requires_grad(args):
     return False
 
 
-def _run_forward(cls, ctx, args, kwargs):
-    """Call the op's ``forward`` with grad mode off: a forward never records (as in PyTorch)."""
-    return grad_mode.call_with_grad_mode(False, _forward, cls, ctx, args, kwargs)
-
-
-def _forward(cls, ctx, args, kwargs):
-    """``forward(ctx, *args)``; or PyTorch 2's split form, ``forward(*args)`` without ``ctx``
-    followed by ``setup_context(ctx, inputs, output)``."""
-    if cls._uses_setup_context:
-        output = cls.forward(*args, **kwargs)
-        cls.setup_context(ctx, args, output)
-        return output
-    return cls.forward(ctx, *args, **kwargs)
+def _forward_then_setup_context(cls, ctx, args, kwargs):
+    """PyTorch 2's split form: ``forward(*args)`` without ``ctx``, then ``setup_context(ctx, inputs, output)``."""
+    output = cls.forward(*args, **kwargs)
+    cls.setup_context(ctx, args, output)
+    return output
 
 
 def _as_tensors(outputs):
     """Turn the raw arrays ``forward`` returned into Tensors outside the graph."""
     Tensor = _Tensor
-    if type(outputs) is _ndarray:  # the common case: one new array
-        return Tensor._make(outputs)
     if isinstance(outputs, tuple):
         return tuple(o if o is None or isinstance(o, Tensor) else Tensor._make(o) for o in outputs)
     return outputs if outputs is None or isinstance(outputs, Tensor) else Tensor._make(outputs)  # None: as PyTorch
@@ -534,7 +534,7 @@ def saved_output_now_is(result, tensor):
     so the same check fires.  (``_tensor_methods/inplace.py`` calls this.)
     """
     for saved in result.grad_fn._for_backward:
-        if saved.is_output and saved.data is result._data:
+        if type(saved) is SavedVariable and saved.is_output and saved.data is result._data:
             saved.now_tracks(tensor)
 
 
