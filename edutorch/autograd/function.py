@@ -161,7 +161,8 @@ class Node(FunctionCtx):
         (``grad_fn._saved_<name>``, as in PyTorch), so those positions are kept.
         """
         if self._for_backward:
-            self._none_slots = [i for i, saved in enumerate(self._for_backward) if saved is None]
+            if None in self._for_backward:  # (SavedVariables compare by identity)
+                self._none_slots = [i for i, saved in enumerate(self._for_backward) if saved is None]
             self._for_backward = ()
             self._released = True
 
