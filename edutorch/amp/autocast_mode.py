@@ -20,7 +20,7 @@ have different lists (PyTorch 2.13's ``aten/src/ATen/autocast_mode.cpp`` and
 ``autocast_mode.h``); :data:`POLICIES` holds them for the ops edutorch has.
 
 How the engine asks: every differentiable op is a ``Function``; while some
-autocast region is on, :func:`_cast_function_args` is registered as an
+autocast region is on, :func:`_autocast_interceptor` is registered as an
 interceptor of ``Function.apply`` (``function.Interceptors``: autograd itself
 knows nothing of autocast) and casts each op's arguments by the policy of
 the op :data:`_FUNCTION_OPS` names for its class.
@@ -234,9 +234,9 @@ _LEVEL = 1  # inside the profiler's interceptor (an op's record includes its cas
 def _install_hook():
     """Register the caster with ``Function.apply`` while any device has autocast on, else
     nothing: with autocast off an op pays nothing for it."""
-    _function.apply_interceptors.unregister(_cast_function_args)
+    _function.apply_interceptors.unregister(_autocast_interceptor)
     if _any_enabled():
-        _function.apply_interceptors.register(_cast_function_args, _LEVEL)
+        _function.apply_interceptors.register(_autocast_interceptor, _LEVEL)
 
 
 def _any_enabled():
@@ -329,15 +329,20 @@ def _cast_args(op, args, kwargs):
     return device_type, args, kwargs
 
 
-def _cast_function_args(proceed, cls, args, kwargs):
+def _autocast_interceptor(proceed, cls, args, kwargs):
     """The interceptor of ``Function.apply`` while autocast is on: the op, its arguments cast by its policy."""
+    return proceed(cls, _cast_function_args(cls, args), kwargs)
+
+
+def _cast_function_args(cls, args):
+    """An op's arguments, cast by its policy (the arguments as they are for an op without one)."""
     global _FUNCTION_OPS
     if _FUNCTION_OPS is None:
         _FUNCTION_OPS = _function_ops()
     op = _FUNCTION_OPS.get(cls)
-    if op is not None:  # else the common case: an op autocast leaves alone
-        args = _cast_args(op, args, {})[1]
-    return proceed(cls, args, kwargs)
+    if op is None:  # the common case: an op autocast leaves alone
+        return args
+    return _cast_args(op, args, {})[1]
 
 
 def autocast_op(op):

@@ -15,6 +15,9 @@ graphs and would visit shared nodes twice (the same lesson micrograd teaches).
 For each node, in order: the tensor hooks of its outputs (``register_hook``,
 then ``retain_grad``), the node's pre-hooks, its backward, its post-hooks, and
 a check of each gradient it returned against its input's shape and dtype.
+While the profiler or anomaly mode is on, the step of each node goes through
+their interceptors (``node_interceptors``, the same mechanism as
+``function.apply_interceptors``).
 """
 import heapq
 import itertools

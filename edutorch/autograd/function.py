@@ -24,6 +24,10 @@ nodes of the inputs.  The engine (``engine.py``) later calls ``backward`` on it.
 ``apply`` runs for every op a model executes, and every backward formula
 runs through it too (with grad mode off, in a plain backward), so its path
 without a graph is kept short: a ``ctx``, ``forward``, a Tensor around the array.
+
+The profiler, autocast and anomaly mode see every op through one extension
+point, :class:`Interceptors`: each registers itself from its own package
+while it is on; this file imports none of them.
 """
 import itertools
 import weakref

@@ -364,7 +364,7 @@ def test_autocast_off_leaves_apply_untouched():
     from edutorch.autograd import function
 
     def registered():
-        return [fn for _, fn in function.apply_interceptors.active if fn is autocast_mode._cast_function_args]
+        return [fn for _, fn in function.apply_interceptors.active if fn is autocast_mode._autocast_interceptor]
 
     assert registered() == []
     with edutorch.autocast("cpu"):
