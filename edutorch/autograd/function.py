@@ -336,6 +336,7 @@ class Interceptors:
 
 
 def _proceed(chain, i, inner, call):
+    """Call the ``i``-th interceptor of ``chain``; its ``proceed`` calls the next one, the last ``inner``."""
     if i == len(chain):
         return inner(*call)
     return chain[i][1](lambda *changed: _proceed(chain, i + 1, inner, changed), *call)
