@@ -139,22 +139,18 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             )
         self._data = value._data
 
-    def __init__(self, *args, dtype=None, device=None):
+    def __new__(cls, *args, dtype=None, device=None):
         """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: a float32 tensor."""
         if len(args) == 1 and not isinstance(args[0], int):
             data = np.asarray(args[0]._data if isinstance(args[0], Tensor) else args[0], dtype=np.float32)
         else:
             data = np.empty(args, dtype=np.float32)
-        Tensor._init(self, data, False, None, 0, None)
+        return cls._make(data)
 
     # -- fast construction, used by every op ---------------------------------
     @classmethod
     def _make(cls, data, requires_grad=False, grad_fn=None, output_nr=0, version_counter=None):
-        """Wrap an array without copying (the internal constructor).
-
-        Every op result passes through here, so it is ``_init`` written out
-        inline: one call instead of two.
-        """
+        """Wrap an array without copying: the one constructor every op result passes through."""
         t = object.__new__(cls)
         # NumPy reductions return NumPy scalars, not arrays: make those 0-d arrays
         # (the isinstance test first: a failing hasattr costs an exception inside)
@@ -169,16 +165,6 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         t._output_nr = output_nr
         t._version_counter = [0] if version_counter is None else version_counter
         return t
-
-    def _init(self, data, requires_grad, grad_fn, output_nr, version_counter):
-        if type(data) is not np.ndarray and not hasattr(data, "__cuda_array_interface__"):
-            data = np.asarray(data)
-        self._data = data
-        self._requires_grad = requires_grad
-        self._grad = None
-        self.grad_fn = grad_fn
-        self._output_nr = output_nr
-        self._version_counter = version_counter if version_counter is not None else [0]
 
     # -- autograd attributes ------------------------------------------------
     @property

@@ -6,8 +6,8 @@ contender is PyTorch's step with autocast on, and ``torch on/off`` beside the ro
 is PyTorch's own on/off ratio on the same step.
 
 The issue asked that autocast add at most 10 % to the step when on, and nothing
-when off (with no region active, ``Function.apply`` pays one ``is None`` test,
-``function._autocast_hook``).  On a CPU the casts are real work whose cost
+when off (with no region active, nothing is registered with
+``function.apply_interceptors``: ``Function.apply`` pays one test).  On a CPU the casts are real work whose cost
 depends on the hardware: NumPy (ml_dtypes) has no bfloat16 BLAS, so products run
 in float32 between two casts, and ml_dtypes' elementwise bfloat16 loops are
 slower than float32's; PyTorch's on/off ratio shows what the same casts cost it.

@@ -10,7 +10,7 @@ straight into the array (``_inplace_no_graph``): the optimizers' path.
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import _requires_grad as _any_requires_grad
+from ..autograd.function import _requires_grad as _any_requires_grad, saved_output_now_is
 from ..autograd import _saved_tensor, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
@@ -51,30 +51,6 @@ def _check_memory(t, fn, args):
             check_no_overlap(t, a, full_ok=not getattr(fn, "writes_scattered", False))
 
 
-def _saved_by(node, t):
-    """Did ``node`` save ``t`` for backward?  (The in-place ops copy their input only then.)"""
-    if node is None:
-        return False
-    for entry in node._for_backward:
-        if entry[0] is t:
-            return True
-    return False
-
-
-def _saved_output_is_now(result, t):
-    """The op saved its output ``result`` (``relu_``, ``exp_``...): that output now is ``t``.
-
-    In PyTorch the saved result of an in-place op is the tensor itself, so a later
-    in-place change of ``t`` makes backward raise; point the saved entry at ``t``'s
-    memory and version counter so the same check fires here.
-    """
-    node = result.grad_fn
-    saved = node._for_backward
-    for i, entry in enumerate(saved):
-        if len(entry) == 4 and entry[0] is result._data:  # (array, counter, version, output_nr)
-            saved[i] = (t._data, t._version_counter, t._version_counter[0], entry[3])
-
-
 def _check_fits(t, result):
     """An in-place op's result must have the tensor's shape and a dtype it can hold (PyTorch's checks)."""
     if result._data.shape != t._data.shape:
@@ -98,7 +74,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     with PyTorch's errors.
     """
     x = t._data
-    if type(x) is not np.ndarray or not _is_floating(x.dtype) or not x.flags.writeable:
+    if type(x) is not np.ndarray or not _is_floating(x.dtype):  # (a read-only x: NumPy's ValueError below)
         return False
     recording = grad_mode.is_grad_enabled()
     if recording and "_view_of" in t.__dict__:  # a view: its base's graph may have to change
@@ -120,7 +96,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
         return False
     try:
         ufunc(x, y, out=x)
-    except (ValueError, OverflowError):  # checked before anything is written
+    except (ValueError, OverflowError):  # read-only, shapes, overflow: checked before anything is written
         return False
     t._version_counter[0] += 1
     return True
@@ -149,7 +125,7 @@ class InplaceMethods:
             data = self._data.copy() if _saved_tensor._stack else self._data
             source = utils._Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
         result = fn.apply(source, *args)
-        if source is not self and _saved_by(result.grad_fn, source):
+        if source is not self and result.grad_fn is not None and result.grad_fn._saves(source):
             source._data = source._data.copy()  # saved for backward: keep the old values
         _check_fits(self, result)
         if type(self._data) is np.ndarray:
@@ -159,7 +135,7 @@ class InplaceMethods:
         self._version_counter[0] += 1
         if result.grad_fn is not None:
             set_graph(self, result)
-            _saved_output_is_now(result, self)
+            saved_output_now_is(result, self)
             refresh_views(self)
         return self
 
@@ -190,7 +166,7 @@ class InplaceMethods:
         _check_fits(self, result)
         base._inplace(CopySlices, index, result)
         if result.grad_fn is not None:
-            _saved_output_is_now(result, self)
+            saved_output_now_is(result, self)
         return self
 
     def _inplace_view(self, fn, arguments):

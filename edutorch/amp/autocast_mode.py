@@ -19,11 +19,12 @@ float64 tensors and non-floating tensors are never cast.  The two devices
 have different lists (PyTorch 2.13's ``aten/src/ATen/autocast_mode.cpp`` and
 ``autocast_mode.h``); :data:`POLICIES` holds them for the ops edutorch has.
 
-How the engine asks: every differentiable op is a ``Function``;
-``Function.apply`` calls :func:`_cast_function_args` (through
-``function._autocast_hook``, set only while some autocast region is on)
-with the op's class, which names itself as PyTorch's op (``_autocast_op``,
-declared beside the op's ``forward``).
+How the engine asks: every differentiable op is a ``Function``; while some
+autocast region is on, :func:`_autocast_interceptor` is registered as an
+interceptor of ``Function.apply`` (``function.Interceptors``: autograd itself
+knows nothing of autocast) and casts each op's arguments by the policy of
+the op the class names itself as (``_autocast_op``, declared beside the op's
+``forward``, as PyTorch's autocast lists name it).
 Ops that edutorch writes as a composition of other ops (``baddbmm``,
 ``cdist``, ``prelu``, ...) are marked with :func:`autocast_op` instead: they
 cast once at the entry and run their inner ops with autocast off, as
@@ -197,11 +198,19 @@ set_autocast_gpu_dtype = _deprecated("set_autocast_gpu_dtype(dtype)", "set_autoc
                                      lambda dtype: set_autocast_dtype("cuda", dtype))
 
 
+_LEVEL = 1  # inside the profiler's interceptor (an op's record includes its casts)
+
+
 def _install_hook():
-    """Point ``Function.apply`` at the caster while any device has autocast on, else at nothing:
-    with autocast off an op pays one ``is None`` test."""
-    on = _state["cpu"]["enabled"] or _state["cuda"]["enabled"]
-    _function._autocast_hook = _cast_function_args if on else None
+    """Register the caster with ``Function.apply`` while any device has autocast on, else
+    nothing: with autocast off an op pays nothing for it."""
+    _function.apply_interceptors.unregister(_autocast_interceptor)
+    if _any_enabled():
+        _function.apply_interceptors.register(_autocast_interceptor, _LEVEL)
+
+
+def _any_enabled():
+    return _state["cpu"]["enabled"] or _state["cuda"]["enabled"]
 
 
 # -- casting ----------------------------------------------------------------------------------
@@ -290,8 +299,13 @@ def _cast_args(op, args, kwargs):
     return device_type, args, kwargs
 
 
+def _autocast_interceptor(proceed, cls, args, kwargs):
+    """The interceptor of ``Function.apply`` while autocast is on: the op, its arguments cast by its policy."""
+    return proceed(cls, _cast_function_args(cls, args), kwargs)
+
+
 def _cast_function_args(cls, args):
-    """The hook ``Function.apply`` calls while autocast is on: the op's arguments, cast by its policy.
+    """An op's arguments, cast by its policy (the arguments as they are for an op without one).
 
     Each op names itself as PyTorch's autocast lists name it, beside its forward
     (``_autocast_op = "mm"`` on ``Mm``); a subclass declares its own (``Dot`` is ``"dot"``,
@@ -314,7 +328,7 @@ def autocast_op(op):
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            if _function._autocast_hook is None:  # autocast off: just the op
+            if not _any_enabled():  # autocast off: just the op
                 return fn(*args, **kwargs)
             device_type, args, kwargs = _cast_args(op, args, kwargs)
             if device_type is None:

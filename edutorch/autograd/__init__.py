@@ -89,12 +89,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if g is None:
             continue
         if t.grad_fn is None:  # a leaf: exactly what its AccumulateGrad node would do
-            saved_mode = grad_mode._state["enabled"]
-            grad_mode._state["enabled"] = bool(create_graph)
-            try:
-                function.accumulate_grad(t, g)
-            finally:
-                grad_mode._state["enabled"] = saved_mode
+            grad_mode.call_with_grad_mode(bool(create_graph), function.accumulate_grad, t, g)
         else:
             g = g if create_graph else g.detach()
             t._grad = g.clone() if t._grad is None else t._grad + g

@@ -35,7 +35,8 @@ What reading one does, as PyTorch's ``SavedVariable::unpack``:
   held ``None`` still reads ``None``, and non-tensor values (dims, sizes,
   numbers) stay readable, as in PyTorch.
 """
-from . import _saved_tensor, function as _function
+from . import function as _function
+from ._saved_tensor import SavedVariable
 
 _FREED_HOOKS_ERROR = (
     "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate values "
@@ -140,18 +141,14 @@ def unpack(node, index):
         return None
     if node._released:
         raise RuntimeError(_function.FREED_GRAPH_ERROR)
-    if index >= len(node._for_backward):
+    if index >= len(node._for_backward) or node._for_backward[index] is None:
         return None
-    entry = node._for_backward[index]
-    counter = entry[1]
-    if counter is not None and counter[0] != entry[2]:  # (a hooked tensor has no counter)
-        raise RuntimeError(node._inplace_error(entry))
-    return _as_tensor(node, entry)
+    saved = node._for_backward[index]
+    return _as_tensor(saved.unpack(node) if type(saved) is SavedVariable else saved)  # version-checked
 
 
-def _as_tensor(node, entry):
-    """The Tensor a packed entry stands for: what backward reads, a Python number as a 0-d tensor."""
-    value = node._unpack_entry(entry)
+def _as_tensor(value):
+    """What ``_saved_<name>`` shows of a saved value: a Python number as a 0-d tensor."""
     return value if isinstance(value, _function._Tensor) else wrapped_number(value)
 
 
@@ -170,8 +167,8 @@ class SavedTensor:
     ``saved_tensors_hooks`` hooks every tensor saved in a region: ``pack_hook``
     runs at once on the saved tensor and the node keeps what it returns;
     ``unpack_hook`` runs at each later access (``_saved_<name>``, backward).
-    (The packed entry it then puts in the node is ``_saved_tensor.SavedTensor``;
-    this one is only the handle on a node's slot, named as PyTorch's class.)
+    (The node's slot itself is a ``_saved_tensor.SavedVariable``; this is only
+    the handle on it, named as PyTorch's class.)
     """
 
     __slots__ = ("_node", "_index")
@@ -190,15 +187,15 @@ class SavedTensor:
                 + ", ".join(repr(a) for a in (self,) + hooks)
             )
         node, index = self._node, self._index
-        entry = node._for_backward[index] if not node._released and index < len(node._for_backward) else None
-        if entry is not None and type(entry[0]) is _saved_tensor.SavedTensor:
+        saved = node._for_backward[index] if not node._released and index < len(node._for_backward) else None
+        if type(saved) is SavedVariable and saved.unpack_hook is not None:
             raise RuntimeError(_TWICE_HOOKS_ERROR)
         if index in node._none_slots:
             raise RuntimeError(_NONE_HOOKS_ERROR)
         if node._released:
             raise RuntimeError(_FREED_HOOKS_ERROR)
-        if entry is None:
+        if saved is None:
             raise RuntimeError(_NONE_HOOKS_ERROR)
         # as PyTorch: the tensor is packed as it is now, without a version check
-        tensor = _as_tensor(node, entry)
-        node._for_backward[index] = (_saved_tensor.SavedTensor(node, tensor, *hooks), None, -1)
+        tensor = _as_tensor(saved.unpack(node, check_version=False) if type(saved) is SavedVariable else saved)
+        node._for_backward[index] = SavedVariable(tensor, node, hooks)

@@ -1,24 +1,26 @@
-"""Saved tensors under hooks: PyTorch's ``SavedVariable`` when a hook pair is active.
+"""Saved tensors: PyTorch's ``SavedVariable``, and the hooks that may pack them.
 
-A graph node keeps some tensors for its backward (``ctx.save_for_backward``, or
-what a built-in op saves, e.g. ``exp`` its result).  Normally the node keeps the
-tensor itself and checks its version when backward reads it.  Inside
+A graph node keeps some values for its backward (``ctx.save_for_backward``, or
+what a built-in op saves, e.g. ``exp`` its result), each as one
+:class:`SavedVariable`.  Normally that keeps the tensor itself and checks its
+version when backward reads it.  Inside
 ``torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook)`` it keeps
 ``pack_hook(tensor)`` instead, anything the hook returns, and calls
 ``unpack_hook(packed)`` each time the tensor is read (``ctx.saved_tensors``).
 
 This module holds the hook stack (only the innermost pair applies), the
-"disabled" switch, and :class:`SavedTensor`, the packed entry.  ``function.py``
-calls :func:`pack_all` where a node saves its tensors and
-:meth:`SavedTensor.unpack` where ``saved_tensors`` reads them.  It also keeps
-the id of the running backward pass (``torch._C._current_graph_task_id``), which
-the non-reentrant checkpoint uses to recompute once per backward pass.
+"disabled" switch and :class:`SavedVariable`.  ``function.py`` makes one per
+saved value (``Node._pack_saved``) and unpacks it where ``saved_tensors`` reads
+it; the non-reentrant checkpoint keeps its inputs as ``SavedVariable(tensor)``
+too, outside any node.  It also keeps the id of the running backward pass
+(``torch._C._current_graph_task_id``), which that checkpoint uses to
+recompute once per backward pass.
 """
 import itertools
+import re
 
 from . import function as _function, grad_mode
 
-_state = grad_mode._state
 _stack = []  # (pack_hook, unpack_hook) pairs; the innermost (last) one applies
 _disabled = {"message": None}  # set by disable_saved_tensors_hooks(error_message)
 _graph_task = {"id": -1, "whole_graph": True}  # the running backward pass; id -1 outside of backward
@@ -66,29 +68,69 @@ def get_disabled_error_message():
     return _disabled["message"]
 
 
-# -- packing and unpacking -------------------------------------------------------
-class SavedTensor:
-    """One saved tensor kept as ``pack_hook(tensor)``, plus what rebuilding it needs.
+# -- the saved variable --------------------------------------------------------------
+class SavedVariable:
+    """One tensor a graph node keeps for its backward (PyTorch's ``SavedVariable``).
 
-    PyTorch's ``SavedVariable`` with hooks: no version check when unpacked (the
-    hooks may store anything), and the unpacked tensor gets back the saved one's
-    place in the graph: its ``grad_fn`` (the node itself for a saved output) or,
-    for a leaf, its ``requires_grad`` and the node that accumulates into ``.grad``.
+    What ``ctx.save_for_backward(a, b)`` turns each tensor into (``None`` and
+    numbers are kept as they are), and what ``ctx.saved_tensors`` unpacks again.
+    Its fields:
+
+    * ``data``: the saved tensor itself; for a saved *output* only its array
+      (the output's ``grad_fn`` is the node, and a node holding its own output
+      would keep itself alive); under saved-tensor hooks, whatever
+      ``pack_hook`` returned;
+    * ``version_counter`` and ``version``: the tensor's version counter and its
+      value when it was saved.  Unpacking compares them: a tensor modified in
+      place since the forward raises PyTorch's error instead of giving a wrong
+      gradient.  ``None`` for a hooked tensor (the hooks may keep a copy);
+    * ``is_output`` and ``output_nr``: a saved output comes back as a new Tensor
+      on the same data whose ``grad_fn`` is the node;
+    * ``unpack_hook``, with ``requires_grad``, ``grad_fn`` and ``accumulator``:
+      set when hooks packed the tensor; the unpacked tensor gets back the saved
+      one's place in the graph.
+
+    Only autograd makes and changes these: the node when it packs what
+    ``forward`` saved (``Node._pack_saved``), ``grad_fn._raw_saved_<name>.register_hooks``
+    (a new one, with the hooks given), and an in-place op whose saved result is
+    now another tensor (:meth:`now_tracks`, through ``function.saved_output_now_is``).
     """
 
-    __slots__ = ("packed", "unpack_hook", "requires_grad", "grad_fn", "output_nr", "is_output", "accumulator")
+    # the usual case, as class defaults: a tensor saved without hooks, not an output
+    is_output = False
+    unpack_hook = None
 
-    def __init__(self, node, tensor, pack_hook, unpack_hook):
+    def __init__(self, tensor, node=None, hooks=None):
+        if hooks is None and _stack:  # inside saved_tensors_hooks: the innermost pair applies
+            hooks = _stack[-1]
+        if hooks is not None:
+            self._pack(tensor, node, *hooks)
+            return
+        if node is not None and tensor.grad_fn is node:  # an output of this node
+            self.is_output = True
+            self.data = tensor._data
+            self.output_nr = tensor._output_nr
+        else:
+            self.data = tensor
+        self.version_counter = counter = tensor._version_counter
+        self.version = counter[0]
+
+    def now_tracks(self, tensor):
+        """A saved output: track ``tensor``'s memory and version counter from now on
+        (its version now is the saved one)."""
+        self.data = tensor._data
+        self.version_counter = tensor._version_counter
+        self.version = tensor._version_counter[0]
+
+    # -- saved-tensor hooks --------------------------------------------------------
+    def _pack(self, tensor, node, pack_hook, unpack_hook):
+        """Keep ``pack_hook(tensor)`` (called under no_grad, as PyTorch packs) and what rebuilding needs."""
         version = tensor._version_counter[0]
-        enabled = _state["enabled"]
-        _state["enabled"] = False  # PyTorch packs under no_grad
-        try:
-            self.packed = pack_hook(tensor)
-        finally:
-            _state["enabled"] = enabled
+        self.data = grad_mode.call_with_grad_mode(False, pack_hook, tensor)
         if tensor._version_counter[0] != version:
             raise RuntimeError(PACK_INPLACE_ERROR)
         self.unpack_hook = unpack_hook
+        self.version_counter = None
         self.requires_grad = tensor._requires_grad
         self.output_nr = tensor._output_nr
         # a saved output does not keep its own node (the node would keep itself alive)
@@ -96,9 +138,21 @@ class SavedTensor:
         self.grad_fn = None if self.is_output else tensor.grad_fn
         self.accumulator = tensor._accumulator if tensor.grad_fn is None else None
 
-    def unpack(self, node):
+    # -- unpacking -----------------------------------------------------------------
+    def unpack(self, node=None, check_version=True):
+        """The saved value as backward reads it, after the version check (``SavedVariable::unpack``)."""
+        counter = self.version_counter
+        if check_version and counter is not None and counter[0] != self.version:
+            raise RuntimeError(self.inplace_error(node))
+        if self.unpack_hook is not None:
+            return self._unpack_hooked(node)
+        if self.is_output:  # rebuild the output, pointing at its node
+            return _function._Tensor._make(self.data, True, node, self.output_nr, self.version_counter)
+        return self.data
+
+    def _unpack_hooked(self, node):
         """``unpack_hook(packed)``, rebuilt as the tensor ``node`` saved."""
-        data = self.unpack_hook(self.packed)
+        data = self.unpack_hook(self.data)
         Tensor = _function._Tensor
         if not isinstance(data, Tensor):
             raise TypeError(
@@ -112,45 +166,36 @@ class SavedTensor:
             tensor._accumulator = self.accumulator
         return tensor
 
+    def inplace_error(self, node):
+        """PyTorch's message for a saved tensor that was modified in place since it was saved."""
+        if self.is_output:  # the node's own output: PyTorch names the node
+            creator, nr, value = node, self.output_nr, _function._Tensor._make(self.data)
+        else:
+            value = self.data
+            if "_multi_view" in value.__dict__:
+                # a split/unbind output whose base changed: PyTorch, regenerating the view's
+                # node to unpack it, raises the multi-view error instead
+                from .._tensor_methods.views import view_error
 
-def pack_all(node, saved):
-    """``node``'s saved values as entries of ``Node._for_backward``, tensors packed by the active hook.
-
-    The entries have the shape ``(value, version_counter, version)`` that
-    ``Node`` expects, with no version counter: hooked tensors are not version-checked.
-    """
-    pack_hook, unpack_hook = _stack[-1]
-    Tensor = _function._Tensor
-    return [
-        (SavedTensor(node, t, pack_hook, unpack_hook) if isinstance(t, Tensor) else t, None, -1)
-        for t in saved
-    ]
-
-
-class SavedInput:
-    """A tensor saved outside of any node (``torch._C._autograd._make_saved_tensor``).
-
-    The non-reentrant checkpoint keeps its inputs this way: like any saved
-    tensor, packed by the active hooks if there are some, otherwise kept
-    with its version and checked for in-place changes when unpacked.
-    """
-
-    def __init__(self, tensor):
-        self.hooked = SavedTensor(None, tensor, *_stack[-1]) if _stack else None
-        self.tensor = None if _stack else tensor
-        self.version = tensor._version_counter[0]
-
-    def unpack(self):
-        if self.hooked is not None:
-            return self.hooked.unpack(None)
-        t = self.tensor
-        if t._version_counter[0] != self.version:
-            # the same message as a node's saved input (Node._inplace_error does not use the node for it)
-            raise RuntimeError(_function.Node._inplace_error(None, (t, t._version_counter, self.version)))
-        return t
+                return view_error(value, base_modified=True)
+            creator, nr = value.grad_fn, value._output_nr
+        # PyTorch 2.x prints the op's name: "Exp" for ExpBackward0, "MyFn" for MyFnBackward
+        origin = f", which is output {nr} of {_forward_name(creator)}," if creator is not None else ""
+        shape = ", ".join(str(s) for s in value.shape)
+        kind = "CPUBoolType" if value._data.dtype.kind == "b" else value.type()  # PyTorch's name for bool
+        return (
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{kind} [{shape}]]{origin} "
+            f"is at version {self.version_counter[0]}; expected version {self.version} instead. Hint: "
+            "enable anomaly detection to find the operation that failed to compute its gradient, "
+            "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
+        )
 
 
-save = SavedInput
+def _forward_name(node):
+    """The op name PyTorch prints in version errors: ``ExpBackward0`` -> ``Exp``,
+    ``PowBackward1`` -> ``Pow1``, ``MyFnBackward`` -> ``MyFn``."""
+    return re.sub(r"Backward(0$)?", "", node.name())
 
 
 # -- the running backward pass -----------------------------------------------------

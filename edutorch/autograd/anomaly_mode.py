@@ -1,21 +1,27 @@
 """``torch.autograd.detect_anomaly``: find the forward op behind a NaN in backward.
 
-While anomaly mode is on, ``Function.apply`` stores the Python stack of each
-op it records in ``node.metadata["traceback_"]``.  When backward fails inside
-a node (an exception, or, with ``check_nan``, a gradient containing NaN), the
-engine warns "Error detected in DivBackward0. Traceback of forward call that
-caused the error: ..." with that stack, so the error points at the line of
-the student's forward code, not at the engine.
+While anomaly mode is on, the Python stack of each op that records a node is
+stored in ``node.metadata["traceback_"]``.  When backward fails inside a node
+(an exception, or, with ``check_nan``, a gradient containing NaN), it warns
+"Error detected in DivBackward0. Traceback of forward call that caused the
+error: ..." with that stack, so the error points at the line of the student's
+forward code, not at the engine.
+
+Autograd does not know about this mode: while it is on, it registers two
+interceptors (``function.Interceptors``), one around ``Function.apply``
+(:func:`_remember_forward_stack`) and one around each node the engine runs
+(:func:`_check_node`).
 """
 import functools
 import os
 import traceback
 import warnings
 
-from . import function
+from . import engine, function
 from .._dtype import is_floating as _is_floating
 
-_state = function._anomaly_state
+_state = {"enabled": False, "check_nan": True}
+_LEVEL = 2  # inside the profiler's and autocast's interceptors: it looks at the node the op made
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -33,9 +39,13 @@ def is_anomaly_check_nan_enabled():
 def set_anomaly_enabled(enabled, check_nan=True):
     """Switch anomaly detection on or off (``torch.set_anomaly_enabled``; what the
     context managers below call)."""
+    function.apply_interceptors.unregister(_remember_forward_stack)
+    engine.node_interceptors.unregister(_check_node)
     _state["enabled"] = bool(enabled)
     _state["check_nan"] = bool(check_nan)
-    _state["stack"] = _forward_stack if enabled else None
+    if enabled:
+        function.apply_interceptors.register(_remember_forward_stack, _LEVEL)
+        engine.node_interceptors.register(_check_node, _LEVEL)
 
 
 def _forward_stack():
@@ -93,6 +103,17 @@ class set_detect_anomaly:
         return False
 
 
+def _remember_forward_stack(proceed, cls, args, kwargs):
+    """Interceptor of ``Function.apply``: keep the caller's stack in the node the op recorded."""
+    outputs = proceed(cls, args, kwargs)
+    for out in outputs if type(outputs) is tuple else (outputs,):
+        node = getattr(out, "grad_fn", None)
+        if node is not None and node._forward_cls is cls and "traceback_" not in node.metadata:
+            node.metadata["traceback_"] = _forward_stack()
+            break
+    return outputs
+
+
 def check_backward_output(node, grad_inputs):
     """With ``check_nan``: PyTorch's error when a node's backward returned NaN."""
     if not _state["check_nan"]:
@@ -102,10 +123,11 @@ def check_backward_output(node, grad_inputs):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
-def run_node_checked(node, run, grads):
-    """Run ``run(node, grads)``; if it fails, first warn with the node's forward traceback."""
+def _check_node(proceed, node, grads):
+    """Interceptor of the engine's step for one node: run it; if it fails, first warn
+    with the node's forward traceback; with ``check_nan``, a NaN gradient is an error."""
     try:
-        grad_inputs = run(node, grads)
+        grad_inputs = proceed(node, grads)
         check_backward_output(node, grad_inputs)
         return grad_inputs
     except Exception:

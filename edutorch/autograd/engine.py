@@ -15,12 +15,17 @@ graphs and would visit shared nodes twice (the same lesson micrograd teaches).
 For each node, in order: the tensor hooks of its outputs (``register_hook``,
 then ``retain_grad``), the node's pre-hooks, its backward, its post-hooks, and
 a check of each gradient it returned against its input's shape and dtype.
+While the profiler or anomaly mode is on, the step of each node goes through
+their interceptors (``node_interceptors``, the same mechanism as
+``function.apply_interceptors``).
 """
 import heapq
 import itertools
 
 from . import _saved_tensor, grad_mode
-from .function import _anomaly_state, _profiler_state
+from .function import Interceptors
+
+node_interceptors = Interceptors()  # around every node the loop runs: fn(proceed, node, grads)
 
 
 def _dependencies(roots):
@@ -111,8 +116,8 @@ def _run_loop(queue, buffers, deps, targets, needed, captured, retain_graph):
             if node not in needed:
                 _skip(node, deps, buffers, queue)
                 continue
-        if _profiler_state["on"]:                           # torch.profiler times this node
-            grad_inputs = _profiler_state["record_node"](node, grads, _call_node)
+        if node_interceptors.active:                        # the profiler, anomaly mode
+            grad_inputs = node_interceptors.run(_call_node, node, grads)
         else:
             grad_inputs = _call_node(node, grads)           # pre-hooks, backward, post-hooks
         if not retain_graph and node._for_backward:
@@ -208,12 +213,7 @@ def _call_node(node, grads):
             new = fn(tuple(grads))
             if new is not None:
                 grads = list(new)
-    if _anomaly_state["enabled"]:  # detect_anomaly: NaN check, forward traceback on errors
-        from .anomaly_mode import run_node_checked
-
-        grad_inputs = run_node_checked(node, _apply, grads)
-    else:
-        grad_inputs = node.apply(*grads)
+    grad_inputs = node.apply(*grads)
     post = node._post_hooks
     if post:
         for fn in list(post.values()):
@@ -221,11 +221,6 @@ def _call_node(node, grads):
             if new is not None:
                 grad_inputs = tuple(new)
     return grad_inputs
-
-
-def _apply(node, grads):
-    """The node's backward, as anomaly mode's ``run_node_checked`` calls it."""
-    return node.apply(*grads)
 
 
 def _fit_gradient(node, i, g, shape, dtype):

@@ -24,18 +24,21 @@ nodes of the inputs.  The engine (``engine.py``) later calls ``backward`` on it.
 ``apply`` runs for every op a model executes, and every backward formula
 runs through it too (with grad mode off, in a plain backward), so its path
 without a graph is kept short: a ``ctx``, ``forward``, a Tensor around the array.
+
+The profiler, autocast and anomaly mode see every op through one extension
+point, :class:`Interceptors`: each registers itself from its own package
+while it is on; this file imports none of them.
 """
 import itertools
-import re
 import weakref
 
 import numpy as np
 
-from . import _saved_attrs, _saved_tensor, grad_mode
+from . import _saved_attrs, grad_mode
 from ._functions.layout import torch_layout
+from ._saved_tensor import SavedVariable
 from .._dtype import is_floating as _is_floating
 
-_state = grad_mode._state
 _sequence = itertools.count()
 _Tensor = None  # edutorch.Tensor, set by edutorch/_tensor.py (it imports us)
 _ndarray = np.ndarray
@@ -106,86 +109,37 @@ class Node(FunctionCtx):
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # -- saved tensors ---------------------------------------------------
-    def _pack_saved(self, outputs):
-        """Record each saved tensor with its version (``SavedVariable`` in PyTorch).
-
-        A saved *output* is stored without its ``grad_fn`` (it is this node), so
-        the node and the tensor do not keep each other alive.  The positions of
-        ``None`` are remembered: freeing the graph drops the entries, and
-        ``grad_fn._saved_<name>`` of such a slot still reads ``None`` (_saved_attrs.py).
-        """
-        if _saved_tensor._stack:  # inside saved_tensors_hooks: keep pack_hook(t) instead (graph.py)
-            self._none_slots = tuple(i for i, t in enumerate(self._for_backward) if t is None)
-            self._for_backward = _saved_tensor.pack_all(self, self._for_backward)
-            return
-        packed = []
-        for t in self._for_backward:
-            if not isinstance(t, _Tensor):  # None, or a number
-                if t is None:
-                    self._none_slots += (len(packed),)
-                packed.append((t, None, -1))
-            elif t.grad_fn is self:
-                packed.append((t._data, t._version_counter, t._version_counter[0], t._output_nr))
-            else:
-                counter = t._version_counter
-                packed.append((t, counter, counter[0]))
-        self._for_backward = packed
+    def _pack_saved(self):
+        """Turn each tensor ``forward`` saved into a :class:`~._saved_tensor.SavedVariable`
+        (it keeps the tensor's version, or what a saved-tensor hook packed); ``None`` and numbers stay."""
+        Tensor = _Tensor
+        self._for_backward = [SavedVariable(value, self) if isinstance(value, Tensor) else value
+                              for value in self._for_backward]
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward``, checked for in-place changes
-        (a built-in op's node was checked by ``apply`` already, before its backward)."""
+        """The values given to ``save_for_backward``, each tensor checked for in-place changes."""
         if self._released:
             raise RuntimeError(FREED_GRAPH_ERROR)
-        if not self._unpacks_all:
-            self._check_saved_versions()
-        return tuple([self._unpack_entry(entry) for entry in self._for_backward])
-
-    def _unpack_entry(self, entry):
-        """One packed entry as backward reads it (its version is checked by the caller)."""
-        value = entry[0]
-        if len(entry) == 4:  # a saved output: rebuild it, pointing at this node
-            return _Tensor._make(value, True, self, entry[3], entry[1])
-        if type(value) is _saved_tensor.SavedTensor:  # packed by a saved-tensor hook
-            return value.unpack(self)
-        return value
+        return tuple([saved.unpack(self) if type(saved) is SavedVariable else saved
+                      for saved in self._for_backward])
 
     def _check_saved_versions(self):
         """Raise PyTorch's error if a saved tensor was modified in place since ``forward``.
 
         A built-in op's backward (PyTorch's generated code) unpacks every saved
         variable before it computes anything, so the check fires even where the
-        formula would not read the tensor; the engine calls this for built-ins.
+        formula would not read the tensor; ``Node.apply`` calls this for built-ins.
         """
-        for entry in self._for_backward:
-            counter = entry[1]
-            if counter is not None and counter[0] != entry[2]:
-                raise RuntimeError(self._inplace_error(entry))
+        for saved in self._for_backward:
+            if type(saved) is SavedVariable:
+                counter = saved.version_counter
+                if counter is not None and counter[0] != saved.version:
+                    raise RuntimeError(saved.inplace_error(self))
 
-    def _inplace_error(self, entry):
-        """PyTorch's message for a saved tensor that was modified in place."""
-        value, counter, version = entry[0], entry[1], entry[2]
-        if len(entry) == 3 and "_multi_view" in value.__dict__:
-            # a split/unbind output whose base changed: PyTorch, regenerating the view's
-            # node to unpack it, raises the multi-view error instead
-            from .._tensor_methods.views import view_error
-
-            return view_error(value, base_modified=True)
-        if len(entry) == 4:  # our own output: PyTorch names this node
-            creator, nr, value = self, entry[3], _Tensor._make(value)
-        else:
-            creator, nr = value.grad_fn, value._output_nr
-        # PyTorch 2.x prints the op's name: "Exp" for ExpBackward0, "MyFn" for MyFnBackward
-        origin = f", which is output {nr} of {_forward_name(creator)}," if creator is not None else ""
-        shape = ", ".join(str(s) for s in value.shape)
-        kind = "CPUBoolType" if value._data.dtype.kind == "b" else value.type()  # PyTorch's name for bool
-        return (
-            "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: [{kind} [{shape}]]{origin} "
-            f"is at version {counter[0]}; expected version {version} instead. Hint: enable "
-            "anomaly detection to find the operation that failed to compute its gradient, "
-            "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
-        )
+    def _saves(self, tensor):
+        """Did this node save ``tensor`` itself (not a copy or its array) for backward?"""
+        return any(type(saved) is SavedVariable and saved.data is tensor for saved in self._for_backward)
 
     # -- hooks on the node -------------------------------------------------
     def register_prehook(self, fn):
@@ -206,8 +160,14 @@ class Node(FunctionCtx):
         return self.__dict__.setdefault("_metadata", {})
 
     def _free_saved(self):
-        """Drop what ``forward`` saved (backward without ``retain_graph``); a second backward then fails."""
+        """Drop what ``forward`` saved (backward without ``retain_graph``); a second backward then fails.
+
+        A slot that saved ``None`` still reads ``None`` afterwards
+        (``grad_fn._saved_<name>``, as in PyTorch), so those positions are kept.
+        """
         if self._for_backward:
+            if None in self._for_backward:  # (SavedVariables compare by identity)
+                self._none_slots = [i for i, saved in enumerate(self._for_backward) if saved is None]
             self._for_backward = ()
             self._released = True
 
@@ -257,12 +217,6 @@ def _materialize(node, grads):
         g if g is not None or meta is None else _creation.zeros(meta[0], dtype=meta[1], device=meta[2])
         for g, meta in zip(grads, node._output_meta)
     ]
-
-
-def _forward_name(node):
-    """The op name PyTorch prints in version errors: ``ExpBackward0`` -> ``Exp``,
-    ``PowBackward1`` -> ``Pow1``, ``MyFnBackward`` -> ``MyFn``."""
-    return re.sub(r"Backward(0$)?", "", node.name())
 
 
 class AccumulateGrad(Node):
@@ -344,9 +298,52 @@ def _add_hook(hooks, fn):
     return handle
 
 
-# Set by edutorch/amp/autocast_mode.py while an autocast region is on: casts an op's
-# arguments by PyTorch's per-op policy.  None when autocast is off (one test per op).
-_autocast_hook = None
+# -- the one extension point: interceptors ----------------------------------------------
+class Interceptors:
+    """Functions that wrap every call of one kind: PyTorch's dispatcher modes, in small.
+
+    The profiler, autocast and anomaly mode are not part of autograd, yet each
+    must see every op: the profiler times it, autocast casts its arguments,
+    anomaly mode remembers where the forward was called.  In PyTorch they are
+    layers of the dispatcher; here each one, while it is on, *registers* an
+    interceptor from its own package, and :meth:`Function.apply` runs through
+    :data:`apply_interceptors` (the engine through its ``node_interceptors``,
+    around each backward node).  Autograd imports none of them.
+
+    An interceptor is called as ``fn(proceed, *call)`` (for an op:
+    ``fn(proceed, cls, args, kwargs)``) and returns what ``proceed(*call)``
+    returns: the next interceptor, or the op itself after the last one.  It
+    may change the arguments first (autocast), time the call (the profiler) or
+    look at its result (anomaly mode).  Lower ``level`` runs further out: the
+    profiler (0) times everything an op does, autocast's casts (1) included.
+
+    Ops made inside an interceptor (autocast's casts) go through
+    ``Function.apply`` from the top again, as PyTorch re-dispatches them.
+    """
+
+    def __init__(self):
+        self.active = ()  # (level, fn) pairs, outermost first; empty: no cost but one test
+
+    def register(self, fn, level):
+        """Run ``fn`` around every call from now on (until :meth:`unregister`)."""
+        self.active = tuple(sorted(self.active + ((level, fn),), key=lambda entry: entry[0]))
+
+    def unregister(self, fn):
+        self.active = tuple(entry for entry in self.active if entry[1] is not fn)
+
+    def run(self, inner, *call):
+        """``inner(*call)`` through every registered interceptor, outermost first."""
+        return _proceed(self.active, 0, inner, call)
+
+
+def _proceed(chain, i, inner, call):
+    """Call the ``i``-th interceptor of ``chain``; its ``proceed`` calls the next one, the last ``inner``."""
+    if i == len(chain):
+        return inner(*call)
+    return chain[i][1](lambda *changed: _proceed(chain, i + 1, inner, changed), *call)
+
+
+apply_interceptors = Interceptors()  # around every Function.apply
 
 
 class Function:
@@ -400,26 +397,32 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run ``forward``; if grad mode is on and an input requires grad, record a node.
 
-        Without a node (grad mode off, as in a plain backward, or no input that
-        requires grad) an op costs a ``ctx``, its ``forward`` and a Tensor around
-        the result: the path every backward formula takes, so it stays that short.
+        While the profiler, autocast or anomaly mode is on, the call goes
+        through their :data:`apply_interceptors` first.
         """
-        # torch.profiler (edutorch/profiler/_recorder.py): while it records, it times this op
-        if _profiler_state["on"] and not _profiler_state.pop("entered", False):
-            return _profiler_state["record_op"](cls, args, kwargs)
-        if _autocast_hook is not None:  # autocast is on: cast the arguments by the op's policy
-            args = _autocast_hook(cls, args)
-        node = None
-        if _state["enabled"]:  # record a node if an input requires grad
-            for a in args:
-                if isinstance(a, _Tensor) and a._requires_grad:
-                    node = _new_node(cls, args)
-                    break
-        outputs = _run_forward(cls, FunctionCtx() if node is None else node, args, kwargs)
-        outputs = torch_layout(cls, outputs, args)  # PyTorch's strides (reshape views by them)
-        if node is None:
-            return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
-        return _connect_outputs(node, outputs, args)
+        if apply_interceptors.active:
+            return apply_interceptors.run(_apply, cls, args, kwargs)
+        return _apply(cls, args, kwargs)
+
+
+def _apply(cls, args, kwargs):
+    """``Function.apply`` itself.
+
+    Without a node (grad mode off, as in a plain backward, or no input that
+    requires grad) an op costs a ``ctx``, its ``forward`` and a Tensor around
+    the result: the path every backward formula takes, so it stays that short.
+    """
+    node = _new_node(cls, args) if grad_mode._state["enabled"] and _requires_grad(args) else None
+    ctx = FunctionCtx() if node is None else node
+    # forward runs with grad mode off: a forward never records (as in PyTorch)
+    if cls._uses_setup_context:  # PyTorch 2's split form: forward(*args), then setup_context
+        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
+    else:
+        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
+    outputs = torch_layout(cls, outputs, args)  # PyTorch's strides (reshape views by them)
+    if node is None:  # outside the graph: Tensors around the arrays
+        return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
+    return _connect_outputs(node, outputs, args)
 
 
 def _requires_grad(args):
@@ -431,22 +434,11 @@ def _requires_grad(args):
     return False
 
 
-def _run_forward(cls, ctx, args, kwargs):
-    """Call the op's ``forward`` with grad mode off: a forward never records (as in PyTorch).
-
-    PyTorch 2's split form is also accepted: ``forward(*args)`` without ``ctx``,
-    then ``setup_context(ctx, inputs, output)``.
-    """
-    enabled = _state["enabled"]
-    _state["enabled"] = False
-    try:
-        if cls._uses_setup_context:
-            output = cls.forward(*args, **kwargs)
-            cls.setup_context(ctx, args, output)
-            return output
-        return cls.forward(ctx, *args, **kwargs)
-    finally:
-        _state["enabled"] = enabled
+def _forward_then_setup_context(cls, ctx, args, kwargs):
+    """PyTorch 2's split form: ``forward(*args)`` without ``ctx``, then ``setup_context(ctx, inputs, output)``."""
+    output = cls.forward(*args, **kwargs)
+    cls.setup_context(ctx, args, output)
+    return output
 
 
 def _as_tensors(outputs):
@@ -500,8 +492,6 @@ def _new_node(cls, args):
     node._num_inputs = len(args)
     if positions is not None:  # the class default None: every argument has an edge
         node._tensor_positions = positions
-    if _anomaly_state["enabled"]:
-        node.metadata["traceback_"] = _anomaly_state["stack"]()
     return node
 
 
@@ -509,16 +499,13 @@ def _connect_outputs(node, outputs, args):
     """Make forward's outputs Tensors whose ``grad_fn`` is ``node``; pack what it saved."""
     if type(outputs) is tuple:
         node._num_outputs = len(outputs)
-        results = tuple(_connect_output(node, i, o, args) for i, o in enumerate(outputs))
+        results = tuple([_connect_output(node, i, o, args) for i, o in enumerate(outputs)])
         node._output_meta = [None if r is None else (r._data.shape, r.dtype, r.device) for r in results]
-    elif type(outputs) is _ndarray and outputs.dtype.kind == "f":  # the common case: a new float array
-        node._num_outputs = 1
-        results = _Tensor._make(outputs, True, node, 0)
     else:
         node._num_outputs = 1
         results = _connect_output(node, 0, outputs, args)
     if node._for_backward:
-        node._pack_saved(results if type(results) is tuple else (results,))
+        node._pack_saved()
     return results
 
 
@@ -546,18 +533,25 @@ def _connect_output(node, nr, out, args):
     return out
 
 
+def saved_output_now_is(result, tensor):
+    """An in-place op wrote its result ``result`` into ``tensor``: what the node saved of ``result`` is now ``tensor``.
+
+    In PyTorch the saved result of an in-place op (``relu_``, ``exp_``...) is the
+    tensor itself, so a later in-place change of ``tensor`` makes backward raise;
+    here the saved output then tracks ``tensor``'s memory and version counter,
+    so the same check fires.  (``_tensor_methods/inplace.py`` calls this.)
+    """
+    for saved in result.grad_fn._for_backward:
+        if type(saved) is SavedVariable and saved.is_output and saved.data is result._data:
+            saved.now_tracks(tensor)
+
+
 def _among(t, items):
     """Is ``t`` one of ``items``?  By identity: ``in`` would call Tensor ``==``, elementwise."""
     for item in items:
         if item is t:
             return True
     return False
-
-
-# Anomaly mode (``anomaly_mode.py``) switches this on to record forward tracebacks.
-_anomaly_state = {"enabled": False, "check_nan": True, "stack": None}
-# torch.profiler (``edutorch/profiler/_recorder.py``) switches this on to time ops and nodes.
-_profiler_state = {"on": False}
 
 
 def once_differentiable(fn):
@@ -573,8 +567,7 @@ def once_differentiable(fn):
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        with grad_mode.no_grad():
-            outputs = fn(ctx, *args)
+        outputs = grad_mode.call_with_grad_mode(False, fn, ctx, *args)
         if not grad_mode.is_grad_enabled() or not _requires_grad(args):
             return outputs
         single = not isinstance(outputs, tuple)

@@ -15,6 +15,24 @@ def is_grad_enabled():
     return _state["enabled"]
 
 
+def call_with_grad_mode(enabled, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with grad mode set to ``enabled``, restored afterwards.
+
+    What ``with torch.set_grad_enabled(enabled): fn(...)`` does, as one call:
+    ``Function.apply`` runs every op's ``forward`` this way (with grad mode
+    off), so it must cost little, and costs nothing more when the mode is
+    already the one asked for (every op of a plain backward).
+    """
+    previous = _state["enabled"]
+    if previous == enabled:
+        return fn(*args, **kwargs)
+    _state["enabled"] = enabled
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        _state["enabled"] = previous
+
+
 def is_inference_mode_enabled():
     """True inside ``inference_mode()`` (``torch.is_inference_mode_enabled``)."""
     return _state["inference"]

@@ -8,8 +8,10 @@
 * ``prof.key_averages().table(...)`` prints PyTorch's table and
   ``prof.export_chrome_trace(path)`` writes a trace for Perfetto / chrome://tracing.
 
-The recording lives in this package; the engine holds two hooks that test one
-flag (``autograd.function._profiler_state``) and cost nothing when no profiler runs.
+The recording lives in this package: while a profiler records, it registers
+two interceptors with autograd (``autograd.function.Interceptors``), one around
+every op and one around every backward node; when none records, they cost
+nothing but one test per op.
 """
 from ._recorder import record_function
 from .profiler_util import DeviceType

@@ -1,9 +1,10 @@
-"""Recording: where the engine's two profiler hooks lead.
+"""Recording: the profiler's two interceptors, and the log they write.
 
-``Function.apply`` (every op) and the backward engine's loop (every graph node)
-each test one flag, ``function._profiler_state["on"]``; while a profiler
-records, they call :func:`record_op` and :func:`record_node` here, which time
-the op or node.
+While a profiler records, it registers two interceptors with autograd
+(``function.Interceptors``, the one extension point of ``Function.apply``):
+:func:`record_op` around every op and :func:`record_node` around every node
+the backward engine runs, which time the op or node.  When no profiler
+records, nothing is registered and autograd pays one test per op.
 
 Recording must cost little next to the op it times, so it only writes raw
 *records* (a small list: name, thread, start and end on the clock, ...) into
@@ -25,11 +26,11 @@ import time
 import traceback
 import weakref
 
-from ..autograd import function as _function
+from ..autograd import engine as _engine, function as _function
 from . import _names
 from .profiler_util import EventList, FunctionEvent
 
-_hook_state = _function._profiler_state
+_LEVEL = 0  # the outermost interceptor: an op's record includes everything it does (autocast's casts)
 _clock_ns = time.perf_counter_ns
 _this_thread = threading.local()  # .id: the thread's system id, asked once per thread
 _current = None  # the Recorder that is recording, or None
@@ -64,14 +65,14 @@ class Recorder:
         if _current is not None:
             raise RuntimeError("Can't profile: a profiler is already enabled on this thread.")
         _current = self
-        _hook_state["record_op"] = record_op
-        _hook_state["record_node"] = record_node
-        _hook_state["on"] = True
+        _function.apply_interceptors.register(record_op, _LEVEL)
+        _engine.node_interceptors.register(record_node, _LEVEL)
 
     def stop(self):
         global _current
         if _current is self:
-            _hook_state["on"] = False
+            _function.apply_interceptors.unregister(record_op)
+            _engine.node_interceptors.unregister(record_node)
             _current = None
         self.log.append((_STOP, _clock_ns()))  # closes what an exception left open
 
@@ -190,16 +191,15 @@ def _python_stack():
             if not f.filename.startswith(_PACKAGE_DIR) or _MODULES_DIR in f.filename]
 
 
-# -- the two hooks ------------------------------------------------------------------
+# -- the two interceptors ------------------------------------------------------------
 
 
-def record_op(cls, args, kwargs):
-    """``Function.apply`` while recording: the op as one record, named as PyTorch names it."""
+def record_op(proceed, cls, args, kwargs):
+    """Around ``Function.apply`` while recording: the op as one record, named as PyTorch names it."""
     recorder = _current
     record = recorder.begin(_names.op_name(cls), "cpu_op", args)
     try:
-        _hook_state["entered"] = True  # the call below runs the op itself, not this hook again
-        outputs = cls.apply(*args, **kwargs)
+        outputs = proceed(cls, args, kwargs)
         first = outputs[0] if type(outputs) is tuple and outputs else outputs
         node = getattr(first, "grad_fn", None)
         if node is not None and node._forward_cls is cls:  # PyTorch links an op to its node by this number
@@ -211,8 +211,8 @@ def record_op(cls, args, kwargs):
         recorder.end(record)
 
 
-def record_node(node, grads, run_node):
-    """The engine's step for one node while recording: PyTorch's two nested records,
+def record_node(proceed, node, grads):
+    """Around the engine's step for one node while recording: PyTorch's two nested records,
     ``autograd::engine::evaluate_function: <node>`` around ``<node>`` around its backward."""
     recorder = _current
     name = _names.node_name(node)
@@ -222,7 +222,7 @@ def record_node(node, grads, run_node):
     try:
         inner = recorder.begin(name, "cpu_op", grads, sequence_nr)
         try:
-            grad_inputs = run_node(node, grads)
+            grad_inputs = proceed(node, grads)
             if recorder.profile_memory:
                 recorder.count_allocations(inner, tuple(grad_inputs), grads)
             return grad_inputs

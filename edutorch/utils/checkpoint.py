@@ -292,10 +292,10 @@ class _CheckpointFrame:
 
     def save_inputs(self, *args):
         """Keep the inputs as any op keeps a saved tensor: version-checked, or packed by outer hooks."""
-        self.saved_args = [_saved_tensor.save(a) if isinstance(a, Tensor) else a for a in args]
+        self.saved_args = [_saved_tensor.SavedVariable(a) if isinstance(a, Tensor) else a for a in args]
 
     def get_inputs(self):
-        return [a.unpack() if isinstance(a, _saved_tensor.SavedInput) else a for a in self.saved_args]
+        return [a.unpack() if isinstance(a, _saved_tensor.SavedVariable) else a for a in self.saved_args]
 
     def check_recomputed_tensors_match(self, gid):
         """PyTorch's determinism check: as many saved tensors, with the same shape/dtype/device."""
