@@ -38,6 +38,8 @@ def unwrap(value, *, allow_host=False):
         raise _host_array_error(value)
     if isinstance(value, (list, tuple)):
         return type(value)(unwrap(v, allow_host=allow_host) for v in value)
+    if isinstance(value, dict):  # keyword arguments: out=, where=, ...
+        return {k: unwrap(v, allow_host=allow_host) for k, v in value.items()}
     return value
 
 
