@@ -134,7 +134,9 @@ def _suffixes(t):
     if not default:
         out.append(f"dtype={t.dtype}")
     if t.grad_fn is not None:
-        out.append(f"grad_fn=<{t.grad_fn.name()}>")
+        # PyTorch prints the node's class name: ``Error`` for a node whose name() is
+        # ``torch::autograd::Error`` (a once_differentiable backward's output)
+        out.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         out.append("requires_grad=True")
     return out
