@@ -272,8 +272,12 @@ def execute(hub, user, kernel, code, timeout=60):
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
+            # short reads: the server's websocket pings (every 30 s) would keep one long read alive forever
+            ws.settimeout(min(5.0, max(0.1, deadline - time.monotonic())))
             try:
                 msg = json.loads(ws.recv())
+            except websocket.WebSocketTimeoutException:
+                continue  # nothing for a few seconds: look at the deadline again
             except websocket.WebSocketConnectionClosedException:
                 return "closed", "".join(text)
             kind, content = msg["msg_type"], msg["content"]
@@ -459,6 +463,9 @@ def test_a_kernel_that_fills_memory_or_dies_does_not_take_the_hub_down(hub):
     for user in (RIGHT, PARTLY):
         hub.ensure_server(user)
     kernel = start_kernel(hub, PARTLY)
+    # a new kernel may drop a request that comes before it is ready (JupyterLab waits for its
+    # kernel_info_reply first): ask until it answers, then fill its memory
+    assert any(execute(hub, PARTLY, kernel, "pass", timeout=15)[0] == "ok" for _ in range(6)), "kernel never ready"
     status, text = execute(hub, PARTLY, kernel, f"block = bytearray({2 * MEM_LIMIT})")
     assert status == "error" and "MemoryError" in text, (status, text)
     assert execute(hub, PARTLY, kernel, "print(6 * 7)") == ("ok", "42\n")  # the kernel lives on
