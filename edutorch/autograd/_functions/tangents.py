@@ -1,0 +1,91 @@
+"""The two tangent formulas PyTorch derives instead of writing them (``derivatives.yaml``).
+
+An op's tangent formula (``jvp``, forward-mode AD: ``autograd/forward_ad.py``)
+sits beside its ``backward``.  Two families of ops need no formula of their
+own, exactly as in PyTorch's ``derivatives.yaml``:
+
+* ``auto_element_wise``: an element-wise op of one tensor has a diagonal
+  Jacobian, so J u = Jᵀ u: the tangent is the *backward* formula applied to
+  the tangent in place of the gradient (``result: auto_element_wise``).  The
+  derivative is written once, in ``backward``.  The same holds for any op
+  whose Jacobian is symmetric (``softmax``): ``symmetric_jacobian``.
+* ``auto_reduction``: in a reduction (``prod``, ``var``, ``norm``, ``amax``,
+  ``max(dim)``...) each input element feeds one output element, so the
+  Jacobian has one entry per input element, and ``backward`` of ones
+  returns exactly those entries, shaped like the input: the tangent is their
+  product with the input's tangent, summed over the reduced dims.  (PyTorch
+  writes these formulas out; here the derivative stays written once.)
+* ``auto_linear(*positions)``: an op that is linear in the arguments at
+  ``positions`` (sum, transpose, indexing, ``cat``, ``a + b``...) maps
+  tangents as it maps values: the tangent is the op itself applied to the
+  tangents, 0 standing for an argument without one (``result: auto_linear``).
+
+Anything else writes ``jvp(ctx, *tangents)`` by hand, reading the op's
+arguments from ``ctx.primals`` and its outputs from ``ctx.result``.
+"""
+from . import utils as _utils
+
+
+def _element_wise(cls, ctx, tangent, *others):
+    """J u = Jᵀ u for a diagonal Jacobian: ``backward`` with the tangent as the gradient."""
+    if tangent is None:  # the tangent came in through a non-differentiable argument
+        return None
+    grads = cls.backward(ctx, tangent)
+    return grads[0] if isinstance(grads, tuple) else grads
+
+
+auto_element_wise = classmethod(_element_wise)
+# the same rule holds for any op whose Jacobian is symmetric (softmax: diag(y) - y yᵀ)
+symmetric_jacobian = auto_element_wise
+
+
+def _reduction(cls, ctx, tangent, *others):
+    """Σ over the reduced dims of ∂out/∂x · dx, the entries ∂out/∂x being ``backward`` of ones."""
+    outputs = ctx.result if isinstance(ctx.result, tuple) else (ctx.result,)
+    values = outputs[0]
+    grads = cls.backward(ctx, values.detach().new_ones(values.shape), *[None] * (len(outputs) - 1))
+    entries = grads[0] if isinstance(grads, tuple) else grads
+    if hasattr(ctx, "axes"):
+        dims = ctx.axes
+    elif hasattr(ctx, "axis"):
+        dims = (ctx.axis,)
+    else:  # a reduction of everything (median)
+        dims = tuple(range(entries.ndim))
+    keepdim = getattr(ctx, "keepdim", False)
+    tangent_values = (entries * tangent).sum(dims, keepdim=keepdim) if dims else entries * tangent
+    return tangent_values if len(outputs) == 1 else (tangent_values,) + (None,) * (len(outputs) - 1)
+
+
+auto_reduction = classmethod(_reduction)
+
+
+def auto_linear(*positions):
+    """The tangent formula of an op linear in its arguments at ``positions``: the op on their tangents."""
+
+    def linear(cls, ctx, *tangents):
+        args = list(ctx.primals)
+        for i in positions:
+            if i < len(args):  # (an optional argument may be left out)
+                args[i] = zero_if_missing(args[i], tangents[i])
+        return cls.apply(*args)
+
+    return classmethod(linear)
+
+
+def zero_if_missing(arg, tangent):
+    """``tangent``, or a zero in its place: a zero tensor for a tensor, 0 for a number."""
+    if tangent is not None:
+        return tangent
+    if isinstance(arg, _utils._Tensor):
+        return arg.detach().new_zeros(arg.shape)
+    return 0
+
+
+def sum_tangents(*terms):
+    """The sum of the terms that are not ``None`` (``None`` if all are): the product rule's
+    ``da·b + a·db`` when only one input has a tangent."""
+    total = None
+    for term in terms:
+        if term is not None:
+            total = term if total is None else total + term
+    return total
