@@ -16,7 +16,12 @@ import pytest
 
 import edutorch as et
 import edutorch.autograd.forward_ad as fwAD
-from op_cases import sample
+from op_cases import OP_CASES, sample
+
+from forward_ad_cases import EXTRA_CASES
+
+ALL_CASES = OP_CASES + EXTRA_CASES
+by_case = pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
 
 EPS = 1e-6
 
@@ -51,25 +56,27 @@ def _values(case, arrays):
     return [o.detach().numpy() for o in _float_outputs(case.fn(et, *[et.tensor(a) for a in arrays]))]
 
 
-def test_tangent_matches_finite_differences(op_case):
-    arrays, directions, _ = _inputs(op_case)
-    got = _forward_mode(et, op_case, arrays, directions)
-    up = _values(op_case, [a + EPS * d for a, d in zip(arrays, directions)])
-    down = _values(op_case, [a - EPS * d for a, d in zip(arrays, directions)])
+@by_case
+def test_tangent_matches_finite_differences(case):
+    arrays, directions, _ = _inputs(case)
+    got = _forward_mode(et, case, arrays, directions)
+    up = _values(case, [a + EPS * d for a, d in zip(arrays, directions)])
+    down = _values(case, [a - EPS * d for a, d in zip(arrays, directions)])
     for (_, tangent), hi, lo in zip(got, up, down):
         expected = (hi - lo) / (2 * EPS)
         actual = np.zeros_like(expected) if tangent is None else tangent
         np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
 
 
-def test_jvp_agrees_with_vjp(op_case):
+@by_case
+def test_jvp_agrees_with_vjp(case):
     """v·(J u) == (Jᵀ v)·u: forward and reverse mode describe the same Jacobian."""
-    arrays, directions, rng = _inputs(op_case, seed=1)
-    got = _forward_mode(et, op_case, arrays, directions)
+    arrays, directions, rng = _inputs(case, seed=1)
+    got = _forward_mode(et, case, arrays, directions)
     weights = [rng.standard_normal(primal.shape) for primal, _ in got]
     forward = sum(float((w * t).sum()) for w, (_, t) in zip(weights, got) if t is not None)
     xs = [et.tensor(a, requires_grad=True) for a in arrays]
-    outs = _float_outputs(op_case.fn(et, *xs))
+    outs = _float_outputs(case.fn(et, *xs))
     total = sum((o * et.tensor(w)).sum() for o, w in zip(outs, weights))
     grads = et.autograd.grad(total, xs, allow_unused=True) if total.requires_grad else [None] * len(xs)
     reverse = sum(float((g.numpy() * d).sum()) for g, d in zip(grads, directions) if g is not None)
@@ -77,10 +84,11 @@ def test_jvp_agrees_with_vjp(op_case):
 
 
 @pytest.mark.parity
-def test_tangent_matches_pytorch(op_case, real_torch):
-    arrays, directions, _ = _inputs(op_case, seed=2)
-    ours = _forward_mode(et, op_case, arrays, directions)
-    theirs = _forward_mode(real_torch, op_case, arrays, directions)
+@by_case
+def test_tangent_matches_pytorch(case, real_torch):
+    arrays, directions, _ = _inputs(case, seed=2)
+    ours = _forward_mode(et, case, arrays, directions)
+    theirs = _forward_mode(real_torch, case, arrays, directions)
     assert len(ours) == len(theirs)
     for (p, t), (tp, tt) in zip(ours, theirs):
         np.testing.assert_allclose(p, tp, rtol=1e-10, atol=1e-12)

@@ -10,7 +10,7 @@ own, exactly as in PyTorch's ``derivatives.yaml``:
   derivative is written once, in ``backward``.  The same holds for any op
   whose Jacobian is symmetric (``softmax``): ``symmetric_jacobian``.
 * ``auto_reduction``: in a reduction (``prod``, ``var``, ``norm``, ``amax``,
-  ``max(dim)``...) each input element feeds one output element, so the
+  ``max(dim)``, a loss...) each input element feeds one output element, so the
   Jacobian has one entry per input element, and ``backward`` of ones
   returns exactly those entries, shaped like the input: the tangent is their
   product with the input's tangent, summed over the reduced dims.  (PyTorch
@@ -26,12 +26,32 @@ arguments from ``ctx.primals`` and its outputs from ``ctx.result``.
 from . import utils as _utils
 
 
-def _element_wise(cls, ctx, tangent, *others):
-    """J u = Jᵀ u for a diagonal Jacobian: ``backward`` with the tangent as the gradient."""
-    if tangent is None:  # the tangent came in through a non-differentiable argument
-        return None
-    grads = cls.backward(ctx, tangent)
-    return grads[0] if isinstance(grads, tuple) else grads
+def _element_wise(cls, ctx, *tangents):
+    """J u = Jᵀ u for a diagonal Jacobian: ``backward`` with the tangent as the gradient.
+
+    With several tensor inputs of one shape (the fused ``tanh_backward(grad, y)``...), each
+    input's term is ``backward`` of its own tangent, taken at that input's position.
+    """
+    return sum_tangents(*[term for term, _ in _backward_per_input(cls, ctx, tangents, lambda t: (t,))])
+
+
+def _backward_per_input(cls, ctx, tangents, grads_for):
+    """For each input with a tangent: ``(backward(*grads_for(tangent))[i], tangent)``.
+
+    Every input with a tangent needs its term, whether or not it requires grad: while
+    ``backward`` runs, ``needs_input_grad`` says so.
+    """
+    needs = ctx.needs_input_grad
+    ctx.needs_input_grad = tuple(n or t is not None for n, t in zip(needs, tangents)) + tuple(needs[len(tangents):])
+    try:
+        pairs = []
+        for i, tangent in enumerate(tangents):
+            if tangent is not None:
+                grads = cls.backward(ctx, *grads_for(tangent))
+                pairs.append((grads[i] if isinstance(grads, tuple) else grads, tangent))
+        return pairs
+    finally:
+        ctx.needs_input_grad = needs
 
 
 auto_element_wise = classmethod(_element_wise)
@@ -39,21 +59,31 @@ auto_element_wise = classmethod(_element_wise)
 symmetric_jacobian = auto_element_wise
 
 
-def _reduction(cls, ctx, tangent, *others):
+def _reduction(cls, ctx, *tangents):
     """Σ over the reduced dims of ∂out/∂x · dx, the entries ∂out/∂x being ``backward`` of ones."""
     outputs = ctx.result if isinstance(ctx.result, tuple) else (ctx.result,)
     values = outputs[0]
-    grads = cls.backward(ctx, values.detach().new_ones(values.shape), *[None] * (len(outputs) - 1))
-    entries = grads[0] if isinstance(grads, tuple) else grads
-    if hasattr(ctx, "axes"):
+    ones = values.detach().new_ones(values.shape)
+    # (values, indices): only the values have a gradient
+    pairs = _backward_per_input(cls, ctx, tangents, lambda t: (ones,) + (None,) * (len(outputs) - 1))
+    if getattr(ctx, "reduction", None) == "none":  # a loss that keeps one value per element
+        dims = ()
+    elif hasattr(ctx, "axes"):
         dims = ctx.axes
     elif hasattr(ctx, "axis"):
         dims = (ctx.axis,)
-    else:  # a reduction of everything (median)
-        dims = tuple(range(entries.ndim))
+    else:  # a reduction of everything (median, dist)
+        dims = None
     keepdim = getattr(ctx, "keepdim", False)
-    tangent_values = (entries * tangent).sum(dims, keepdim=keepdim) if dims else entries * tangent
-    return tangent_values if len(outputs) == 1 else (tangent_values,) + (None,) * (len(outputs) - 1)
+    terms = []
+    for entries, tangent in pairs:
+        product = entries * tangent
+        if dims is None:
+            terms.append(product.sum())
+        else:
+            terms.append(product.sum(dims, keepdim=keepdim) if dims else product)
+    total = sum_tangents(*terms)
+    return total if len(outputs) == 1 else (total,) + (None,) * (len(outputs) - 1)
 
 
 auto_reduction = classmethod(_reduction)
