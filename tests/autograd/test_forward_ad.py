@@ -316,3 +316,47 @@ def test_custom_function_jvp():
 @pytest.mark.parity
 def test_custom_function_jvp_matches_pytorch(real_torch):
     assert _custom_story(et) == _custom_story(real_torch)
+
+
+# -- gradcheck(check_forward_ad=True), gradgradcheck(check_fwd_over_rev=True) --------------------
+def _wrong_jvp(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_forward(a)
+            ctx.save_for_backward(a)
+            return a ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 3 * a * a * g
+
+        @staticmethod
+        def jvp(ctx, da):
+            (a,) = ctx.saved_tensors
+            return 2 * a * a * da  # wrong on purpose
+
+    return Cube
+
+
+def _gradcheck_story(lib):
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([[0.3, -0.2, 1.0]], dtype=lib.float64, requires_grad=True)
+    ok = (lib.autograd.gradcheck(lambda a, b: (b @ a.sin()).tanh(), (x, w), check_forward_ad=True),
+          lib.autograd.gradcheck(lambda a: a.exp().cumsum(0), (x,), check_forward_ad=True, check_backward_ad=False),
+          lib.autograd.gradgradcheck(lambda a: (a * a.sigmoid()).sum(), (x,), check_fwd_over_rev=True))
+    error = _error(lambda: lib.autograd.gradcheck(_wrong_jvp(lib).apply, (x,), check_forward_ad=True))
+    return ok, (error[0].__name__, error[1].split("\n")[0])
+
+
+def test_gradcheck_checks_forward_mode():
+    ok, error = _gradcheck_story(et)
+    assert ok == (True, True, True)
+    assert error == ("GradcheckError",
+                     "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,")
+
+
+@pytest.mark.parity
+def test_gradcheck_forward_mode_matches_pytorch(real_torch):
+    assert _gradcheck_story(et) == _gradcheck_story(real_torch)
