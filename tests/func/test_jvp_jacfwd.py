@@ -62,7 +62,7 @@ def test_jacfwd_equals_jacrev():
 def test_hessian_is_forward_over_reverse():
     x = t(X)
     h = hessian(scalar)(x)
-    expected = np.array([[central(lambda z: jacrev(scalar)(t(z)).numpy()[i], (X,), (e,)) for e in np.eye(3)]
+    expected = np.array([[central(lambda z, i=i: jacrev(scalar)(t(z)).numpy()[i], (X,), (e,)) for e in np.eye(3)]
                          for i in range(3)])
     np.testing.assert_allclose(h.numpy(), expected, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(h.numpy(), jacrev(jacrev(scalar))(x).numpy(), rtol=1e-12)
