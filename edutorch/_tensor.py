@@ -116,6 +116,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     _accumulator = None                  # weakref to the leaf's AccumulateGrad node
     _hooks = None                        # {id: hook} from register_hook on a leaf
     _post_accumulate_grad_hooks = None   # {id: hook} run after .grad is updated
+    _fw_grad = None                      # the tangent of forward-mode AD (autograd/forward_ad.py)
 
     # -- .data: the same storage, outside autograd ---------------------------
     @property

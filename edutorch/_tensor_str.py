@@ -139,6 +139,8 @@ def _suffixes(t):
         out.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         out.append("requires_grad=True")
+    if t._fw_grad is not None:  # a dual tensor of forward-mode AD
+        out.append(f"tangent={t._fw_grad}")
     return out
 
 

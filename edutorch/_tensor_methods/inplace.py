@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.function import _requires_grad as _any_requires_grad, saved_output_now_is
-from ..autograd import _saved_tensor, grad_mode
+from ..autograd import _saved_tensor, forward_ad, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
@@ -76,6 +76,8 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     x = t._data
     if type(x) is not np.ndarray or not _is_floating(x.dtype):  # (a read-only x: NumPy's ValueError below)
         return False
+    if forward_ad._state.active:  # a dual level is open: tangents must be updated too
+        return False
     recording = grad_mode.is_grad_enabled()
     if recording and "_view_of" in t.__dict__:  # a view: its base's graph may have to change
         return False
@@ -124,6 +126,8 @@ class InplaceMethods:
             # a copy of the old values (PyTorch saves a clone of self), not the array about to change
             data = self._data.copy() if _saved_tensor._stack else self._data
             source = utils._Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
+        if forward_ad._state.active:  # forward-mode AD: the op reads the tangent with the values
+            source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
         if source is not self and result.grad_fn is not None and result.grad_fn._saves(source):
             source._data = source._data.copy()  # saved for backward: keep the old values
@@ -133,6 +137,8 @@ class InplaceMethods:
         else:
             self._data[...] = result._data
         self._version_counter[0] += 1
+        if result._fw_grad is not None:  # forward-mode AD: the new tangent, written into the old one
+            forward_ad.copy_tangent_in_place(self, result)
         if result.grad_fn is not None:
             set_graph(self, result)
             saved_output_now_is(result, self)
@@ -162,6 +168,8 @@ class InplaceMethods:
             source = utils._Tensor._make(self._data)
         else:
             source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+        if forward_ad._state.active:
+            source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
         _check_fits(self, result)
         base._inplace(CopySlices, index, result)
@@ -186,6 +194,8 @@ class InplaceMethods:
         out = fn.apply(self, *arguments())
         self._data = out._data
         self._version_counter[0] += 1
+        if out._fw_grad is not None:  # forward-mode AD: the tangent becomes the same view of itself
+            forward_ad.set_tangent(self, out._fw_grad)
         if out.grad_fn is not None:
             set_graph(self, out)
             refresh_views(self)

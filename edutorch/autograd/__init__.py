@@ -5,7 +5,7 @@ edges and hand them to the engine (``engine.py``).
 """
 import numpy as np
 
-from . import function, grad_mode, graph
+from . import forward_ad, function, grad_mode, graph
 from .anomaly_mode import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable

@@ -99,6 +99,7 @@ class SavedVariable:
     # the usual case, as class defaults: a tensor saved without hooks, not an output
     is_output = False
     unpack_hook = None
+    _fw_grad = None  # a saved output's tangent (forward-mode AD), given by ``forward_ad``
 
     def __init__(self, tensor, node=None, hooks=None):
         if hooks is None and _stack:  # inside saved_tensors_hooks: the innermost pair applies
@@ -147,7 +148,10 @@ class SavedVariable:
         if self.unpack_hook is not None:
             return self._unpack_hooked(node)
         if self.is_output:  # rebuild the output, pointing at its node
-            return _function._Tensor._make(self.data, True, node, self.output_nr, self.version_counter)
+            output = _function._Tensor._make(self.data, True, node, self.output_nr, self.version_counter)
+            if self._fw_grad is not None:  # a backward run under forward AD sees the output's tangent
+                _function._dual.set_tangent(output, self._fw_grad)
+            return output
         return self.data
 
     def _unpack_hooked(self, node):

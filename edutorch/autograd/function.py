@@ -35,6 +35,7 @@ import weakref
 import numpy as np
 
 from . import _saved_attrs, grad_mode
+from . import forward_ad as _dual
 from ._functions.layout import torch_layout
 from ._saved_tensor import SavedVariable
 from .._dtype import is_floating as _is_floating
@@ -63,9 +64,16 @@ class FunctionCtx:
     # Outside a recorded graph no input needs a gradient (enough entries for any op).
     needs_input_grad = (False,) * 16
 
+    _for_forward = ()
+    _in_jvp = False  # True while a custom Function's ``jvp`` runs: saved_tensors are save_for_forward's
+
     def save_for_backward(self, *tensors):
         """Keep tensors for ``backward``; their version is checked when unpacked."""
         self._for_backward = tensors
+
+    def save_for_forward(self, *tensors):
+        """Keep tensors for ``jvp`` (forward-mode AD); ``jvp`` reads them as ``ctx.saved_tensors``."""
+        self._for_forward = tensors
 
     def mark_dirty(self, *tensors):
         """Declare inputs that ``forward`` modified in place."""
@@ -118,7 +126,10 @@ class Node(FunctionCtx):
 
     @property
     def saved_tensors(self):
-        """The values given to ``save_for_backward``, each tensor checked for in-place changes."""
+        """The values given to ``save_for_backward``, each tensor checked for in-place changes
+        (in ``jvp``: those given to ``save_for_forward``)."""
+        if self._in_jvp:
+            return self._for_forward
         if self._released:
             raise RuntimeError(FREED_GRAPH_ERROR)
         return tuple([saved.unpack(self) if type(saved) is SavedVariable else saved
@@ -393,6 +404,19 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """The tangent formula (forward-mode AD): the outputs' tangents from the inputs'.
+
+        One tangent per argument of ``forward`` (a custom Function gets zeros for a
+        tensor without one, ``None`` for a non-tensor); returns one per output.  A
+        built-in op also finds its arguments in ``ctx.primals`` and its outputs in
+        ``ctx.result`` (``forward_ad.py`` tells the story).
+        """
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run ``forward``; if grad mode is on and an input requires grad, record a node.
@@ -413,6 +437,17 @@ def _apply(cls, args, kwargs):
     the result: the path every backward formula takes, so it stays that short.
     """
     node = _new_node(cls, args) if grad_mode._state["enabled"] and _requires_grad(args) else None
+    tangents = None
+    if _dual._state.active:  # forward-mode AD: the one test an op pays outside a dual level
+        tangents = _dual.input_tangents(args)
+        if kwargs:
+            _dual.refuse_keyword_tangents(kwargs)
+    if tangents is not None:
+        ctx = _DualCtx(tangents) if node is None else node
+        outputs = _forward(cls, ctx, args, kwargs)
+        results = _as_results(node, outputs, args)
+        _dual.push_tangents(cls, ctx, args, results, tangents)
+        return results
     ctx = FunctionCtx() if node is None else node
     # forward runs with grad mode off: a forward never records (as in PyTorch)
     if cls._uses_setup_context:  # PyTorch 2's split form: forward(*args), then setup_context
@@ -423,6 +458,38 @@ def _apply(cls, args, kwargs):
     if node is None:  # outside the graph: Tensors around the arrays
         return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
     return _connect_outputs(node, outputs, args)
+
+
+def _forward(cls, ctx, args, kwargs):
+    """``forward`` with grad mode off, in PyTorch 2's split form too; the arrays laid out as PyTorch's."""
+    if cls._uses_setup_context:
+        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
+    else:
+        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
+    return torch_layout(cls, outputs, args)
+
+
+def _as_results(node, outputs, args):
+    """Tensors around the arrays ``forward`` returned: connected to ``node``, if there is one."""
+    if node is None:
+        return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
+    return _connect_outputs(node, outputs, args)
+
+
+class _DualCtx(FunctionCtx):
+    """The ``ctx`` of an op that records no node but has tangents to push (forward-mode AD).
+
+    ``needs_input_grad`` says which inputs have a tangent, so ``forward`` keeps what
+    the derivative needs, and ``saved_tensors`` reads it back (without a node there is
+    no version check: the tangent formula runs right after ``forward``).
+    """
+
+    def __init__(self, tangents):
+        self.needs_input_grad = tuple(t is not None for t in tangents)
+
+    @property
+    def saved_tensors(self):
+        return self._for_forward if self._in_jvp else tuple(self._for_backward)
 
 
 def _requires_grad(args):

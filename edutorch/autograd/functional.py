@@ -20,6 +20,7 @@ PyTorch's ``torch/autograd/functional.py`` step by step.
 """
 import numpy as np
 
+from . import forward_ad
 from . import grad as _autograd_grad_fn
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -368,9 +369,24 @@ def _jacobian_rows(outputs, inputs, create_graph, strict):
     return tuple(jacobian)
 
 
+def _dual_jvp(func, inputs, v):
+    """``(outputs, J v)`` by dual numbers (``torch.autograd.forward_ad``), as PyTorch's forward-mode
+    ``jacobian`` computes each column; an output without tangent gets zeros."""
+    from .._creation import zeros_like
+
+    with forward_ad.dual_level():
+        out = func(*[forward_ad.make_dual(inp, t) for inp, t in zip(inputs, v)])
+        is_tuple, outputs = _as_tuple(out, "outputs", "jacobian")
+        pairs = [forward_ad.unpack_dual(o) for o in outputs]
+    primals = tuple(p for p, _ in pairs)
+    tangents = tuple(zeros_like(p) if t is None else t for p, t in pairs)
+    return (primals if is_tuple else primals[0]), (tangents if is_tuple else tangents[0])
+
+
 def _jacobian_forward(func, inputs, vectorize, differentiable):
     """``strategy="forward-mode"``: the Jacobian column by column, one jvp per input
-    element (edutorch has no dual numbers, so each jvp is the double-backward trick).
+    element, by dual numbers (inside an open dual level, where forward_ad allows no
+    second one, by the double-backward trick).
 
     PyTorch's dual tensors keep their primal's graph, so the result stays
     differentiable when an input requires grad (and, in a forward-over-reverse
@@ -387,7 +403,10 @@ def _jacobian_forward(func, inputs, vectorize, differentiable):
     columns, is_outputs_tuple, outputs = [], None, None
     for k in range(sum(numels)):
         v = tuple(t[k].view_as(inp) for t, inp in zip(tangents, inputs))
-        out, jv = jvp(func, inputs, v, create_graph=differentiable)
+        if forward_ad._state.level is None:
+            out, jv = _dual_jvp(func, inputs, v)
+        else:
+            out, jv = jvp(func, inputs, v, create_graph=differentiable)
         is_outputs_tuple, outputs = isinstance(out, tuple), _as_tuple(out, "outputs", "jacobian")[1]
         columns.append(jv if is_outputs_tuple else (jv,))
     result = []

@@ -2,23 +2,26 @@
 
     grad(f)(x)                  # df/dx for f returning a scalar
     vmap(f)(xs)                 # f over the first dimension of xs
-    jacrev(f)(x), hessian(f)(x)
+    jvp(f, (x,), (u,))          # (f(x), J u) by forward mode
+    jacrev(f)(x), jacfwd(f)(x), hessian(f)(x)
     functional_call(model, params, (x,))   # a model as a function of its parameters
 
 They compose: ``vmap(grad(loss), in_dims=(None, 0, 0))(params, xs, ys)`` gives
 per-sample gradients.  Files as in PyTorch's ``torch/_functorch``:
-``_eager_transforms.py`` (grad, grad_and_value, vjp, jacrev, hessian),
+``_eager_transforms.py`` (grad, grad_and_value, vjp, jacrev, jvp, jacfwd,
+linearize, hessian),
 ``_vmap.py`` (vmap), ``_functional_call.py`` (functional_call,
 stack_module_state), ``_pytree.py`` (nests of tensors).
 
-No forward mode yet: ``jvp``, ``jacfwd`` and ``linearize`` are not here, and
-``hessian`` is computed by reverse over reverse.
+Forward mode (``jvp``, ``jacfwd``, ``linearize``) runs on
+``torch.autograd.forward_ad``; ``hessian`` is ``jacfwd(jacrev(f))`` as in PyTorch.
 """
-from ._eager_transforms import grad, grad_and_value, hessian, jacrev, vjp
+from ._eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from ._functional_call import functional_call, stack_module_state
 from ._vmap import vmap
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacrev", "stack_module_state", "vjp", "vmap"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
+           "stack_module_state", "vjp", "vmap"]
 
 
 from .._scope import module_getattr as _module_getattr  # noqa: E402

@@ -1,4 +1,5 @@
-"""``torch.func``'s reverse-mode transforms: ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``, ``hessian``.
+"""``torch.func``'s autodiff transforms: reverse mode (``grad``, ``grad_and_value``, ``vjp``,
+``jacrev``), forward mode (``jvp``, ``jacfwd``, ``linearize``) and ``hessian``.
 
 Each takes a function and returns a function (``grad(f)(x)`` is df/dx), so
 they compose: ``grad(grad(f))``, ``vmap(grad(f))``, ``jacrev(jacrev(f))``.
@@ -12,13 +13,23 @@ requires grad *outside* this transform (an enclosing ``grad``'s input, a
 model parameter closed over by ``f``), which is what PyTorch's levels give:
 ``grad(f)(x)`` for a plain ``x`` does not require grad, ``grad(grad(f))``
 still works.
+
+The forward-mode transforms run ``f`` inside a dual level of
+``torch.autograd.forward_ad`` on inputs made dual with ``make_dual``; the
+tangents are pushed by each op's ``jvp`` formula (``autograd/forward_ad.py``).
+PyTorch's ``hessian`` is ``jacfwd(jacrev(f))``: forward mode over reverse,
+which works because the backward formulas are ops like any other and push
+tangents too.  PyTorch's transforms nest freely; ``forward_ad`` has one level,
+so a ``jvp`` inside another (``jacfwd(jacfwd(f))``) is computed by reverse mode
+twice (``_jvp_by_reverse_mode``), the double-backward trick, whose ops still
+carry the outer tangents.
 """
 import functools
 
 from .. import autograd
 from .._creation import zeros_like
 from .._tensor import Tensor
-from ..autograd import grad_mode
+from ..autograd import forward_ad as fwAD, grad_mode
 from ..autograd.function import AccumulateGrad
 from ._pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 from ._vmap import late_bound, levels_of, _mark, transform_running, vmap
@@ -63,8 +74,22 @@ def _track(t):
     if not isinstance(t, Tensor):
         raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
     with grad_mode.enable_grad():
-        tracked = t.view_as(t) if t.requires_grad else t.detach().requires_grad_()
+        tracked = t.view_as(t) if t.requires_grad else _detach_keeping_tangent(t).requires_grad_()
     return _mark(tracked, levels_of(t))
+
+
+def _detach_keeping_tangent(t, own=None):
+    """``t.detach()``, still carrying the tangent ``t`` has in an enclosing ``jvp``/``jacfwd``
+    (PyTorch's transforms keep each level's tangent and graph apart; ``detach`` drops both).
+    Given this transform's ``own`` inputs, the tangent is detached too unless its graph
+    reaches beyond them."""
+    detached = t.detach()
+    tangent = fwAD.tangent_of(t) if fwAD._state.level is not None else None
+    if tangent is not None:
+        if own is not None and not _reaches_outside(tangent, own):
+            tangent = tangent.detach()
+        fwAD.set_tangent(detached, tangent)
+    return detached
 
 
 def _reaches_outside(t, own):
@@ -93,7 +118,7 @@ def _hand_back(tree, own):
     def lift(t):
         if not isinstance(t, Tensor) or _reaches_outside(t, own):
             return t
-        return _mark(t.detach(), levels_of(t))
+        return _mark(_detach_keeping_tangent(t, own), levels_of(t))
     return tree_map(lift, tree)
 
 
@@ -260,11 +285,161 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     return wrapper
 
 
+# -- forward mode: jvp, linearize, jacfwd -----------------------------------------------------
+JVP_API = "jvp(f, primals, tangents)"
+
+
+def _check_tensors(flat, argname):
+    if not flat:
+        raise RuntimeError(f"{JVP_API}: Expected {argname} to contain at least one Tensor.")
+    for t in flat:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"{JVP_API}: Expected {argname} to only contain Tensors, got {type(t)}")
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``torch.func.jvp``: ``(func(*primals), J @ tangents)``, the Jacobian-vector product by forward mode.
+
+    ``tangents`` has the structure of ``primals`` (a tuple); the result has the
+    structure of ``func``'s output.  With ``has_aux=True`` ``func`` returns
+    ``(output, aux)`` and so does this, plus ``aux`` third.
+    """
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{JVP_API}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    flat_primals, spec = tree_flatten(primals)
+    flat_tangents, tangent_spec = tree_flatten(tangents)
+    if spec != tangent_spec:
+        raise RuntimeError(
+            f"{JVP_API}: Expected primals and tangents to have the same python structure. For example, if "
+            f"primals is a tuple of 3 tensors, tangents also must be. Got primals with structure {spec} and "
+            f"tangents with structure {tangent_spec}"
+        )
+    _check_tensors(flat_primals, "primals")
+    _check_tensors(flat_tangents, "tangents")
+    if fwAD._state.level is not None:  # inside another jvp: forward_ad has one level
+        return _jvp_by_reverse_mode(func, flat_primals, spec, flat_tangents, strict, has_aux)
+    with fwAD.dual_level(), transform_running():
+        duals = [fwAD.make_dual(p, t) for p, t in zip(flat_primals, flat_tangents)]
+        result = late_bound(func)(*tree_unflatten(duals, spec))
+        output, aux = _split_aux(result, has_aux, JVP_API)
+        flat_out, out_spec = tree_flatten(output)
+        _check_outputs(flat_out)
+        pairs = [_unpack(o, strict) for o in flat_out]
+        if has_aux:
+            aux = tree_map(lambda t: fwAD.unpack_dual(t).primal if isinstance(t, Tensor) else t, aux)
+    primal_out = tree_unflatten([p for p, _ in pairs], out_spec)
+    tangent_out = tree_unflatten([t for _, t in pairs], out_spec)
+    return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
+
+
+def _check_outputs(flat_out):
+    if not flat_out or (len(flat_out) == 1 and flat_out[0] is None):
+        raise RuntimeError(f"{JVP_API}: Expected f to be a function that has non-empty output (got output = {flat_out})")
+    for o in flat_out:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{JVP_API}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
+
+
+def _unpack(output, strict):
+    """``(primal, tangent)`` of one output; a zero tangent for an output that does not depend on
+    the inputs (an error with ``strict=True``, as PyTorch's)."""
+    primal, tangent = fwAD.unpack_dual(output)
+    if tangent is None:
+        if strict:
+            raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                               "inputs. This is not allowed with strict=True.")
+        tangent = zeros_like(primal)
+    return primal, tangent
+
+
+def _jvp_by_reverse_mode(func, flat_primals, spec, flat_tangents, strict, has_aux):
+    """J u by reverse mode twice (a ``jvp`` nested in another): with g(v) = vᵀJ, linear in v,
+    J u is the gradient of g(v)·u with respect to v (at any v: here zeros)."""
+    from .._creation import ones_like
+
+    tracked = [_track(p) for p in flat_primals]  # (each keeps the enclosing jvp's tangent)
+    with grad_mode.enable_grad(), transform_running():
+        result = late_bound(func)(*tree_unflatten(tracked, spec))
+        output, aux = _split_aux(result, has_aux, JVP_API)
+        flat_out, out_spec = tree_flatten(output)
+        _check_outputs(flat_out)
+        vs = [zeros_like(o).requires_grad_() for o in flat_out]
+        gs = _gradients(flat_out, tracked, vs)
+        total = sum((g * u).sum() for g, u in zip(gs, flat_tangents))
+        if strict and not total.requires_grad:
+            _unpack(flat_out[0].detach(), strict)  # PyTorch's error
+        ju = _gradients([total], vs, [ones_like(total)])
+    own = tracked + vs
+    out = (_hand_back(output, own), _hand_back(tree_unflatten(ju, out_spec), own))
+    return out + (_hand_back(aux, own),) if has_aux else out
+
+
+def linearize(func, *primals):
+    """``torch.func.linearize``: ``(func(*primals), jvp_fn)``; ``jvp_fn(*tangents)`` is J @ tangents
+    at ``primals`` (here one forward-mode pass per call)."""
+    output = jvp(func, primals, tuple(zeros_like(p) for p in primals))[0]
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
+
+
+def _standard_basis(flat_primals):
+    """For each primal, the tangents that pick its elements one by one, stacked: row k of the
+    identity of size N (all primals' elements), cut into the primals' shapes."""
+    from .._creation import eye
+
+    numels = [p.numel() for p in flat_primals]
+    identity = eye(sum(numels), dtype=flat_primals[0].dtype)
+    blocks = identity.split(numels, dim=1)
+    return [b.reshape(sum(numels), *p.shape).to(p.dtype) for b, p in zip(blocks, flat_primals)], numels
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """``torch.func.jacfwd``: the Jacobian of ``func`` w.r.t. ``argnums`` by forward mode.
+
+    One Jacobian-vector product per *input* element (a ``vmap`` of ``jvp`` over
+    the rows of the identity, as PyTorch computes it), so it suits functions
+    with few inputs and many outputs (``jacrev``: the other way round).  The
+    result is laid out as ``jacrev``'s: ``output.shape + input.shape``.
+    """
+    @functools.wraps(func)
+    def wrapper(*args):
+        _check_argnums(argnums, len(args))
+        chosen = (args[argnums],) if isinstance(argnums, int) else tuple(args[a] for a in argnums)
+        flat_primals, spec = tree_flatten(chosen)
+        basis, numels = _standard_basis(flat_primals)
+
+        def restricted(*primals):
+            new = primals[0] if isinstance(argnums, int) else primals
+            return func(*_replace_args(args, argnums, new))
+
+        def push_jvp(*flat_basis):
+            result = jvp(restricted, chosen, tree_unflatten(list(flat_basis), spec), has_aux=has_aux)
+            return (result[1], result[2]) if has_aux else result[1]
+
+        results = vmap(push_jvp, randomness=randomness)(*basis)
+        aux = None
+        if has_aux:
+            results, aux = results
+            aux = tree_map(lambda t: t[0] if isinstance(t, Tensor) else t, aux)  # every row saw the same aux
+        flat_out, out_spec = tree_flatten(results)
+        per_output = []
+        for rows in flat_out:  # rows: (N, *output.shape), one per input element
+            columns = rows.movedim(0, -1).split(numels, dim=-1)
+            jacobians = [c.reshape(*c.shape[:-1], *p.shape) for c, p in zip(columns, flat_primals)]
+            inner = tree_unflatten(jacobians, spec)
+            per_output.append(inner[0] if isinstance(argnums, int) else inner)
+        jac = tree_unflatten(per_output, out_spec)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
 def hessian(func, argnums=0):
     """``torch.func.hessian``: the matrix of second derivatives of ``func`` w.r.t. ``argnums``.
 
-    PyTorch computes ``jacfwd(jacrev(func))`` (forward over reverse); edutorch
-    has no forward mode yet and computes ``jacrev(jacrev(func))``: the same
-    values (up to rounding), by reverse over reverse.
+    As PyTorch: ``jacfwd(jacrev(func))``, forward mode over reverse mode.
     """
-    return jacrev(jacrev(func, argnums), argnums)
+    return jacfwd(jacrev(func, argnums), argnums)

@@ -13,6 +13,7 @@ import numpy as np
 from .. import _dtype, _functional, backend
 from .._tensor import Tensor
 from ..autograd._functions.utils import wrap_dim
+from ..autograd import forward_ad as _forward_ad
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd._functions import pointwise
 from ..autograd._functions import shape as _shape_fns
@@ -925,7 +926,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         with np.errstate(divide="ignore", invalid="ignore"):
             tlogt = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype)
         tlogt = Tensor._make(tlogt)
-        if target.requires_grad:  # d/dt (t log t) = log t + 1 (nan at t = 0, as PyTorch's xlogy)
+        # d/dt (t log t) = log t + 1 (nan at t = 0, as PyTorch's xlogy); a tangent takes the same path
+        if target.requires_grad or _forward_ad.tangent_of(target) is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 slope = np.where(t > 0, np.log(np.where(t > 0, t, 1)) + 1, np.nan).astype(t.dtype)
             tlogt = tlogt + (target - target.detach()) * Tensor._make(slope)  # value 0, gradient slope

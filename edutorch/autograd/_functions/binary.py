@@ -11,6 +11,7 @@ from ..function import Function
 from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .pointwise import _binary_meta
+from .tangents import sum_tangents
 from .utils import binary_arrays, broadcast_error, check_integer_divisor, grad_for, quiet_fp
 from ..._dtype import is_floating as _is_floating
 
@@ -60,6 +61,12 @@ class Atan2(Function):
         gb = grad_for(scale * -a, mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        numerator = sum_tangents(da * b if da is not None else None, -db * a if db is not None else None)
+        return numerator / (a * a + b * b)
+
 
 class Hypot(Function):
     _backward_name = "HypotBackward0"
@@ -80,6 +87,11 @@ class Hypot(Function):
         ga = grad_for(grad * a / out, ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * b / out, mb) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return sum_tangents(da * a if da is not None else None, db * b if db is not None else None) / ctx.result
 
 
 class Logaddexp(Function):
@@ -103,6 +115,12 @@ class Logaddexp(Function):
         ga = grad_for(grad * (a - b).sigmoid(), ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * (b - a).sigmoid(), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return sum_tangents(da * (a - b).sigmoid() if da is not None else None,
+                            db * (b - a).sigmoid() if db is not None else None)
 
 
 class Fmod(Function):
@@ -128,6 +146,11 @@ class Fmod(Function):
         ga = grad_for(grad, ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * -(a / b).trunc(), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return sum_tangents(da, db * -(a / b).trunc() if db is not None else None)
 
 
 class Xlogy(Function):
@@ -155,3 +178,9 @@ class Xlogy(Function):
         ga = grad_for(grad * Xlogy.apply((a != 0).to(grad.dtype), b), ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * a / b, mb) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        d_self = da * Xlogy.apply((a != 0).to(da.dtype), b) if da is not None else None
+        return sum_tangents(d_self, db * a / b if db is not None else None)

@@ -14,6 +14,7 @@ from .. import grad_mode
 from ..function import Function
 from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .tangents import auto_linear, sum_tangents
 from .utils import REDUCED_FLOATS, accumulation_input, refuse_bool, rounded_to
 
 
@@ -33,6 +34,14 @@ def mm_mat2_backward(grad, mat1, alpha=1):
     PyTorch's ``mm_mat2_backward``.
     """
     return _scaled(_product(mat1.mT, grad), alpha)
+
+
+def mm_jvp(mat1, mat1_t, mat2, mat2_t, alpha=1):
+    """The tangent of ``alpha * mat1 @ mat2`` (forward mode): ``alpha * (dA @ B + A @ dB)``,
+    the product rule; a missing tangent (``None``) drops its term.  Batched too."""
+    left = _product(mat1_t, mat2) if mat1_t is not None else None
+    right = _product(mat1, mat2_t) if mat2_t is not None else None
+    return _scaled(sum_tangents(left, right), alpha)
 
 
 def _product(a, b):
@@ -106,6 +115,11 @@ class Mm(Function):
         gb = mm_mat2_backward(grad, a) if ctx.needs_input_grad[1] else None  # dB = Aᵀ G
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return mm_jvp(a, da, b, db)  # dA B + A dB
+
 
 class Bmm(Function):
     """Batched matrix product of two 3-D tensors (``torch.bmm``), no broadcasting."""
@@ -136,6 +150,8 @@ class Bmm(Function):
         ga = mm_mat1_backward(grad, b) if ctx.needs_input_grad[0] else None  # each matrix: G Bᵀ
         gb = mm_mat2_backward(grad, a) if ctx.needs_input_grad[1] else None  # each matrix: Aᵀ G
         return ga, gb
+
+    jvp = Mm.jvp  # each matrix: dA B + A dB
 
 
 def _check_matmul(a, b):
@@ -265,6 +281,13 @@ class Matmul(Function):
             gb = mm_mat2_backward(g, a2).sum_to_size(b2_shape).reshape(b_shape)
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        left = da @ b if da is not None else None  # matmul broadcasts and squeezes as forward did
+        right = a @ db if db is not None else None
+        return sum_tangents(left, right)
+
 
 class Dot(Matmul):
     _backward_name = "DotBackward0"
@@ -393,6 +416,12 @@ class Addmm(Function):
         g_mat2 = mm_mat2_backward(grad, mat1, ctx.alpha) if need_mat2 else None
         return g_input, g_mat1, g_mat2, None, None
 
+    @staticmethod
+    def jvp(ctx, d_input, d_mat1, d_mat2, *_):
+        _, mat1, mat2 = ctx.primals[:3]
+        product = mm_jvp(mat1, d_mat1, mat2, d_mat2, ctx.alpha) if d_mat1 is not None or d_mat2 is not None else None
+        return sum_tangents(_scaled(d_input, ctx.beta) if d_input is not None else None, product)
+
 
 class Trace(Function):
     """Sum of the main diagonal of a matrix; its gradient is ``grad`` times the identity."""
@@ -413,3 +442,5 @@ class Trace(Function):
     def backward(ctx, grad):
         eye = _utils._Tensor._make(np.eye(*ctx.shape, dtype=ctx.dtype))
         return grad * eye
+
+    jvp = auto_linear(0)  # the trace of the tangent

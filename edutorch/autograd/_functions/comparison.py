@@ -10,6 +10,7 @@ import numpy as np
 from ..function import Function
 from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .tangents import auto_element_wise, auto_linear, zero_if_missing
 from .utils import array_of, binary_arrays, broadcast_error, grad_for, input_meta
 from ..._dtype import is_floating as _is_floating
 
@@ -46,6 +47,15 @@ def _pick_backward(ctx, grad, loses):
     return ga, gb
 
 
+def _pick_jvp(ctx, da, db, wins):
+    """The tangent of ``maximum``/``minimum``: ``a``'s where ``a`` ``wins``, ``b``'s where it loses,
+    the mean of the two on ties (PyTorch's formula)."""
+    a, b = ctx.primals
+    da, db = zero_if_missing(a, da), zero_if_missing(b, db)
+    weight_a = wins(a, b).to(ctx.result.dtype).masked_fill(a == b, 0.5)
+    return db + weight_a * (da - db)
+
+
 class Maximum(Function):
     _backward_name = "MaximumBackward0"
     _saved_attrs = {"self": Saved(0), "other": Saved(1)}  # grad_fn._saved_* (_saved_attrs.py)
@@ -57,6 +67,10 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, grad):
         return _pick_backward(ctx, grad, operator.lt)  # an input loses where it is the smaller
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        return _pick_jvp(ctx, da, db, operator.gt)
 
 
 class Minimum(Function):
@@ -70,6 +84,10 @@ class Minimum(Function):
     @staticmethod
     def backward(ctx, grad):
         return _pick_backward(ctx, grad, operator.gt)  # an input loses where it is the larger
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        return _pick_jvp(ctx, da, db, operator.lt)
 
 
 class Clamp(Function):
@@ -106,6 +124,8 @@ class Clamp(Function):
         if hi is not None:
             keep = (a <= hi) if keep is None else keep & (a <= hi)
         return grad * keep, None, None
+
+    jvp = auto_element_wise  # (tangents.py: backward with the tangent as the gradient)
 
 
 class ClampMin(Clamp):
@@ -160,6 +180,21 @@ class ClampTensor(Function):
         ghi = grad_for(grad.masked_fill(~to_hi, 0), mhi) if hi is not None and ctx.needs_input_grad[2] else None
         return ga, glo, ghi
 
+    @staticmethod
+    def jvp(ctx, da, dlo, dhi):
+        """The tangent of whichever was picked; when min > max, max's (PyTorch's ``clamp_jvp``)."""
+        a, lo, hi = ctx.primals
+        da = zero_if_missing(a, da)
+        if lo is not None:
+            dlo = zero_if_missing(lo, dlo)
+        if hi is not None:
+            dhi = zero_if_missing(hi, dhi)
+        if lo is not None and hi is not None:
+            return dhi.where(lo > hi, dlo.where(a < lo, dhi.where(a > hi, da)))
+        if lo is not None:
+            return da.where(a > lo, dlo)
+        return da.where(a < hi, dhi)
+
 
 class Where(Function):
     """``where(condition, a, b)``: ``a`` where the condition holds, else ``b``."""
@@ -196,3 +231,5 @@ class Where(Function):
         ga = grad_for(grad.masked_fill(~cond, 0), ma) if ctx.needs_input_grad[1] else None
         gb = grad_for(grad.masked_fill(cond, 0), mb) if ctx.needs_input_grad[2] else None
         return None, ga, gb
+
+    jvp = auto_linear(1, 2)  # where(condition, da, db)

@@ -17,6 +17,7 @@ import numpy as np
 from ..function import Function
 from .._saved_attrs import Saved
 from .special import _erfc
+from .tangents import auto_element_wise
 from .unary import _float_input, _output
 from .utils import quiet_fp
 
@@ -47,6 +48,7 @@ def _elementwise(name, backward_name, forward, derivative, saved=None):
         "__doc__": f"``torch.{name.lower()}`` element-wise.", "_backward_name": backward_name,
         "forward": staticmethod(forward_), "backward": staticmethod(backward_),
         "_saved_attrs": {saved: Saved(0)} if saved else None,
+        "jvp": auto_element_wise,  # tangent * derivative(x, y) (tangents.py: backward on the tangent)
     })
 
 

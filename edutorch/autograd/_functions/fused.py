@@ -10,6 +10,7 @@ e.g. ``tanh_backward(grad, y)`` in ``Tanh.backward``.
 import numpy as np
 
 from ..function import Function
+from .tangents import auto_element_wise
 from .utils import quiet_fp
 
 
@@ -32,6 +33,8 @@ class TanhBackward(Function):
         g_y = gg * grad * y * -2 if ctx.needs_input_grad[1] else None
         return g_grad, g_y
 
+    jvp = auto_element_wise  # each input's term is element-wise (tangents.py)
+
 
 class SigmoidBackward(Function):
     """``sigmoid_backward(grad, y) = grad * y * (1 - y)`` where ``y = sigmoid(x)``."""
@@ -51,6 +54,8 @@ class SigmoidBackward(Function):
         g_grad = sigmoid_backward(gg, y) if ctx.needs_input_grad[0] else None
         g_y = gg * grad * (1 - 2 * y) if ctx.needs_input_grad[1] else None
         return g_grad, g_y
+
+    jvp = auto_element_wise
 
 
 class ThresholdBackward(Function):
@@ -75,6 +80,8 @@ class ThresholdBackward(Function):
         (y,) = ctx.saved_tensors
         # linear in grad; the mask is piecewise constant in y, so y gets no gradient
         return threshold_backward(gg, y, ctx.threshold), None, None
+
+    jvp = auto_element_wise
 
 
 class PowBackward(Function):
@@ -103,6 +110,8 @@ class PowBackward(Function):
         if ctx.needs_input_grad[1]:
             g_x = gg * grad * (e * (e - 1)) * x ** (e - 2) if e != 1 else gg * grad * 0
         return g_grad, g_x, None
+
+    jvp = auto_element_wise
 
 
 # PyTorch's names for these kernels, as the ops' backward formulas call them

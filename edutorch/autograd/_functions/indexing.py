@@ -7,6 +7,7 @@ import numpy as np
 
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .tangents import auto_linear
 from .utils import wrap_dim
 
 
@@ -101,6 +102,8 @@ class Index(Function):
     def backward(ctx, grad):
         return IndexBackward.apply(grad, ctx.in_shape, ctx.idx), None
 
+    jvp = auto_linear(0)  # (tangents.py: the same indexing of the tangent)
+
 
 class IndexBackward(Function):
     """Scatter-add ``grad`` into zeros of ``shape`` at ``idx`` (differentiable too).
@@ -128,6 +131,8 @@ class IndexBackward(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad[ctx.idx], None, None
+
+    jvp = auto_linear(0)
 
 
 def basic_index_class(idx):
@@ -197,6 +202,8 @@ class Gather(Function):
     def backward(ctx, grad):
         _, index = ctx.saved_tensors
         return grad.new_zeros(ctx.in_shape).scatter_add(ctx.axis, index, grad), None, None
+
+    jvp = auto_linear(0)
 
 
 def _take_along(x, idx, axis):
@@ -293,6 +300,8 @@ class Scatter(Function):
                 gs = full
         return ga, None, None, gs, None
 
+    jvp = auto_linear(0, 3)  # da with dsrc scattered in (0 for a number)
+
 
 class ScatterValue(Scatter):
     _backward_name = "ScatterBackward1"
@@ -315,6 +324,8 @@ class ScatterAdd(Function):
         ga = grad if ctx.needs_input_grad[0] else None
         gs = grad.gather(ctx.axis, index) if ctx.needs_input_grad[3] else None
         return ga, None, None, gs
+
+    jvp = auto_linear(0, 3)
 
 
 class IndexAdd(Function):
@@ -354,6 +365,8 @@ class IndexAdd(Function):
             if ctx.alpha != 1:
                 gs = gs * ctx.alpha
         return grad, None, None, gs, None
+
+    jvp = auto_linear(0, 3)
 
 
 def _check_index_add(x, axis, idx, src):
@@ -436,6 +449,8 @@ class MaskedFill(Function):
             gv = (grad * mask).sum()
         return ga, None, gv
 
+    jvp = auto_linear(0, 2)  # da with dvalue where the mask holds (0 for a number)
+
 
 class MaskedFillTensor(MaskedFill):
     """``masked_fill`` with a 0-dim tensor value (which receives a gradient)."""
@@ -474,6 +489,8 @@ class IndexSelect(Function):
         out = IndexBackward.apply(g, ctx.in_shape or (1,), idx)
         return (out if ctx.in_shape else out.reshape(())), None, None
 
+    jvp = auto_linear(0)
+
 
 class MaskedSelect(Function):
     """``x.masked_select(mask)``: the entries where the (broadcast) mask is True, as 1-D."""
@@ -500,3 +517,5 @@ class MaskedSelect(Function):
         _, mask = ctx.saved_tensors
         full = IndexBackward.apply(grad, ctx.shape, np.broadcast_to(mask._data, ctx.shape))
         return full.sum_to_size(ctx.in_shape), None
+
+    jvp = auto_linear(0)

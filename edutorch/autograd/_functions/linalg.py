@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _dtype, backend
 from ..function import Function
+from .tangents import auto_linear, auto_reduction, sum_tangents
 from .utils import wrap_dim
 from . import utils
 from ..._dtype import is_floating as _is_floating
@@ -88,6 +89,8 @@ class Triu(Function):
     def backward(ctx, grad):
         return Triu.apply(grad, ctx.diagonal), None
 
+    jvp = auto_linear(0)  # (tangents.py: the op on the tangent)
+
 
 class Tril(Function):
     """``torch.tril``: keep the lower triangle (up to ``diagonal``), zero the rest."""
@@ -105,6 +108,8 @@ class Tril(Function):
     @staticmethod
     def backward(ctx, grad):
         return Tril.apply(grad, ctx.diagonal), None
+
+    jvp = auto_linear(0)
 
 
 def _diagonal_dims(ndim, dim1, dim2):
@@ -146,6 +151,8 @@ class Diagonal(Function):
     def backward(ctx, grad):
         return DiagonalPlace.apply(grad, *ctx.args), None, None, None
 
+    jvp = auto_linear(0)
+
 
 class DiagonalCopy(Diagonal):
     """``torch.diag(matrix, k)``: the ``k``-th diagonal, as a new tensor (not a view)."""
@@ -180,6 +187,8 @@ class DiagonalPlace(Function):
     def backward(ctx, grad):
         return (DiagonalCopy.apply(grad, *ctx.args),) + (None,) * 4
 
+    jvp = auto_linear(0)
+
 
 class DiagEmbed(Function):
     """``torch.diag(vector, k)``: a square matrix with ``vector`` on its ``k``-th diagonal."""
@@ -198,6 +207,8 @@ class DiagEmbed(Function):
     @staticmethod
     def backward(ctx, grad):
         return DiagonalCopy.apply(grad, ctx.offset, 0, 1), None
+
+    jvp = auto_linear(0)
 
 
 # -- dist -----------------------------------------------------------------------------------
@@ -263,6 +274,8 @@ class Dist(Function):
         # the engine sums each gradient back to its input's (pre-broadcast) shape
         return grad * g, -(grad * g), None
 
+    jvp = auto_reduction  # a norm of everything: Σ backward(ones) · tangent (tangents.py)
+
 
 # -- matrix exponential ---------------------------------------------------------------------
 def _expm_array(A):
@@ -312,6 +325,13 @@ class MatrixExp(Function):
         At = _t(A)
         block = cat([cat([At, grad], -1), cat([zeros_like(At), At], -1)], -2)
         return MatrixExp.apply(block)[..., :n, n:]
+
+    @staticmethod
+    def jvp(ctx, dA):
+        """The same block identity forward: exp([[A, dA], [0, A]])'s upper-right block is the
+        derivative of exp at A in the direction dA, which is backward's formula transposed:
+        backward(dAᵀ)ᵀ."""
+        return _t(MatrixExp.backward(ctx, _t(dA)))
 
 
 # -- solve, inv, det ----------------------------------------------------------------------------
@@ -377,6 +397,16 @@ class Solve(Function):
         grad_A = -(grad_B @ _t(X)) if ctx.left else -(_t(X) @ grad_B)
         return grad_A, grad_B.squeeze(-1) if ctx.vector else grad_B, None
 
+    @staticmethod
+    def jvp(ctx, dA, dB, _=None):
+        """From A X = B: dX = A^{-1} (dB - dA X) (for X A = B: (dB - X dA) A^{-1})."""
+        A, X = ctx.primals[0], ctx.result
+        if ctx.vector:
+            X, dB = X.unsqueeze(-1), None if dB is None else dB.unsqueeze(-1)
+        by_A = None if dA is None else -(dA @ X if ctx.left else X @ dA)
+        dX = Solve.apply(A, sum_tangents(dB, by_A), ctx.left)
+        return dX.squeeze(-1) if ctx.vector else dX
+
 
 def _first_zero_pivot(a):
     """1-based index of the first zero pivot of LU with partial pivoting (LAPACK's ``info``).
@@ -421,6 +451,11 @@ class Inv(Function):
         inv_t = _t(inv)
         return -(inv_t @ grad @ inv_t)
 
+    @staticmethod
+    def jvp(ctx, dA):
+        inv = ctx.result
+        return -(inv @ dA @ inv)  # d(A^{-1}) = -A^{-1} dA A^{-1}
+
 
 def _cofactors(a):
     """The cofactor matrix ``adj(A)^T`` from the SVD: ``det(U) det(Vh) U diag(prod_{j != i} S_j) Vh``.
@@ -460,6 +495,13 @@ class Det(Function):
         if bool((det._data != 0).all()):
             return grad * det.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(A))
         return grad * _constant(_cofactors(A._data).astype(A._data.dtype))
+
+    @staticmethod
+    def jvp(ctx, dA):
+        """Jacobi's formula forward: d det = Σ_ij cofactor_ij dA_ij, the cofactors being
+        backward of ones (a reduction of each matrix: tangents.py's rule over the last two dims)."""
+        cofactors = Det.backward(ctx, ctx.result.detach().new_ones(ctx.result.shape))
+        return (cofactors * dA).sum((-2, -1))
 
 
 # -- SVD ----------------------------------------------------------------------------------------
@@ -657,3 +699,13 @@ class Eigh(Function):
         if gL is not None:
             inner = inner + gL.unsqueeze(-1) * eye
         return V @ inner @ _t(V), None
+
+    @staticmethod
+    def jvp(ctx, dA, _=None):
+        """With P = V^T dA V (dA taken as given, as PyTorch's ``linalg_eig_jvp``):
+        dL = diag(P),  dV = V (P / E) with the diagonal of P / E set to 0."""
+        L, V = ctx.result
+        P = _t(V) @ dA @ V
+        E = L.unsqueeze(-2) - L.unsqueeze(-1)
+        eye = _constant(np.eye(L.shape[-1], dtype=L._data.dtype))
+        return P.diagonal(0, -2, -1), V @ (P / (E + eye) * (1 - eye))

@@ -10,6 +10,7 @@ from ..function import Function
 from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from . import fused
+from .tangents import auto_element_wise, auto_linear, sum_tangents
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
 from ..._dtype import is_floating as _is_floating
 
@@ -49,6 +50,8 @@ class Add(Function):
             gb = grad_for(grad if ctx.alpha == 1 else grad * ctx.alpha, mb)
         return ga, gb, None
 
+    jvp = auto_linear(0, 1)  # da + alpha * db
+
 
 class Sub(Function):
     """``a - alpha * b``."""
@@ -79,6 +82,8 @@ class Sub(Function):
             gb = grad_for(-grad if ctx.alpha == 1 else grad * -ctx.alpha, mb)
         return ga, gb, None
 
+    jvp = auto_linear(0, 1)  # da - alpha * db
+
 
 class RSub(Function):
     """``b - alpha * a`` (Python number on the left: ``2 - x``)."""
@@ -96,6 +101,8 @@ class RSub(Function):
     @staticmethod
     def backward(ctx, grad):
         return -grad if ctx.alpha == 1 else grad * -ctx.alpha, None, None
+
+    jvp = auto_linear(0, 1)  # -alpha * da
 
 
 class Mul(Function):
@@ -125,6 +132,11 @@ class Mul(Function):
         ga = grad_for(grad * b, ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * a, mb) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return sum_tangents(da * b if da is not None else None, a * db if db is not None else None)
 
 
 class Div(Function):
@@ -159,6 +171,11 @@ class Div(Function):
         gb = grad_for(-grad * a / (b * b), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return sum_tangents(da / b if da is not None else None, -db * a / (b * b) if db is not None else None)
+
 
 class Neg(Function):
     _backward_name = "NegBackward0"
@@ -175,6 +192,8 @@ class Neg(Function):
     @staticmethod
     def backward(ctx, grad):
         return -grad
+
+    jvp = auto_linear(0)
 
 
 class Pow(Function):
@@ -203,6 +222,8 @@ class Pow(Function):
             return grad.new_zeros(grad.shape), None  # a constant: no graph back to a (as PyTorch)
         return fused.pow_backward(grad, a, ctx.exponent), None  # grad * e * a**(e-1) as one op
 
+    jvp = auto_element_wise  # (tangents.py: backward with the tangent as the gradient)
+
 
 class Exp(Function):
     _backward_name = "ExpBackward0"
@@ -221,6 +242,8 @@ class Exp(Function):
         (out,) = ctx.saved_tensors
         return grad * out
 
+    jvp = auto_element_wise
+
 
 class Log(Function):
     _backward_name = "LogBackward0"
@@ -238,6 +261,8 @@ class Log(Function):
         (a,) = ctx.saved_tensors
         return grad / a
 
+    jvp = auto_element_wise
+
 
 class Tanh(Function):
     _backward_name = "TanhBackward0"
@@ -254,6 +279,8 @@ class Tanh(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return fused.tanh_backward(grad, out)  # grad * (1 - out²) as one op
+
+    jvp = auto_element_wise
 
 
 class Sigmoid(Function):
@@ -274,6 +301,8 @@ class Sigmoid(Function):
         (out,) = ctx.saved_tensors
         return fused.sigmoid_backward(grad, out)  # grad * out * (1 - out) as one op
 
+    jvp = auto_element_wise
+
 
 class Relu(Function):
     _backward_name = "ReluBackward0"
@@ -291,6 +320,8 @@ class Relu(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return fused.threshold_backward(grad, out, 0)  # grad where out > 0, as one op
+
+    jvp = auto_element_wise
 
 
 class PowTensor(Function):
@@ -326,6 +357,13 @@ class PowTensor(Function):
             gb = grad_for(grad * out * log_a, mb)
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        d_base = da * b * a ** (b - 1) if da is not None else None
+        d_exponent = db * ctx.result * a.log().masked_fill(a == 0, 0) if db is not None else None
+        return sum_tangents(d_base, d_exponent)
+
 
 class RPow(Function):
     """``base ** b`` with a Python number as base (``2 ** x``): d/db = base^b log(base)."""
@@ -353,6 +391,8 @@ class RPow(Function):
         with quiet_fp():  # log of a negative base is nan, silently
             log_base = float(np.log(ctx.base))
         return grad * out * log_base, None
+
+    jvp = auto_element_wise
 
 
 class Remainder(Function):
@@ -382,6 +422,11 @@ class Remainder(Function):
         gb = grad_for(-grad * (a / b).floor(), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return sum_tangents(da, -db * (a / b).floor() if db is not None else None)
+
 
 class RemainderScalar(Remainder):
     """``a % 2`` (a Python number on the right)."""
@@ -409,6 +454,8 @@ class Lerp(Function):
     def backward(ctx, grad):
         ma, mb = ctx.meta
         return grad_for(grad * (1 - ctx.weight), ma), grad_for(grad * ctx.weight, mb), None
+
+    jvp = auto_linear(0, 1)  # lerp(d_start, d_end, weight)
 
 
 def _check_broadcast(a, t1, t2):
@@ -454,6 +501,12 @@ class Addcmul(Function):
                 grad_for(grad * t2 * ctx.value, m1) if n[1] else None,
                 grad_for(grad * t1 * ctx.value, m2) if n[2] else None, None)
 
+    @staticmethod
+    def jvp(ctx, da, dt1, dt2, *_):
+        a, t1, t2 = ctx.primals[:3]
+        product = sum_tangents(dt1 * t2 if dt1 is not None else None, t1 * dt2 if dt2 is not None else None)
+        return sum_tangents(da, product * ctx.value if product is not None else None)
+
 
 class Addcdiv(Function):
     """``a + value * t1 / t2`` (Adam's update written as ``addcdiv_``)."""
@@ -476,3 +529,10 @@ class Addcdiv(Function):
         return (grad_for(grad, ma) if n[0] else None,
                 grad_for(grad * ctx.value / t2, m1) if n[1] else None,
                 grad_for(-grad * ctx.value * t1 / (t2 * t2), m2) if n[2] else None, None)
+
+    @staticmethod
+    def jvp(ctx, da, dt1, dt2, *_):
+        a, t1, t2 = ctx.primals[:3]
+        quotient = sum_tangents(dt1 / t2 if dt1 is not None else None,
+                                -dt2 * t1 / (t2 * t2) if dt2 is not None else None)
+        return sum_tangents(da, quotient * ctx.value if quotient is not None else None)

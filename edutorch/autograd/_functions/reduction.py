@@ -13,6 +13,7 @@ from ... import _dtype, backend
 from ..function import Function
 from .._saved_attrs import Saved, int64, int64_list
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .tangents import auto_element_wise, auto_linear, auto_reduction
 from .utils import REDUCED_FLOATS, accumulation_input, rounded_to, summed, summed_to, wrap_dim
 from ..._dtype import is_floating as _is_floating
 
@@ -71,6 +72,8 @@ class SumBackward(Function):
         g = gg.sum(ctx.axes, keepdim=ctx.keepdim) if ctx.axes else gg
         return (g / ctx.count if ctx.count != 1 else g), None, None, None, None
 
+    jvp = auto_linear(0)  # (tangents.py: the op on the tangent)
+
 
 class MeanBackward(SumBackward):
     """The gradient of ``mean``: the sum's gradient divided by the number of elements."""
@@ -100,6 +103,8 @@ class Sum(Function):
     def backward(ctx, grad):
         return expand_grad(grad, ctx.in_shape, ctx.axes, ctx.keepdim), None, None, None
 
+    jvp = auto_linear(0)
+
 
 class SumAll(Function):
     """``x.sum()`` with no dim: PyTorch names its node ``SumBackward0``.
@@ -126,6 +131,8 @@ class SumAll(Function):
     def backward(ctx, grad):
         shape = ctx.in_shape
         return expand_grad(grad, shape, tuple(range(len(shape))), False), None
+
+    jvp = auto_linear(0)
 
 
 class Mean(Function):
@@ -160,6 +167,8 @@ class Mean(Function):
         count = max(ctx.count, 1)  # no elements: the gradient is empty, any scale will do
         return expand_grad(grad, ctx.in_shape, ctx.axes, ctx.keepdim, count), None, None, None
 
+    jvp = auto_linear(0)
+
 
 class MeanAll(Function):
     """``x.mean()`` with no dim (``MeanBackward0``); the lean form of ``Mean``, as ``SumAll``."""
@@ -184,6 +193,8 @@ class MeanAll(Function):
         shape = ctx.in_shape
         return expand_grad(grad, shape, tuple(range(len(shape))), False, ctx.count), None
 
+    jvp = auto_linear(0)
+
 
 class SumToSize(Function):
     """Sum a broadcast tensor back down to ``shape``: the backward of broadcasting."""
@@ -198,6 +209,8 @@ class SumToSize(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.expand(ctx.in_shape), None
+
+    jvp = auto_linear(0)
 
 
 def unreduce(t, in_shape, axes, keepdim):
@@ -268,6 +281,8 @@ class Prod(Function):
         inverse = [perm.index(d) for d in range(a.ndim)]
         return g.permute(inverse), None, None, None
 
+    jvp = auto_reduction  # (tangents.py: Σ over the reduced dims of backward(ones) · tangent)
+
 
 class ProdAll(Prod):
     _backward_name = "ProdBackward0"
@@ -304,6 +319,8 @@ class ProdOthers(Function):
         pair[..., eye] = 0
 
         return grad.unsqueeze(-2).matmul(_utils._Tensor._make(pair)).squeeze(-2)
+
+    jvp = auto_element_wise  # its Jacobian is symmetric: J u = Jᵀ u, as for an element-wise op
 
 
 def _prod_others(x):
@@ -348,6 +365,8 @@ class Var(Function):
         # as PyTorch, dividing by zero degrees of freedom gives inf (and nan gradients), not an error
         return g * centered * (2.0 / np.float64(ctx.n - ctx.correction)), None, None, None
 
+    jvp = auto_reduction
+
 
 class Std(Function):
     """Standard deviation: sqrt(var); d std = d var / (2 std)."""
@@ -378,6 +397,8 @@ class Std(Function):
         # PyTorch's std_backward: zero where the std is zero (every value equal), not 0/0
         g = unreduce((grad / out).masked_fill(out == 0, 0), ctx.in_shape, ctx.axes, ctx.keepdim)
         return g * centered / np.float64(ctx.n - ctx.correction), None, None, None
+
+    jvp = auto_reduction
 
 
 def _reduced_shape(shape, axes, keepdim):
@@ -435,6 +456,8 @@ class Norm(Function):
         scale = (a * a.abs() ** (p - 2)) if p != 2 else a
         return (g * scale / safe ** (p - 1)).masked_fill(n == 0, 0), None, None, None
 
+    jvp = auto_reduction
+
 
 class LogSumExp(Function):
     """``log(sum(exp(x)))`` computed stably by subtracting the max first."""
@@ -468,6 +491,8 @@ class LogSumExp(Function):
         g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
         lse = unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)
         return g * (a - lse).exp(), None, None
+
+    jvp = auto_reduction
 
 
 class Amax(Function):
@@ -504,6 +529,8 @@ class Amax(Function):
         hit = (a == unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)).to(grad.dtype)
         g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
         return g * hit / hit.sum(ctx.axes, keepdim=True), None, None
+
+    jvp = auto_reduction
 
 
 class Amin(Amax):
@@ -608,6 +635,8 @@ class MaxDim(Function):
         out = g.new_zeros(ctx.in_shape or (1,)).scatter(ctx.axis, index, g)
         return (out if ctx.in_shape else out.reshape(())), None, None
 
+    jvp = auto_reduction
+
 
 class MinDim(MaxDim):
     _backward_name = "MinBackward0"
@@ -652,6 +681,8 @@ class Cumsum(Function):
         # d out_j / d x_i = 1 for j >= i: sum the gradient over j >= i (a reversed cumsum)
         return grad.flip(ctx.axis).cumsum(ctx.axis).flip(ctx.axis), None, None
 
+    jvp = auto_linear(0)
+
 
 class Cumprod(Function):
     """Running product along ``dim``.
@@ -682,6 +713,25 @@ class Cumprod(Function):
             summed = (grad * out).flip(axis).cumsum(axis).flip(axis)
             return summed / a, None, None
         return _cumprod_grad_with_zeros(a, grad, axis), None, None
+
+    @staticmethod
+    def jvp(ctx, da, *_):
+        """d out_j = Σ_{i<=j} dx_i · Π_{k<=j, k != i} x_k: ``out · cumsum(dx / x)`` without zeros,
+        else the product rule term by term (no division)."""
+        a, out, axis = ctx.primals[0], ctx.result, ctx.axis
+        if a.ndim == 0:
+            return da
+        if not bool((a._data == 0).any()):
+            return out * (da / a).cumsum(axis)
+        from ..._functional import cat
+
+        n, total = a.shape[axis], None
+        for i in range(n):  # the running products with x_i replaced by dx_i, from position i on
+            replaced = cat([a.narrow(axis, 0, i), da.narrow(axis, i, 1), a.narrow(axis, i + 1, n - i - 1)], axis)
+            term = replaced.cumprod(axis).narrow(axis, i, n - i)
+            term = cat([term.new_zeros(a.narrow(axis, 0, i).shape), term], axis)
+            total = term if total is None else total + term
+        return total
 
 
 def _cumprod_grad_with_zeros(a, grad, axis):

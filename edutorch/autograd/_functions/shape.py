@@ -8,6 +8,7 @@ import numpy as np
 from ..function import Function
 from .._saved_attrs import int64
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .tangents import auto_linear, zero_if_missing
 from .utils import wrap_dim
 from .utils import broadcast_to
 from .indexing import Slice
@@ -54,6 +55,8 @@ class View(Function):
     def backward(ctx, grad):
         return grad.reshape(ctx.in_shape), None
 
+    jvp = auto_linear(0)  # (tangents.py: the same view of the tangent)
+
 
 class Permute(Function):
     _backward_name = "PermuteBackward0"
@@ -81,6 +84,8 @@ class Permute(Function):
             inverse[d] = i
         return grad.permute(inverse), None
 
+    jvp = auto_linear(0)
+
 
 class Transpose(Function):
     _backward_name = "TransposeBackward0"
@@ -99,6 +104,8 @@ class Transpose(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.transpose(*ctx.dims), None, None
+
+    jvp = auto_linear(0)
 
 
 class Expand(Function):
@@ -134,6 +141,8 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.sum_to_size(ctx.in_shape), None
+
+    jvp = auto_linear(0)
 
 
 class UnsafeView(View):
@@ -223,6 +232,8 @@ class Unfold(Function):
         zeros = grad.new_zeros(in_shape)
         return zeros.index_add(axis, _utils._Tensor._make(positions), windows), None, None, None
 
+    jvp = auto_linear(0)
+
 
 # In-place forms (``y.unsqueeze_(0)``...): the same view, under PyTorch's node names for them.
 class UnsqueezeInplace(Unsqueeze):
@@ -286,6 +297,8 @@ class Repeat(Function):
         g = g.sum(tuple(range(0, 2 * len(full), 2))) if full else g
         return g.reshape(ctx.in_shape), None
 
+    jvp = auto_linear(0)
+
 
 def _np(x):
     from ... import backend
@@ -301,6 +314,13 @@ def _check_same_device(tensors):
         first = tensors[0]._data
         other = next(t._data for t in tensors if type(t._data) is not type(first))
         raise RuntimeError(_device_error(first, other))
+
+
+def _join_tangents(cls, ctx, _, *tangents):
+    """The tangent of ``cat``/``stack``, linear in every tensor: the tangents joined the same way
+    (zeros for a tensor without one)."""
+    dim, *tensors = ctx.primals
+    return cls.apply(dim, *[zero_if_missing(t, d) for t, d in zip(tensors, tangents)])
 
 
 class Cat(Function):
@@ -364,6 +384,8 @@ class Cat(Function):
             start += size
         return tuple(grads)
 
+    jvp = classmethod(_join_tangents)
+
 
 class Stack(Function):
     """``torch.stack(tensors, dim)``: a new axis; the gradient is unbound along it."""
@@ -397,6 +419,8 @@ class Stack(Function):
     def backward(ctx, grad):
         return (None,) + tuple(g if need else None for g, need in
                                zip(grad.unbind(ctx.axis), ctx.needs_input_grad[1:]))
+
+    jvp = classmethod(_join_tangents)
 
 
 class Narrow(Slice):
@@ -444,6 +468,8 @@ class Split(Function):
             pieces.append(g)
         return Cat.apply(ctx.axis, *pieces), None, None
 
+    jvp = auto_linear(0)
+
 
 class SplitWithSizes(Split):
     _backward_name = "SplitWithSizesBackward0"
@@ -467,6 +493,8 @@ class Unbind(Function):
         ref = next(g for g in grads if g is not None)
         grads = [g if g is not None else ref.new_zeros(ref.shape) for g in grads]
         return Stack.apply(ctx.axis, *grads), None
+
+    jvp = auto_linear(0)
 
 
 def can_view(x, shape):
@@ -502,6 +530,8 @@ class Flip(Function):
     def backward(ctx, grad):
         return grad.flip(ctx.dims), None
 
+    jvp = auto_linear(0)
+
 
 class Roll(Function):
     """Shift elements along ``dims`` (wrapping around); rolling the gradient back undoes it.
@@ -523,3 +553,5 @@ class Roll(Function):
     def backward(ctx, grad):
         back = tuple(-s for s in ctx.shifts)
         return Roll.apply(grad, back, ctx.dims), None, None
+
+    jvp = auto_linear(0)

@@ -10,6 +10,7 @@ import numpy as np
 from ..function import Function
 from .._saved_attrs import Saved, int64
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .tangents import sum_tangents, symmetric_jacobian
 from .utils import wrap_dim
 from ..._dtype import is_floating as _is_floating
 
@@ -65,6 +66,8 @@ class Softmax(Function):
             return grad * 0, None
         return y * (grad - (grad * y).sum(ctx.axis, keepdim=True)), None
 
+    jvp = symmetric_jacobian  # diag(y) - y yᵀ is symmetric: the tangent is backward(tangent) (tangents.py)
+
 
 class LogSoftmax(Function):
     """log_softmax(x) = x - logsumexp(x);  backward: g - softmax(x) Σ g."""
@@ -90,6 +93,13 @@ class LogSoftmax(Function):
         if ctx.axis is None:
             return grad * 0, None
         return LogSoftmaxBackwardData.apply(grad, out, ctx.axis), None
+
+    @staticmethod
+    def jvp(ctx, da, _):
+        """d log_softmax = dx - Σ softmax(x) dx (J = I - 1 pᵀ)."""
+        if ctx.axis is None:
+            return da * 0
+        return da - (da * ctx.result.exp()).sum(ctx.axis, keepdim=True)
 
 
 class LogSoftmaxBackwardData(Function):
@@ -117,3 +127,12 @@ class LogSoftmaxBackwardData(Function):
         g_grad = gg - (gg * p).sum(dim, keepdim=True) if ctx.needs_input_grad[0] else None
         g_y = -gg * p * grad.sum(dim, keepdim=True) if ctx.needs_input_grad[1] else None
         return g_grad, g_y, None
+
+    @staticmethod
+    def jvp(ctx, d_grad, d_y, _):
+        """d(g - p Σg) = dg - p Σdg - p dy Σg, with p = exp(y)."""
+        grad, y, dim = ctx.primals
+        p = y.exp()
+        by_grad = d_grad - p * d_grad.sum(dim, keepdim=True) if d_grad is not None else None
+        by_y = -p * d_y * grad.sum(dim, keepdim=True) if d_y is not None else None
+        return sum_tangents(by_grad, by_y)

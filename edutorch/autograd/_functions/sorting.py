@@ -7,6 +7,7 @@ from ... import backend
 from ..function import Function
 from .._saved_attrs import Saved
 from .reduction import MaxDim, evenly_distribute_backward
+from .tangents import auto_reduction
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from ..._dtype import is_floating as _is_floating
 
@@ -42,6 +43,10 @@ class Sort(Function):
     def backward(ctx, grad, grad_indices=None):
         return _scatter_back(ctx, grad), None, None
 
+    @staticmethod
+    def jvp(ctx, da, *_):
+        return _picked_tangent(ctx, da)
+
 
 class TopK(Function):
     """``x.topk(k, dim, largest)`` → (values, indices), largest first."""
@@ -66,6 +71,10 @@ class TopK(Function):
     def backward(ctx, grad, grad_indices=None):
         return _scatter_back(ctx, grad), None, None, None
 
+    @staticmethod
+    def jvp(ctx, da, *_):
+        return _picked_tangent(ctx, da)
+
 
 def _scatter_back(ctx, grad):
     """Zeros of the input's shape with ``grad`` written where each value came from."""
@@ -74,6 +83,14 @@ def _scatter_back(ctx, grad):
     g = grad if ctx.in_shape else grad.reshape(ctx.indices.shape)
     out = g.new_zeros(shape).scatter(ctx.axis, _utils._Tensor._make(ctx.indices.astype(np.int64)), g)
     return out if ctx.in_shape else out.reshape(())
+
+
+def _picked_tangent(ctx, da):
+    """The values' tangent: the input's tangent at the positions the values came from
+    (the indices get none)."""
+    t = da if ctx.in_shape else da.reshape(1)
+    values = t.gather(ctx.axis, _utils._Tensor._make(ctx.indices.astype(np.int64)))
+    return (values if ctx.in_shape else values.reshape(())), None
 
 
 def median_positions(x, axis):
@@ -110,6 +127,8 @@ class Median(Function):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         return evenly_distribute_backward(grad, a, out)
+
+    jvp = auto_reduction  # (tangents.py: Σ of backward(ones) · tangent)
 
 
 class MedianDim(MaxDim):

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from ..function import Function
+from .tangents import auto_element_wise
 from .unary import _float_input, _output
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -73,6 +74,8 @@ class Erf(Function):
         (a,) = ctx.saved_tensors
         return grad * _TWO_OVER_SQRT_PI * (-a * a).exp()
 
+    jvp = auto_element_wise  # (tangents.py: backward with the tangent as the gradient)
+
 
 class Erfinv(Function):
     _backward_name = "ErfinvBackward0"
@@ -87,3 +90,5 @@ class Erfinv(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return grad * (math.sqrt(math.pi) / 2) * (out * out).exp()
+
+    jvp = auto_element_wise

@@ -8,6 +8,7 @@ import numpy as np
 from ... import backend
 from ..function import Function
 from . import utils
+from .tangents import auto_linear
 
 
 class Clone(Function):
@@ -20,6 +21,8 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+    jvp = auto_linear(0)  # (tangents.py: the op on the tangent)
 
 
 class Contiguous(Clone):
@@ -42,6 +45,8 @@ class ToDtype(Function):
     def backward(ctx, grad):
         return grad.to(ctx.in_dtype), None
 
+    jvp = auto_linear(0)
+
 
 class ToDevice(Function):
     _backward_name = "ToCopyBackward0"
@@ -55,6 +60,8 @@ class ToDevice(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.to(ctx.in_device), None
+
+    jvp = auto_linear(0)
 
 
 class Fill(Function):
@@ -73,6 +80,8 @@ class Fill(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.new_zeros(grad.shape), None
+
+    jvp = auto_linear(0, 1)  # the value's tangent everywhere (0 for a number)
 
 
 class Zero(Fill):
@@ -104,6 +113,8 @@ class Copy(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.new_zeros(grad.shape), utils.grad_for(grad, ctx.src_meta)
+
+    jvp = auto_linear(0, 1)  # the source's tangent
 
 
 class IndexPut(Function):
@@ -142,6 +153,8 @@ class IndexPut(Function):
         if ctx.needs_input_grad[2]:
             gv = utils.grad_for(grad[ctx.idx], ctx.value_meta)
         return keep, None, gv, None
+
+    jvp = auto_linear(0, 2)  # da with dvalue written at idx
 
 
 class CopySlices(IndexPut):

@@ -9,6 +9,7 @@ import numpy as np
 from ..function import Function
 from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .tangents import auto_element_wise
 from .utils import quiet_fp
 from ..._dtype import is_floating as _is_floating
 
@@ -44,6 +45,8 @@ class Log1p(Function):
         (a,) = ctx.saved_tensors
         return grad / (a + 1)
 
+    jvp = auto_element_wise  # (tangents.py: backward with the tangent as the gradient)
+
 
 class Sqrt(Function):
     _backward_name = "SqrtBackward0"
@@ -60,6 +63,8 @@ class Sqrt(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
         return grad / (2 * out)
+
+    jvp = auto_element_wise
 
 
 class Rsqrt(Function):
@@ -80,6 +85,8 @@ class Rsqrt(Function):
         (out,) = ctx.saved_tensors
         return grad * out * out * out * -0.5
 
+    jvp = auto_element_wise
+
 
 class Abs(Function):
     _backward_name = "AbsBackward0"
@@ -95,6 +102,8 @@ class Abs(Function):
         (a,) = ctx.saved_tensors
         return grad * a.sign()
 
+    jvp = auto_element_wise
+
 
 class Sign(Function):
     """``sign(x)`` is flat almost everywhere: its gradient is zero."""
@@ -108,6 +117,8 @@ class Sign(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.new_zeros(grad.shape)
+
+    jvp = auto_element_wise
 
 
 class Sin(Function):
@@ -124,6 +135,8 @@ class Sin(Function):
         (a,) = ctx.saved_tensors
         return grad * a.cos()
 
+    jvp = auto_element_wise
+
 
 class Cos(Function):
     _backward_name = "CosBackward0"
@@ -138,6 +151,8 @@ class Cos(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         return grad * -a.sin()
+
+    jvp = auto_element_wise
 
 
 class Reciprocal(Function):
@@ -159,6 +174,8 @@ class Reciprocal(Function):
         (out,) = ctx.saved_tensors
         return -grad * out * out
 
+    jvp = auto_element_wise
+
 
 class _Rounding(Function):
     """round/floor/ceil/trunc: piecewise constant, so the gradient is zero."""
@@ -166,6 +183,8 @@ class _Rounding(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad.new_zeros(grad.shape)
+
+    jvp = auto_element_wise
 
 
 class Round(_Rounding):
@@ -220,3 +239,5 @@ class NanToNum(Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         return grad * a.isfinite(), None, None, None
+
+    jvp = auto_element_wise

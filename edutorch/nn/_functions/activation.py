@@ -15,6 +15,7 @@ from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved
 from .utils import constant, floating_only
 from ...autograd._functions.fused import threshold_backward
+from ...autograd._functions.tangents import auto_element_wise
 from ...autograd._functions.special import erf_array
 from ...autograd._functions.utils import in_dtype_of, refuse_bool
 
@@ -44,6 +45,8 @@ class LeakyRelu(Function):
         (input,) = ctx.saved_tensors
         return _leaky_relu_grad(grad, input, ctx.slope), None
 
+    jvp = auto_element_wise  # (autograd/_functions/tangents.py: backward on the tangent)
+
 
 class LeakyReluInplace(Function):
     """``leaky_relu_`` (``inplace=True``): the input is overwritten, so backward reads the
@@ -72,6 +75,8 @@ class LeakyReluInplace(Function):
         (result,) = ctx.saved_tensors
         return _leaky_relu_grad(grad, result, ctx.slope), None
 
+    jvp = auto_element_wise
+
 
 class Elu(Function):
     """``scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))``: PyTorch's ``elu``,
@@ -98,6 +103,8 @@ class Elu(Function):
         neg_part = (input.masked_fill(~negative, 0) * ctx.input_scale).exp() * (
             ctx.alpha * ctx.scale * ctx.input_scale)
         return grad * (pos * ctx.scale + (1 - pos) * neg_part), None, None, None
+
+    jvp = auto_element_wise
 
 
 def _as_celu(elu_forward, ctx, input, alpha):
@@ -150,6 +157,8 @@ class EluInplace(Function):
         negative = (result + ctx.scale * ctx.alpha) * ctx.input_scale
         return grad * (positive * ctx.scale + (1 - positive) * negative), None, None, None
 
+    jvp = auto_element_wise
+
 
 class CeluInplace(EluInplace):
     """``celu_``: backward reads the result (PyTorch's ``CeluBackward1``)."""
@@ -184,6 +193,8 @@ class Hardtanh(Function):
         x = input._data
         return grad.masked_fill(constant((x <= ctx.min_val) | (x >= ctx.max_val)), 0), None, None
 
+    jvp = auto_element_wise
+
 
 class Hardsigmoid(Function):
     """``relu6(x + 3) / 6``; the gradient ``1/6`` strictly inside (-3, 3)."""
@@ -204,6 +215,8 @@ class Hardsigmoid(Function):
         # PyTorch's kernel multiplies by the float32 constant ``1.0f / 6.0f`` whatever the dtype
         one_sixth = float(np.float32(1 / 6))
         return grad.masked_fill(constant(~((x > -3) & (x < 3))), 0) * one_sixth  # a NaN gets 0
+
+    jvp = auto_element_wise
 
 
 class Hardswish(Function):
@@ -227,6 +240,8 @@ class Hardswish(Function):
         slope = (input / 3 + 0.5).masked_fill(~middle, 1).masked_fill(below, 0)
         return grad * slope
 
+    jvp = auto_element_wise
+
 
 class Mish(Function):
     """``x * tanh(softplus(x))``."""
@@ -247,6 +262,8 @@ class Mish(Function):
         t = Softplus.apply(x, 1, 20).tanh()
         return grad * (t + x * x.sigmoid() * (1 - t * t))
 
+    jvp = auto_element_wise
+
 
 class Threshold(Function):
     """``value`` where ``x <= threshold``, ``x`` elsewhere (a NaN stays NaN)."""
@@ -266,6 +283,8 @@ class Threshold(Function):
     def backward(ctx, grad):
         (input,) = ctx.saved_tensors
         return threshold_backward(grad, input, ctx.threshold), None, None
+
+    jvp = auto_element_wise
 
 
 class ThresholdInplace(Threshold):
@@ -295,6 +314,8 @@ class RreluWithNoise(Function):
     def backward(ctx, grad):
         input, noise = ctx.saved_tensors
         return _rrelu_grad(ctx, grad, input, noise), None, None, None
+
+    jvp = auto_element_wise
 
 
 def _rrelu(ctx, input, lower, upper, training):
@@ -338,6 +359,8 @@ class RreluWithNoiseInplace(Function):
         result, noise = ctx.saved_tensors
         return _rrelu_grad(ctx, grad, result, noise), None, None, None
 
+    jvp = auto_element_wise
+
 
 class Gelu(Function):
     """``x * Phi(x)`` (Phi = standard normal CDF), or its tanh approximation."""
@@ -365,6 +388,8 @@ class Gelu(Function):
             return grad * d, None
         return grad * GeluGrad.apply(x), None
 
+    jvp = auto_element_wise
+
 
 class GeluGrad(Function):
     """``Phi(x) + x * phi(x)``, the derivative of exact GELU; its own derivative is ``phi(x) (2 - x**2)``."""
@@ -385,6 +410,8 @@ class GeluGrad(Function):
         pdf = (x * x * -0.5).exp() * (1 / math.sqrt(2 * math.pi))
         return grad * pdf * (2 - x * x)
 
+    jvp = auto_element_wise
+
 
 class Silu(Function):
     """``x * sigmoid(x)`` (a.k.a. swish)."""
@@ -404,6 +431,8 @@ class Silu(Function):
         (x,) = ctx.saved_tensors
         s = x.sigmoid()
         return grad * (s * (1 + x * (1 - s)))
+
+    jvp = auto_element_wise
 
 
 def _sigmoid(x):
@@ -431,3 +460,5 @@ class Softplus(Function):
         (input,) = ctx.saved_tensors
         linear = constant((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
         return grad * (linear + (1 - linear) * (input * ctx.beta).sigmoid()), None, None
+
+    jvp = auto_element_wise

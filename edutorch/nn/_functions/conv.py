@@ -43,6 +43,7 @@ from ... import backend
 from ...autograd.function import Function
 from .sparse import Pad, constant_padded
 from ...autograd._functions.blas import mm_mat1_backward, mm_mat2_backward
+from ...autograd._functions.tangents import auto_linear, sum_tangents
 from ...autograd._functions.utils import matmul
 
 
@@ -217,6 +218,11 @@ class Im2Col(Function):
     def backward(ctx, grad):
         return (Col2Im.apply(grad, *ctx.geometry),) + (None,) * 7
 
+    @staticmethod
+    def jvp(ctx, d_input, *_):
+        """Linear in the input: the tangent's own columns (not the ``cols`` built from the input)."""
+        return Im2Col.apply(d_input, *ctx.primals[1:7])
+
 
 class Col2Im(Function):
     """col2im as an autograd Function (``F.fold``): (N, kh*kw*C, Ho*width) -> (N, C, H, W).
@@ -237,6 +243,8 @@ class Col2Im(Function):
     @staticmethod
     def backward(ctx, grad):
         return (Im2Col.apply(grad, *ctx.geometry),) + (None,) * 7
+
+    jvp = auto_linear(0)  # (autograd/_functions/tangents.py: the op on the tangent)
 
 
 def _weights_by_offset(w, groups):
@@ -310,3 +318,12 @@ class Convolution(Function):
         if ctx.needs_input_grad[2]:
             gb = grad.sum((0, 2) if one_d else (0, 2, 3))
         return gx, gw, gb, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, dx, dw, db, *_):
+        """Bilinear in (input, weight), plus the bias: conv(dx, W) + conv(x, dW) + db."""
+        x, w, _, *geometry = ctx.primals
+        by_input = Convolution.apply(dx, w, None, *geometry) if dx is not None else None
+        by_weight = Convolution.apply(x, dw, None, *geometry) if dw is not None else None
+        by_bias = db.reshape((-1,) + (1,) * (x.ndim - 2)) if db is not None else None  # per channel
+        return sum_tangents(by_input, by_weight, by_bias)

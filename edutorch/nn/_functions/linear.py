@@ -14,7 +14,8 @@ view ops to every layer's backward, measured at +30% for a small layer's step.  
 """
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved, layout, sym_sizes, sym_strides
-from ...autograd._functions.blas import Addmm, addmm_array, check_addmm, check_mm
+from ...autograd._functions.blas import Addmm, addmm_array, check_addmm, check_mm, mm_jvp
+from ...autograd._functions.tangents import sum_tangents
 
 
 class Linear(Addmm):
@@ -53,6 +54,13 @@ class Linear(Addmm):
         g_input = grad @ weight if need_input else None  # mm_mat1_backward(grad, Wᵀ) = grad (Wᵀ)ᵀ = grad W
         g_weight = grad.t() @ input if need_weight else None  # mm_mat2_backward(grad, x)ᵀ = (xᵀ grad)ᵀ = gradᵀ x
         return g_bias, g_input, g_weight
+
+    @staticmethod
+    def jvp(ctx, d_bias, d_input, d_weight):
+        """Addmm's tangent with mat2 = Wᵀ: d_bias + dx Wᵀ + x dWᵀ."""
+        _, input, weight = ctx.primals
+        product = mm_jvp(input, d_input, weight.t(), None if d_weight is None else d_weight.t())
+        return sum_tangents(d_bias, product)
 
 
 class LinearNoBias(Linear):
@@ -102,3 +110,11 @@ class Bilinear(Function):
         if ctx.needs_input_grad[3]:
             gb = grad.sum(0)
         return g1, g2, gw, gb
+
+    @staticmethod
+    def jvp(ctx, d1, d2, dw, db):
+        """Linear in each of x1, x2, W (the product rule, one term each), plus the bias's tangent."""
+        x1, x2, weight, _ = ctx.primals
+        return sum_tangents(Bilinear.apply(d1, x2, weight, None) if d1 is not None else None,
+                            Bilinear.apply(x1, d2, weight, None) if d2 is not None else None,
+                            Bilinear.apply(x1, x2, dw, None) if dw is not None else None, db)

@@ -14,6 +14,7 @@ from ... import backend
 
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved
+from ...autograd._functions.tangents import auto_linear, auto_reduction
 from ...autograd._functions.utils import sign
 from .utils import constant
 from ..._dtype import is_floating as _is_floating
@@ -68,6 +69,8 @@ class _PointwiseLoss(Function):
         gx = g.sum_to_size(input.shape) if ctx.needs_input_grad[0] else None
         gt = (-g).sum_to_size(target.shape) if ctx.needs_input_grad[1] else None
         return (gx, gt, None) + (None,) * len(ctx.params)
+
+    jvp = auto_reduction  # Σ backward(ones) · tangent (autograd/_functions/tangents.py)
 
 
 def _masks(d, limit):
@@ -198,6 +201,12 @@ class NllLoss(Function):
     def backward(ctx, grad):
         return NllLossBackward.apply(grad, ctx.target, ctx.slope, ctx.shape, ctx.reduction), None, None, None, None
 
+    @staticmethod
+    def jvp(ctx, d_input, *_):
+        """Picking ``input[n, t[n]]`` (times the slope) is linear: the tangent picks ``d_input`` the
+        same way, which is what ``NllLossBackward``'s own backward computes (ctx has its fields)."""
+        return NllLossBackward.backward(ctx, d_input)[0]
+
 
 class NllLossBackward(Function):
     """PyTorch's ``nll_loss_backward``, one op (as ``autograd/_functions/fused.py``).
@@ -223,6 +232,8 @@ class NllLossBackward(Function):
         index = constant(np.expand_dims(ctx.target, 1))
         picked = gg.gather(1, index).squeeze(1) * constant(ctx.slope)  # one value per sample
         return (picked if ctx.reduction == "none" else picked.sum()), None, None, None, None
+
+    jvp = auto_linear(0)  # linear in grad
 
 
 class BinaryCrossEntropy(Function):
@@ -259,6 +270,8 @@ class BinaryCrossEntropy(Function):
         if ctx.needs_input_grad[1]:  # d/dt = log(1 - x) - log(x) = -logit(x)
             gt = scale * ((1 - x).log() - x.log())
         return gx, gt, None, None
+
+    jvp = auto_reduction
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -299,3 +312,5 @@ class BinaryCrossEntropyWithLogits(Function):
         if ctx.needs_input_grad[1]:  # d/dt: -x, or with pos_weight -x + (p-1) log(1 + exp(-x))
             gt = scale * (-x if p is None else (p - 1) * (-x).exp().log1p() - x)
         return gx, gt, None, None, None
+
+    jvp = auto_reduction

@@ -34,6 +34,7 @@ import numpy as np
 
 from ...autograd.function import Function
 from .utils import constant
+from ...autograd._functions.tangents import sum_tangents
 from ...autograd._functions.utils import in_dtype_of
 
 
@@ -73,6 +74,16 @@ class Standardize(Function):
         (input,) = ctx.saved_tensors
         x_hat, rstd = Standardize.apply(input, ctx.axes, ctx.stats)
         return _normalize_backward(g_x_hat, x_hat, rstd, ctx.axes, g_rstd), None, None
+
+
+def _affine_tangent(d_x_hat, x_hat, weight, dw, db, shape):
+    """The tangent of ``x_hat * weight + bias`` (weight and bias reshaped to ``shape``), given
+    ``d_x_hat``, the tangent of ``x_hat``.  That one is ``_normalize_backward`` of the input's
+    tangent: the normalisation's Jacobian, ``rstd (I - 1 1ᵀ/m - x_hat x_hat ᵀ/m)``, is symmetric."""
+    if d_x_hat is not None and weight is not None:
+        d_x_hat = d_x_hat * weight.reshape(shape)
+    return sum_tangents(d_x_hat, x_hat * dw.reshape(shape) if dw is not None else None,
+                        db.reshape(shape) if db is not None else None)
 
 
 def _private_x_hat(x_hat, out):
@@ -124,15 +135,19 @@ class BatchNorm(Function):
         return out
 
     @staticmethod
+    def x_hat(ctx, input):
+        """``(x_hat, rstd)`` as Tensors of the input (differentiable under ``create_graph``)."""
+        if ctx.training:
+            return Standardize.apply(input, ctx.axes, ctx.stats)
+        _, mean, inv_std = ctx.stats  # eval: mean and var are the running constants, the map is affine
+        rstd = constant(inv_std)
+        return (input - constant(mean)) * rstd, rstd
+
+    @staticmethod
     def backward(ctx, grad):
         input, weight, _, _ = ctx.saved_tensors
         axes = ctx.axes
-        if ctx.training:
-            x_hat, rstd = Standardize.apply(input, axes, ctx.stats)
-        else:  # eval: mean and var are the running constants, the map is affine
-            _, mean, inv_std = ctx.stats
-            rstd = constant(inv_std)
-            x_hat = (input - constant(mean)) * rstd
+        x_hat, rstd = BatchNorm.x_hat(ctx, input)
         g = grad if weight is None else grad * weight.reshape(ctx.shape)
         gx = gw = gb = None
         if ctx.needs_input_grad[0]:
@@ -142,6 +157,15 @@ class BatchNorm(Function):
         if ctx.needs_input_grad[2]:
             gb = grad.sum(axes)
         return gx, gw, gb, None, None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, dx, dw, db, *_):
+        input, weight = ctx.primals[:2]
+        x_hat, rstd = BatchNorm.x_hat(ctx, input)
+        d_x_hat = None
+        if dx is not None:
+            d_x_hat = _normalize_backward(dx, x_hat, rstd, ctx.axes) if ctx.training else dx * rstd
+        return _affine_tangent(d_x_hat, x_hat, weight, dw, db, ctx.shape)
 
 
 class LayerNorm(Function):
@@ -180,6 +204,13 @@ class LayerNorm(Function):
         gb = _sum_over(grad, lead) if ctx.needs_input_grad[3] else None
         return gx, None, gw, gb, None
 
+    @staticmethod
+    def jvp(ctx, dx, _, dw, db, *__):
+        input, weight = ctx.primals[0], ctx.primals[2]
+        x_hat, rstd = Standardize.apply(input, ctx.axes, ctx.stats)
+        d_x_hat = _normalize_backward(dx, x_hat, rstd, ctx.axes) if dx is not None else None
+        return _affine_tangent(d_x_hat, x_hat, weight, dw, db, x_hat.shape[-len(ctx.axes):])
+
 
 class GroupNorm(Function):
     """``F.group_norm``: statistics over each group of channels (and H, W) of each sample."""
@@ -212,10 +243,15 @@ class GroupNorm(Function):
         return out
 
     @staticmethod
+    def rows(ctx, input):
+        """The shape with one row of statistics per (sample, group)."""
+        n, groups = input.shape[0], ctx.groups
+        return (n, groups, input.numel() // max(n * groups, 1))
+
+    @staticmethod
     def backward(ctx, grad):
         input, weight = ctx.saved_tensors
-        n, groups = input.shape[0], ctx.groups
-        rows = (n, groups, input.numel() // max(n * groups, 1))  # one row of statistics per (sample, group)
+        rows = GroupNorm.rows(ctx, input)
         x_hat, rstd = Standardize.apply(input.reshape(rows), 2, ctx.stats)
         x_hat = x_hat.reshape(input.shape)
         axes = (0,) + tuple(range(2, grad.ndim))
@@ -228,3 +264,13 @@ class GroupNorm(Function):
         if ctx.needs_input_grad[3]:
             gb = grad.sum(axes)
         return gx, None, gw, gb, None
+
+    @staticmethod
+    def jvp(ctx, dx, _, dw, db, *__):
+        input, weight = ctx.primals[0], ctx.primals[2]
+        rows = GroupNorm.rows(ctx, input)
+        x_hat, rstd = Standardize.apply(input.reshape(rows), 2, ctx.stats)
+        d_x_hat = None
+        if dx is not None:
+            d_x_hat = _normalize_backward(dx.reshape(rows), x_hat, rstd, 2).reshape(input.shape)
+        return _affine_tangent(d_x_hat, x_hat.reshape(input.shape), weight, dw, db, ctx.shape)

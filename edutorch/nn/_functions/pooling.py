@@ -20,6 +20,7 @@ from ... import backend
 from ...autograd.function import Function
 from .conv import _crop, _offset_slices, col2im, pad2d
 from .utils import constant
+from ...autograd._functions.tangents import auto_linear
 
 
 def out_size(size, k, s, p, d, ceil_mode):
@@ -130,6 +131,10 @@ class MaxPool2d(Function):
     def backward(ctx, grad):
         return MaxPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None, None, None, None, None
 
+    @staticmethod
+    def jvp(ctx, d_input, *_):
+        return at_maxima(ctx, d_input)  # each window's tangent is its max's
+
 
 class MaxPool2dBackward(Function):
     """The gradient of max pooling: each window's ``grad`` goes to its (first) max.
@@ -158,11 +163,18 @@ class MaxPool2dBackward(Function):
 
     @staticmethod
     def backward(ctx, grad_grad):
-        n, c, h, w = grad_grad.shape
-        index = constant(MaxPool2d.indices(ctx.pool))  # (N, C, Ho, Wo) flat indices into each plane
-        flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
-        gg = grad_grad.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
-        return gg, _zeros_for_input(ctx, grad_grad), None
+        return at_maxima(ctx.pool, grad_grad), _zeros_for_input(ctx, grad_grad), None
+
+    jvp = auto_linear(0)  # linear in grad (autograd/_functions/tangents.py)
+
+
+def at_maxima(pool, t):
+    """The values of ``t`` (shaped like the pooling's input) at each window's max: the tangent of
+    max pooling, and the gradient of its backward."""
+    n, c, h, w = t.shape
+    index = constant(MaxPool2d.indices(pool))  # (N, C, Ho, Wo) flat indices into each plane
+    flat_index = index.reshape(n, c, index.shape[2] * index.shape[3])  # sizes spelled out: N may be 0
+    return t.reshape(n, c, h * w).gather(2, flat_index).reshape(index.shape)
 
 
 def avg_divisor(size, k, s, p, out, count_include_pad):
@@ -206,6 +218,8 @@ class AvgPool2d(Function):
     def backward(ctx, grad):
         return AvgPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None, None, None, None, None, None
 
+    jvp = auto_linear(0)  # the average of the tangent
+
 
 class AvgPool2dBackward(Function):
     """The gradient of average pooling: every element of a window receives the window's grad / count.
@@ -232,6 +246,8 @@ class AvgPool2dBackward(Function):
     def backward(ctx, grad_grad):
         zeros = _zeros_for_input(ctx, grad_grad)
         return AvgPool2d.apply(grad_grad, *ctx.pool.args), zeros, None
+
+    jvp = auto_linear(0)
 
 
 def adaptive_bounds(size, out):
@@ -261,6 +277,8 @@ class AdaptiveAvgPool2d(Function):
     def backward(ctx, grad):
         return AdaptiveAvgPool2dBackward.apply(grad, *ctx.saved_tensors, ctx), None
 
+    jvp = auto_linear(0)
+
 
 class AdaptiveAvgPool2dBackward(Function):
     """The gradient of ``Ah @ x @ Aw^T``: ``Ah^T @ grad @ Aw``.
@@ -283,6 +301,8 @@ class AdaptiveAvgPool2dBackward(Function):
     def backward(ctx, grad_grad):
         zeros = _zeros_for_input(ctx, grad_grad)
         return AdaptiveAvgPool2d.apply(grad_grad, ctx.pool.output_size), zeros, None
+
+    jvp = auto_linear(0)
 
 
 def _averaging_matrix(size, out, dtype):

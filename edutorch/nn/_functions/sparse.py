@@ -6,6 +6,7 @@ from ... import backend
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved, int64
 from .utils import constant
+from ...autograd._functions.tangents import auto_linear
 
 
 class Embedding(Function):
@@ -35,6 +36,8 @@ class Embedding(Function):
         shape, padding_idx, scale_grad_by_freq = ctx.meta
         gw = EmbeddingBackward.apply(grad, shape, indices._data, padding_idx, scale_grad_by_freq)
         return gw, None, None, None
+
+    jvp = auto_linear(0)  # rows of the weight's tangent (autograd/_functions/tangents.py)
 
 
 def _row_factors(flat, num, padding_idx, scale_grad_by_freq, dtype):
@@ -74,6 +77,8 @@ class EmbeddingBackward(Function):
         rows = gg[constant(flat)] * constant(factor)
         return rows.reshape(*idx.shape, gg.shape[1]), None, None, None, None
 
+    jvp = auto_linear(0)
+
 
 def constant_padded(x, widths, value):
     """``np.pad(x, widths, constant_values=value)``, faster: a filled array with ``x`` copied into its middle."""
@@ -109,6 +114,8 @@ class Pad(Function):
         shape, widths, mode = ctx.meta
         return PadBackward.apply(grad, shape, widths, mode), None, None, None
 
+    jvp = auto_linear(0, 3)  # the padded tangent (0 for a number value)
+
 
 class PadBackward(Function):
     """The gradient of ``F.pad``: crop the middle, and add each padded copy back to its source.
@@ -135,3 +142,5 @@ class PadBackward(Function):
     def backward(ctx, gg):
         widths, mode = ctx.meta
         return Pad.apply(gg, widths, mode, 0.0), None, None, None
+
+    jvp = auto_linear(0)

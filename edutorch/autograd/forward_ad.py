@@ -1,0 +1,339 @@
+"""``torch.autograd.forward_ad``: forward-mode AD with dual tensors.
+
+Reverse mode (``backward``) sends one gradient from an output back to every
+input: a row of the Jacobian per pass, J^T v.  Forward mode sends one
+*tangent* from the inputs forward to every output, alongside the values: a
+column of the Jacobian per pass, J u, with no graph kept and no backward pass::
+
+    import edutorch.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        x = fwAD.make_dual(primal, tangent)    # x carries (value, direction)
+        y = f(x)                               # every op pushes the tangent along
+        jvp = fwAD.unpack_dual(y).tangent      # J(primal) @ tangent
+
+How a tangent flows (``function.py``, ``_apply``): while a dual level is open
+and an input of an op carries a tangent, ``Function.apply`` runs the op's
+``forward`` as always, then its tangent formula, the static method ``jvp``
+written beside ``backward`` in the op's file, and attaches what it returns to
+the outputs (:func:`push_tangents`).  Without a dual level the op pays one
+flag read.  The formulas are ordinary Tensor code run with forward AD off
+(a tangent has no tangent), in the caller's grad mode, so reverse mode can
+differentiate a tangent (``jacrev(jacfwd(f))``) and forward mode a gradient
+(``jacfwd(jacrev(f))``, which is how ``torch.func.hessian`` works).
+
+PyTorch supports a single level at a time ("Nested forward mode AD is not
+supported at the moment"), and so does this module.  A tensor's tangent is
+kept in its ``_fw_grad`` attribute (class default ``None``) and dropped when
+the level is exited.
+"""
+import collections
+import functools
+import weakref
+
+from .. import backend
+from . import function as _function
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
+
+
+class _State:
+    """The open dual level (``None``: none) and whether ops push tangents now."""
+
+    level = None
+    # True while a level is open, False outside it and while a tangent formula runs:
+    # the one flag ``Function.apply`` reads
+    active = False
+    duals = []  # weak references to every object given a tangent at this level
+
+
+_state = _State()
+
+
+class UnpackedDualTensor(collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
+    """What :func:`unpack_dual` returns: the ``primal`` value (a view without tangent) and
+    its ``tangent`` (``None`` if it has none at this level)."""
+
+
+# -- levels -------------------------------------------------------------------------------
+def enter_dual_level():
+    """Open a forward AD level and return its number (0: PyTorch allows one at a time)."""
+    if _state.level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    _state.level = 0
+    _state.active = True
+    return 0
+
+
+def exit_dual_level(*, level=None):
+    """Close the level: every tangent made inside it is dropped."""
+    current = -1 if _state.level is None else _state.level
+    if level is None:
+        level = current
+    if level != current:
+        raise RuntimeError(
+            "Trying to exit a forward AD level that was not the last one that was created. This is not supported."
+        )
+    if level < 0:
+        raise RuntimeError("Dual level must be a positive number.")
+    for ref in _state.duals:
+        holder = ref()
+        if holder is not None:
+            holder._fw_grad = None
+    _state.duals = []
+    _state.level = None
+    _state.active = False
+
+
+class dual_level:
+    """``with dual_level():`` opens a forward AD level and closes it on the way out.
+
+    Also a decorator: the function runs inside a level.
+    """
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc_info):
+        exit_dual_level()
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def inside_a_level(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+
+        return inside_a_level
+
+
+def _check_level(level, op):
+    """PyTorch's error for a level other than the open one."""
+    if level is not None and level != _state.level:
+        raise RuntimeError(f"Invalid level given to {op}")
+
+
+# -- dual tensors --------------------------------------------------------------------------
+def make_dual(tensor, tangent, *, level=None):
+    """A view of ``tensor`` that carries ``tangent`` as its forward gradient.
+
+    ``tangent`` must have ``tensor``'s shape; it is kept as it is (it may itself
+    require grad), or copied into a tensor laid out like ``tensor``.
+    """
+    if level is None:
+        level = -1 if _state.level is None else _state.level
+    if level < 0:
+        raise RuntimeError(
+            "Trying to create a dual Tensor for forward AD but no level exists, make sure to "
+            "enter_dual_level() first."
+        )
+    if not tensor.is_floating_point():
+        raise ValueError(f"Expected primal to be floating point or complex, but got: {tensor.dtype}")
+    if not tangent.is_floating_point():
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: {tangent.dtype}")
+    _check_level(level, "_make_dual")
+    if tangent_of(tensor) is not None:
+        raise RuntimeError(
+            "Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
+            f"level {level} is not supported."
+        )
+    if tangent.shape != tensor.shape:
+        raise RuntimeError(
+            "Trying to set a forward gradient that has a different size than that of the original "
+            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
+            f"forward gradient is of size {list(tangent.shape)}."
+        )
+    if tensor.is_contiguous() and not tangent.is_contiguous():  # PyTorch keeps the primal's layout
+        tangent = _without_tangents(tangent.contiguous)
+    dual = _without_tangents(tensor.view_as, tensor)  # a view: its ._base is ``tensor``
+    set_tangent(dual, tangent)
+    return dual
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)`` of ``tensor``: the primal is a view of it without tangent."""
+    if level is None:
+        level = -1 if _state.level is None else _state.level
+    if level < 0:
+        return UnpackedDualTensor(tensor, None)
+    tangent = tangent_of(tensor)
+    if tangent is not None:
+        _check_level(level, "_fw_primal")
+    primal = _without_tangents(tensor.view_as, tensor)
+    return UnpackedDualTensor(primal, tangent)
+
+
+# -- the tangent of a tensor ---------------------------------------------------------------
+def tangent_of(tensor):
+    """The tangent ``tensor`` carries at the open level, or ``None``.
+
+    A view whose base got a tangent after the view was made reads its tangent
+    as the same view of the base's tangent (PyTorch's view of a forward grad).
+    """
+    tangent = tensor._fw_grad
+    if tangent is None and _state.level is not None:
+        base = tensor.__dict__.get("_view_of")
+        if base is not None and base._fw_grad is not None:
+            tangent = view_of_tangent(tensor, base)
+            if tangent is not None:
+                set_tangent(tensor, tangent)
+    return tangent
+
+
+def set_tangent(holder, tangent):
+    """Give ``holder`` (a tensor, or a saved output) ``tangent`` until the level closes."""
+    holder._fw_grad = tangent
+    _state.duals.append(weakref.ref(holder))
+
+
+def view_of_tangent(view, base):
+    """The tangent of ``view`` as the same view of ``base``'s tangent: the elements of
+    the tangent at the view's positions in ``base``, sharing its memory.
+
+    Found as NumPy does, by the view's offset and strides in ``base``'s memory,
+    which the tangent shares when it is laid out like ``base``; else ``None``.
+    """
+    tangent = base._fw_grad
+    b, v, t = base._data, view._data, tangent._data
+    if t.strides != b.strides or t.dtype != b.dtype or type(t) is not type(b):
+        return None
+    import numpy as np
+
+    offset = view._data.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+    flat = t.reshape(-1) if t.flags.c_contiguous else None
+    if flat is None:
+        return None
+    start = flat[offset // b.itemsize:]
+    array = np.lib.stride_tricks.as_strided(start, v.shape, v.strides)
+    return _function._Tensor._make(array, tangent._requires_grad, None, 0, tangent._version_counter)
+
+
+def _without_tangents(fn, *args):
+    """``fn(*args)`` with forward AD off: a tangent formula, or an op on a primal."""
+    was = _state.active
+    _state.active = False
+    try:
+        return fn(*args)
+    finally:
+        _state.active = was
+
+
+# -- what Function.apply calls while a level is open ---------------------------------------
+def input_tangents(args):
+    """The tangent of each argument of an op (``None`` for a non-tensor or a tensor without);
+    ``None`` when no argument has one, so the op runs as it does outside forward AD."""
+    Tensor = _function._Tensor
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    for t in tangents:
+        if t is not None:
+            return tangents
+    return None
+
+
+def refuse_keyword_tangents(kwargs):
+    """Tangent formulas take positional arguments only: a dual keyword argument is refused
+    rather than silently given no tangent."""
+    Tensor = _function._Tensor
+    for value in kwargs.values():
+        if isinstance(value, Tensor) and tangent_of(value) is not None:
+            raise NotImplementedError("forward AD: a dual tensor given as a keyword argument to an op")
+
+
+def push_tangents(cls, ctx, args, results, tangents):
+    """Run ``cls.jvp`` (the op's tangent formula) and give each output its tangent."""
+    formula = cls.jvp
+    if formula is _function.Function.jvp and cls._backward_name is not None:
+        raise NotImplementedError(unsupported_message(cls))
+    custom = cls._backward_name is None
+    if custom:  # PyTorch gives a custom jvp zeros for a tensor input without tangent
+        tangents = [_zeros_if_missing(a, t) for a, t in zip(args, tangents)]
+    else:
+        ctx.primals, ctx.result = args, results
+    ctx._in_jvp = custom  # a custom jvp reads what forward gave save_for_forward as ctx.saved_tensors
+    try:
+        out = _without_tangents(formula, ctx, *tangents)
+    finally:
+        if custom:
+            ctx._in_jvp = False
+        else:  # (the node must not keep its inputs and outputs alive)
+            del ctx.primals, ctx.result
+    _attach(results, out, ctx)
+
+
+def _zeros_if_missing(arg, tangent):
+    if tangent is None and isinstance(arg, _function._Tensor):
+        return arg.detach().new_zeros(arg.shape)
+    return tangent
+
+
+def unsupported_message(cls):
+    """PyTorch's refusal of forward AD for an op without a tangent formula."""
+    from ..profiler._names import op_name
+
+    name = op_name(cls).replace("aten::", "")
+    return (
+        f"Trying to use forward AD with {name} that does not support it because it has not been "
+        "implemented yet.\nPlease file an issue to PyTorch at "
+        "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+        "prioritize its implementation or submit a PR adding the implementation to derivatives.yaml"
+    )
+
+
+def _attach(results, tangents, ctx):
+    """Give each floating output its tangent (broadcast to its shape); a tangent for a saved
+    output goes to the saved copy too, so that a backward run under forward AD sees it."""
+    Tensor = _function._Tensor
+    if not isinstance(results, tuple):
+        results, tangents = (results,), (tangents,)
+    elif not isinstance(tangents, tuple):
+        tangents = tuple(tangents) if isinstance(tangents, list) else (tangents,)
+    if len(tangents) != len(results):
+        raise RuntimeError(
+            f"jvp returned an incorrect number of tangents (expected {len(results)}, got {len(tangents)})"
+        )
+    for out, tangent in zip(results, tangents):
+        if tangent is None or not isinstance(out, Tensor) or not out.is_floating_point():
+            continue
+        if tangent.shape != out.shape:
+            tangent = _without_tangents(tangent.expand, out.shape).contiguous()
+        _set_output_tangent(out, tangent)
+    for saved in ctx._for_backward if isinstance(ctx, _function.Node) else ():
+        if getattr(saved, "is_output", False):
+            out = results[saved.output_nr]
+            if out is not None and out._fw_grad is not None:
+                set_tangent(saved, out._fw_grad)
+
+
+def _set_output_tangent(out, tangent):
+    """An output of an in-place op keeps its tangent tensor and takes the new values into it
+    (views of it see them); any other output gets ``tangent`` itself."""
+    old = out._fw_grad
+    if old is not None and old is not tangent:
+        _without_tangents(old.copy_, tangent)
+    else:
+        set_tangent(out, tangent)
+
+
+def with_tangent_of(tensor, source):
+    """``source`` (the tensor an in-place op reads ``tensor``'s old values from) with ``tensor``'s tangent."""
+    tangent = tangent_of(tensor)
+    if tangent is not None:
+        source._fw_grad = tangent  # (a temporary: it dies with the op)
+    return source
+
+
+def copy_tangent_in_place(target, result):
+    """After ``target.op_(...)``, computed out of place as ``result``: ``target``'s tangent
+    becomes ``result``'s, written into the tangent it has (PyTorch updates a forward grad in
+    place, so the tangents of its views and of its base follow).  A view whose base had no
+    tangent gives the base a zero one first, as PyTorch does."""
+    tangent = result._fw_grad
+    old = tangent_of(target)
+    base = target.__dict__.get("_view_of")
+    if old is None and base is not None and tangent_of(base) is None:
+        xp = backend.get_array_module(base._data)
+        set_tangent(base, _function._Tensor._make(xp.zeros_like(base._data)))
+        old = tangent_of(target)
+    if old is None:
+        set_tangent(target, tangent)
+    elif old is not tangent:
+        _without_tangents(old.copy_, tangent)
