@@ -236,14 +236,18 @@ def layout(trace):
     rows = {}
     for node in trace.nodes:
         rows.setdefault(level[node.index], []).append(node.index)
-    column = {i: k for row in rows.values() for k, i in enumerate(row)}
-    boxes = [Box(("node", n.index), n.label, (n.index,), level[n.index], column[n.index],
-                 len(rows[level[n.index]]), is_leaf=n.op == "placeholder", shared=n.users > 1)
-             for n in trace.nodes]
     counts = {}
     for node in trace.nodes:
         for i in node.inputs:
             counts[(i, node.index)] = counts.get((i, node.index), 0) + 1
+    # a level that an arrow passes through (h used two levels further down) keeps a free
+    # slot on its right, so the arrow does not run hidden behind that level's boxes
+    crossed = {lv for a, b in counts for lv in range(level[a] + 1, level[b])}
+    slots = {lv: len(row) + (lv in crossed) for lv, row in rows.items()}
+    column = {i: k for row in rows.values() for k, i in enumerate(row)}
+    boxes = [Box(("node", n.index), n.label, (n.index,), level[n.index], column[n.index],
+                 slots[level[n.index]], is_leaf=n.op == "placeholder", shared=n.users > 1)
+             for n in trace.nodes]
     edges = [(a, b, count) for (a, b), count in counts.items()]
     return Layout(boxes, edges, {n.index: n.index for n in trace.nodes})
 

@@ -142,6 +142,8 @@ def test_layout_puts_inputs_on_top_and_arrows_down(lib):
     assert levels == [0, 0, 1, 2, 3, 4]
     assert all(levels[a] < levels[b] for a, b, _ in lay.edges)
     assert lay.boxes[0].is_leaf and lay.boxes[2].shared and not lay.boxes[3].shared
+    # mul -> mul_1 skips sin's level: sin moves left (2 slots) so that arrow stays visible
+    assert (lay.boxes[3].column, lay.boxes[3].width) == (0, 2) and lay.boxes[4].width == 1
 
 
 def test_edutorch_and_torch_record_the_same_trace():
