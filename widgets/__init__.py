@@ -32,6 +32,9 @@ view                  model                   shows
   ``train()`` and ``eval()`` side by side, what Dropout zeroed, BatchNorm's
   batch vs running statistics as batches are fed, any module that checks
   ``self.training``;
+- ``TangentStepper`` (model ``TangentTrace``): forward-mode AD one op at a time,
+  each node's primal and tangent on dual numbers (``torch.fx`` + ``forward_ad``),
+  as ``BackwardStepper`` does gradients backward;
 - ``ProfilerView`` (model ``ProfilerSummary``): a bar chart of a profiler's
   ``key_averages()`` (edutorch's or PyTorch's), the top rows by a chosen sort
   key, with PyTorch's table beside it.
@@ -68,6 +71,8 @@ from .gradient_inspector_view import GradientInspector
 from .train_eval_explorer_view import TrainEvalExplorer
 from .training_stepper_view import TrainingStepper
 from .profiler_view import ProfilerView
+from .tangent_stepper import TangentEvent, TangentNode, TangentTrace
+from .tangent_stepper_view import TangentStepper
 
 __all__ = [
     "ParameterTree", "ParameterTreeModel", "ModuleRow", "TensorRow",
@@ -80,4 +85,5 @@ __all__ = [
     "BackwardStepper", "BackwardTrace", "BackwardEvent", "ModuleScopes",
     "TrainingStepper", "TrainingStepperModel", "StageResult",
     "ProfilerView", "ProfilerSummary", "ProfileRow",
+    "TangentStepper", "TangentTrace", "TangentNode", "TangentEvent",
 ]

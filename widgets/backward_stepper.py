@@ -62,6 +62,7 @@ class GradRecord:
     values: object  # NumPy array
     stats: object  # widgets._common.Stats (of every entry)
     sampled: bool = False
+    SYMBOL = "g"  # what __str__ calls the values: |g| for a gradient
 
     @classmethod
     def of(cls, tensor):
@@ -81,7 +82,7 @@ class GradRecord:
         if self.values.size == 1 and not self.sampled:
             return f"{shape} = {self.values.reshape(-1)[0]:.4g}"
         largest = max(abs(self.stats.min), abs(self.stats.max))
-        return f"{shape}, norm {self.stats.norm:.4g}, max |g| {largest:.3g}"
+        return f"{shape}, norm {self.stats.norm:.4g}, max |{self.SYMBOL}| {largest:.3g}"
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ WIDGETS = {
     "10-reparametrizations": (".widget-dropdown", "lesson-10-parameter-tree.png"),
     "11-freezing-and-fine-tuning": (NEXT_STAGE, "lesson-11-training-stepper.png"),
     "12-beyond-the-basics": (".widget-slider", "lesson-12-backward-stepper.png"),
+    "13-forward-mode-and-function-transforms": (".widget-slider", "lesson-13-tangent-stepper.png"),
     "examples/gradient_inspector": (".widget-slider", "gradient-inspector.png"),
     "examples/train_eval_explorer": (".widget-slider", "train-eval-explorer.png"),
     "examples/training_stepper": (NEXT_STAGE, "training-stepper.png"),

@@ -1,0 +1,136 @@
+"""The ipywidgets view of ``TangentTrace``: step through a forward pass on dual numbers.
+
+Layout (``BackwardStepper``'s, with the arrows the other way)::
+
+    title, colour legend
+    [◀ prev] [slider: step] [next ▶]                     "step 3 / 6"
+    [ the fx graph, inputs on top, this step coloured ]  [ primal of the node  ]
+                                                         [ tangent of the node ]
+    [ what happened at this step (text): tangents arriving, primal, tangent, rule ]
+
+The graph is drawn by ``BackwardStepper``'s ``GraphPicture``; the red arrows
+go from the node that just ran to the nodes its tangent goes on to.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+
+from ._render import CSS_DPI, Canvas, PictureFallback, TensorPanel, html_style, joined_png
+from .backward_stepper import box_states
+from .backward_stepper_view import (DETAIL_PX, FILL, SENT, STATE_COLOURS, WIDTH_PX, GraphPicture,
+                                    _split)
+from .tangent_stepper import TangentTrace, consumers, layout
+
+
+def legend_html(style):
+    """The colour key of the tangent picture."""
+    def chip(rgba, text):
+        r, g, b, a = rgba
+        return (f"<span style='display:inline-block;width:12px;height:12px;border:1px solid #888;"
+                f"background:rgba({int(255*r)},{int(255*g)},{int(255*b)},{a})'></span> {text}")
+    boxes = [f"<span style='background:{FILL['leaf']};padding:0 4px'>input (make_dual)</span>",
+             f"<span style='background:{FILL['node']};padding:0 4px'>op</span>",
+             "<b>bold</b> border: its tangent goes to 2+ nodes"]
+    states = [chip(STATE_COLOURS["receiving"], "an input is ready, waiting"),
+              chip(STATE_COLOURS["current"], "running now"),
+              chip(STATE_COLOURS["done"], "done: primal and tangent known"),
+              f"<span style='color:{SENT}'>━</span> where its tangent goes"]
+    return f"<div style='{style}'>{' · '.join(boxes)}<br>{' · '.join(states)}</div>"
+
+
+class TangentStepper(PictureFallback, W.VBox):
+    """Step through ``fn(*primals)`` on dual numbers: each node's primal and tangent.
+
+    >>> x = torch.tensor([1.0, 2.0]); v = torch.tensor([1.0, 0.0])
+    >>> stepper = TangentStepper(lambda x: (x * x).sin().sum(), x, v)   # runs fn once
+    >>> stepper.next_button.click()                                      # or the slider
+
+    The last node's tangent is ``torch.func.jvp(fn, primals, tangents)[1]``.
+    """
+
+    def __init__(self, fn, primals, tangents):
+        self.trace = TangentTrace(fn, primals, tangents)
+        self.graph_layout = layout(self.trace)
+        self.picture = GraphPicture()
+        self.picture.draw_layout(self.graph_layout)
+        self.style = html_style()
+        self.canvas = Canvas(ncols=1, width=DETAIL_PX / CSS_DPI, height=4.6)
+        self.canvas.slots.append(_split(self.canvas))
+        self.primal_panel = TensorPanel(self.canvas, 0, title="primal (the value)")
+        self.tangent_panel = TensorPanel(self.canvas, 1, title="tangent (its derivative along v)")
+
+        self.title = W.HTML()
+        self.legend = W.HTML(legend_html(self.style))
+        self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"),
+                                    tooltip="previous step")
+        self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"),
+                                    tooltip="run the next node")
+        self.slider = W.IntSlider(min=0, max=len(self.trace.events), value=0, description="step",
+                                  continuous_update=True, layout=W.Layout(width="330px"))
+        self.position = W.Label()
+        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
+        self.detail = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
+        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + DETAIL_PX}px",
+                                                  max_height="300px", overflow="auto"))
+        self.prev_button.on_click(lambda _: self.step(-1))
+        self.next_button.on_click(lambda _: self.step(+1))
+        self.slider.observe(lambda change: self._draw(), names="value")
+        controls = W.HBox([self.prev_button, self.slider, self.next_button, self.position])
+        super().__init__([self.title, self.legend, controls,
+                          W.HBox([self.image, W.VBox([self.caption, self.detail])]),
+                          self.description])
+        self._draw()
+
+    def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
+        return f"TangentStepper({len(self.trace.nodes)} nodes, {len(self.trace.events)} steps)"
+
+    def fallback_text(self):
+        return [self.title.value, self.position.value, self.caption.value]
+
+    def fallback_png(self):
+        """The notebook file's picture: the graph beside the primal and tangent pictures."""
+        return joined_png([[self.image.value, self.detail.value]])
+
+    def step(self, delta):
+        """Move ``delta`` steps forward (or back), staying in range."""
+        self.slider.value = min(max(self.slider.value + delta, 0), self.slider.max)
+
+    def _draw(self):
+        trace, step = self.trace, self.slider.value
+        states, event = trace.state(step)
+        current = None if event is None else event.node
+        sent_to = () if event is None or event.tangent is None else consumers(trace, current)
+        self.image.value = self.picture.png(box_states(self.graph_layout, states), sent_to,
+                                            current)
+        self.title.value = (f"<b>TangentStepper</b> — {len(trace.nodes)} nodes run once, on "
+                            "dual numbers: each computes its value and its tangent together")
+        self.position.value = f"step {step} / {len(trace.events)}"
+        self._draw_detail(event)
+        self.description.value = (f"<pre style='{self.style}; margin:0; white-space:pre-wrap'>"
+                                  f"{html.escape(chr(10).join(trace.describe(step)))}</pre>")
+
+    def _draw_detail(self, event):
+        """The node's primal (top) and tangent (bottom), each on its own colour scale."""
+        if event is None:
+            self.primal_panel.message("the inputs get their\ntangents from make_dual")
+            self.tangent_panel.message("")
+            self.caption.value = f"<div style='{self.style}'>step 0: nothing has run yet</div>"
+        else:
+            node = self.trace.nodes[event.node]
+            text = f"node {html.escape(node.what)}: primal |max| {_largest(event.primal):.3g}"
+            self.primal_panel.show(event.primal.values)
+            if event.tangent is None:
+                self.tangent_panel.message("None: no tangent reached\nthis node (zero)")
+            else:
+                self.tangent_panel.show(event.tangent.values)
+                text += f", tangent |max| {_largest(event.tangent):.3g}"
+            self.caption.value = (f"<div style='{self.style}'>{text} (each picture on its own "
+                                  "scale, white = 0)</div>")
+        self.detail.value = self.canvas.png()
+
+
+def _largest(record):
+    return max(abs(record.stats.min), abs(record.stats.max))
