@@ -233,25 +233,31 @@ def css_width(figure):
 
 
 def png_bytes(canvas):
-    """The pixels an Agg canvas holds now, as PNG bytes (fast, lightly compressed).
+    """The pixels an Agg canvas holds now, as PNG bytes (``pixels_png``)."""
+    return pixels_png(np.asarray(canvas.buffer_rgba()))
+
+
+def pixels_png(pixels):
+    """An RGB or RGBA image (``height x width x 3 or 4`` bytes) as PNG bytes: fast, lightly
+    compressed.
 
     Written by hand, it is short: a PNG is a signature and three chunks, ``IHDR``
-    (width, height, 8-bit RGBA), ``IDAT`` (the rows deflated, each after one byte
-    naming its filter: 0, none) and ``IEND``, each chunk with its length and CRC.
-    The rows are Agg's own RGBA bytes, copied whole behind their filter byte:
-    dropping the alpha channel would cost a strided copy of every pixel (10 ms for
-    a widget's 1520 x 1000 pixels) and saves the compressor less than that.
-    Pillow's encoder tries five filters on every row to compress a little better;
-    on flat plot colours a fast deflate (level 1) of the plain rows gives about as
-    few bytes: 2 ms with ISA-L, 15-20 ms with zlib, 50 ms for Pillow. Every
-    control's redraw ends here.
+    (width, height, 8 bits per channel, RGB or RGBA), ``IDAT`` (the rows deflated,
+    each after one byte naming its filter: 0, none) and ``IEND``, each chunk with
+    its length and CRC. An Agg canvas's RGBA bytes are copied whole behind their
+    filter bytes: dropping the alpha channel would cost a strided copy of every
+    pixel (10 ms for a widget's 1520 x 1000 pixels) and saves the compressor less
+    than that. Pillow's encoder tries five filters on every row to compress a
+    little better; on flat plot colours a fast deflate (level 1) of the plain rows
+    gives about as few bytes: 2 ms with ISA-L, 15-20 ms with zlib, 40-50 ms for
+    Pillow. Every control's redraw ends here.
     """
-    pixels = np.asarray(canvas.buffer_rgba())
-    height, width = pixels.shape[:2]
-    rows = np.empty((height, 1 + 4 * width), np.uint8)
+    height, width, channels = pixels.shape
+    rows = np.empty((height, 1 + channels * width), np.uint8)
     rows[:, 0] = 0  # filter type 0 (none) in front of every row
-    rows[:, 1:] = pixels.reshape(height, 4 * width)
-    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA
+    rows[:, 1:] = pixels.reshape(height, channels * width)
+    colour_type = {3: 2, 4: 6}[channels]  # RGB, RGBA
+    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
             + _png_chunk(b"IDAT", deflate(rows, 1)) + _png_chunk(b"IEND", b""))
 
