@@ -38,7 +38,6 @@ import pathlib
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 
@@ -259,26 +258,14 @@ def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="browser-latency-"))
     root = tmp / "lessons"
     shutil.copytree(lab.LESSONS, root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    port = lab._free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--IdentityProvider.token=",
-         "--ServerApp.password=", "--ip", "127.0.0.1", "--port", str(port),
-         "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}"],
-        env=lab._lab_environment(tmp), stdout=open(tmp / "jupyterlab.log", "w"),
-        stderr=subprocess.STDOUT, cwd=root)
-    base_url = f"http://127.0.0.1:{port}/"
     rows = []
     try:
-        if not lab._wait_until_up(base_url, server):
-            sys.exit("JupyterLab did not start: " + str(tmp / "jupyterlab.log"))
-        with sync_playwright() as playwright:
+        with lab.serve_jupyterlab(root, tmp) as base_url, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium, args=lab.CHROMIUM_FLAGS)
             for lesson in lessons:
                 rows += bench_lesson(browser, base_url, lesson, args.repeat)
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=20)
         shutil.rmtree(tmp, ignore_errors=True)
     print(markdown(rows))
     if args.json:

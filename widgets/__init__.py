@@ -37,11 +37,11 @@ view                  model                   shows
   as ``BackwardStepper`` does gradients backward;
 - ``ProfilerView`` (model ``ProfilerSummary``): a bar chart of a profiler's
   ``key_averages()`` (edutorch's or PyTorch's), the top rows by a chosen sort
-  key, with PyTorch's table beside it.
+  key (bars drawn by the browser, as HTML), with PyTorch's table below it.
 
 The models import neither ipywidgets nor matplotlib; the views render every
 figure to PNG bytes shown in a ``widgets.Image`` (works in the browser, under
-nbval and in headless tests). All of them also accept real ``torch`` modules.
+nbval and in headless tests), except ProfilerView's bars, which are HTML. All of them also accept real ``torch`` modules.
 
 Projectors: figures have two pixels per CSS pixel and 10-12 pt text;
 ``widgets.set_text_scale(1.5)`` makes the text of the widgets created

@@ -21,6 +21,10 @@ Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text
 - the canvas renders the frames once per combination of visible kinds and
   keeps that *background*; an update pastes it back and draws only the
   dynamic artists on top;
+- dynamic artists that change only with new data, not with a slider (a
+  histogram image under a clipping line), can be marked ``slow``: they are
+  drawn once over the background into a second kept layer (until
+  ``new_data()``), so a slider pays only for the artists it moves;
 - a big matrix is subsampled to about the axes' pixel size before drawing,
   which is what nearest-neighbour display would do anyway (and before any
   conversion: a 4096x4096 mask costs what a 240x240 one does).
@@ -53,6 +57,11 @@ from PIL import Image, ImageDraw, ImageFont
 
 from ._common import max_abs  # noqa: F401 (the views import it from here)
 
+try:  # ISA-L's deflate (the ``isal`` package, which `./dev lab` installs): a widget's picture
+    from isal.isal_zlib import compress as deflate  # in 2 ms instead of zlib's 15-20, and smaller
+except ImportError:  # pragma: no cover - without it, zlib's: the same PNG format
+    from zlib import compress as deflate
+
 #: two-colour map for pruning masks: 0 = pruned (dark), 1 = kept (light)
 MASK_CMAP = ListedColormap(["#2b2d42", "#8ecae6"])
 VALUE_CMAP = "RdBu_r"  # diverging: negative blue, zero white, positive red
@@ -65,6 +74,7 @@ MARGIN_INCHES = dict(left=0.8, right=0.12, bottom=0.55, top=0.42)
 COLORBAR_ROOM = 0.75
 CSS_DPI = 96  # CSS pixels per inch: a figure of w inches is shown w * 96 px wide
 PIXEL_RATIO = 2  # PNG pixels per CSS pixel (sharp on HiDPI screens and projectors)
+MAX_BACKGROUNDS = 16  # rendered frames a Canvas keeps (each is the figure's pixels, ~4 MB)
 #: text sizes in points at text scale 1 (10 pt is 13 CSS px: readable from a classroom's back row)
 FONT_SIZES = {"tick": 10, "label": 11, "title": 12, "note": 12, "big": 16, "html": 13}
 _text_scale = 1.0
@@ -119,31 +129,55 @@ class Canvas:
         self.slots = [grid[0, i].get_position(self.figure) for i in range(ncols)]
         self.panels = []  # objects with a .layout() method, for the background key
         self.dynamic = []  # artists drawn on every update
+        self.slow = []  # dynamic artists that change only with new data
         self.backgrounds = {}  # layout -> rendered static picture
+        self.data_layer = None  # (layout, the background with the slow artists drawn)
 
-    def animate(self, *artists):
-        """Mark artists as dynamic: left out of the background, drawn on each update."""
+    def animate(self, *artists, slow=False):
+        """Mark artists as dynamic: left out of the background, drawn on each update;
+        ``slow=True``: drawn once after each ``new_data()`` and kept under the others."""
         for artist in artists:
             artist.set_animated(True)
-            self.dynamic.append(artist)
+            (self.slow if slow else self.dynamic).append(artist)
+
+    def new_data(self):
+        """The slow artists changed: draw them again at the next ``png()``."""
+        self.data_layer = None
 
     def invalidate(self):
         """Forget cached backgrounds (call after changing a static frame)."""
         self.backgrounds.clear()
+        self.data_layer = None
 
     def png(self):
         """Render the figure (background + visible dynamic artists) as PNG bytes."""
         canvas = self.figure.canvas
         layout = tuple(panel.layout() for panel in self.panels)
+        if self.data_layer is not None and self.data_layer[0] == layout:
+            canvas.restore_region(self.data_layer[1])
+        else:
+            self._paste_background(layout)
+            if self.slow:
+                self._draw_visible(self.slow)
+                self.data_layer = (layout, canvas.copy_from_bbox(self.figure.bbox))
+        self._draw_visible(self.dynamic)
+        return png_bytes(canvas)
+
+    def _paste_background(self, layout):
+        """The static frame of ``layout``, rendered the first time it is asked for."""
+        canvas = self.figure.canvas
         if layout in self.backgrounds:
             canvas.restore_region(self.backgrounds[layout])
-        else:
-            canvas.draw()  # a full draw skips animated (dynamic) artists
-            self.backgrounds[layout] = canvas.copy_from_bbox(self.figure.bbox)
-        for artist in self.dynamic:
+            return
+        canvas.draw()  # a full draw skips animated (dynamic) artists
+        if len(self.backgrounds) >= MAX_BACKGROUNDS:
+            del self.backgrounds[next(iter(self.backgrounds))]  # the oldest
+        self.backgrounds[layout] = canvas.copy_from_bbox(self.figure.bbox)
+
+    def _draw_visible(self, artists):
+        for artist in artists:
             if artist.axes is None or artist.axes.get_visible():
                 self.figure.draw_artist(artist)
-        return png_bytes(canvas)
 
 
 class RenderAhead:
@@ -199,23 +233,33 @@ def css_width(figure):
 
 
 def png_bytes(canvas):
-    """The pixels an Agg canvas holds now, as PNG bytes (fast, lightly compressed).
+    """The pixels an Agg canvas holds now, as PNG bytes (``pixels_png``)."""
+    return pixels_png(np.asarray(canvas.buffer_rgba()))
+
+
+def pixels_png(pixels):
+    """An RGB or RGBA image (``height x width x 3 or 4`` bytes) as PNG bytes: fast, lightly
+    compressed.
 
     Written by hand, it is short: a PNG is a signature and three chunks, ``IHDR``
-    (width, height, 8-bit RGB), ``IDAT`` (the rows deflated, each after one byte
-    naming its filter: 0, none) and ``IEND``, each chunk with its length and CRC.
-    The figures are opaque, so RGB. Pillow's encoder tries five filters on every
-    row to compress a little better; on flat plot colours zlib at level 1 on the
-    plain rows gives as few bytes in half the time (25 instead of 50 ms for a
-    widget's 1520 x 1000 pixels), and every control's redraw ends here.
+    (width, height, 8 bits per channel, RGB or RGBA), ``IDAT`` (the rows deflated,
+    each after one byte naming its filter: 0, none) and ``IEND``, each chunk with
+    its length and CRC. An Agg canvas's RGBA bytes are copied whole behind their
+    filter bytes: dropping the alpha channel would cost a strided copy of every
+    pixel (10 ms for a widget's 1520 x 1000 pixels) and saves the compressor less
+    than that. Pillow's encoder tries five filters on every row to compress a
+    little better; on flat plot colours a fast deflate (level 1) of the plain rows
+    gives about as few bytes: 2 ms with ISA-L, 15-20 ms with zlib, 40-50 ms for
+    Pillow. Every control's redraw ends here.
     """
-    pixels = np.asarray(canvas.buffer_rgba())
-    height, width = pixels.shape[:2]
-    rows = np.zeros((height, 1 + 3 * width), np.uint8)  # column 0: filter type 0
-    rows[:, 1:].reshape(height, width, 3)[...] = pixels[:, :, :3]  # RGBA -> RGB, no copy between
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)  # 8 bits, RGB
+    height, width, channels = pixels.shape
+    rows = np.empty((height, 1 + channels * width), np.uint8)
+    rows[:, 0] = 0  # filter type 0 (none) in front of every row
+    rows[:, 1:] = pixels.reshape(height, channels * width)
+    colour_type = {3: 2, 4: 6}[channels]  # RGB, RGBA
+    header = struct.pack(">IIBBBBB", width, height, 8, colour_type, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", header)
-            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _png_chunk(b"IEND", b""))
+            + _png_chunk(b"IDAT", deflate(rows, 1)) + _png_chunk(b"IEND", b""))
 
 
 def _png_chunk(kind, body):

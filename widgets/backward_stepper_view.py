@@ -18,8 +18,6 @@ symmetric around zero, with a colour bar).
 from __future__ import annotations
 
 import html
-import io
-import zlib
 
 import ipywidgets as W
 import numpy as np
@@ -27,7 +25,7 @@ from matplotlib import font_manager
 from PIL import Image, ImageDraw, ImageFont
 
 from ._render import (CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, TensorPanel, html_style,
-                      joined_png, text_scale)
+                      joined_png, pixels_png, text_scale)
 from .backward_stepper import BackwardTrace, ModuleScopes, box_states, layout
 
 STATE_COLOURS = {"pending": (0, 0, 0, 0), "receiving": (1.0, 0.85, 0.2, 0.45),
@@ -168,9 +166,7 @@ class GraphPicture:
                 start, end = (start[0], start[1] - top), (end[0], end[1] - top)
                 draw.line([start, end], fill=SENT, width=3 * self.px)
                 _arrowhead(draw, start, end, SENT, size=8 * self.px)
-        buffer = io.BytesIO()  # flat colours: zlib's run-length strategy (see _render.png_bytes)
-        image.save(buffer, format="png", compress_level=1, compress_type=zlib.Z_RLE)
-        return buffer.getvalue()
+        return pixels_png(np.asarray(image))
 
 
 def _arrowhead(draw, start, end, colour, size=5):

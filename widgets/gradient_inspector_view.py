@@ -85,8 +85,8 @@ class GradientInspector(PictureFallback, W.VBox):
                                 layout=W.Layout(width=self.timeline_canvas.css_width))
         self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
-        for slider in (self.max_norm, self.clip_value):
-            slider.observe(lambda change: self._draw_clipping(), names="value")
+        self.max_norm.observe(lambda change: self._draw_clipping(timeline=True), names="value")
+        self.clip_value.observe(lambda change: self._draw_clipping(), names="value")
         self.clip_mode.observe(lambda change: self._draw_timeline(), names="value")
         self.step_button.on_click(lambda _: self.train(1))
         self.steps_button.on_click(lambda _: self.start_training(10))
@@ -171,7 +171,9 @@ class GradientInspector(PictureFallback, W.VBox):
         self.timeline_panel.show_limit(self.clip_mode.value, self.max_norm.value)
         self.timeline.value = self.timeline_canvas.png()
 
-    def _draw_clipping(self):
+    def _draw_clipping(self, timeline=False):
+        """The clipping previews; ``timeline``: max_norm moved, so does the timeline's line
+        (when training clips by norm)."""
         by_norm = self.model.clip_norm(self.max_norm.value)
         by_value = self.model.clip_value(self.clip_value.value)
         self.norms_panel.show_clipping(by_norm, by_value)
@@ -179,7 +181,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.caption.value = _caption_html(by_norm, by_value, self.style, self.hist_note)
         self.table.value = self._table_html(by_norm, by_value)
         self.image.value = self.canvas.png()
-        if self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
+        if timeline and self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
             self.timeline_panel.show_limit("norm", self.max_norm.value)
             self.timeline.value = self.timeline_canvas.png()
 
@@ -326,8 +328,8 @@ class NormsPanel:
         self.nan_note = ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center",
                                 fontsize=font_size("tick"), color="#c0392b", visible=False,
                                 bbox={"facecolor": "white", "edgecolor": "#c0392b"})
-        canvas.animate(self.before, self.after_norm, self.after_value, self.limit, self.edge,
-                       self.nan_note)
+        canvas.animate(self.before, self.nan_note, slow=True)  # new gradients only
+        canvas.animate(self.after_norm, self.after_value, self.limit, self.edge)  # the sliders
         canvas.panels.append(self)
         self.range = Range()
 
@@ -347,6 +349,7 @@ class NormsPanel:
         self.left = 10.0 ** self.range.low
         self.before.set_verts(_bars(self.y, [self.left] * len(norms), _floor(norms, self.left),
                                     -0.4, 0.4))
+        self.canvas.new_data()
 
     def show_clipping(self, by_norm, by_value):
         names = list(by_norm.after)
@@ -417,7 +420,8 @@ class HistogramPanel:
         self.edge = _edge_text(ax, VALUE_COLOUR)  # clip_value off the scale
         self.note = ax.text(0.5, 0.5, "", transform=ax.transAxes, ha="center", va="center",
                             fontsize=font_size("tick"), color="#c0392b")
-        canvas.animate(self.image, self.line, self.edge, self.note)
+        canvas.animate(self.image, self.note, slow=True)  # new gradients only
+        canvas.animate(self.line, self.edge)  # the clip_value slider
         canvas.panels.append(self)
         self.range = Range(margin=0.5)
 
@@ -432,6 +436,7 @@ class HistogramPanel:
         empty = [r.name for r, peak in zip(rows, peaks[:, 0]) if peak == 0 and r.stats.zeros < 1]
         self.note.set_text(f"no finite |grad| to count in\n{', '.join(empty[:4])}"
                            f"{' …' if len(empty) > 4 else ''}\n(NaN or inf)" if empty else "")
+        self.canvas.new_data()
         filled = np.nonzero(counts.sum(axis=0))[0]
         if filled.size:
             low, high = np.floor(LOG_EDGES[filled[0]]), np.ceil(LOG_EDGES[filled[-1] + 1])
@@ -473,7 +478,6 @@ class TimelinePanel:
         self.limit = self.ax.axhline(1.0, color="#c0392b", linestyle="--", linewidth=1,
                                      label="max_norm")
         self.edge = _edge_text(self.ax, "#c0392b")  # max_norm off the scale
-        canvas.animate(self.limit, self.edge)  # moves with the slider, over a cached background
         self.ax.set_yscale("log")
         self.ax.yaxis.set_minor_locator(NullLocator())
         self.ax.yaxis.set_major_formatter(DECADES)
@@ -485,7 +489,8 @@ class TimelinePanel:
         small_fonts(self.ax, "optimizer steps taken", "‖grad‖")
         self.ax.legend(fontsize=font_size("tick"), loc="upper left", bbox_to_anchor=(1.02, 1.0),
                        ncols=1 + len(self.names) // 8, borderaxespad=0)
-        canvas.animate(*self.lines, self.total, self.limit)
+        canvas.animate(*self.lines, self.total, slow=True)  # new steps only
+        canvas.animate(self.limit, self.edge)  # the max_norm slider
         canvas.panels.append(self)
         self.range = Range(margin=0.5)
         self.last_step = 0  # the x axis shows steps 0 .. last_step
@@ -504,6 +509,7 @@ class TimelinePanel:
             values.append(norms)
         self.total.set_data(steps, total)
         self.total.set_marker(marker)
+        self.canvas.new_data()
         changed = self.range.cover(*_decades(np.concatenate(values), pad=0.1))
         self.ax.set_ylim(10.0 ** self.range.low, 10.0 ** self.range.high)
         if steps[-1] > self.last_step or self.last_step == 0:  # room for twice as many steps

@@ -7,10 +7,12 @@ Layout::
     [ legend; horizontal bars: the top rows, largest on top, coloured by kind ]
     [ PyTorch's own table for the same sort key and row limit (text) ]
 
-Each (sort key, row limit) is rendered once and kept; the pictures the controls
-are likely to ask for next are rendered ahead in the kernel's idle time
-(``_render.RenderAhead``), so the dropdown and the slider usually only send a
-picture that is ready.
+The bars are HTML that the browser draws (``bars_html``): a row of text and a
+coloured box per event name, so the dropdown and the slider send a few
+kilobytes of text, never a picture (matplotlib took ~180 ms of the kernel's
+time to draw the names and numbers of one chart). The same chart is drawn with
+matplotlib once, for the picture stored in the notebook (``fallback_png``),
+which a notebook that is not trusted shows instead of the widget.
 """
 from __future__ import annotations
 
@@ -19,14 +21,15 @@ import html
 import ipywidgets as W
 from matplotlib.patches import Patch
 
-from ._render import CSS_DPI, Canvas, PictureFallback, RenderAhead, font_size, html_style
+from ._render import CSS_DPI, Canvas, PictureFallback, font_size, html_style
 from .profiler_summary import KINDS, SORT_KEYS, ProfilerSummary, format_value
 
 COLOURS = dict(zip(KINDS, ("#219ebc", "#f77f00", "#8d99ae")))
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
-ROW_INCHES = 0.26  # height of one bar's row at text scale 1
-LEGEND_INCHES = 0.3  # the legend's row above the bars at text scale 1
-MAX_PICTURES = 64  # (sort key, row limit) pictures kept, ~100 KB each
+BAR_PX = 300  # CSS pixels of the longest bar in the HTML chart
+ROW_INCHES = 0.26  # height of one bar's row at text scale 1 (stored picture)
+LEGEND_INCHES = 0.3  # the legend's row above the bars at text scale 1 (stored picture)
+UNITS = {"time": " (µs)", "bytes": " (bytes)", "count": ""}
 
 
 class ProfilerView(PictureFallback, W.VBox):
@@ -49,14 +52,13 @@ class ProfilerView(PictureFallback, W.VBox):
                                      description="rows", continuous_update=False,
                                      layout=W.Layout(width="330px"))
         self.title = W.HTML()
-        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.chart = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px", overflow="auto"))
+        self.chart.add_class("edutorch-bars")  # the browser test finds the chart by it
         self.table = W.HTML(layout=W.Layout(width=f"{WIDTH_PX}px", overflow="auto"))
-        self.canvas = None  # the figure of the picture on screen
-        self.pictures = {}  # (sort key, row limit) -> (PNG, table HTML)
-        self.ahead = RenderAhead()
+        self.canvas = None  # the figure of the stored picture, once ``fallback_png`` drew it
         self.sort_by.observe(lambda change: self._draw(), names="value")
         self.row_limit.observe(lambda change: self._draw(), names="value")
-        super().__init__([self.title, W.HBox([self.sort_by, self.row_limit]), self.image, self.table])
+        super().__init__([self.title, W.HBox([self.sort_by, self.row_limit]), self.chart, self.table])
         self._draw()
 
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
@@ -69,37 +71,21 @@ class ProfilerView(PictureFallback, W.VBox):
 
     # -- drawing ----------------------------------------------------------------------
     def _draw(self):
-        """Show the picture and table of the current sort key and row limit (rendered now, or
-        earlier by ``RenderAhead``), then render ahead, once the controls are left alone,
-        those they may ask for next: every other sort key at this row limit, one row more
-        and one fewer."""
+        """The title, the bars and PyTorch's table for the current sort key and row limit."""
         rows = self.rows
-        label, _ = SORT_KEYS[self.sort_by.value]
+        label, unit = SORT_KEYS[self.sort_by.value]
         self.title.value = (
             f"<b>ProfilerView</b> — {len(self.model)} event names; top {len(rows)} by "
             f"{html.escape(label)}")
-        key = (self.sort_by.value, self.row_limit.value)
-        if key not in self.pictures:
-            self._render(*key)
-            self.canvas = self._last_canvas  # the figure on screen (tests look at it)
-        self.image.value, self.table.value = self.pictures[key]
-        sort_by, limit = key
-        ahead = [(other, limit) for other in SORT_KEYS] + [
-            (sort_by, n) for n in (limit + 1, limit - 1) if 1 <= n <= len(self.model)]
-        self.ahead.schedule(lambda k=k: self._render(*k) for k in ahead if k not in self.pictures)
-
-    def _render(self, sort_by, row_limit):
-        """Render the chart and table for one sort key and row limit into ``pictures``."""
-        if (sort_by, row_limit) in self.pictures:
-            return
-        if len(self.pictures) >= MAX_PICTURES:  # forget the oldest
-            self.pictures.pop(next(iter(self.pictures)))
-        label, unit = SORT_KEYS[sort_by]
-        png = self._chart(self.model.top(sort_by, row_limit), label, unit)
-        table = html.escape(self.model.table(sort_by, row_limit))
+        self.chart.value = bars_html(rows, label + UNITS[unit], unit, self.style)
+        table = html.escape(self.model.table(self.sort_by.value, self.row_limit.value))
         # white-space: pre: a row of PyTorch's table stays on one line (scroll sideways)
-        self.pictures[sort_by, row_limit] = (
-            png, f'<pre style="{self.style}; font-size: 11px; white-space: pre">{table}</pre>')
+        self.table.value = f'<pre style="{self.style}; font-size: 11px; white-space: pre">{table}</pre>'
+
+    def fallback_png(self):
+        """The stored picture: the chart drawn by matplotlib (a browser draws the HTML)."""
+        label, unit = SORT_KEYS[self.sort_by.value]
+        return self._chart(self.rows, label, unit), f"{WIDTH_PX}px"
 
     def _chart(self, rows, label, unit):
         """A fresh figure each time: its height and left margin follow the rows' number and
@@ -108,7 +94,7 @@ class ProfilerView(PictureFallback, W.VBox):
         legend = LEGEND_INCHES * tick / 10
         height = 1.0 + legend + ROW_INCHES * tick / 10 * len(rows)
         width = WIDTH_PX / CSS_DPI
-        self._last_canvas = canvas = Canvas(ncols=1, width=width, height=height)
+        self.canvas = canvas = Canvas(ncols=1, width=width, height=height)
         figure = canvas.figure
         figure.clear()
         top = 1 - (0.15 + legend) / height
@@ -129,11 +115,41 @@ class ProfilerView(PictureFallback, W.VBox):
             ax.text(value if value > 0 else 0, y, " " + format_value(value, unit), va="center",
                     fontsize=tick * 0.9, clip_on=False)
         ax.tick_params(axis="x", labelsize=tick)
-        ax.set_xlabel(label + {"time": " (µs)", "bytes": " (bytes)", "count": ""}[unit],
-                      fontsize=font_size("label"))
+        ax.set_xlabel(label + UNITS[unit], fontsize=font_size("label"))
         ax.spines[["top", "right"]].set_visible(False)
         kinds = [k for k in KINDS if any(r.kind == k for r in rows)]
         ax.legend(handles=[Patch(color=COLOURS[k], label=k) for k in kinds], fontsize=tick * 0.9,
                   loc="lower left", bbox_to_anchor=(0, 1), ncol=len(kinds), frameon=False,
                   borderaxespad=0.2, handlelength=1.2, columnspacing=1.2)
         return canvas.png()
+
+
+def bars_html(rows, axis_label, unit, style):
+    """The bar chart as an HTML table: per row the name, a coloured bar and its value.
+
+    Bars are boxes placed in percent of the widest value's width; with negative
+    values (memory freed) a zero line splits the width between the two sides.
+    The legend (the kinds present) sits above the bars, the axis label below.
+    """
+    values = [row.value for row in rows]
+    low, high = min(0.0, *values), max(0.0, *values)
+    span = (high - low) or 1.0
+    zero = -low / span  # where 0 is, as a fraction of the bar's width
+    kinds = [k for k in KINDS if any(row.kind == k for row in rows)]
+    swatch = "display:inline-block; width:0.9em; height:0.9em; vertical-align:-0.1em; margin-right:4px"
+    legend = " &nbsp; ".join(f"<span style='{swatch}; background:{COLOURS[k]}'></span>{k}"
+                             for k in kinds)
+    cells = []
+    for row, value in zip(rows, values):
+        left = 100 * (zero + min(value, 0.0) / span)
+        width = 100 * abs(value) / span
+        bar = (f"<div style='position:relative; width:{BAR_PX}px; height:1.05em; "
+               f"border-left:1px solid #888'><div style='position:absolute; top:0; bottom:0; "
+               f"left:{left:.2f}%; width:{width:.2f}%; background:{COLOURS[row.kind]}'></div></div>")
+        cells.append(f"<tr><td style='text-align:right; white-space:nowrap; padding-right:6px'>"
+                     f"{html.escape(row.label)}</td><td>{bar}</td><td style='white-space:nowrap; "
+                     f"padding-left:6px'>{format_value(value, unit)}</td></tr>")
+    return (f"<div style='{style}'><div style='margin:4px 0'>{legend}</div>"
+            f"<table style='border-collapse:collapse'>{''.join(cells)}"
+            f"<tr><td></td><td style='text-align:center; padding-top:4px'>"
+            f"{html.escape(axis_label)}</td><td></td></tr></table></div>")

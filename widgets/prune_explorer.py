@@ -21,6 +21,12 @@ public functions only:
   data, leaving the old values to a tensor that still holds them, so an undo
   copies no weights), ``make_permanent()`` calls ``prune.remove``.
 
+Every state of the real model has a number (``version``) that keys the caches:
+an ``undo()`` gives the model back its old number, so what was computed on
+that state (the accuracy curves) is still there. ``curve_tasks()`` splits the
+curves the controls may ask for next into one-point steps, for a view to run
+in idle time.
+
 Every preview and evaluation runs the model forward, so forward hooks on it
 (a ``HookMonitor`` on the same model, say) see those calls too, copies included.
 
@@ -31,6 +37,7 @@ same random weights, and the explorer never disturbs the user's RNG stream.
 from __future__ import annotations
 
 import copy
+import itertools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -87,12 +94,14 @@ class PruneExplorerModel:
         self.prune = prune_module_of(module)
         self.settings = Settings()
         self.undo_stack = []
-        self.version = 0  # bumped when the real model changes: invalidates caches
+        self._versions = itertools.count(1)
+        self.version = 0  # names the state of the real model: the key of every cache
         self._rng_state = self.torch.get_rng_state()
         self.preview_bytes = (sum(p.numel() * p.element_size() for p in module.parameters())
                               if preview_bytes is None else preview_bytes)
         self._preview_cache = OrderedDict()  # least recently used first
-        self._curve_cache = {}
+        self._curve_cache = {}  # (layer, method, n, dim, version) -> the curve's points
+        self._points = {}  # (settings, version) -> one point of a curve
         self._current = None
 
     # -- what can be pruned -------------------------------------------------------
@@ -142,12 +151,19 @@ class PruneExplorerModel:
         else:
             self.prune.random_structured(owner, name, amount=s.amount, dim=s.dim)
 
-    def _with_own_rng(self, action):
-        """Run ``action`` with the explorer's generator state; return the state after it."""
+    def _prune_with_own_rng(self, module, settings):
+        """``_prune`` with the explorer's generator state; return the state after it.
+
+        Only the random methods draw from the generator: the others prune without
+        touching it (saving and restoring its state costs more than their pruning).
+        """
+        if not settings.method.startswith("random"):
+            self._prune(module, settings)
+            return self._rng_state
         users_state = self.torch.get_rng_state()
         self.torch.set_rng_state(self._rng_state)
         try:
-            action()
+            self._prune(module, settings)
             return self.torch.get_rng_state()
         finally:
             self.torch.set_rng_state(users_state)
@@ -158,16 +174,18 @@ class PruneExplorerModel:
             **{**self.settings.__dict__, "amount": float(amount)})
         return (settings, self.version) in self._preview_cache
 
-    def preview(self, amount=None):
-        """What ``apply()`` would give at ``amount`` (default: the slider's), on a copy."""
-        settings = self.settings if amount is None else Settings(
-            **{**self.settings.__dict__, "amount": float(amount)})
+    def preview(self, amount=None, settings=None):
+        """What ``apply()`` would give at ``amount`` (default: the slider's), on a copy;
+        ``settings``: other settings than the controls' (``amount`` then replaces theirs)."""
+        settings = self.settings if settings is None else settings
+        if amount is not None:
+            settings = Settings(**{**settings.__dict__, "amount": float(amount)})
         key = (settings, self.version)
         if key in self._preview_cache:
             self._preview_cache.move_to_end(key)
             return self._preview_cache[key]
         trial = self._trial_copy()
-        self._with_own_rng(lambda: self._prune(trial, settings))
+        self._prune_with_own_rng(trial, settings)
         result = self.outcome(trial)
         self._remember(key, result)
         return result
@@ -195,30 +213,60 @@ class PruneExplorerModel:
             _, oldest = cache.popitem(last=False)
             used -= oldest.nbytes
 
-    def curve(self):
-        """``[(amount, sparsity, loss, accuracy), ...]`` over the grid, for these settings.
+    def curve(self, settings=None):
+        """``[(amount, sparsity, loss, accuracy), ...]`` over the grid, for these settings
+        (default: the controls').
 
         ``sparsity`` is the chosen layer's (or the global one). One copy of the
         model per amount; cached until the settings (other than amount) or the
         model change.
         """
-        s = self.settings
+        s = self.settings if settings is None else settings
         key = (s.layer, s.method, s.n, s.dim, self.version)
         if key not in self._curve_cache:
-            points = []
-            for amount in self.grid:
-                result = self.preview(amount)
-                sparsity = (result.global_sparsity if s.layer == GLOBAL
-                            else result.sparsity[s.layer])
-                points.append((amount, sparsity, result.loss, result.accuracy))
-            self._curve_cache[key] = points
+            self._curve_cache[key] = [self._curve_point(s, amount) for amount in self.grid]
         return self._curve_cache[key]
+
+    def _curve_point(self, settings, amount):
+        """``(amount, sparsity, loss, accuracy)`` of one preview (cached: points are small)."""
+        key = (Settings(**{**settings.__dict__, "amount": amount}), self.version)
+        if key not in self._points:
+            result = self.preview(amount, settings)
+            sparsity = (result.global_sparsity if settings.layer == GLOBAL
+                        else result.sparsity[settings.layer])
+            self._points[key] = (amount, sparsity, result.loss, result.accuracy)
+        return self._points[key]
+
+    def curve_tasks(self):
+        """The curves a control may ask for next, as one-point steps (functions without
+        arguments) to run while nobody waits: every other method on the chosen weights,
+        then the chosen method on every other choice of weights. A step whose settings
+        cannot prune (a structured method on all layers) does nothing."""
+        s = self.settings
+        wanted = [Settings(s.layer, method, s.amount, s.n, s.dim) for method in METHODS]
+        wanted += [Settings(layer, s.method, s.amount, s.n, 0) for layer in self.choices()]
+        version = self.version
+        tasks = []
+        for settings in wanted:
+            if (settings.layer, settings.method, settings.n, settings.dim, version) in self._curve_cache:
+                continue
+            tasks += [lambda settings=settings, amount=amount: self._point_ahead(settings, amount, version)
+                      for amount in self.grid]
+        return tasks
+
+    def _point_ahead(self, settings, amount, version):
+        if version != self.version:
+            return  # the model changed since the step was planned
+        try:
+            self._curve_point(settings, amount)
+        except (ValueError, RuntimeError, IndexError):
+            pass  # e.g. a structured method on all layers: the controls say why when asked
 
     def apply(self):
         """Prune the real model at the current settings (iteratively, on top of earlier pruning)."""
         self.undo_stack.append(self._snapshot())
         try:
-            self._rng_state = self._with_own_rng(lambda: self._prune(self.module, self.settings))
+            self._rng_state = self._prune_with_own_rng(self.module, self.settings)
         except Exception:
             self.undo_stack.pop()
             raise
@@ -241,16 +289,18 @@ class PruneExplorerModel:
         return self.current()
 
     def undo(self):
-        """Go back to the state before the last ``apply()`` / ``make_permanent()``."""
+        """Go back to the state before the last ``apply()`` / ``make_permanent()`` (and to
+        its ``version``: what was cached for that state is valid again)."""
         if not self.undo_stack:
             raise IndexError("nothing to undo")
-        self._restore(self.undo_stack.pop())
-        self._changed()
+        version, snapshot = self.undo_stack.pop()
+        self._restore(snapshot)
+        self._changed(version)
         return self.current()
 
-    def _changed(self):
-        self.version += 1
-        self._preview_cache.clear()  # every cached preview was computed on the old model
+    def _changed(self, version=None):
+        """The real model changed: a new ``version`` (or an old one, after an undo)."""
+        self.version = next(self._versions) if version is None else version
         self._current = None
 
     def current(self):
@@ -265,12 +315,14 @@ class PruneExplorerModel:
     def refresh(self):
         """Forget everything cached: the model was changed outside the explorer."""
         self._changed()
-        self._curve_cache.clear()
+        for cache in (self._preview_cache, self._curve_cache, self._points):
+            cache.clear()
 
     def _snapshot(self, keep_values=False):
-        """For every weight: its mask (a bool copy, None when not pruned), the order of
-        its module's parameters (pruning moves ``weight`` to the end) and, with
-        ``keep_values``, a copy of its unmasked values.
+        """``(version, state)``: the model's version and, for every weight, its mask (a
+        bool copy, None when not pruned), the order of its module's parameters (pruning
+        moves ``weight`` to the end) and, with ``keep_values``, a copy of its unmasked
+        values.
 
         Pruning never writes into ``<name>_orig``, so undoing an ``apply()`` needs
         no copy of the values; ``prune.remove`` overwrites them, so
@@ -287,7 +339,7 @@ class PruneExplorerModel:
             original = to_numpy(values) if keep_values else None
             order = [n for n, _ in owner.named_parameters(recurse=False)]
             snapshot.append((name, original, mask, order))
-        return snapshot
+        return self.version, snapshot
 
     def _restore(self, snapshot):
         """Undo with the public API: ``remove``, put the unmasked values back, re-apply the

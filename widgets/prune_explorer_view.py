@@ -9,7 +9,9 @@ Layout::
     [ table: sparsity now / preview per weight, loss/accuracy, _orig/_mask names ]
 
 Moving the slider only *previews* (on a copy of the model); ``apply`` prunes
-the real model.
+the real model. While the controls rest, the curves they may ask for next are
+computed ahead, one point at a time (``PruneExplorerModel.curve_tasks``), so
+picking another method or other weights only draws.
 """
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ import html
 
 import ipywidgets as W
 import numpy as np
+from matplotlib.transforms import ScaledTranslation
 
-from ._render import (MAX_PIXELS, Canvas, PictureFallback, TensorPanel, as_matrix, font_size,
-                      html_style, small_fonts)
+from ._render import (MAX_PIXELS, Canvas, PictureFallback, RenderAhead, TensorPanel, as_matrix,
+                      font_size, html_style, small_fonts)
 from .prune_explorer import GLOBAL, METHOD_LABELS, PruneExplorerModel
 
 #: short descriptions take only their own width (the default reserves ~90 px and clips the value)
@@ -42,6 +45,7 @@ class PruneExplorer(PictureFallback, W.VBox):
         self.mask_panel = TensorPanel(self.canvas, 0, title="mask preview (what apply does)")
         self.curve_panel = CurvePanel(self.canvas, 1)
         self.action_error = None  # why the last button click failed, shown in red
+        self.ahead = RenderAhead(delay_s=0.3)  # one curve point per step: ~5 ms to wait at most
 
         layers = self.model.layers()
         self.title = W.HTML()
@@ -157,6 +161,8 @@ class PruneExplorer(PictureFallback, W.VBox):
         self.title.value = self._title_html(now)
         self.table.value = self._table_html(now, shown if preview else None, preview_error)
         self.image.value = self.canvas.png()
+        if self.model.data is not None:
+            self.ahead.schedule(self.model.curve_tasks())
 
     def _draw_now(self, now, settings, curve):
         """After apply / undo / make permanent: the masks the real model has now."""
@@ -262,7 +268,13 @@ def _score(outcome):
 
 
 class CurvePanel:
-    """Accuracy (or loss) vs sparsity: a static curve and a dynamic marker for the preview."""
+    """Accuracy (or loss) vs sparsity: the curve, its x label and the preview's marker.
+
+    All three change with the controls, so they are dynamic artists drawn over a
+    frame that stays: accuracy is drawn from 0 to 1 whatever the curve (the
+    frame is rendered once); a loss, which has no fixed range, gets a frame per
+    range it needs. A new curve then costs what a slider step costs.
+    """
 
     def __init__(self, canvas, index):
         self.canvas = canvas
@@ -271,10 +283,14 @@ class CurvePanel:
         self.marker, = self.ax.plot([], [], "o", color="#c0392b", markersize=11)
         self.note = self.ax.text(0.5, 0.5, "", ha="center", va="center", fontsize=font_size("note"),
                                  color="gray", transform=self.ax.transAxes)
+        # the x label, below the tick labels (where matplotlib puts it), as a dynamic text
+        below_ticks = ScaledTranslation(0, -2.2 * font_size("tick") / 72, canvas.figure.dpi_scale_trans)
+        self.xlabel = self.ax.text(0.5, 0, "", ha="center", va="top", fontsize=font_size("label"),
+                                   transform=self.ax.transAxes + below_ticks)
         self.ax.set_xlim(-0.02, 1.02)
-        small_fonts(self.ax, "sparsity of the pruned weights", "accuracy")
+        small_fonts(self.ax, "", "accuracy")
         self.ax.set_title("what the pruning costs (red: preview)", fontsize=font_size("title"))
-        canvas.animate(self.marker)
+        canvas.animate(self.line, self.marker, self.xlabel)
         canvas.panels.append(self)
         self.kind = "curve"
 
@@ -282,21 +298,23 @@ class CurvePanel:
         return self.kind
 
     def set_curve(self, points, layer):
-        """New curve (settings or model changed): its frame is static, so redraw the background."""
+        """A new curve (settings or model changed)."""
         sparsity = [p[1] for p in points]
         accuracy = [p[3] for p in points]
-        scores = accuracy if all(a is not None for a in accuracy) else [p[2] for p in points]
+        if all(a is not None for a in accuracy):
+            scores, ylabel, limits = accuracy, "accuracy", (-0.03, 1.03)
+        else:
+            scores, ylabel = [p[2] for p in points], "loss"
+            low, high = min(scores), max(scores)
+            pad = 0.05 * (high - low) or 0.05
+            limits = (low - pad, high + pad)
         self.line.set_data(sparsity, scores)
-        low, high = min(scores), max(scores)
-        pad = 0.05 * (high - low) or 0.05
-        self.ax.set_ylim(low - pad, high + pad)
-        self.ax.set_ylabel("accuracy" if scores is accuracy else "loss", fontsize=font_size("label"))
-        self.ax.set_xlabel(f"sparsity of {'all weights' if layer == GLOBAL else layer}",
-                           fontsize=font_size("label"))
+        self.ax.set_ylim(*limits)
+        self.ax.set_ylabel(ylabel, fontsize=font_size("label"))
+        self.xlabel.set_text(f"sparsity of {'all weights' if layer == GLOBAL else layer}")
         self.note.set_text("")
         self.ax.set_axis_on()
-        self.kind = "curve"
-        self.canvas.invalidate()
+        self.kind = ("curve", ylabel, limits)  # the frame to paste (rendered once for each)
 
     def mark(self, sparsity, score):
         self.marker.set_data([sparsity], [score])
@@ -305,5 +323,6 @@ class CurvePanel:
         self.note.set_text(text)
         self.line.set_data([], [])
         self.marker.set_data([], [])
+        self.xlabel.set_text("")
         self.ax.set_axis_off()
         self.kind = "message: " + text

@@ -19,8 +19,9 @@ import ipywidgets as W
 import numpy as np
 from matplotlib.ticker import NullLocator
 
-from ._render import (CSS_DPI, MASK_CMAP, Canvas, PictureFallback, TensorPanel, as_matrix,
-                      font_size, html_style, joined_png, small_fonts, subsample, text_scale)
+from ._render import (CSS_DPI, MASK_CMAP, Canvas, PictureFallback, RenderAhead, TensorPanel,
+                      as_matrix, font_size, html_style, joined_png, small_fonts, subsample,
+                      text_scale)
 from .train_eval_explorer import TrainEvalExplorerModel
 
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
@@ -47,6 +48,7 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.eval_panel = SharedScalePanel(self.output_canvas, 1, title="model(x) in eval()")
         self.details = {"dropout": DropoutDetails(), "batchnorm": BatchNormDetails(),
                         "module": ModuleDetails()}
+        self.ahead = RenderAhead()  # the other kinds' frames, while the controls rest
 
         self.title = W.HTML()
         self.again_button = W.Button(description="run again ↻", tooltip="the same x through "
@@ -136,6 +138,14 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.detail_image.value, text = details.draw(self.model, self.comparison, modal,
                                                      self.step.value, new_frame)
         self.text.value = f"<div style='{self.style}'>{text}</div>"
+        others = {m.kind: m for m in self.modal.values() if m.kind != modal.kind}
+        self.ahead.schedule(lambda m=m: self._render_ahead(m) for m in others.values())
+
+    def _render_ahead(self, modal):
+        """Draw the details of ``modal`` (a module of another kind than the one shown) into
+        its canvas, not on screen: its frame is then ready when the dropdown picks it."""
+        self.details[modal.kind].draw(self.model, self.comparison, modal, self.step.value,
+                                      new_frame=True)
 
 
 def _label(modal):

@@ -10,6 +10,7 @@ Chromium, playwright or JupyterLab is missing (README, "Running the tests").
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pathlib
@@ -81,6 +82,34 @@ def _lab_environment(tmp):
     return env
 
 
+@contextlib.contextmanager
+def serve_jupyterlab(root, tmp):
+    """A JupyterLab server on ``root`` (its settings and logs in ``tmp``), as a learner's
+    ``./dev lab`` configures it; yields its base URL and stops it on exit."""
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
+        "--IdentityProvider.token=", "--ServerApp.password=", "--ip", "127.0.0.1",
+        "--port", str(port), "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
+    ]
+    log_path = pathlib.Path(tmp) / "jupyterlab.log"
+    log = open(log_path, "w")
+    process = subprocess.Popen(command, env=_lab_environment(pathlib.Path(tmp)), stdout=log,
+                               stderr=subprocess.STDOUT, cwd=root)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        if not _wait_until_up(url, process):
+            raise RuntimeError("JupyterLab did not start:\n" + log_path.read_text()[-3000:])
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
     """``(base_url, root)``: a running JupyterLab serving a copy of lessons/ (and of
@@ -91,27 +120,8 @@ def jupyterlab(tmp_path_factory):
     ignore = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__")
     shutil.copytree(LESSONS, root, ignore=ignore)
     shutil.copytree(EXAMPLES, root / "examples", ignore=ignore)
-    port = _free_port()
-    command = [
-        sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root",
-        "--IdentityProvider.token=", "--ServerApp.password=", "--ip", "127.0.0.1",
-        "--port", str(port), "--ServerApp.port_retries=0", f"--ServerApp.root_dir={root}",
-    ]
-    log = open(tmp / "jupyterlab.log", "w")
-    process = subprocess.Popen(command, env=_lab_environment(tmp), stdout=log,
-                               stderr=subprocess.STDOUT, cwd=root)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        if not _wait_until_up(url, process):
-            pytest.fail("JupyterLab did not start:\n" + (tmp / "jupyterlab.log").read_text()[-3000:])
+    with serve_jupyterlab(root, tmp) as url:
         yield url, root
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
 
 
 @pytest.fixture(scope="module")

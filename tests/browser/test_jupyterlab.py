@@ -245,11 +245,13 @@ def shut_down_kernels(page, base_url):
 
 
 def wait_for_every_widget_picture(page):
-    """Every widget output of the notebook shows a decoded picture (its ``widget-image``)."""
+    """Every widget output of the notebook shows a decoded picture (its ``widget-image``), or
+    its bars drawn as HTML (ProfilerView's ``edutorch-bars``)."""
     page.wait_for_function(
         "sel => { const outputs = [...document.querySelectorAll(sel)];"
         " return outputs.length > 0 && outputs.every(out => [...out.querySelectorAll('img')]"
-        ".some(img => img.complete && img.naturalWidth > 100)); }",
+        ".some(img => img.complete && img.naturalWidth > 100)"
+        " || out.querySelector('.edutorch-bars table') !== null); }",
         arg=WIDGET_OUTPUT, timeout=30_000)
 
 

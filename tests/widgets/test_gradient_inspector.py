@@ -236,6 +236,30 @@ def test_view_steps_and_timeline(small_mlp, eval_batch):
     assert {r.clip for r in view.model.history[1:11]} == {"norm"}
 
 
+def test_pictures_drawn_in_layers_are_the_pictures_of_a_full_render(small_mlp, eval_batch):
+    """The pictures are pasted from kept layers (the frame; the gradients' bars, histograms
+    and timeline lines; the sliders' artists on top): after slider moves and steps each one
+    is, pixel for pixel, what rendering the whole figure again gives."""
+    view = GradientInspector(small_mlp, eval_batch)
+    view.clip_mode.value = "norm"
+    view.clip_value.value = 1e-3
+    view.max_norm.value = 0.05
+    view.step_button.click()
+    view.clip_value.value = 0.05
+
+    def full_render(canvas):
+        canvas.invalidate()
+        return canvas.png()
+
+    assert png_bytes(view.image) == full_render(view.canvas)
+    assert png_bytes(view.timeline) == full_render(view.timeline_canvas)
+    view.max_norm.value = 0.5  # the timeline's max_norm line moves; the clip_value one does not
+    timeline = png_bytes(view.timeline)
+    assert timeline == full_render(view.timeline_canvas)
+    view.clip_value.value = 0.01
+    assert png_bytes(view.timeline) == timeline
+
+
 def test_view_on_a_real_torch_module(real_torch):
     model = deep_mlp(real_torch.nn, "Sigmoid", depth=4)
     view = GradientInspector(model, batch(real_torch), optimizer=real_torch.optim.Adam(

@@ -1,12 +1,13 @@
 """ProfilerView: a bar chart of key_averages(), on edutorch's profiler and on PyTorch's."""
-import asyncio
+import re
 
 import pytest
 
 import edutorch as et
-from widget_helpers import built_in_a_kernel, is_png, mlp
+from widget_helpers import is_png, mlp
 from widgets import ProfilerSummary, ProfilerView
-from widgets.profiler_summary import SORT_KEYS, format_value
+from widgets.profiler_summary import SORT_KEYS, ProfileRow, format_value
+from widgets.profiler_view import COLOURS, bars_html
 
 
 def _profile(T, memory=False):
@@ -53,20 +54,41 @@ def test_summary_kinds_labels_and_errors():
     assert format_value(1, "count") == "1 call"
 
 
+def bar_widths(chart_html):
+    """The bars' widths (percent of the chart's width) in ``bars_html``'s HTML."""
+    return [float(w) for w in re.findall(r"left:[-\d.]+%; width:([\d.]+)%", chart_html)]
+
+
 def test_view_dropdown_and_slider_redraw():
     view = ProfilerView(_profile(et, memory=True), row_limit=6)
-    assert repr(view).startswith("ProfilerView(") and is_png(view.image.value)
+    assert repr(view).startswith("ProfilerView(") and is_png(view.fallback_png()[0])
     assert len(view.rows) == 6 and "Self CPU time total" in view.table.value
-    first = bytes(view.image.value)
+    assert len(bar_widths(view.chart.value)) == 6
+    first = view.chart.value
     view.sort_by.value = "count"
     assert view.rows[0].name in ("aten::linear", "torch::autograd::AccumulateGrad",
                                  "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad")
-    assert bytes(view.image.value) != first
+    assert view.chart.value != first and "number of calls" in view.chart.value
     view.row_limit.value = 3
     assert len(view.rows) == 3 and view.table.value.count("\n") < 20
+    assert len(bar_widths(view.chart.value)) == 3
     view.sort_by.value = "self_cpu_memory_usage"
     assert view.rows[0].value == max(r.self_cpu_memory_usage for r in view.model.rows)
     assert view.row_limit.max == len(view.model)
+
+
+def test_bars_are_drawn_to_scale_with_their_values_and_kinds():
+    """The widest value fills the bar's width; the others in proportion; one colour per kind,
+    a legend of the kinds present; negative values (memory freed) left of a zero line."""
+    rows = [ProfileRow("a", "forward op", 300.0, 1, 0), ProfileRow("b", "backward node", 100.0, 1, 0)]
+    chart = bars_html(rows, "self CPU time (µs)", "time", "")
+    assert bar_widths(chart) == [100.0, pytest.approx(33.33, abs=0.01)]
+    assert COLOURS["forward op"] in chart and "backward node" in chart and "record_function" not in chart
+    assert "300 µs" in chart and "self CPU time (µs)" in chart
+    freed = bars_html([ProfileRow("a", "forward op", 300.0, 1, 0),
+                       ProfileRow("b", "forward op", -100.0, 1, 0)], "memory", "bytes", "")
+    lefts = [float(x) for x in re.findall(r"left:([-\d.]+)%", freed)]
+    assert lefts == [25.0, 0.0] and bar_widths(freed) == [75.0, 25.0]
 
 
 def test_view_on_real_torch(real_torch):
@@ -76,12 +98,13 @@ def test_view_on_real_torch(real_torch):
     names = [r.name for r in view.model.top("count", len(view.model))]
     assert "aten::linear" in names and "train_step" in names
     view.sort_by.value = "cpu_time_total"
-    assert view.rows[0].name == "train_step" and is_png(view.image.value)
+    assert view.rows[0].name == "train_step" and "train_step" in view.chart.value
 
 
 def test_long_names_are_never_cut_off_on_the_left():
-    """The chart's left margin is the widest name as drawn (e.g. an AccumulateGrad node)."""
+    """The stored chart's left margin is the widest name as drawn (e.g. an AccumulateGrad node)."""
     view = ProfilerView(_profile(et), sort_by="count", row_limit=10)
+    view.fallback_png()
     figure = view.canvas.figure
     renderer = figure.canvas.get_renderer()
     (ax,) = figure.axes
@@ -90,39 +113,14 @@ def test_long_names_are_never_cut_off_on_the_left():
     assert min(label.get_window_extent(renderer).x0 for label in labels) >= 0
 
 
-def test_pictures_rendered_ahead_are_the_pictures_of_a_fresh_view():
-    """In a kernel the view renders, in idle time, every sort key at the shown row limit (and
-    one row more and fewer); a control asking for one gets exactly what a new view draws."""
-    profile = _profile(et, memory=True)
-    ahead = {(key, 6) for key in SORT_KEYS} | {("count", 5), ("count", 7)}
-    view = asyncio.run(built_in_a_kernel(lambda: ProfilerView(profile, sort_by="count", row_limit=6),
-                                         lambda view: ahead <= set(view.pictures)))
+def test_a_control_sends_html_never_a_picture():
+    """The dropdown and the slider change the HTML chart only: no figure is drawn for them
+    (the stored picture is drawn when the notebook stores the output)."""
+    view = ProfilerView(_profile(et), sort_by="count", row_limit=6)
     view.sort_by.value = "cpu_time_total"
-    fresh = ProfilerView(profile, sort_by="cpu_time_total", row_limit=6)
-    assert bytes(view.image.value) == bytes(fresh.image.value)
-    assert view.table.value == fresh.table.value and "white-space: pre" in view.table.value
-    view.row_limit.value = 7
-    assert len(view.rows) == 7 and ("count", 7) in view.pictures
-
-
-def test_nothing_is_rendered_ahead_while_the_controls_are_being_used():
-    """Rendering ahead waits for a second of quiet and each change starts the wait again:
-    someone changing the sort key every 0.1 s only pays for the pictures they see."""
-    profile = _profile(et)
-    shown = ["cpu_time_total", "count", "cpu_time"]
-
-    async def scenario():
-        view = ProfilerView(profile, sort_by="self_cpu_time_total", row_limit=5)
-        rendered = []
-        render = view._render
-        view._render = lambda *key: (rendered.append(key), render(*key))
-        for key in shown:
-            view.sort_by.value = key
-            await asyncio.sleep(0.1)
-        during = list(rendered)
-        await built_in_a_kernel(lambda: view, lambda view: not view.ahead.pending)
-        return during, rendered
-
-    during, rendered = asyncio.run(scenario())
-    assert during == [(key, 5) for key in shown]
-    assert len(rendered) > len(during)  # then, in the quiet, the rest
+    view.row_limit.value = 4
+    assert view.canvas is None
+    fresh = ProfilerView(_profile(et), sort_by="cpu_time_total", row_limit=4)
+    names = re.findall(r"<td style='text-align:right[^>]*>([^<]+)<", view.chart.value)
+    assert names == [row.label for row in view.rows]
+    assert len(bar_widths(view.chart.value)) == len(bar_widths(fresh.chart.value)) == 4

@@ -9,7 +9,8 @@ import edutorch.nn as nn
 import edutorch.nn.functional as F
 import edutorch.nn.utils.prune as prune
 from widgets import GLOBAL, PruneExplorer, PruneExplorerModel
-from widget_helpers import copy_weights, is_png, mlp, png_bytes
+from widgets.prune_explorer import METHODS
+from widget_helpers import built_in_a_kernel, copy_weights, is_png, mlp, png_bytes
 
 LAYERS = ["0.weight", "2.weight", "4.weight"]
 
@@ -312,11 +313,56 @@ def test_undo_of_apply_keeps_no_copy_of_the_values(small_mlp):
     explorer = PruneExplorerModel(small_mlp)
     explorer.set(layer=GLOBAL, amount=0.5)
     explorer.apply()
-    assert all(original is None for _, original, _, _ in explorer.undo_stack[0])
+    assert all(original is None for _, original, _, _ in explorer.undo_stack[0][1])
     explorer.apply()
-    assert all(mask is None or mask.dtype == np.bool_ for _, _, mask, _ in explorer.undo_stack[1])
+    assert all(mask is None or mask.dtype == np.bool_ for _, _, mask, _ in explorer.undo_stack[1][1])
     explorer.make_permanent()  # remove() overwrites weight_orig: this snapshot keeps values
-    assert all(original is not None for _, original, _, _ in explorer.undo_stack[2])
+    assert all(original is not None for _, original, _, _ in explorer.undo_stack[2][1])
+
+
+def test_undo_gives_the_model_back_its_version_and_its_curves(small_mlp):
+    """A state of the real model has one version: after apply then undo, the curve of the
+    state before is the one computed then (not computed again), and a new apply gets a
+    version never used before."""
+    explorer = PruneExplorerModel(small_mlp, data=(et.randn(16, 20), et.randint(0, 4, (16,))))
+    explorer.set(layer="0.weight", amount=0.5)
+    before, curve = explorer.version, explorer.curve()
+    explorer.apply()
+    pruned = explorer.version
+    assert pruned != before and explorer.curve() != curve
+    explorer.undo()
+    assert explorer.version == before and explorer.curve() is curve
+    explorer.set(amount=0.25)
+    explorer.apply()
+    assert explorer.version not in (before, pruned)
+    explorer.refresh()  # changed outside the explorer: nothing cached is trusted
+    assert explorer.curve() is not curve
+
+
+def test_curves_computed_ahead_one_point_at_a_time(small_mlp):
+    """``curve_tasks()``: every other method on the chosen weights and the chosen method on
+    every other choice, one point per task; once they ran, those curves cost nothing, equal
+    what ``curve`` computes, and a task planned before the model changed does nothing."""
+    explorer = PruneExplorerModel(small_mlp, data=(et.randn(16, 20), et.randint(0, 4, (16,))))
+    explorer.set(layer="2.weight")
+    tasks = explorer.curve_tasks()
+    wanted = len(METHODS) + len(explorer.choices())
+    assert len(tasks) == wanted * len(explorer.grid)
+    for task in tasks:
+        task()
+    fresh = PruneExplorerModel(copy.deepcopy(small_mlp), data=explorer.data)
+    for method in ("l1_unstructured", "ln_structured"):
+        explorer.set(method=method)
+        fresh.set(layer="2.weight", method=method)
+        previews = len(explorer._preview_cache)
+        assert explorer.curve() == fresh.curve()
+        assert len(explorer._preview_cache) == previews  # every point was there already
+    stale = explorer.curve_tasks()[0]
+    explorer.set(method="ln_structured")
+    explorer.apply()
+    points = len(explorer._points)
+    stale()
+    assert len(explorer._points) == points
 
 
 def test_slow_actions_say_what_is_running_before_they_run():
@@ -334,3 +380,20 @@ def test_slow_actions_say_what_is_running_before_they_run():
     assert not any("computing" in text for text in seen)
     view.apply_button.click()
     assert "changing the model…" in seen[-2] and "the model now" in view.caption.value
+
+
+def test_the_view_computes_the_next_curves_while_its_controls_rest(small_mlp):
+    """In a kernel, once the controls rest, every curve a dropdown may ask for next is
+    computed: picking another method then draws without pruning a single copy."""
+    import asyncio
+
+    data = (et.randn(16, 20), et.randint(0, 4, (16,)))
+    view = asyncio.run(built_in_a_kernel(lambda: PruneExplorer(small_mlp, data=data),
+                                         lambda view: not view.ahead.pending))
+    points = len(view.model._points)
+    view.layer.value = "4.weight"  # the same method on other weights
+    assert "4.weight" in view.caption.value and is_png(png_bytes(view.image))
+    view.layer.value = "0.weight"
+    view.method.value = "ln_structured"  # another method on the same weights
+    assert "Ln structured" in view.caption.value
+    assert len(view.model._points) == points

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import edutorch as et
+import edutorch.nn as nn
 from test_layering import WIDGETS, imported_top_level_names
 from widgets import TrainEvalExplorer, TrainEvalExplorerModel
 from widget_helpers import is_png, png_bytes
@@ -279,3 +280,25 @@ def test_batch_norm_2d_and_dropout_2d_work_per_channel():
     zeroed = explorer.dropout_call("2").zeroed  # whole channels: all of a map or none of it
     per_map = zeroed.reshape(6, 4, -1).mean(axis=2)
     assert set(np.unique(per_map)) <= {0.0, 1.0} and 0 < per_map.mean() < 1
+
+
+def test_the_other_kinds_of_module_are_drawn_ahead_while_the_controls_rest():
+    """In a kernel, once the controls rest, the details of a module of each other kind are
+    drawn into their canvas (their frames rendered), so the dropdown only pastes them; the
+    picture a module then shows is the one a fresh explorer draws."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    def build():
+        et.manual_seed(0)
+        model = nn.Sequential(nn.Linear(6, 5), nn.BatchNorm1d(5), nn.Dropout(0.5), nn.Linear(5, 3))
+        return TrainEvalExplorer(model, et.randn(4, 6), batches=[et.randn(8, 6) for _ in range(3)])
+
+    view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
+    assert view.module.value == "1"  # the BatchNorm1d; the Dropout's frame is ready
+    assert view.details["dropout"].canvas.backgrounds
+    view.module.value = "2"
+    fresh = build()
+    fresh.module.value = "2"
+    assert bytes(view.detail_image.value) == bytes(fresh.detail_image.value)
