@@ -127,7 +127,28 @@ def config(course):
     clear_output = next(i for i, step in enumerate(steps) if step.__name__ == "ClearOutput")
     steps.insert(clear_output, _clear_exercise_outputs_class())
     c.GenerateAssignment.preprocessors = steps
+    c.GenerateFeedback.post_convert_hook = _feedback_hook(course)
     return c
+
+
+def quiet_nbgrader():
+    """Keep nbgrader's harmless warnings off the screen (``./dev grade``) and the log (the hub's
+    formgrader): nbgrader 0.9.6 adds a submission to its gradebook through SQLAlchemy 2's
+    autoflush, which warns that the (still pending) object is "not in session"; the rows are written."""
+    warnings.filterwarnings("ignore", message="Object of type <Submitted")
+
+
+def _feedback_hook(course):
+    """nbgrader's ``post_convert_hook`` for GenerateFeedback: ``_polish_feedback`` on the pages
+    it just wrote (``feedback/STUDENT/LESSON/NB.html`` for ``autograded/STUDENT/LESSON/NB.ipynb``)."""
+    course = Path(course)
+
+    def polish(assignment, student, notebooks):
+        for notebook in notebooks:
+            page = course / "feedback" / Path(notebook).relative_to(course / "autograded")
+            _polish_feedback(page.with_suffix(".html"), course)
+
+    return polish
 
 
 def copy_checks(notebook, target):
@@ -227,12 +248,10 @@ def grade(submissions, course):
                  if (course / "submitted" / student / name / f"{name}.ipynb").exists()}
     for student, name in sorted(handed_in):
         with warnings.catch_warnings():
-            # nbgrader 0.9.6 adds a submission to its gradebook through SQLAlchemy 2's autoflush,
-            # which warns that the (still pending) object is "not in session"; the rows are written
-            warnings.filterwarnings("ignore", message="Object of type <Submitted")
+            quiet_nbgrader()
             _succeed(api.autograde(name, student, force=True, create=True), f"autograde {student} {name}")
+        # the feedback page, polished by config()'s hook
         _succeed(api.generate_feedback(name, student, force=True), f"generate_feedback {student} {name}")
-        _polish_feedback(course / "feedback" / student / name / f"{name}.html", course)
 
     rows = []
     with Gradebook(api.coursedir.db_url, COURSE_ID) as gradebook:

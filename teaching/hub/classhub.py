@@ -12,17 +12,25 @@ One folder holds the whole class (default ``class/``, git-ignored)::
         hub/                           JupyterHub's database and cookie secret (the log: on screen)
 
 The hub (``teaching/hub/jupyterhub_config.py``) gives each account its own
-JupyterLab, started as a local process in that account's home
-(``ClassSpawner``): the instructor's with nbgrader's formgrader, the students'
-with only nbgrader's assignment list (fetch, submit, fetch feedback). Accounts
-log in with their own password from ``accounts.csv`` (``ClassPasswordAuthenticator``),
-a setup for a trial: every server runs as the one operating-system user that
-started the hub (docs/teaching.md says what that does not protect).
+JupyterLab, started as a local process in that account's home: the
+instructor's with nbgrader's formgrader, the students' with only nbgrader's
+assignment list (fetch, submit, fetch feedback). Accounts log in with their own
+password from ``accounts.csv`` (``ClassPasswordAuthenticator``). Two ways to run
+the servers (docs/teaching.md says what each protects):
+
+* by default every server runs as the one operating-system user that started
+  the hub (``ClassSpawner``): for a trial;
+* with ``--system-users`` (the hub run as root) every account is an
+  operating-system user of its own, with a private home (mode 700), and its
+  server runs as that user (``SystemUserSpawner``, JupyterHub's
+  ``LocalProcessSpawner``); nbgrader's exchange has nbgrader's permissions.
+  ``--user-prefix P`` names the accounts (and users) ``Pinstructor``, ``Pstudent01``, ...
 
 Command line (what ``./dev hub`` calls)::
 
     python teaching/hub/classhub.py [--students N] [--port P] [--ip IP] [--folder CLASS]
-                                    [--release NN,NN | all] [--mem-limit 2G] [--idle-timeout S] [--dry-run]
+                                    [--release NN,NN | all] [--mem-limit 2G] [--idle-timeout S]
+                                    [--system-users] [--user-prefix P] [--dry-run]
 """
 from __future__ import annotations
 
@@ -30,10 +38,12 @@ import argparse
 import csv
 import hmac
 import os
+import pwd
 import resource
 import secrets
 import shutil
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -49,9 +59,14 @@ LAB_SETTINGS = {
 }
 
 
-def student_names(count):
+def student_names(count, prefix=""):
     """``student01``, ``student02``, ...: the accounts of a class of ``count`` students."""
-    return [f"student{i:02d}" for i in range(1, count + 1)]
+    return [f"{prefix}student{i:02d}" for i in range(1, count + 1)]
+
+
+def instructor_name(prefix=""):
+    """``instructor`` (``--user-prefix P``: ``Pinstructor``): the instructor's account, a JupyterHub admin."""
+    return prefix + INSTRUCTOR
 
 
 # --- the class folder ---------------------------------------------------------------
@@ -65,10 +80,10 @@ def read_accounts(folder):
         return {row["user"]: row["password"] for row in csv.DictReader(f)}
 
 
-def write_accounts(folder, students):
-    """Give the instructor and every student a password (kept when they have one); return them all."""
+def write_accounts(folder, users):
+    """Give every account a password (kept when it has one); return them all."""
     accounts = read_accounts(folder)
-    for user in [INSTRUCTOR, *students]:
+    for user in users:
         accounts.setdefault(user, secrets.token_urlsafe(9))
     path = Path(folder) / "accounts.csv"
     path.touch(mode=0o600, exist_ok=True)
@@ -90,22 +105,22 @@ def prepare_homes(folder, users):
                 path.write_text(text)
 
 
-def _course_module():
+def course_module():
     sys.path.insert(0, str(TEACHING))
     import course
 
     return course
 
 
-def course_folder(folder):
-    return Path(folder) / "home" / INSTRUCTOR / "course"
+def course_folder(folder, instructor=INSTRUCTOR):
+    return Path(folder) / "home" / instructor / "course"
 
 
-def prepare_course(folder):
+def prepare_course(folder, instructor=INSTRUCTOR):
     """The instructor's nbgrader course: every lesson and its checks in ``source/`` (a lesson
     already there is left as it is: the instructor may have edited it)."""
-    course = _course_module()
-    root = course_folder(folder)
+    course = course_module()
+    root = course_folder(folder, instructor)
     for notebook in course.lesson_notebooks():
         source = root / "source" / notebook.stem
         if not (source / notebook.name).exists():
@@ -117,31 +132,31 @@ def prepare_course(folder):
     return root
 
 
-def instructor_api(folder):
+def instructor_api(folder, instructor=INSTRUCTOR):
     """nbgrader's API as the instructor: the course's settings and the class's exchange."""
-    course = _course_module()
+    course = course_module()
     course._nbgrader()
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
 
-    cfg = course.config(course_folder(folder))
+    cfg = course.config(course_folder(folder, instructor))
     cfg.Exchange.root = str(Path(folder) / "exchange")
     return NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
 
 
-def release_to_exchange(folder, names):
+def release_to_exchange(folder, names, instructor=INSTRUCTOR):
     """The student versions of the lessons ``names`` (``./dev release``'s), then ``nbgrader
     release_assignment`` for each: students can fetch them."""
-    api, succeed = instructor_api(folder), _course_module()._succeed
+    api, succeed = instructor_api(folder, instructor), course_module()._succeed
     for name in names:
-        if not (course_folder(folder) / "release" / name / f"{name}.ipynb").exists():
+        if not (course_folder(folder, instructor) / "release" / name / f"{name}.ipynb").exists():
             succeed(api.generate_assignment(name, force=True, create=True), f"generate_assignment {name}")
         succeed(api.release_assignment(name), f"release_assignment {name}")
 
 
 def lessons_named(spec):
     """The lessons ``spec`` names: ``all``, or lesson numbers ``01,03``."""
-    lessons = _course_module().lesson_notebooks()
+    lessons = course_module().lesson_notebooks()
     if spec == "all":
         return lessons
     wanted = {n.zfill(2) for n in spec.split(",") if n}
@@ -149,6 +164,98 @@ def lessons_named(spec):
     if len(chosen) != len(wanted):
         raise SystemExit(f"--release {spec}: no lesson numbered {sorted(wanted - {nb.name[:2] for nb in chosen})}")
     return chosen
+
+
+# --- an operating-system user per account (--system-users) -------------------------------
+
+# nbgrader's exchange between real users, as nbgrader's own release sets it up: the course's
+# folders are the instructor's; outbound/ readable by all, inbound/ writable but not
+# listable (set-group-id: a submission gets the instructor's group), feedback/ reachable
+# only by a file name one knows (nbgrader names each page by a hash of the submission)
+EXCHANGE_MODES = {"": 0o755, "outbound": 0o755, "inbound": 0o2733, "feedback": 0o711}
+
+
+def prepare_system_users(folder, users, release=(), prefix=""):
+    """``--system-users``: an OS user per account (``users[0]``: the instructor) with a
+    private home, nbgrader's exchange with nbgrader's permissions, and the course prepared
+    (and ``release`` released) by the instructor's own user. A home that exists is left
+    as it is (a restart keeps every file); only a new, empty one gets the class settings."""
+    (folder / "home").mkdir(exist_ok=True)
+    for path, mode in ((folder, 0o711), (folder / "home", 0o711), (folder / "hub", 0o700)):
+        os.chmod(path, mode)  # every user passes through to their home; only root lists them
+    entries = {}
+    for user in users:
+        home = folder / "home" / user
+        entries[user], new = system_user(user, home)
+        if new:
+            prepare_homes(folder, [user])
+            give(home, entries[user])
+    prepare_exchange(folder, entries[users[0]])
+    numbers = ",".join(nb.name[:2] for nb in release)
+    run_as(entries[users[0]], [sys.executable, str(Path(__file__).resolve()), "--instructor-part",
+                               "--folder", str(folder), "--user-prefix", prefix, "--release", numbers])
+
+
+def closed_to_others(path):
+    """The first folder on the way to ``path`` (links followed) that other users may not
+    pass (no ``o+x``), or None: their servers need this Python and teaching/hub/."""
+    real = Path(os.path.realpath(path))
+    return next((folder for folder in reversed(real.parents) if not folder.stat().st_mode & 0o001), None)
+
+
+def system_user(name, home):
+    """The OS user ``name`` (its ``pwd`` entry), made with ``useradd`` when missing, and
+    whether its home ``home`` (mode 700) is new. An existing user must have that home: the
+    class never takes over an account that lives elsewhere."""
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--home-dir", str(home), "--no-create-home", "--shell", "/bin/bash",
+                        "--user-group", name], check=True)
+        entry = pwd.getpwnam(name)
+    if Path(entry.pw_dir) != home:
+        raise SystemExit(f"the user {name} exists with the home {entry.pw_dir}, not {home}: "
+                         "choose another --user-prefix")
+    new = not home.exists()
+    if new:
+        home.mkdir()
+        os.chown(home, entry.pw_uid, entry.pw_gid)
+    os.chmod(home, 0o700)
+    return entry, new
+
+
+def give(path, entry):
+    """``path`` and what is under it to the user ``entry`` (a link itself, never its target)."""
+    for folder, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            os.chown(os.path.join(folder, name), entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+    os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+
+
+def prepare_exchange(folder, instructor):
+    """The exchange's root open to every user, as nbgrader asks (mode 777, plus the sticky
+    bit of /tmp: no one renames or removes another's folder), the course's folders made
+    the instructor's (``EXCHANGE_MODES``) before any student could take their names."""
+    root = folder / "exchange"
+    os.chmod(root, 0o1777)
+    for name, mode in EXCHANGE_MODES.items():
+        path = root / COURSE_ID / name
+        if not path.exists():
+            path.mkdir()
+            os.chown(path, instructor.pw_uid, instructor.pw_gid)
+            os.chmod(path, mode)
+        elif path.lstat().st_uid != instructor.pw_uid:
+            raise SystemExit(f"{path} is not {instructor.pw_name}'s: nbgrader's exchange must be the instructor's")
+
+
+def run_as(entry, command):
+    """Run ``command`` as the OS user ``entry``, in its home (JupyterHub's own way of
+    becoming a user: ``set_user_setuid``); fail when it fails."""
+    from jupyterhub.spawner import set_user_setuid
+
+    env = dict(os.environ, HOME=entry.pw_dir, USER=entry.pw_name, LOGNAME=entry.pw_name)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    subprocess.run(command, env=env, preexec_fn=set_user_setuid(entry.pw_name), check=True)
 
 
 # --- JupyterHub's classes (used by jupyterhub_config.py) ------------------------------
@@ -159,10 +266,13 @@ def _authenticator_base():
     return Authenticator
 
 
-def _spawner_base():
-    from jupyterhub.spawner import SimpleLocalProcessSpawner
+def _spawner_bases():
+    from jupyterhub.spawner import LocalProcessSpawner, SimpleLocalProcessSpawner
 
-    return SimpleLocalProcessSpawner
+    return LocalProcessSpawner, SimpleLocalProcessSpawner
+
+
+LocalProcessSpawner, SimpleLocalProcessSpawner = _spawner_bases()
 
 
 class ClassPasswordAuthenticator(_authenticator_base()):
@@ -185,8 +295,8 @@ class ClassPasswordAuthenticator(_authenticator_base()):
         return None
 
 
-class ClassSpawner(_spawner_base()):
-    """A local JupyterLab per account, in ``CLASS/home/NAME``, as the hub's own OS user.
+class ClassServer:
+    """What every server of the class gets, whichever spawner starts it.
 
     * the instructor's server loads ``teaching/hub/instructor/`` (formgrader, the
       course's nbgrader settings), a student's ``teaching/hub/student/`` (only the
@@ -197,11 +307,11 @@ class ClassSpawner(_spawner_base()):
     """
 
     def make_preexec_fn(self, name):
-        go_home = super().make_preexec_fn(name)
+        become_user = super().make_preexec_fn(name)  # the spawner's own: its user, its home
         limit = self.mem_limit
 
         def preexec():
-            go_home()
+            become_user()
             if limit:
                 resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
@@ -212,6 +322,17 @@ class ClassSpawner(_spawner_base()):
         role = "instructor" if self.user.admin else "student"
         env["JUPYTER_CONFIG_PATH"] = str(HUB / role)
         return env
+
+
+class ClassSpawner(ClassServer, SimpleLocalProcessSpawner):
+    """A local JupyterLab per account, in ``CLASS/home/NAME``, as the hub's own OS user
+    (a trial: code a student runs can read whatever that user can)."""
+
+
+class SystemUserSpawner(ClassServer, LocalProcessSpawner):
+    """A local JupyterLab per account, run as the account's own OS user in its private
+    home (JupyterHub's ``LocalProcessSpawner``: the server process takes the user's
+    uid, gid and groups before it starts; ``--system-users`` made the users)."""
 
 
 # --- starting the hub -------------------------------------------------------------
@@ -230,10 +351,12 @@ def proxy_command():
     return shutil.which("configurable-http-proxy")
 
 
-def hub_environment(folder, students, port, ip="127.0.0.1", mem_limit="2G", idle_timeout=3600, api_token=None):
+def hub_environment(folder, students, port, ip="127.0.0.1", mem_limit="2G", idle_timeout=3600, api_token=None,
+                    prefix="", system_users=False):
     """The environment ``jupyterhub -f teaching/hub/jupyterhub_config.py`` reads its class from."""
     env = dict(os.environ)
     env.update(EDUTORCH_CLASS=str(Path(folder).resolve()), EDUTORCH_STUDENTS=str(students),
+               EDUTORCH_USER_PREFIX=prefix, EDUTORCH_SYSTEM_USERS="1" if system_users else "",
                EDUTORCH_HUB_IP=ip, EDUTORCH_HUB_PORT=str(port),
                EDUTORCH_HUB_INTERNAL_PORT=str(free_port()), EDUTORCH_PROXY_API_PORT=str(free_port()),
                EDUTORCH_MEM_LIMIT=str(mem_limit), EDUTORCH_IDLE_TIMEOUT=str(idle_timeout),
@@ -249,18 +372,28 @@ def hub_command():
     return [sys.executable, "-m", "jupyterhub", "-f", str(HUB / "jupyterhub_config.py")]
 
 
-def prepare(folder, students, release=()):
-    """Everything on disk a class needs: accounts, homes, the course, released lessons."""
+def prepare(folder, students, release=(), prefix="", system_users=False):
+    """Everything on disk a class needs: accounts, homes, the course, released lessons
+    (with ``system_users``: an operating-system user per account, ``prepare_system_users``)."""
     folder = Path(folder).resolve()
     (folder / "hub").mkdir(parents=True, exist_ok=True)
     (folder / "exchange").mkdir(exist_ok=True)
-    names = student_names(students)
-    accounts = write_accounts(folder, names)
-    prepare_homes(folder, [INSTRUCTOR, *names])
-    prepare_course(folder)
-    if release:
-        release_to_exchange(folder, [nb.stem for nb in release])
+    instructor = instructor_name(prefix)
+    users = [instructor, *student_names(students, prefix)]
+    accounts = write_accounts(folder, users)
+    if system_users:
+        prepare_system_users(folder, users, release, prefix)
+    else:
+        prepare_homes(folder, users)
+        prepare_instructor(folder, instructor, release)
     return accounts
+
+
+def prepare_instructor(folder, instructor, release=()):
+    """The course in the instructor's home, and the lessons ``release`` released."""
+    prepare_course(folder, instructor)
+    if release:
+        release_to_exchange(folder, [nb.stem for nb in release], instructor)
 
 
 def main(argv=None):
@@ -273,17 +406,33 @@ def main(argv=None):
     parser.add_argument("--mem-limit", default="2G", help="memory per server process (default 2G)")
     parser.add_argument("--idle-timeout", type=int, default=3600,
                         help="stop servers idle this many seconds (default 3600)")
+    parser.add_argument("--system-users", action="store_true",
+                        help="an operating-system user per account, each server run as its user (needs root)")
+    parser.add_argument("--user-prefix", default="", help="account (and user) names start with this (default: none)")
     parser.add_argument("--dry-run", action="store_true", help="prepare the class folder, print the command")
+    # what --system-users runs as the instructor's user: the course and the released lessons
+    parser.add_argument("--instructor-part", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    release = lessons_named(args.release) if args.release else []
+    folder = Path(args.folder).resolve()
+    if args.instructor_part:
+        prepare_instructor(folder, instructor_name(args.user_prefix), release)
+        return 0
     if proxy_command() is None and not args.dry_run:
         sys.exit("configurable-http-proxy not found: npm install --prefix .hub/node configurable-http-proxy")
-    release = lessons_named(args.release) if args.release else []
-    accounts = prepare(args.folder, args.students, release)
-    folder = Path(args.folder).resolve()
+    if args.system_users and os.geteuid() != 0:
+        sys.exit("--system-users needs root: it creates the users and starts each server as its user")
+    for needed in (sys.executable, HUB) if args.system_users else ():
+        if closed_to_others(needed):
+            sys.exit(f"--system-users: other users cannot pass {closed_to_others(needed)} to reach {needed}, "
+                     "which their servers run: keep the environment and the repository where everyone can read them")
+    accounts = prepare(folder, args.students, release, args.user_prefix, args.system_users)
+    instructor = instructor_name(args.user_prefix)
     print(f"class folder: {folder}")
-    print(f"accounts and passwords: {folder / 'accounts.csv'} (instructor: {accounts[INSTRUCTOR]})")
+    print(f"accounts and passwords: {folder / 'accounts.csv'} ({instructor}: {accounts[instructor]})")
     print(f"hub: http://{args.ip}:{args.port}/  (Ctrl-C stops it and every server)")
-    env = hub_environment(folder, args.students, args.port, args.ip, args.mem_limit, args.idle_timeout)
+    env = hub_environment(folder, args.students, args.port, args.ip, args.mem_limit, args.idle_timeout,
+                          prefix=args.user_prefix, system_users=args.system_users)
     command = hub_command()
     if args.dry_run:
         print(f"(cd {folder / 'hub'} && {' '.join(command)})")

@@ -1,6 +1,7 @@
 # JupyterHub for a class on one server (`./dev hub`, teaching/hub/classhub.py).
 # The class comes from the environment classhub.py sets (EDUTORCH_CLASS: the class
-# folder, EDUTORCH_STUDENTS: how many student accounts, ports, limits); docs/teaching.md.
+# folder, EDUTORCH_STUDENTS: how many student accounts, EDUTORCH_USER_PREFIX: how their
+# names begin, EDUTORCH_SYSTEM_USERS: an OS user per account, ports, limits); docs/teaching.md.
 import os
 import sys
 from pathlib import Path
@@ -11,7 +12,10 @@ import classhub  # noqa: E402  (teaching/hub/classhub.py)
 c = get_config()  # noqa: F821
 env = os.environ
 CLASS = Path(env["EDUTORCH_CLASS"])
-students = classhub.student_names(int(env.get("EDUTORCH_STUDENTS", "30")))
+prefix = env.get("EDUTORCH_USER_PREFIX", "")
+instructor = classhub.instructor_name(prefix)
+students = classhub.student_names(int(env.get("EDUTORCH_STUDENTS", "30")), prefix)
+system_users = env.get("EDUTORCH_SYSTEM_USERS") == "1"
 
 # where the hub listens; its own API and the proxy's on free local ports
 c.JupyterHub.bind_url = f"http://{env.get('EDUTORCH_HUB_IP', '127.0.0.1')}:{env.get('EDUTORCH_HUB_PORT', '8000')}"
@@ -26,12 +30,22 @@ c.JupyterHub.pid_file = str(CLASS / "hub" / "jupyterhub.pid")
 
 # accounts: the instructor (an admin) and student01..studentNN, passwords in CLASS/accounts.csv
 c.JupyterHub.authenticator_class = classhub.ClassPasswordAuthenticator
-c.Authenticator.admin_users = {classhub.INSTRUCTOR}
+c.Authenticator.admin_users = {instructor}
 c.Authenticator.allowed_users = set(students)
 
-# one JupyterLab per account, a local process in CLASS/home/NAME
-c.JupyterHub.spawner_class = classhub.ClassSpawner
-c.SimpleLocalProcessSpawner.home_dir_template = str(CLASS / "home" / "{username}")
+# one JupyterLab per account, a local process in CLASS/home/NAME: run as the account's own
+# OS user (--system-users: the user's home is CLASS/home/NAME), or all as the hub's user
+c.Spawner.args = []
+if system_users:
+    c.JupyterHub.spawner_class = classhub.SystemUserSpawner
+else:
+    c.JupyterHub.spawner_class = classhub.ClassSpawner
+    c.SimpleLocalProcessSpawner.home_dir_template = str(CLASS / "home" / "{username}")
+    if os.getuid() == 0:  # a container's root: Jupyter refuses root unless told
+        c.Spawner.args.append("--ServerApp.allow_root=True")
+if classhub.course_module()._kernel_encryption_configurable():
+    # kernels talk to their server over CurveZMQ, as ./dev grade's (ipykernel warns about plain-text TCP)
+    c.Spawner.args.append("--KernelManager.transport_encryption=auto")
 c.Spawner.cmd = [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
 c.Spawner.default_url = "/lab"
 mem_limit = env.get("EDUTORCH_MEM_LIMIT", "2G")  # bytes, or with a suffix: 1536M, 2G
@@ -39,11 +53,10 @@ c.Spawner.mem_limit = int(mem_limit) if mem_limit.isdigit() else mem_limit
 c.Spawner.http_timeout = 60
 c.Spawner.environment = {
     "EDUTORCH_EXCHANGE": str(CLASS / "exchange"),  # read by teaching/hub/*/nbgrader_config.py
+    "EDUTORCH_SYSTEM_USERS": "1" if system_users else "",  # a submission's owner is its student
     # one BLAS thread per kernel: thirty students share the machine's cores
     "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
 }
-if os.getuid() == 0:  # a container's root: Jupyter refuses root unless told
-    c.Spawner.args = ["--ServerApp.allow_root=True"]
 
 # idle servers stopped (jupyterhub-idle-culler): their memory goes back to the class
 c.JupyterHub.services = []

@@ -68,10 +68,16 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 # --- the hub ---------------------------------------------------------------------------
 
 class Hub:
-    """A running class hub: its URL, the class folder, the accounts, an admin API token."""
+    """A running class hub: its URL, the class folder, the accounts, an admin API token.
 
-    def __init__(self, folder, port):
-        self.folder, self.port = folder, port
+    ``options`` go to ``classhub.hub_environment`` (``prefix``, ``system_users``); the hub
+    runs on the interpreter ``python`` (default: this one) with ``environment`` added to its
+    own (``LD_LIBRARY_PATH``, which JupyterHub passes on to the servers)."""
+
+    def __init__(self, folder, port, students=STUDENTS, python=sys.executable, environment=None, **options):
+        self.folder, self.port, self.students, self.python, self.options = folder, port, students, python, options
+        self.environment = environment or {}
+        self.instructor = classhub.instructor_name(options.get("prefix", ""))
         self.url = f"http://127.0.0.1:{port}/"
         self.token = secrets.token_hex(16)
         self.accounts = classhub.read_accounts(folder)
@@ -79,9 +85,12 @@ class Hub:
         self._tokens = {}
 
     def start(self, timeout=180):
-        env = classhub.hub_environment(self.folder, STUDENTS, self.port, mem_limit=MEM_LIMIT, api_token=self.token)
+        env = classhub.hub_environment(self.folder, self.students, self.port, mem_limit=MEM_LIMIT,
+                                       api_token=self.token, **self.options)
+        env["PATH"] = os.pathsep.join([str(pathlib.Path(self.python).parent), env["PATH"]])
+        env.update(self.environment)
         self.log = open(self.folder / "hub" / "hub.log", "a")
-        self.process = subprocess.Popen(classhub.hub_command(), env=env, cwd=self.folder / "hub",
+        self.process = subprocess.Popen([self.python, *classhub.hub_command()[1:]], env=env, cwd=self.folder / "hub",
                                         stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -143,10 +152,11 @@ class Hub:
         return result["value"]
 
     def formgrader(self, path, method="POST", **kwargs):
-        response = self.server(classhub.INSTRUCTOR, method, f"formgrader/api/{path}", **kwargs)
+        response = self.server(self.instructor, method, f"formgrader/api/{path}", **kwargs)
         assert response.ok, response.text[:2000]
         result = response.json()
-        assert not isinstance(result, dict) or result.get("success", True), result
+        assert not isinstance(result, dict) or result.get("success", True), (
+            f"{result.get('log', '')[-3000:]}\n{result.get('error', result)}")
         return result
 
     def home(self, user):
@@ -240,6 +250,47 @@ def open_assignment_list(page):
     page.click('.lm-MenuBar-itemLabel:text-is("Nbgrader")')
     page.click('.lm-Menu-itemLabel:text-is("Assignment List")')
     page.wait_for_selector("#nbgrader-assignment-list", timeout=30_000)
+
+
+def type_code(page, code):
+    """Type ``code`` into the cell editor that has the focus, key by key. After each Enter,
+    CodeMirror indents the new line by itself: that indentation is selected (Shift+Home) and
+    deleted, then the line is typed with its own (nothing follows the cursor: the cell was emptied)."""
+    for number, line in enumerate(code.split("\n")):
+        if number:
+            page.keyboard.press("Enter")
+            page.keyboard.press("Shift+Home")
+            page.keyboard.press("Delete")
+        page.keyboard.type(line)
+
+
+def type_answers(page, path):
+    """In the lesson open in JupyterLab (``path``: its file), a student's answers: click into
+    each exercise's answer cell, select its stub (Ctrl+A), type the worked answer over it;
+    then save with Ctrl+S and wait until the file holds the answers."""
+    cells = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))["cells"]
+    answers = answered(path)["cells"]
+    typed = []
+    for index, (cell, answer) in enumerate(zip(cells, answers)):
+        source = "".join(answer["source"])
+        if "".join(cell["source"]) == source:
+            continue  # not an answer cell
+        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(index).locator(".cm-content").click()
+        page.keyboard.press("Control+A")
+        page.keyboard.press("Delete")
+        type_code(page, source)
+        typed.append(source)
+    page.keyboard.press("Control+S")
+    deadline = time.monotonic() + 30
+    while not all(source in "".join(c["source"]) for source, c in zip(typed, answer_cells(path))):
+        assert time.monotonic() < deadline, "the typed answers were not saved"
+        time.sleep(0.25)
+    return len(typed)
+
+
+def answer_cells(path):
+    return [c for c in json.loads(pathlib.Path(path).read_text(encoding="utf-8"))["cells"]
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
 
 
 def wait_for_idle_kernel(page, timeout_ms=60_000):
@@ -342,7 +393,7 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=60_000)
     wait_for_idle_kernel(page)
     first_open = time.monotonic() - opened
-    save_notebook(hub, RIGHT, answered(hub.home(RIGHT) / NAME / f"{NAME}.ipynb"))
+    assert type_answers(page, hub.home(RIGHT) / NAME / f"{NAME}.ipynb") == len(answer_ids())
     page.goto(hub.url + f"user/{RIGHT}/lab", wait_until="domcontentloaded")
     page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
     open_assignment_list(page)
@@ -376,13 +427,17 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     formgrader_click(teacher, "release-feedback", f"Successfully released feedback of '{NAME}'")
     instructor.close()
 
-    # each student fetches feedback: the executed notebook as HTML in their own home
+    # each student fetches feedback: the executed notebook as HTML in their own home, polished
+    # as `./dev grade`'s (exercises by number, no folder of the instructor's)
     for user in (RIGHT, PARTLY):
         hub.ensure_server(user)
         hub.nbgrader_student(user, "fetch_feedback")
         pages = list((hub.home(user) / NAME / "feedback").glob(f"*/{NAME}.html"))
         assert len(pages) == 1, pages
-        assert "Score: 5.0 / 5.0" in pages[0].read_text(encoding="utf-8") or user != RIGHT
+        text = pages[0].read_text(encoding="utf-8")
+        assert "Score: 5.0 / 5.0" in text or user != RIGHT
+        assert "Exercise 1.4" in text and "Test cell" not in text and str(hub.folder) not in text
+    assert "Object of type <Submitted" not in (hub.folder / "hub" / "hub.log").read_text()
 
     # the gradebook: student01 full marks, student02 the points of the answered exercises,
     # late; the same scores as `./dev grade` on the very notebooks collected

@@ -6,11 +6,18 @@ import os
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # teaching/hub/
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # teaching/
 import course  # noqa: E402
 
 c = get_config()  # noqa: F821
-c.merge(course.config(Path(os.environ["HOME"]) / "course"))
+c.merge(course.config(Path(os.environ["HOME"]) / "course"))  # feedback polished as ./dev grade's
+course.quiet_nbgrader()  # and no SQLAlchemy warning in the hub's log
 c.Exchange.root = os.environ["EDUTORCH_EXCHANGE"]
-# every server runs as one operating-system user: a submission's owner is not its student
-c.ExchangeCollect.check_owner = False
+# with an OS user per account (./dev hub --system-users) a submission is its owner's, whatever
+# student it names (teaching/hub/owned_collect.py); with one OS user for every server nbgrader
+# cannot tell, and its owner check is off
+if os.environ.get("EDUTORCH_SYSTEM_USERS") == "1":
+    c.ExchangeFactory.collect = "owned_collect.OwnedCollect"
+else:
+    c.ExchangeCollect.check_owner = False
