@@ -29,6 +29,7 @@ The profiler, autocast and anomaly mode see every op through one extension
 point, :class:`Interceptors`: each registers itself from its own package
 while it is on; this file imports none of them.
 """
+import functools
 import itertools
 import weakref
 
@@ -344,6 +345,27 @@ def _proceed(chain, i, inner, call):
 
 
 apply_interceptors = Interceptors()  # around every Function.apply
+composite_interceptors = Interceptors()  # around every op written as other ops (composite_op)
+
+
+def composite_op(name):
+    """Decorator for a public op written as a composition of other ops (``matmul``, ``einsum``).
+
+    The interceptors of :data:`composite_interceptors` see it as ONE op, ``name``,
+    called as ``fn(proceed, name, args, kwargs)``: autocast casts its arguments
+    once, at entry, as PyTorch's autocast kernel of that op does.
+    """
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not composite_interceptors.active:  # nothing registered: just the op
+                return fn(*args, **kwargs)
+            return composite_interceptors.run(lambda _name, a, kw: fn(*a, **kw), name, args, kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 class Function:
