@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 
 from . import _dtype, _scope, backend
+from ._shared_memory import shared_array, shared_block
 from . import _tensor_methods
 from ._tensor_methods import (
     ArithmeticMethods, BlasMethods, ComparisonMethods, ConversionMethods, IndexingMethods, InplaceMethods,
@@ -433,15 +434,11 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
 
         Unlike PyTorch, a view taken *before* the move keeps the old memory."""
         if not self.is_cuda and not self.is_shared():
-            from .multiprocessing.reductions import shared_array
-
             self._data = shared_array(self._data)
         return self
 
     def is_shared(self):
         """True if the array lives in shared memory (always for CUDA, as in PyTorch)."""
-        from .multiprocessing.reductions import shared_block
-
         return self.is_cuda or shared_block(self._data) is not None
 
     def pin_memory(self, device=None):
