@@ -1,8 +1,9 @@
 """Tensors in shared memory, and how they travel to other processes.
 
 ``Tensor.share_memory_()`` moves a tensor's array into a block of shared
-memory (``edutorch/_shared_memory.py``, beside the Tensor, as PyTorch's storage does it): a ``memfd`` file (an anonymous file in RAM) mapped with ``mmap``,
-viewed by NumPy without copying. Every process that maps the same file sees
+memory (``edutorch/_shared_memory.py``, beside the Tensor, as PyTorch's
+storage does it): a ``memfd`` file (an anonymous file in RAM) mapped with
+``mmap``, viewed by NumPy without copying. Every process that maps the same file sees
 the same bytes, so an in-place update in one (``p -= lr * grad``) is seen by
 all: that is what Hogwild training relies on.
 
