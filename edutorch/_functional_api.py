@@ -344,14 +344,14 @@ def _atleast(tensors, fix):
 
 
 def block_diag(*tensors):
-    """A block-diagonal matrix from 0-, 1- or 2-D blocks (differentiable: padding and ``cat``)."""
-    from .nn.functional import pad
-
+    """A block-diagonal matrix from 0-, 1- or 2-D blocks (differentiable: each block is one row of
+    ``cat([zeros, block, zeros], 1)``, the rows ``cat``-ed)."""
     blocks = [t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1 else t for t in tensors]
     width = sum(b.shape[1] for b in blocks)
     rows, left = [], 0
     for b in blocks:
-        rows.append(pad(b, (left, width - left - b.shape[1])))
+        right = width - left - b.shape[1]
+        rows.append(cat([b.new_zeros(b.shape[0], left), b, b.new_zeros(b.shape[0], right)], 1))
         left += b.shape[1]
     return cat(rows, 0)
 
