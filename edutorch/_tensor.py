@@ -30,6 +30,7 @@ from . import autograd as _autograd
 from .autograd import function as _function
 from .autograd._functions import utils as _function_utils
 from .autograd._functions.utils import wrap_dim
+from ._tensor_str import _str
 
 
 class Size(tuple):
@@ -394,8 +395,6 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         return self._data if dtype is None else self._data.astype(dtype)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import _str
-
         return _str(self)
 
     def __format__(self, spec):

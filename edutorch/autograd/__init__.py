@@ -11,6 +11,7 @@ from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .. import backend
 
 
 def _ones_like(out):
@@ -18,8 +19,6 @@ def _ones_like(out):
     data = out._data
     if type(data) is np.ndarray:
         return function._Tensor._make(np.ones(data.shape, data.dtype))
-    from .. import backend
-
     return function._Tensor._make(backend.get_array_module(data).ones_like(data))
 
 

@@ -24,6 +24,7 @@ import itertools
 
 from . import _saved_tensor, grad_mode
 from .function import Interceptors
+from .. import _dtype
 
 node_interceptors = Interceptors()  # around every node the loop runs: fn(proceed, node, grads)
 
@@ -237,8 +238,6 @@ def _fit_gradient(node, i, g, shape, dtype):
             )
         g = g.sum_to_size(shape)
     if g._data.dtype != dtype:
-        from .. import _dtype
-
         g = g.to(_dtype.from_numpy_dtype(dtype))
     return g
 

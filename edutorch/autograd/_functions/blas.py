@@ -15,6 +15,7 @@ from ..function import Function
 from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import REDUCED_FLOATS, accumulation_input, refuse_bool, rounded_to
+from .utils import _device_error
 
 
 # -- the gradient of a matrix product, once --------------------------------------------------
@@ -65,8 +66,6 @@ def _shape_str(shape):
 
 def _check_dtypes(a, b):
     if type(a._data) is not type(b._data):
-        from .utils import _device_error
-
         raise RuntimeError(_device_error(a._data, b._data))
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(

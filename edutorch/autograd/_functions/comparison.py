@@ -12,6 +12,7 @@ from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import array_of, binary_arrays, broadcast_error, grad_for, input_meta
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 def _meta(ctx, out, *inputs):
@@ -86,8 +87,6 @@ class Clamp(Function):
         ctx.save_for_backward(a)
         ctx.bounds = (min, max)
         if not _is_floating(x.dtype) and any(isinstance(v, float) for v in (min, max)):
-            from ... import _dtype
-
             x = x.astype(_dtype.get_default_dtype().np)
         out = x
         if min is not None:
@@ -171,8 +170,6 @@ class Where(Function):
     def forward(ctx, condition, a, b):
         cond = array_of(condition)
         if cond.dtype.kind != "b":
-            from ... import _dtype
-
             raise RuntimeError(
                 "where expected condition to be a boolean tensor, but got a tensor with dtype "
                 f"{_dtype.scalar_type_name(condition.dtype)}"

@@ -8,6 +8,8 @@ import numpy as np
 from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .utils import wrap_dim
+from ... import _dtype, backend
+from .utils import broadcast_error
 
 
 def to_index(idx):
@@ -114,8 +116,6 @@ class IndexBackward(Function):
 
     @staticmethod
     def forward(ctx, grad, shape, idx):
-        from ... import backend
-
         xp = backend.get_array_module(grad._data)
         ctx.idx = idx
         out = xp.zeros(shape, dtype=grad._data.dtype)
@@ -200,8 +200,6 @@ class Gather(Function):
 
 
 def _take_along(x, idx, axis):
-    from ... import backend
-
     xp = backend.get_array_module(x)
     if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
         raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {axis} with size {x.shape[axis]}")
@@ -210,8 +208,6 @@ def _take_along(x, idx, axis):
 
 def _scatter_positions(shape, index, axis):
     """The full index tuple that ``scatter`` writes to: index along ``axis``, position elsewhere."""
-    from ... import backend
-
     xp = backend.get_array_module(index)
     grids = list(xp.indices(index.shape, sparse=True))
     grids[axis] = index
@@ -338,8 +334,6 @@ class IndexAdd(Function):
         rows = (slice(None),) * axis + (idx.reshape(-1),)
         if x.ndim == 0:  # a 0-d tensor is one row
             out, rows, src = out.reshape(1), (idx.reshape(-1),), src.reshape(1)
-        from ... import backend
-
         xp = backend.get_array_module(out)
         (np.add.at if xp is np else xp.add.at)(out, rows, src * alpha if alpha != 1 else src)
         return out.reshape(x.shape)
@@ -359,16 +353,12 @@ class IndexAdd(Function):
 def _check_index_add(x, axis, idx, src):
     """PyTorch's checks of ``index_add_`` (NumPy would wrap negative indices or broadcast)."""
     if idx.dtype not in (np.int64, np.int32):
-        from ... import _dtype
-
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
                            f"{_dtype.scalar_type_name(_dtype.from_numpy_dtype(idx.dtype))}")
     if idx.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
                          f"Long and size: {list(idx.shape)}")
     if src.dtype != x.dtype:
-        from ... import _dtype
-
         name = _dtype.scalar_type_name
         raise RuntimeError(f"index_add_(): self ({name(_dtype.from_numpy_dtype(x.dtype))}) and source "
                            f"({name(_dtype.from_numpy_dtype(src.dtype))}) must have the same scalar type")
@@ -399,8 +389,6 @@ class MaskedFill(Function):
 
         m = mask._data
         if m.dtype.kind != "b":
-            from ... import _dtype
-
             raise RuntimeError(
                 "masked_fill_ only supports boolean masks, but got mask with dtype "
                 f"{_dtype.cpp_type_name(mask.dtype)}"
@@ -420,8 +408,6 @@ class MaskedFill(Function):
                 f"The size of tensor a ({x.shape[-1]}) must match the size of tensor b ({m.shape[-1]}) "
                 f"at non-singleton dimension {len(out_shape) - 1}"
             )
-        from ... import backend
-
         xp = backend.get_array_module(x)
         ctx.save_for_backward(mask)
         ctx.value_is_tensor = isinstance(value, _utils._Tensor)
@@ -482,8 +468,6 @@ class MaskedSelect(Function):
 
     @staticmethod
     def forward(ctx, a, mask):
-        from .utils import broadcast_error
-
         x, m = a._data, mask._data
         if m.dtype.kind != "b":
             raise RuntimeError("masked_select: expected BoolTensor for mask")

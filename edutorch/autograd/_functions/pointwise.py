@@ -12,6 +12,7 @@ from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an imp
 from . import fused
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 def _binary_meta(ctx, a, b, out):
@@ -138,8 +139,6 @@ class Div(Function):
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
         if not _is_floating(x.dtype):  # true division of integers gives the default float
-            from ... import _dtype
-
             x = x.astype(_dtype.get_default_dtype().np)
             y = y.astype(x.dtype) if hasattr(y, "astype") else y
         try:

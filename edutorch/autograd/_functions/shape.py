@@ -11,6 +11,8 @@ from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an imp
 from .utils import wrap_dim
 from .utils import broadcast_to
 from .indexing import Slice
+from ... import _dtype, backend
+from .utils import _device_error
 
 
 def _infer_shape(shape, numel, in_shape):
@@ -288,16 +290,12 @@ class Repeat(Function):
 
 
 def _np(x):
-    from ... import backend
-
     return backend.get_array_module(x)
 
 
 def _check_same_device(tensors):
     kinds = {type(t._data) for t in tensors}
     if len(kinds) > 1:
-        from .utils import _device_error
-
         first = tensors[0]._data
         other = next(t._data for t in tensors if type(t._data) is not type(first))
         raise RuntimeError(_device_error(first, other))
@@ -312,8 +310,6 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        from ... import _dtype
-
         ctx.dim = dim
 
         if not tensors:
@@ -357,8 +353,6 @@ class Cat(Function):
             else:
                 piece = grad.narrow(ctx.axis, start, size)
             if piece is not None and piece._data.dtype != dt:
-                from ... import _dtype
-
                 piece = piece.to(_dtype.from_numpy_dtype(dt))
             grads.append(piece)
             start += size
@@ -374,8 +368,6 @@ class Stack(Function):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        from ... import _dtype
-
         ctx.dim = dim
 
         if not tensors:
