@@ -286,10 +286,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         if self.grad_fn is None or self.__dict__.get("_retains_grad"):
             return
         self._retains_grad = True
-        node = self.grad_fn
-        if node._retained is None:
-            node._retained = {}
-        node._retained[self._output_nr] = weakref.ref(self)
+        self.grad_fn._retain(self._output_nr, self)
 
     @property
     def retains_grad(self):

@@ -23,7 +23,7 @@ import heapq
 import itertools
 
 from . import _saved_tensor, grad_mode
-from .function import Interceptors
+from .function import Interceptors, accumulate_retained_grad
 from .. import _dtype
 
 node_interceptors = Interceptors()  # around every node the loop runs: fn(proceed, node, grads)
@@ -201,8 +201,7 @@ def _call_tensor_hooks(node, grads):
         for nr, ref in retained.items():
             tensor = ref()
             if tensor is not None and grads[nr] is not None:
-                g = grads[nr] if grad_mode.is_grad_enabled() else grads[nr].detach()
-                tensor._grad = g.clone() if tensor._grad is None else tensor._grad + g
+                accumulate_retained_grad(tensor, grads[nr])
     return grads
 
 

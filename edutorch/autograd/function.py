@@ -143,6 +143,12 @@ class Node(FunctionCtx):
         return any(type(saved) is SavedVariable and saved.data is tensor for saved in self._for_backward)
 
     # -- hooks on the node -------------------------------------------------
+    def _retain(self, output_nr, tensor):
+        """``tensor`` (this node's output ``output_nr``) keeps its gradient: ``Tensor.retain_grad``."""
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(tensor)
+
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before this node's backward; may return new grads."""
         if self._pre_hooks is None:
@@ -267,6 +273,17 @@ def accumulate_grad(variable, grad):
     if hooks:
         for fn in list(hooks.values()):
             fn(variable)
+
+
+def accumulate_retained_grad(tensor, grad):
+    """``tensor.grad`` of a non-leaf that ``retain_grad()``-s, as PyTorch's retain_grad hook sets it.
+
+    The first gradient is copied; later ones are added out of place (``.grad``
+    is replaced, never written into, unlike a leaf's).  Outside ``create_graph``
+    (grad mode off) the gradient is detached, so ``.grad`` has no history.
+    """
+    g = grad if grad_mode.is_grad_enabled() else grad.detach()
+    tensor._grad = g.clone() if tensor._grad is None else tensor._grad + g
 
 
 class RemovableHandle:
