@@ -130,17 +130,39 @@ class IndexBackward(Function):
         return grad[ctx.idx], None, None
 
 
+def basic_index_steps(idx, ndim):
+    """A basic index as PyTorch takes it, left to right: ``("unsqueeze", dim)`` for each
+    ``None`` (a new dim, ``Unsqueeze``), ``("index", part)`` for each run of ints and slices
+    between them that changes something (one view, :func:`basic_index_class`).
+
+    ``x[1:, None]`` is a slice, then an unsqueeze at dim 1; ``x[None]`` an unsqueeze only.
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if not any(i is None for i in items) or used > ndim:  # no new dim (or NumPy's "too many indices")
+        return [("index", idx)]
+    steps, done, run = [], 0, []  # done: the dims of the result so far
+    for item in items + (None,):  # a last None closes the last run
+        if item is not None:
+            run.extend([slice(None)] * (ndim - used) if item is Ellipsis else [item])
+            continue
+        if any(i != slice(None) for i in run):
+            steps.append(("index", (slice(None),) * done + tuple(run)))
+        done += sum(1 for i in run if isinstance(i, slice))  # an int removes its dim
+        steps.append(("unsqueeze", done))
+        done, run = done + 1, []
+    return steps[:-1]  # (the closing None is no step)
+
+
 def basic_index_class(idx):
     """PyTorch names a basic-indexing node after the last step it took.
 
-    ``x[0]`` is a select, ``x[1:]`` a slice, ``x[None]`` an unsqueeze and
-    ``x[...]`` an alias; full slices ``:`` are skipped.
+    ``x[0]`` is a select, ``x[1:]`` a slice and ``x[...]`` an alias; full
+    slices ``:`` are skipped (a ``None`` is an unsqueeze: :func:`basic_index_steps`).
     """
     cls = Alias
     for item in idx if isinstance(idx, tuple) else (idx,):
-        if item is None:
-            cls = UnsqueezeIndex
-        elif isinstance(item, int):
+        if isinstance(item, int):
             cls = Select
         elif isinstance(item, slice) and item != slice(None):
             cls = Slice
@@ -153,10 +175,6 @@ class Select(Index):
 
 class Slice(Index):
     _backward_name = "SliceBackward0"
-
-
-class UnsqueezeIndex(Index):
-    _backward_name = "UnsqueezeBackward0"
 
 
 class Alias(Index):

@@ -152,8 +152,23 @@ class UnsafeView(View):
         return x.reshape(_infer_shape(shape, x.size, x.shape))
 
 
-class Unsqueeze(View):
+class Unsqueeze(Function):
+    """``x.unsqueeze(dim)``, and each ``None`` of an index (``x[:, None]``): a new dim of size 1
+    at ``dim``, a view.  Its gradient squeezes that dim away again."""
+
     _backward_name = "UnsqueezeBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim)}  # as the caller gave it (_saved_attrs.py)
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        ctx.dim = dim
+        new = x[(slice(None),) * wrap_dim(dim, x.ndim + 1) + (None,)]  # NumPy's None: a new axis
+        return _utils._Tensor._make(new, False, None, 0, a._version_counter)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.squeeze(ctx.dim), None
 
 
 class Squeeze(View):
@@ -229,6 +244,7 @@ class Unfold(Function):
 # In-place forms (``y.unsqueeze_(0)``...): the same view, under PyTorch's node names for them.
 class UnsqueezeInplace(Unsqueeze):
     _backward_name = "UnsqueezeBackward1"
+    _saved_attrs = Unsqueeze._saved_attrs
 
 
 class SqueezeInplace(Squeeze):
