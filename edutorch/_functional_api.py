@@ -10,6 +10,7 @@ import numpy as np
 
 from ._tensor import Tensor
 from ._functional import cat, stack  # noqa: F401  (the stacking helpers below build on them)
+from . import _dtype
 
 __all__ = [
     "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_to", "cartesian_prod",
@@ -344,14 +345,14 @@ def _atleast(tensors, fix):
 
 
 def block_diag(*tensors):
-    """A block-diagonal matrix from 0-, 1- or 2-D blocks (differentiable: padding and ``cat``)."""
-    from .nn.functional import pad
-
+    """A block-diagonal matrix from 0-, 1- or 2-D blocks (differentiable: each block is one row of
+    ``cat([zeros, block, zeros], 1)``, the rows ``cat``-ed)."""
     blocks = [t.reshape(1, 1) if t.ndim == 0 else t.reshape(1, -1) if t.ndim == 1 else t for t in tensors]
     width = sum(b.shape[1] for b in blocks)
     rows, left = [], 0
     for b in blocks:
-        rows.append(pad(b, (left, width - left - b.shape[1])))
+        right = width - left - b.shape[1]
+        rows.append(cat([b.new_zeros(b.shape[0], left), b, b.new_zeros(b.shape[0], right)], 1))
         left += b.shape[1]
     return cat(rows, 0)
 
@@ -367,7 +368,6 @@ def cartesian_prod(*tensors):
 
 def _triangle_indices(row, col, offset, upper, dtype):
     from ._creation import _finish
-    from . import _dtype
 
     r, c = np.triu_indices(row, offset, col) if upper else np.tril_indices(row, offset, col)
     return _finish(np.stack([r, c]).astype((dtype or _dtype.int64).np), dtype, None, False)
@@ -386,7 +386,6 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base ** linspace(start, end, steps)``."""
     from ._creation import _finish
-    from . import _dtype
 
     dtype = dtype or _dtype.get_default_dtype()
     values = np.logspace(start, end, steps, base=base).astype(dtype.np)

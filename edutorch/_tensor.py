@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 
 from . import _dtype, _scope, backend
+from ._shared_memory import shared_array, shared_block
 from . import _tensor_methods
 from ._tensor_methods import (
     ArithmeticMethods, BlasMethods, ComparisonMethods, ConversionMethods, IndexingMethods, InplaceMethods,
@@ -29,6 +30,7 @@ from . import autograd as _autograd
 from .autograd import function as _function
 from .autograd._functions import utils as _function_utils
 from .autograd._functions.utils import wrap_dim
+from ._tensor_str import _str
 
 
 class Size(tuple):
@@ -285,10 +287,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         if self.grad_fn is None or self.__dict__.get("_retains_grad"):
             return
         self._retains_grad = True
-        node = self.grad_fn
-        if node._retained is None:
-            node._retained = {}
-        node._retained[self._output_nr] = weakref.ref(self)
+        self.grad_fn._retain(self._output_nr, self)
 
     @property
     def retains_grad(self):
@@ -394,8 +393,6 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         return self._data if dtype is None else self._data.astype(dtype)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import _str
-
         return _str(self)
 
     def __format__(self, spec):
@@ -434,15 +431,11 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
 
         Unlike PyTorch, a view taken *before* the move keeps the old memory."""
         if not self.is_cuda and not self.is_shared():
-            from .multiprocessing.reductions import shared_array
-
             self._data = shared_array(self._data)
         return self
 
     def is_shared(self):
         """True if the array lives in shared memory (always for CUDA, as in PyTorch)."""
-        from .multiprocessing.reductions import shared_block
-
         return self.is_cuda or shared_block(self._data) is not None
 
     def pin_memory(self, device=None):

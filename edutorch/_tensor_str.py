@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from . import _dtype
+from . import backend
 
 PRECISION = 4
 THRESHOLD = 1000
@@ -146,8 +147,6 @@ def _suffixes(t):
 
 def format_values(t, indent):
     """Just the bracketed values of ``t`` (used by ``Parameter``'s repr too)."""
-    from . import backend
-
     arr = backend.to_device(t._data, "cpu")
     if arr.size == 0:
         return "[]"

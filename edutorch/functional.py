@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from ._tensor import Tensor
-from .amp.autocast_mode import autocast_op  # composite ops cast once, at entry
+from .autograd.function import composite_op  # autocast casts a composite op once, at entry
 
 __all__ = ["broadcast_tensors", "cdist", "einsum", "meshgrid", "tensordot", "unique"]
 
@@ -71,7 +71,7 @@ def _align(t, letters, order):
     return t.reshape([t.shape[present.index(c)] if c in letters else 1 for c in order])
 
 
-@autocast_op("einsum")
+@composite_op("einsum")
 def einsum(equation, *operands):
     """Einstein summation: multiply the operands along shared letters, sum the letters not in the output.
 
@@ -163,7 +163,7 @@ def meshgrid(*tensors, indexing=None):
 
 
 # -- contractions and distances ----------------------------------------------------------
-@autocast_op("tensordot")
+@composite_op("tensordot")
 def tensordot(a, b, dims=2, out=None):
     """Sum the products over ``dims``: the last ``dims`` of ``a`` with the first of ``b``,
     or the listed pairs ``dims=([dims of a], [dims of b])``."""
@@ -197,7 +197,7 @@ def tensordot(a, b, dims=2, out=None):
     return result
 
 
-@autocast_op("cdist")
+@composite_op("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """Pairwise p-norm distances between the rows of ``x1`` (..., P, M) and ``x2`` (..., R, M)."""
     if x1.ndim < 2 or x2.ndim < 2:

@@ -10,7 +10,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd._functions import blas, utils
 from ..autograd._functions import shape as shape_fns
-from ..amp.autocast_mode import autocast_op
+from ..autograd.function import composite_op  # autocast casts a composite op once, at entry
 
 
 def _scaled_sum(input, product, beta, alpha):
@@ -46,7 +46,7 @@ class BlasMethods:
     def bmm(self, other):
         return blas.Bmm.apply(self, other)
 
-    @autocast_op("matmul")  # one Function per case (Mm, Mv, Dot, ...): autocast must see "matmul" here
+    @composite_op("matmul")  # one Function per case (Mm, Mv, Dot, ...): autocast must see "matmul" here
     def matmul(self, other):
         if self._data.ndim == 2 and other._data.ndim == 2:  # the common case, without the lookup
             return blas.Mm.apply(self, other)
@@ -73,7 +73,7 @@ class BlasMethods:
         """``beta * self + alpha * (mat1 @ mat2)``; with ``beta=0`` ``self`` is ignored (NaN too)."""
         return blas.Addmm.apply(self, mat1, mat2, beta, alpha)
 
-    @autocast_op("baddbmm")
+    @composite_op("baddbmm")
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """``beta * self + alpha * (batch1 @ batch2)``, batch by batch."""
         return _scaled_sum(self, batch1.bmm(batch2), beta, alpha)

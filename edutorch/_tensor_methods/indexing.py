@@ -14,6 +14,14 @@ from .inplace import VIEW_OF_LEAF_INPLACE_ERROR, leaf_inplace_error
 from .views import check_no_overlap, track_view
 
 
+def _basic_view(t, idx):
+    """``t[idx]`` for ints and slices: one view node, tracked so that an in-place op on the
+    view can update the base's graph."""
+    out = indexing.basic_index_class(idx).apply(t, idx)
+    track_view(t, out)
+    return out
+
+
 class IndexingMethods:
     """Mixed into ``Tensor`` (the topic is in the module docstring)."""
 
@@ -24,9 +32,10 @@ class IndexingMethods:
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: the integers, then the arrays
             return self[parts[0]][parts[1]]
-        if indexing.is_basic(idx):
-            out = indexing.basic_index_class(idx).apply(self, idx)
-            track_view(self, out)  # so an in-place op on the view can update the base's graph
+        if indexing.is_basic(idx):  # a view, one node per step: each None is an unsqueeze
+            out = self
+            for kind, arg in indexing.basic_index_steps(idx, self._data.ndim):
+                out = out.unsqueeze(arg) if kind == "unsqueeze" else _basic_view(out, arg)
             return out
         return indexing.Index.apply(self, idx, saved=indexing.index_tensors(index))
 

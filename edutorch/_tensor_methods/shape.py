@@ -29,12 +29,6 @@ def _t_dims(t, name):
     return (0, 1) if t._data.ndim == 2 else (0, 0)
 
 
-def _unsqueezed_shape(t, dim):
-    shape = list(t._data.shape)
-    shape.insert(wrap_dim(dim, t._data.ndim + 1), 1)
-    return tuple(shape)
-
-
 def _squeeze_kind(dim):
     """PyTorch's three ``squeeze`` overloads, each with its own node name: 0 no dim, 1 one dim, 2 a tuple."""
     return 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1
@@ -138,11 +132,11 @@ class ShapeMethods:
         return self.expand(*size)
 
     def unsqueeze(self, dim):
-        return as_view(self, shape_fns.Unsqueeze.apply(self, _unsqueezed_shape(self, dim)))
+        return as_view(self, shape_fns.Unsqueeze.apply(self, dim))
 
     def unsqueeze_(self, dim):
         """``unsqueeze`` in place: this tensor gets the new size-1 dim (same memory)."""
-        return self._inplace_view(shape_fns.UnsqueezeInplace, lambda: (_unsqueezed_shape(self, dim),))
+        return self._inplace_view(shape_fns.UnsqueezeInplace, lambda: (dim,))
 
     def squeeze(self, dim=None):
         fn = (shape_fns.Squeeze, shape_fns.SqueezeDim, shape_fns.SqueezeDims)[_squeeze_kind(dim)]

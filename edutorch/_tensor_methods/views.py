@@ -170,9 +170,7 @@ def set_graph(t, fresh):
     t.grad_fn, t._output_nr, t._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
     if t.__dict__.get("_retains_grad") and t.grad_fn is not None and old_node is not None and old_node._retained:
         old_node._retained.pop(old_nr, None)
-        if t.grad_fn._retained is None:
-            t.grad_fn._retained = {}
-        t.grad_fn._retained[t._output_nr] = weakref.ref(t)
+        t.grad_fn._retain(t._output_nr, t)
 
 
 def multi_view(base, outs, name):

@@ -26,9 +26,10 @@ knows nothing of autocast) and casts each op's arguments by the policy of
 the op the class names itself as (``_autocast_op``, declared beside the op's
 ``forward``, as PyTorch's autocast lists name it).
 Ops that edutorch writes as a composition of other ops (``baddbmm``,
-``cdist``, ``prelu``, ...) are marked with :func:`autocast_op` instead: they
-cast once at the entry and run their inner ops with autocast off, as
-PyTorch's autocast kernels do.
+``cdist``, ``prelu``, ...) are marked with ``function.composite_op`` instead:
+:func:`_composite_interceptor`, registered beside the other, casts them once
+at the entry and runs their inner ops with autocast off, as PyTorch's
+autocast kernels do.
 
 The *cast cache*: a float32 leaf that requires grad (a weight) is cast once
 per outermost autocast region and the copy reused (``cache_enabled``), so
@@ -205,8 +206,10 @@ def _install_hook():
     """Register the caster with ``Function.apply`` while any device has autocast on, else
     nothing: with autocast off an op pays nothing for it."""
     _function.apply_interceptors.unregister(_autocast_interceptor)
+    _function.composite_interceptors.unregister(_composite_interceptor)
     if _any_enabled():
         _function.apply_interceptors.register(_autocast_interceptor, _LEVEL)
+        _function.composite_interceptors.register(_composite_interceptor, _LEVEL)
 
 
 def _any_enabled():
@@ -317,28 +320,19 @@ def _cast_function_args(cls, args):
     return _cast_args(op, args, {})[1]
 
 
-def autocast_op(op):
-    """Decorator for a public op that edutorch writes as a composition of other ops.
+def _composite_interceptor(proceed, op, args, kwargs):
+    """The interceptor of a public op written as other ops (``function.composite_op``: ``matmul``,
+    ``einsum``...) while autocast is on.
 
-    With autocast on for its device and a policy for ``op``, the arguments are
-    cast once and the body runs with that device's autocast off (PyTorch's
-    autocast kernels do the same), so the inner ops do not cast again.
+    With a policy for ``op``, the arguments are cast once and the body runs with
+    that device's autocast off (PyTorch's autocast kernels do the same), so the
+    inner ops do not cast again.
     """
-
-    def decorate(fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            if not _any_enabled():  # autocast off: just the op
-                return fn(*args, **kwargs)
-            device_type, args, kwargs = _cast_args(op, args, kwargs)
-            if device_type is None:
-                return fn(*args, **kwargs)
-            with autocast(device_type, enabled=False):
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-    return decorate
+    device_type, args, kwargs = _cast_args(op, args, kwargs)
+    if device_type is None:
+        return proceed(op, args, kwargs)
+    with autocast(device_type, enabled=False):
+        return proceed(op, args, kwargs)
 
 
 # -- the context manager --------------------------------------------------------------------------

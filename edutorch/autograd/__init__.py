@@ -11,6 +11,7 @@ from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .. import backend
 
 
 def _ones_like(out):
@@ -18,8 +19,6 @@ def _ones_like(out):
     data = out._data
     if type(data) is np.ndarray:
         return function._Tensor._make(np.ones(data.shape, data.dtype))
-    from .. import backend
-
     return function._Tensor._make(backend.get_array_module(data).ones_like(data))
 
 
@@ -88,11 +87,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         g = captured.get(edge)
         if g is None:
             continue
-        if t.grad_fn is None:  # a leaf: exactly what its AccumulateGrad node would do
-            grad_mode.call_with_grad_mode(bool(create_graph), function.accumulate_grad, t, g)
-        else:
-            g = g if create_graph else g.detach()
-            t._grad = g.clone() if t._grad is None else t._grad + g
+        # what the input's node would do: a leaf's AccumulateGrad, or a non-leaf's retain_grad
+        accumulate = function.accumulate_grad if t.grad_fn is None else function.accumulate_retained_grad
+        grad_mode.call_with_grad_mode(bool(create_graph), accumulate, t, g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,

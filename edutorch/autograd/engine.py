@@ -23,7 +23,8 @@ import heapq
 import itertools
 
 from . import _saved_tensor, grad_mode
-from .function import Interceptors
+from .function import Interceptors, accumulate_retained_grad
+from .. import _dtype
 
 node_interceptors = Interceptors()  # around every node the loop runs: fn(proceed, node, grads)
 
@@ -200,8 +201,7 @@ def _call_tensor_hooks(node, grads):
         for nr, ref in retained.items():
             tensor = ref()
             if tensor is not None and grads[nr] is not None:
-                g = grads[nr] if grad_mode.is_grad_enabled() else grads[nr].detach()
-                tensor._grad = g.clone() if tensor._grad is None else tensor._grad + g
+                accumulate_retained_grad(tensor, grads[nr])
     return grads
 
 
@@ -237,8 +237,6 @@ def _fit_gradient(node, i, g, shape, dtype):
             )
         g = g.sum_to_size(shape)
     if g._data.dtype != dtype:
-        from .. import _dtype
-
         g = g.to(_dtype.from_numpy_dtype(dtype))
     return g
 

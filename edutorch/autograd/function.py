@@ -29,6 +29,7 @@ The profiler, autocast and anomaly mode see every op through one extension
 point, :class:`Interceptors`: each registers itself from its own package
 while it is on; this file imports none of them.
 """
+import functools
 import itertools
 import weakref
 
@@ -153,6 +154,12 @@ class Node(FunctionCtx):
         return any(type(saved) is SavedVariable and saved.data is tensor for saved in self._for_backward)
 
     # -- hooks on the node -------------------------------------------------
+    def _retain(self, output_nr, tensor):
+        """``tensor`` (this node's output ``output_nr``) keeps its gradient: ``Tensor.retain_grad``."""
+        if self._retained is None:
+            self._retained = {}
+        self._retained[output_nr] = weakref.ref(tensor)
+
     def register_prehook(self, fn):
         """``fn(grad_outputs)`` runs before this node's backward; may return new grads."""
         if self._pre_hooks is None:
@@ -279,6 +286,17 @@ def accumulate_grad(variable, grad):
             fn(variable)
 
 
+def accumulate_retained_grad(tensor, grad):
+    """``tensor.grad`` of a non-leaf that ``retain_grad()``-s, as PyTorch's retain_grad hook sets it.
+
+    The first gradient is copied; later ones are added out of place (``.grad``
+    is replaced, never written into, unlike a leaf's).  Outside ``create_graph``
+    (grad mode off) the gradient is detached, so ``.grad`` has no history.
+    """
+    g = grad if grad_mode.is_grad_enabled() else grad.detach()
+    tensor._grad = g.clone() if tensor._grad is None else tensor._grad + g
+
+
 class RemovableHandle:
     """Returned by every ``register_*hook``; ``handle.remove()`` unregisters the hook."""
 
@@ -355,6 +373,27 @@ def _proceed(chain, i, inner, call):
 
 
 apply_interceptors = Interceptors()  # around every Function.apply
+composite_interceptors = Interceptors()  # around every op written as other ops (composite_op)
+
+
+def composite_op(name):
+    """Decorator for a public op written as a composition of other ops (``matmul``, ``einsum``).
+
+    The interceptors of :data:`composite_interceptors` see it as ONE op, ``name``,
+    called as ``fn(proceed, name, args, kwargs)``: autocast casts its arguments
+    once, at entry, as PyTorch's autocast kernel of that op does.
+    """
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not composite_interceptors.active:  # nothing registered: just the op
+                return fn(*args, **kwargs)
+            return composite_interceptors.run(lambda _name, a, kw: fn(*a, **kw), name, args, kwargs)
+
+        return wrapper
+
+    return decorate
 
 
 class Function:

@@ -25,7 +25,7 @@ from ._functions import loss as _loss
 from ._functions import normalization as _norm
 from ._functions import pooling as _pool
 from ._functions import sparse as _sparse
-from ..amp.autocast_mode import autocast_op  # composite ops cast once, at entry
+from ..autograd.function import composite_op  # autocast casts a composite op once, at entry
 
 
 def _ntuple(value, n):
@@ -741,7 +741,7 @@ def _apply_weight(per_element, weight, reduction):
     return loss.sum() if reduction == "sum" else loss
 
 
-@autocast_op("l1_loss")
+@composite_op("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|x - y|``: composed of ops, as in PyTorch (MeanBackward0 <- AbsBackward0)."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -806,7 +806,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                                saved=(target, weight))
 
 
-@autocast_op("cross_entropy_loss")
+@composite_op("cross_entropy_loss")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """``nll_loss(log_softmax(input, 1), target)``; ``target`` holds indices or probabilities."""
@@ -908,7 +908,7 @@ def _check_not_differentiable(function, **tensors):
             )
 
 
-@autocast_op("kl_div")
+@composite_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """``target * (log target - input)`` (input holds log-probabilities); 'batchmean' divides by N."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -955,7 +955,7 @@ def elu_(input, alpha=1.0):
     return elu(input, alpha, inplace=True)
 
 
-@autocast_op("prelu")
+@composite_op("prelu")
 def prelu(input, weight):
     """``x`` where positive, ``weight * x`` elsewhere; ``weight`` has one slope, or one per channel (dim 1)."""
     if weight.numel() != 1:
@@ -1142,7 +1142,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
 
 
-@autocast_op("cosine_similarity")
+@composite_op("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``."""
     from ..functional import broadcast_tensors
@@ -1186,7 +1186,7 @@ def pixel_unshuffle(input, downscale_factor):
     return x.reshape(*batch, c * r * r, h // r, w // r)
 
 
-@autocast_op("scaled_dot_product_attention")
+@composite_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(Q K^T * scale + mask) V``, ``scale = 1 / sqrt(E)`` by default (PyTorch's reference math).

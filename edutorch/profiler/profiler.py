@@ -20,6 +20,7 @@ import os
 import warnings
 
 from ._recorder import Recorder
+from .profiler_util import EventList
 
 
 class ProfilerActivity(enum.Enum):
@@ -151,8 +152,6 @@ class _KinetoProfile:
 
     def events(self):
         """Every recorded event (``FunctionEvent``), in order of start."""
-        from .profiler_util import EventList
-
         events = [e for recorder in self._events for e in recorder.event_list()]
         return EventList(events, profile_memory=self.profile_memory)
 

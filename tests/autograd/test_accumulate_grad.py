@@ -63,3 +63,27 @@ def test_grad_is_not_the_hooked_tensor():
     (x * 2).sum().backward()
     x.grad.add_(1)
     assert seen[0].tolist() == [2.0, 2.0, 2.0] and x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def _retained_observations(lib):
+    """A non-leaf's ``.grad`` (``retain_grad()``, or ``backward(inputs=[it])``): replaced out of
+    place by each backward, never written into; differentiable under create_graph."""
+    x = lib.ones(3, requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward(retain_graph=True)
+    first = y.grad
+    (y * y).sum().backward(retain_graph=True)
+    z = x * 3
+    (z * z).sum().backward(inputs=[z], retain_graph=True)
+    before = z.grad
+    (z * z).sum().backward(inputs=[z], create_graph=True)
+    return (first is y.grad, first.tolist(), y.grad.tolist(), before is z.grad, z.grad.tolist(),
+            y.grad.grad_fn is None, z.grad.grad_fn is not None)
+
+
+@pytest.mark.filterwarnings("ignore")  # reading a non-leaf's .grad; create_graph's reference cycle
+def test_retained_grad_is_replaced_as_in_torch():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    assert _retained_observations(et) == _retained_observations(torch)
+    assert _retained_observations(et) == (False, [4.0] * 3, [8.0] * 3, False, [12.0] * 3, True, True)

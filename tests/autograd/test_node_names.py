@@ -75,10 +75,6 @@ SHARED = {
         "autograd._functions.shape.UnsafeView": lambda T, dev: _x(T).t().reshape(-1),
         "autograd._functions.blas.Matmul": lambda T, dev: _leaf(T, 2, 3, 4) @ _leaf(T, 2, 4, 5),
     },
-    "UnsqueezeBackward0": {
-        "autograd._functions.shape.Unsqueeze": lambda T, dev: _x(T).unsqueeze(0),
-        "autograd._functions.indexing.UnsqueezeIndex": lambda T, dev: _x(T)[None],
-    },
 }
 # PyTorch's ``Error`` node, which its ``DelayedError`` and its refused views both make
 SHARED_WITHOUT_PROGRAM = {"Error": {"autograd.function.DelayedError", "_tensor_methods.views._RefusedView"}}
@@ -132,3 +128,39 @@ def _graph(node):
 def test_pytorch_gives_each_program_the_shared_name(name, path):
     torch = pytest.importorskip("torch", reason=TORCH_REASON)
     assert SHARED[name][path](torch, "meta").grad_fn.name() == name
+
+
+# ``x[...]`` with ``None``: PyTorch takes the index left to right, each None an unsqueeze
+INDEXES_WITH_NONE = ["[None]", "[:, None]", "[..., None]", "[None, 1:]", "[0, None]", "[1:, None, 2]",
+                     "[None, None, 1]", "[0, None, 1]", "[1:, None, :]", "[None][...]"]
+
+
+def _chain(node):
+    """The nodes from ``node`` down its first edge, with an unsqueeze's dim, to the leaf."""
+    out = []
+    while node is not None and "AccumulateGrad" not in node.name():
+        out.append((node.name(), getattr(node, "_saved_dim", None) if "Unsqueeze" in node.name() else None))
+        node = node.next_functions[0][0]
+    return out
+
+
+@pytest.mark.parametrize("index", INDEXES_WITH_NONE)
+def test_an_index_with_none_makes_pytorchs_nodes(index):
+    """One ``Unsqueeze`` class for ``x.unsqueeze(d)`` and ``x[..., None]``, in PyTorch's order."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+
+    def chain(T):
+        y = eval("x" + index, {"x": T.ones(3, 4, requires_grad=True)})
+        return tuple(y.shape), _chain(y.grad_fn)
+
+    assert chain(edutorch) == chain(torch)
+
+
+@pytest.mark.parametrize("index", INDEXES_WITH_NONE)
+def test_an_index_with_none_has_the_gradient_of_a_view(index):
+    x = edutorch.tensor([[1.0, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]], dtype=edutorch.float64, requires_grad=True)
+    assert edutorch.autograd.gradcheck(lambda t: eval("t" + index), (x,))
+    assert edutorch.autograd.gradgradcheck(lambda t: eval("t" + index), (x,))
+    y = x.unsqueeze(-1)
+    (g,) = edutorch.autograd.grad(y, x, edutorch.ones_like(y, requires_grad=True), create_graph=True)
+    assert g.grad_fn.name() == "SqueezeBackward1"  # unsqueeze's gradient squeezes, as PyTorch's

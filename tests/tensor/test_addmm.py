@@ -115,3 +115,42 @@ def test_linear_second_derivatives():
     f = et.nn.functional.linear
     assert gradcheck(f, (x, w, b)) and gradgradcheck(f, (x, w, b))
     assert gradcheck(lambda x, w: f(x, w), (x, w)) and gradgradcheck(lambda x, w: f(x, w), (x, w))
+
+
+@pytest.mark.parametrize("alpha", [1, -0.5])
+def test_transposed_helpers_are_the_transposed_formula(alpha):
+    """``transposed=True`` (F.linear: the caller holds W = mat2ᵀ) is the same formula, with no
+    transpose op on W: dA = G (Wᵀ)ᵀ = G W, and W's gradient (Aᵀ G)ᵀ."""
+    from edutorch.autograd._functions.blas import mm_mat1_backward, mm_mat2_backward
+
+    g, a, w = _t((3, 5), False), _t((3, 4), False), _t((5, 4), False)
+    np.testing.assert_allclose(mm_mat1_backward(g, w, alpha, transposed=True).numpy(),
+                               mm_mat1_backward(g, w.t(), alpha).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mm_mat2_backward(g, a, alpha, transposed=True).numpy(),
+                               mm_mat2_backward(g, a, alpha).t().numpy(), rtol=1e-12)
+
+
+def test_linear_backward_makes_no_view_of_the_weight():
+    """Under create_graph, F.linear's input gradient is one ``mm`` of grad and W itself, and
+    W's gradient ``mm(gradᵀ, x)``: PyTorch's node names, no ``W.t().t()`` pair of views."""
+    x, w, b = _t((3, 4)), _t((5, 4)), _t((5,))
+    y = et.nn.functional.linear(x, w, b)
+    gx, gw = et.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+    names = [[f.name() for f, _ in g.grad_fn.next_functions] for g in (gx, gw)]
+    assert (gx.grad_fn.name(), gw.grad_fn.name()) == ("MmBackward0", "MmBackward0")
+    assert names == [["AddBackward0", "AccumulateGrad"], ["TBackward0", "AccumulateGrad"]]  # (y*y): y g + g y
+
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5))])
+def test_product_gradients_record_torchs_transpose_nodes(shapes):
+    """Under create_graph the helpers transpose as PyTorch's formulas do: ``t()`` for ``mm``
+    (``TBackward0``), ``transpose(1, 2)`` for ``bmm`` (``TransposeBackward0``)."""
+    torch = pytest.importorskip("torch", reason=TORCH_REASON)
+
+    def names(lib):
+        a, b = (lib.ones(s, dtype=lib.float64, requires_grad=True) for s in shapes)
+        y = a @ b
+        grads = lib.autograd.grad((y * y).sum(), (a, b), create_graph=True)
+        return [[g.grad_fn.name()] + [f.name() for f, _ in g.grad_fn.next_functions] for g in grads]
+
+    assert names(et) == names(torch)

@@ -14,14 +14,13 @@ from .pointwise import _binary_meta
 from .tangents import sum_tangents
 from .utils import binary_arrays, broadcast_error, check_integer_divisor, grad_for, quiet_fp
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 def _float_pair(a, b):
     """Both operands as arrays of the result dtype, integers promoted to the default float."""
     x, y = binary_arrays(a, b)
     if not _is_floating(getattr(x, "dtype", np.dtype("f"))):
-        from ... import _dtype
-
         dt = _dtype.get_default_dtype().np
         x, y = np.asarray(x).astype(dt), np.asarray(y).astype(dt)
     return x, y

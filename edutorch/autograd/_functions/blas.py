@@ -16,24 +16,38 @@ from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .tangents import auto_linear, sum_tangents
 from .utils import REDUCED_FLOATS, accumulation_input, refuse_bool, rounded_to
+from .utils import _device_error
 
 
 # -- the gradient of a matrix product, once --------------------------------------------------
-def mm_mat1_backward(grad, mat2, alpha=1):
+def mm_mat1_backward(grad, mat2, alpha=1, *, transposed=False):
     """The gradient of ``mat1`` in ``alpha * mat1 @ mat2``: ``alpha * grad @ mat2ᵀ`` (dA = G Bᵀ).
 
     PyTorch's ``mm_mat1_backward``; also the batched case (``bmm``, ``matmul``),
     where ``mat2ᵀ`` transposes the last two dims of every matrix in the batch.
+    ``transposed=True``: the caller holds ``mat2`` as its transpose and passes
+    that (``F.linear`` keeps ``W``, its ``mat2`` being ``Wᵀ``), so ``mat2ᵀ`` is
+    the argument itself and no transpose op is made.
     """
-    return _scaled(_product(grad, mat2.mT), alpha)
+    mat2_t = mat2 if transposed else _transpose(mat2)
+    return _scaled(_product(grad, mat2_t), alpha)
 
 
-def mm_mat2_backward(grad, mat1, alpha=1):
+def mm_mat2_backward(grad, mat1, alpha=1, *, transposed=False):
     """The gradient of ``mat2`` in ``alpha * mat1 @ mat2``: ``alpha * mat1ᵀ @ grad`` (dB = Aᵀ G).
 
-    PyTorch's ``mm_mat2_backward``.
+    PyTorch's ``mm_mat2_backward``.  ``transposed=True``: the caller holds
+    ``mat2`` as its transpose (``F.linear``'s ``W``, with ``mat2 = Wᵀ``) and wants
+    the gradient of that, the transpose of dB: (Aᵀ G)ᵀ = Gᵀ A.
     """
-    return _scaled(_product(mat1.mT, grad), alpha)
+    product = _product(_transpose(grad), mat1) if transposed else _product(_transpose(mat1), grad)
+    return _scaled(product, alpha)
+
+
+def _transpose(m):
+    """``mᵀ`` as PyTorch's formulas write it: ``m.t()`` for a matrix (``TBackward0`` under
+    ``create_graph``), the last two dims swapped for a batch (``TransposeBackward0``)."""
+    return m.t() if m.ndim == 2 else m.mT
 
 
 def mm_jvp(mat1, mat1_t, mat2, mat2_t, alpha=1):
@@ -61,8 +75,6 @@ def _shape_str(shape):
 
 def _check_dtypes(a, b):
     if type(a._data) is not type(b._data):
-        from .utils import _device_error
-
         raise RuntimeError(_device_error(a._data, b._data))
     if a._data.dtype != b._data.dtype:
         raise RuntimeError(

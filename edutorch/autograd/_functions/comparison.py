@@ -13,6 +13,7 @@ from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an imp
 from .tangents import auto_element_wise, auto_linear, zero_if_missing
 from .utils import array_of, binary_arrays, broadcast_error, grad_for, input_meta
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 def _meta(ctx, out, *inputs):
@@ -104,8 +105,6 @@ class Clamp(Function):
         ctx.save_for_backward(a)
         ctx.bounds = (min, max)
         if not _is_floating(x.dtype) and any(isinstance(v, float) for v in (min, max)):
-            from ... import _dtype
-
             x = x.astype(_dtype.get_default_dtype().np)
         out = x
         if min is not None:
@@ -206,8 +205,6 @@ class Where(Function):
     def forward(ctx, condition, a, b):
         cond = array_of(condition)
         if cond.dtype.kind != "b":
-            from ... import _dtype
-
             raise RuntimeError(
                 "where expected condition to be a boolean tensor, but got a tensor with dtype "
                 f"{_dtype.scalar_type_name(condition.dtype)}"

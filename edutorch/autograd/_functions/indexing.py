@@ -9,6 +9,8 @@ from ..function import Function
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .tangents import auto_linear
 from .utils import wrap_dim
+from ... import _dtype, backend
+from .utils import broadcast_error
 
 
 def to_index(idx):
@@ -117,8 +119,6 @@ class IndexBackward(Function):
 
     @staticmethod
     def forward(ctx, grad, shape, idx):
-        from ... import backend
-
         xp = backend.get_array_module(grad._data)
         ctx.idx = idx
         out = xp.zeros(shape, dtype=grad._data.dtype)
@@ -135,17 +135,39 @@ class IndexBackward(Function):
     jvp = auto_linear(0)
 
 
+def basic_index_steps(idx, ndim):
+    """A basic index as PyTorch takes it, left to right: ``("unsqueeze", dim)`` for each
+    ``None`` (a new dim, ``Unsqueeze``), ``("index", part)`` for each run of ints and slices
+    between them that changes something (one view, :func:`basic_index_class`).
+
+    ``x[1:, None]`` is a slice, then an unsqueeze at dim 1; ``x[None]`` an unsqueeze only.
+    """
+    items = idx if isinstance(idx, tuple) else (idx,)
+    used = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if not any(i is None for i in items) or used > ndim:  # no new dim (or NumPy's "too many indices")
+        return [("index", idx)]
+    steps, done, run = [], 0, []  # done: the dims of the result so far
+    for item in items + (None,):  # a last None closes the last run
+        if item is not None:
+            run.extend([slice(None)] * (ndim - used) if item is Ellipsis else [item])
+            continue
+        if any(i != slice(None) for i in run):
+            steps.append(("index", (slice(None),) * done + tuple(run)))
+        done += sum(1 for i in run if isinstance(i, slice))  # an int removes its dim
+        steps.append(("unsqueeze", done))
+        done, run = done + 1, []
+    return steps[:-1]  # (the closing None is no step)
+
+
 def basic_index_class(idx):
     """PyTorch names a basic-indexing node after the last step it took.
 
-    ``x[0]`` is a select, ``x[1:]`` a slice, ``x[None]`` an unsqueeze and
-    ``x[...]`` an alias; full slices ``:`` are skipped.
+    ``x[0]`` is a select, ``x[1:]`` a slice and ``x[...]`` an alias; full
+    slices ``:`` are skipped (a ``None`` is an unsqueeze: :func:`basic_index_steps`).
     """
     cls = Alias
     for item in idx if isinstance(idx, tuple) else (idx,):
-        if item is None:
-            cls = UnsqueezeIndex
-        elif isinstance(item, int):
+        if isinstance(item, int):
             cls = Select
         elif isinstance(item, slice) and item != slice(None):
             cls = Slice
@@ -158,10 +180,6 @@ class Select(Index):
 
 class Slice(Index):
     _backward_name = "SliceBackward0"
-
-
-class UnsqueezeIndex(Index):
-    _backward_name = "UnsqueezeBackward0"
 
 
 class Alias(Index):
@@ -207,8 +225,6 @@ class Gather(Function):
 
 
 def _take_along(x, idx, axis):
-    from ... import backend
-
     xp = backend.get_array_module(x)
     if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
         raise RuntimeError(f"index {int(idx.max())} is out of bounds for dimension {axis} with size {x.shape[axis]}")
@@ -217,8 +233,6 @@ def _take_along(x, idx, axis):
 
 def _scatter_positions(shape, index, axis):
     """The full index tuple that ``scatter`` writes to: index along ``axis``, position elsewhere."""
-    from ... import backend
-
     xp = backend.get_array_module(index)
     grids = list(xp.indices(index.shape, sparse=True))
     grids[axis] = index
@@ -349,8 +363,6 @@ class IndexAdd(Function):
         rows = (slice(None),) * axis + (idx.reshape(-1),)
         if x.ndim == 0:  # a 0-d tensor is one row
             out, rows, src = out.reshape(1), (idx.reshape(-1),), src.reshape(1)
-        from ... import backend
-
         xp = backend.get_array_module(out)
         (np.add.at if xp is np else xp.add.at)(out, rows, src * alpha if alpha != 1 else src)
         return out.reshape(x.shape)
@@ -372,16 +384,12 @@ class IndexAdd(Function):
 def _check_index_add(x, axis, idx, src):
     """PyTorch's checks of ``index_add_`` (NumPy would wrap negative indices or broadcast)."""
     if idx.dtype not in (np.int64, np.int32):
-        from ... import _dtype
-
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
                            f"{_dtype.scalar_type_name(_dtype.from_numpy_dtype(idx.dtype))}")
     if idx.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
                          f"Long and size: {list(idx.shape)}")
     if src.dtype != x.dtype:
-        from ... import _dtype
-
         name = _dtype.scalar_type_name
         raise RuntimeError(f"index_add_(): self ({name(_dtype.from_numpy_dtype(x.dtype))}) and source "
                            f"({name(_dtype.from_numpy_dtype(src.dtype))}) must have the same scalar type")
@@ -412,8 +420,6 @@ class MaskedFill(Function):
 
         m = mask._data
         if m.dtype.kind != "b":
-            from ... import _dtype
-
             raise RuntimeError(
                 "masked_fill_ only supports boolean masks, but got mask with dtype "
                 f"{_dtype.cpp_type_name(mask.dtype)}"
@@ -433,8 +439,6 @@ class MaskedFill(Function):
                 f"The size of tensor a ({x.shape[-1]}) must match the size of tensor b ({m.shape[-1]}) "
                 f"at non-singleton dimension {len(out_shape) - 1}"
             )
-        from ... import backend
-
         xp = backend.get_array_module(x)
         ctx.save_for_backward(mask)
         ctx.value_is_tensor = isinstance(value, _utils._Tensor)
@@ -499,8 +503,6 @@ class MaskedSelect(Function):
 
     @staticmethod
     def forward(ctx, a, mask):
-        from .utils import broadcast_error
-
         x, m = a._data, mask._data
         if m.dtype.kind != "b":
             raise RuntimeError("masked_select: expected BoolTensor for mask")

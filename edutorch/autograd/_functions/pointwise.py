@@ -13,6 +13,7 @@ from . import fused
 from .tangents import auto_element_wise, auto_linear, sum_tangents
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 def _binary_meta(ctx, a, b, out):
@@ -150,8 +151,6 @@ class Div(Function):
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
         if not _is_floating(x.dtype):  # true division of integers gives the default float
-            from ... import _dtype
-
             x = x.astype(_dtype.get_default_dtype().np)
             y = y.astype(x.dtype) if hasattr(y, "astype") else y
         try:

@@ -12,6 +12,8 @@ from .tangents import auto_linear, zero_if_missing
 from .utils import wrap_dim
 from .utils import broadcast_to
 from .indexing import Slice
+from ... import _dtype, backend
+from .utils import _device_error
 
 
 def _infer_shape(shape, numel, in_shape):
@@ -159,8 +161,23 @@ class UnsafeView(View):
         return x.reshape(_infer_shape(shape, x.size, x.shape))
 
 
-class Unsqueeze(View):
+class Unsqueeze(Function):
+    """``x.unsqueeze(dim)``, and each ``None`` of an index (``x[:, None]``): a new dim of size 1
+    at ``dim``, a view.  Its gradient squeezes that dim away again."""
+
     _backward_name = "UnsqueezeBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim)}  # as the caller gave it (_saved_attrs.py)
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        x = a._data
+        ctx.dim = dim
+        new = x[(slice(None),) * wrap_dim(dim, x.ndim + 1) + (None,)]  # NumPy's None: a new axis
+        return _utils._Tensor._make(new, False, None, 0, a._version_counter)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.squeeze(ctx.dim), None
 
 
 class Squeeze(View):
@@ -238,6 +255,7 @@ class Unfold(Function):
 # In-place forms (``y.unsqueeze_(0)``...): the same view, under PyTorch's node names for them.
 class UnsqueezeInplace(Unsqueeze):
     _backward_name = "UnsqueezeBackward1"
+    _saved_attrs = Unsqueeze._saved_attrs
 
 
 class SqueezeInplace(Squeeze):
@@ -301,16 +319,12 @@ class Repeat(Function):
 
 
 def _np(x):
-    from ... import backend
-
     return backend.get_array_module(x)
 
 
 def _check_same_device(tensors):
     kinds = {type(t._data) for t in tensors}
     if len(kinds) > 1:
-        from .utils import _device_error
-
         first = tensors[0]._data
         other = next(t._data for t in tensors if type(t._data) is not type(first))
         raise RuntimeError(_device_error(first, other))
@@ -332,8 +346,6 @@ class Cat(Function):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        from ... import _dtype
-
         ctx.dim = dim
 
         if not tensors:
@@ -377,8 +389,6 @@ class Cat(Function):
             else:
                 piece = grad.narrow(ctx.axis, start, size)
             if piece is not None and piece._data.dtype != dt:
-                from ... import _dtype
-
                 piece = piece.to(_dtype.from_numpy_dtype(dt))
             grads.append(piece)
             start += size
@@ -396,8 +406,6 @@ class Stack(Function):
 
     @staticmethod
     def forward(ctx, dim, *tensors):
-        from ... import _dtype
-
         ctx.dim = dim
 
         if not tensors:

@@ -13,14 +13,13 @@ from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an imp
 from .tangents import sum_tangents, symmetric_jacobian
 from .utils import wrap_dim
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 def check_floating(a, axis, kernel):
     """PyTorch's softmax kernels take floating point only: its error names the kernel
     (the ``lastdim`` one along the last dimension)."""
     if not _is_floating(a._data.dtype):
-        from ... import _dtype
-
         last = "lastdim_" if axis is None or axis == a._data.ndim - 1 else ""
         raise NotImplementedError(
             f'"{kernel}_{last}kernel_impl" not implemented for \'{_dtype.scalar_type_name(a.dtype)}\''

@@ -12,14 +12,13 @@ from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an imp
 from .tangents import auto_element_wise
 from .utils import quiet_fp
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 def _float_input(a):
     """Integer tensors go through these functions as the default float (like PyTorch)."""
     x = a._data
     if not _is_floating(x.dtype):
-        from ... import _dtype
-
         x = x.astype(_dtype.get_default_dtype().np)
     return x
 

@@ -6,15 +6,17 @@ PyTorch computes ``F.linear(x, W, b)`` for a 2-D ``x`` as ONE call,
 that ``Addmm`` (``autograd/_functions/blas.py``: the forward ``addmm_array``,
 the gradients ``mm_mat1_backward``/``mm_mat2_backward``) with ``mat2 = W.t()``
 folded in: its edges go to (bias, input, weight) itself, where PyTorch's third
-edge goes through a ``TBackward0`` node (README, known differences), and its
-backward writes the two helpers with that transpose worked out on paper
-(``grad @ W`` and ``grad.t() @ x``): calling them on ``W.t()`` would add two
-view ops to every layer's backward, measured at +30% for a small layer's step.  Backward is Tensor ops, so with
+edge goes through a ``TBackward0`` node (README, known differences).  Its
+backward calls the two helpers with ``transposed=True``: they take ``W`` for
+``mat2ᵀ`` and give ``W``'s gradient (``grad @ W`` and ``grad.t() @ x``), where
+calling them on a ``W.t()`` view would add view ops to every layer's backward
+(measured at +30% for a small layer's step).  Backward is Tensor ops, so with
 ``create_graph=True`` they are differentiated again.
 """
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved, layout, sym_sizes, sym_strides
-from ...autograd._functions.blas import Addmm, addmm_array, check_addmm, check_mm, mm_jvp
+from ...autograd._functions.blas import (Addmm, addmm_array, check_addmm, check_mm, mm_jvp, mm_mat1_backward,
+                                         mm_mat2_backward)
 from ...autograd._functions.tangents import sum_tangents
 
 
@@ -50,9 +52,9 @@ class Linear(Addmm):
         input, weight = ctx.saved_tensors
         need_bias, need_input, need_weight = ctx.needs_input_grad  # one flag per input
         g_bias = grad.sum(0) if need_bias else None  # the bias was broadcast over the batch
-        # Addmm's gradients with mat2 = Wᵀ, the transposes done on paper (no view op per step):
-        g_input = grad @ weight if need_input else None  # mm_mat1_backward(grad, Wᵀ) = grad (Wᵀ)ᵀ = grad W
-        g_weight = grad.t() @ input if need_weight else None  # mm_mat2_backward(grad, x)ᵀ = (xᵀ grad)ᵀ = gradᵀ x
+        # Addmm's gradients with mat2 = Wᵀ: the helpers take W for mat2ᵀ and give W's gradient
+        g_input = mm_mat1_backward(grad, weight, transposed=True) if need_input else None  # grad W
+        g_weight = mm_mat2_backward(grad, input, transposed=True) if need_weight else None  # gradᵀ x
         return g_bias, g_input, g_weight
 
     @staticmethod

@@ -18,6 +18,7 @@ from ...autograd._functions.tangents import auto_linear, auto_reduction
 from ...autograd._functions.utils import sign
 from .utils import constant
 from ..._dtype import is_floating as _is_floating
+from ... import _dtype
 
 
 
@@ -42,8 +43,6 @@ def reduction_scale(grad, reduction, count):
 
 def _not_implemented(kernel, dtype):
     """PyTorch's error for a loss kernel given a dtype it has no implementation for."""
-    from ... import _dtype
-
     name = _dtype.scalar_type_name(_dtype.from_numpy_dtype(dtype))
     raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 

@@ -1,5 +1,6 @@
 """Helpers shared by the layer Functions."""
 from ..._tensor import Tensor
+from ... import _dtype
 
 
 def constant(array):
@@ -17,8 +18,6 @@ def constant(array):
 def floating_only(input, kernel):
     """The array of ``input``, refused as PyTorch refuses an integer or bool tensor for a
     floating-point kernel: ``"elu_cpu" not implemented for 'Long'``."""
-    from ... import _dtype
-
     x = input._data
     if x.dtype.kind in "biu":
         name = _dtype.scalar_type_name(_dtype.from_numpy_dtype(x.dtype))

@@ -5,6 +5,7 @@ permutation every epoch (``shuffle=True``); ``BatchSampler`` groups any
 sampler's indices into lists of ``batch_size``.
 """
 from ... import random as _random
+from ... import _creation, _dtype
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
            "BatchSampler"]
@@ -90,8 +91,6 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
-        from ... import _creation, _dtype
-
         weights = _creation.as_tensor(weights, dtype=_dtype.float64)
         if weights.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
