@@ -26,9 +26,12 @@ VIEW_OF_LEAF_INPLACE_ERROR = (
 
 
 def leaf_inplace_error(t):
-    """PyTorch's refusal of an in-place op on a leaf that requires grad (or on a view made before its
-    base was set to require grad, whose flag is the base's: ``_follow_base_requires_grad``)."""
-    return RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR if "_requires_grad_of_base" in t.__dict__ else LEAF_INPLACE_ERROR)
+    """PyTorch's refusal of an in-place op on a leaf that requires grad (or on a view whose flag is its
+    base's: made before the base was set to require grad, ``_follow_base_requires_grad``, or made under
+    ``no_grad``, refused as such first)."""
+    if "_requires_grad_of_base" not in t.__dict__:
+        return RuntimeError(LEAF_INPLACE_ERROR)
+    return RuntimeError(view_error(t) or VIEW_OF_LEAF_INPLACE_ERROR)
 
 
 EXPANDED_INPLACE_ERROR = (
@@ -187,7 +190,7 @@ class InplaceMethods:
         self._data = out._data
         self._version_counter[0] += 1
         if out.grad_fn is not None:
-            set_graph(self, out)
+            set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
             refresh_views(self)
         return self
 

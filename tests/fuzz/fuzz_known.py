@@ -47,24 +47,6 @@ def written_after(program, index, names):
     return any(is_inplace(s) and root.get(s.target, s.target) in wanted for s in program.steps[index + 1:])
 
 
-def after_op_written(program, ops, same_root=True):
-    for i, step in enumerate(program.steps):
-        if step.op in ops and (written_after(program, i, step.outputs + step.inputs[:1]) if same_root else
-                               any(is_inplace(s) for s in program.steps[i + 1:])):
-            return True
-    return False
-
-
-def operand_aliases_target(program, ops):
-    root = roots(program)
-    for step in program.steps:
-        if step.op in ops and step.target:
-            target = root.get(step.target, step.target)
-            if any(root.get(n, n) == target for n in step.inputs[1:]):
-                return True
-    return False
-
-
 # --- the entries -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Known:
@@ -150,28 +132,6 @@ KNOWN = {
         lambda p, ref, got: any(s.op == "kron" for s in p.steps) and (ref.error is None) != (got.error is None),
         "x = torch.tensor([[2.29, -1.2, -2.36]], dtype=torch.float64)\nv = x.T[:]\n"
         "y = torch.kron(v, torch.tensor([[-1.01], [1.21]], dtype=torch.float64))"),
-    "retain-grad-inplace-view-op": Known(
-        "retain_grad() then unsqueeze_()/squeeze_()/t_(): the retained .grad has the new shape here (PyTorch: "
-        "the shape the tensor had when retain_grad() was called)",
-        lambda p, ref, got: any(s.op == "retain_grad" for s in p.steps)
-        and any(s.op in ("t_", "transpose_", "squeeze_", "unsqueeze_") for s in p.steps),
-        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\nv = (x * x).sum()\nv.retain_grad()\n"
-        "v.unsqueeze_(0)\nloss = (v * (v + 0.5)).sum()\nloss.backward()"),
-    "dropout-p0-alias": Known(
-        "Dropout(p=0) (and the other identity cases of dropout) returns its input itself in PyTorch, so a later "
-        "in-place write of the result is a write of the input (e.g. a split output refused at that line); "
-        "here it returns a copy",
-        lambda p, ref, got: any(s.op == "nn.Dropout" and any(is_inplace(t) for t in p.steps[i + 1:])
-                                for i, s in enumerate(p.steps)),
-        "x = torch.tensor([-2.39, 1.39], dtype=torch.float64, requires_grad=True)\nv2, v3 = x.chunk(2, 0)\n"
-        "m4 = torch.nn.Dropout(0.0, inplace=False)\nv5 = m4(v3)\nwith torch.no_grad(): v5.mul_(2.0)"),
-    "stale-multi-output-views": Known(
-        "an unbind/split/chunk output used after its base was written in place outside autograd's view "
-        "(e.g. after abs_() of the base, or under no_grad) is not refused (PyTorch: RuntimeError, Output 0 "
-        "of Unbind is a view and its base ... has been modified inplace)",
-        lambda p, ref, got: after_op_written(p, {"unbind", "split", "chunk", "tensor_split"}),
-        "x = torch.tensor([[-0.65], [0.12], [-1.98]], dtype=torch.float64, requires_grad=True)\n"
-        "a = torch.logaddexp(x, x)\nv, = a.unbind(-1)\na.abs_()\nloss = (a * (a + -1.25)).sum()\nloss.backward()"),
     "matmul-saved-view-version": Known(
         "matmul of a permuted 3-d view and a vector saves the view itself where PyTorch saves a reshaped "
         "copy: writing another view of the same base under no_grad makes backward refuse here only",

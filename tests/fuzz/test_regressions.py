@@ -479,3 +479,129 @@ def test_linear_with_no_input_features_on_a_batch():
     m = torch.nn.Linear(0, 2, dtype=torch.float64)
     y = m(torch.zeros((3, 2, 4, 0), dtype=torch.float64))
     assert y.shape == (3, 2, 4, 2) and torch.equal(y[1, 1, 1], m.bias.detach())
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add"])
+def test_scatter_of_a_0d_src_gives_it_a_0d_gradient(name):
+    # fuzz: `x.scatter(0, torch.tensor([0]), x.sum())` then backward raised IndexError; PyTorch gives the
+    # 0-d src the gradient where its one element went (and refuses an index larger than it: size 1)
+    x = torch.tensor([1.92, -1.59, -1.73], dtype=torch.float64, requires_grad=True)
+    s = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    y = getattr(x, name)(0, torch.tensor([2]), s)
+    (y * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    assert s.grad.shape == () and s.grad.item() == 3.0
+    assert x.grad.tolist() == ([1.0, 2.0, 0.0] if name == "scatter" else [1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match=r"Expected index \[2\] to be no larger than self \[3\] apart from "
+                                           r"dimension 0 and to be no larger size than src \[\]"):
+        getattr(x, name)(0, torch.tensor([0, 2]), s)
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.view(2, 2), lambda t: t[1:], lambda t: t.view(2, 2).t(), lambda t: t.unbind(0)[0],
+    lambda t: t[None].expand(2, 4), lambda t: t.view(2, 2).diagonal(),
+])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_a_view_made_under_no_grad_has_its_bases_requires_grad(make, leaf):
+    # PyTorch: `with no_grad(): v = x.view(2, 2)` of an x that requires grad has requires_grad True (its
+    # base's) but no node: ops on it are recorded, its gradient goes nowhere; writing it with grad
+    # mode on is refused.  (edutorch had requires_grad False, so backward through it raised.)
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    base = x if leaf else x * 1
+    with torch.no_grad():
+        v = make(base)
+    assert (v.requires_grad, v.is_leaf, v.grad_fn) == (True, True, None)
+    y = (v * 2).sum()
+    assert y.requires_grad
+    y.backward()
+    assert x.grad is None and v.grad is None
+    (base * 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0, 1.0]
+    v.requires_grad_(False)
+    assert v.requires_grad  # the base's flag still counts
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(torch.tensor(2.0, requires_grad=True))
+
+
+@pytest.mark.parametrize("write", ["base under no_grad", "view under no_grad", "base"])
+def test_a_view_made_under_no_grad_is_refused_once_written(write):
+    # PyTorch: after its base (or the view itself) was written in place, reading the graph of a view
+    # made under no_grad raises (is_leaf, an op with it, register_hook); the base is still fine
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a = x * 1
+    with torch.no_grad():
+        v = a.view(2, 2)
+    if write == "base":
+        a.mul_(2)
+    else:
+        with torch.no_grad():
+            (a if write.startswith("base") else v).mul_(2)
+    message = "A view was created in no_grad mode and its base or another view of its base has been modified"
+    for use in (lambda: v.is_leaf, lambda: v * 3, lambda: v.register_hook(lambda g: g)):
+        with pytest.raises(RuntimeError, match=message):
+            use()
+    a.sum().backward()
+    assert x.grad.tolist() == ([2.0, 2.0, 2.0, 2.0] if write == "base" else [1.0, 1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("op", [lambda v: v.unsqueeze_(0), lambda v: v.t_(), lambda v: v.squeeze_()])
+def test_retain_grad_then_an_inplace_view_op_keeps_the_old_shape(op):
+    # fuzz: `v.retain_grad(); v.unsqueeze_(0)` gave v.grad the new shape; PyTorch leaves the retained
+    # gradient on the node before the in-place view op: the gradient of the value as it was
+    x = torch.tensor([[1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    v = x * x
+    v.retain_grad()
+    op(v)
+    w = torch.arange(1.0, 3.0, dtype=torch.float64).reshape(v.shape)
+    (v * w).sum().backward()
+    assert v.grad.tolist() == [[1.0, 2.0]]
+    assert x.grad.tolist() == [[2.0, 8.0]]
+
+
+@pytest.mark.parametrize("leaf, write", [(True, "base under no_grad"), (True, "other output under no_grad"),
+                                         (False, "base under no_grad"), (False, "other output under no_grad"),
+                                         (False, "base")])
+def test_a_split_output_is_refused_once_its_base_was_written(leaf, write):
+    # fuzz: `v, w = a.unbind(0); with torch.no_grad(): a.mul_(2)` then `v * 3` ran; PyTorch refuses to use
+    # (or read is_leaf of) a split/unbind output, or a view of one, once its base changed in place
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a = x if leaf else x * 1
+    v, w = a.unbind(0)
+    u = w[0]
+    y = (v * 2).sum()
+    if write == "base":
+        a.mul_(2)
+    else:
+        with torch.no_grad():
+            (a if write.startswith("base") else w).mul_(2)
+    with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view and its base or another view of its base"):
+        v * 3
+    with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view and its base or another view of its base"):
+        v.is_leaf
+    with pytest.raises(RuntimeError, match="Output 0 of Select is a view and its base or another view of its base"):
+        u * 3
+    assert v.requires_grad
+    y.backward()  # the graph made before the write still runs
+    assert x.grad.tolist() == [[2.0, 2.0], [0.0, 0.0]]
+
+
+def test_an_unwritten_split_output_and_one_of_a_base_without_grad_stay_usable():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    v, w = x.unbind(0)
+    with torch.no_grad():
+        c = torch.zeros(2, 2)
+        p, q = c.unbind(0)
+        c.add_(1)
+    assert not v.is_leaf and (v * q).sum().item() == 3.0 and p.is_leaf
+
+
+def test_the_elements_of_a_1d_unbind_are_views():
+    # fuzz: `a, b, c = x.unbind(0); c.pow_(2)` left x unchanged (NumPy gave the 0-d elements as copies);
+    # PyTorch's unbind returns views, also of 0-d elements
+    x = torch.tensor([0.47, -1.58, -1.83], dtype=torch.float64)
+    a, b, c = x.reshape((3,)).unbind(0)
+    c.pow_(2)
+    with torch.no_grad():
+        a.mul_(2)
+    assert torch.allclose(x, torch.tensor([0.94, -1.58, 3.3489], dtype=torch.float64))
+    x[1] = 5.0
+    assert b.item() == 5.0
