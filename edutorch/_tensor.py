@@ -104,6 +104,14 @@ def _follow_base_requires_grad(view, base):
         view._requires_grad_of_base = True
 
 
+_DETACH_VIEW_ERROR = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+    "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+    "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+    "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+
+
 def _refuse_stale_no_grad_view(view):
     """A view made under ``no_grad`` of a base that requires grad, after it or its base was written in
     place (under ``no_grad`` too): PyTorch refuses to read its graph (``grad_fn``, ``is_leaf``, an op
@@ -322,7 +330,14 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         return Tensor._make(self._data, False, None, 0, self._version_counter)
 
     def detach_(self):
-        """Detach this tensor from the graph in place."""
+        """Detach this tensor from the graph in place.
+
+        PyTorch refuses it on a view (its graph is its base's), and a node that saved
+        this tensor before refuses it at backward (``SavedVariable.unpack``)."""
+        if "_view_of" in self.__dict__:
+            raise RuntimeError(_DETACH_VIEW_ERROR)
+        if self.grad_fn is not None:  # when, in the order nodes are made (``_sequence_nr``)
+            self._detached_in_place = next(_function._sequence)
         self.grad_fn = None
         self._requires_grad = False
         return self

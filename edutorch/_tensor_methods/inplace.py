@@ -181,6 +181,9 @@ class InplaceMethods:
         runs after the leaf check, as PyTorch checks autograd before the dims.
         """
         if grad_mode.is_grad_enabled() and self._requires_grad:
+            message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
+            if message is not None:
+                raise RuntimeError(message)
             if self.grad_fn is None:
                 raise leaf_inplace_error(self)
             base = self.__dict__.get("_view_of")

@@ -18,7 +18,6 @@ That one answer serves every kind of view:
 
 ``split``/``unbind`` outputs are views PyTorch forbids to modify in place (``multi_view``).
 """
-import re
 import weakref
 
 import numpy as np
@@ -26,6 +25,7 @@ import numpy as np
 from .. import backend
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..autograd._saved_tensor import _forward_name  # "Select" for SelectBackward0, as PyTorch's messages
 from ..autograd._functions import indexing
 
 
@@ -224,10 +224,18 @@ def view_error(view, base_modified=False):
     Refused: an output of ``split``/``unbind`` (a function that returns several
     views), and a view made under ``no_grad`` written with grad mode on.
     """
+    fn = view.grad_fn
+    if fn is not None and type(fn._use_error) is str:  # refused already (refresh_views): its own node is gone
+        if base_modified:
+            return fn._use_error
+        fn = None
     what = "its base or another view of its base has been modified inplace" if base_modified \
         else "is being modified inplace"
     no_grad = f"A view was created in no_grad mode and {what} with grad mode enabled"
     if "_made_in_no_grad" in view.__dict__:
+        if fn is not None:  # made with grad mode on, of a view made under no_grad
+            no_grad = (f"Output {view._output_nr} of {_forward_name(fn)} is a view of a view which was "
+                       f"created in no_grad mode and {what} with grad mode enabled")
         return (f"{no_grad}. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
                 "clarify your code by moving both the view and the inplace either both inside the no_grad block "
                 "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
@@ -235,9 +243,8 @@ def view_error(view, base_modified=False):
     if "_multi_view" not in view.__dict__:
         return None
     name, nr, made_with_grad = view._multi_view
-    if view.grad_fn is not None:  # PyTorch names the view's own op: "Output 0 of Select" for x.unbind()[1][0]
-        # (its node's name without "Backward0": SelectBackward0 -> Select, SqueezeBackward1 -> Squeeze1)
-        name, nr = re.sub(r"Backward0?", "", view.grad_fn.name()), view._output_nr
+    if fn is not None:  # PyTorch names the view's own op: "Output 0 of Select" for x.unbind()[1][0]
+        name, nr = _forward_name(fn), view._output_nr
     # PyTorch's words for a view of a tensor that did not require grad when the view was made
     which = f"Output {nr} of {name} is a view and {what}" if made_with_grad else no_grad
     return (

@@ -63,6 +63,15 @@ def _empty_batch_norm(program, ref, got):
                and (0 in s.shapes[0] or one_value_per_group(s)) for s in program.steps)
 
 
+EINSUM_CONTRACTIONS = {"einsum_mm", "einsum_rows"}
+
+
+def _made_by(program, name, ops):
+    """Was ``name`` (or the tensor it is a view of) made by one of ``ops``?"""
+    root = roots(program)
+    return any(s.op in ops and root.get(name, name) in s.outputs for s in program.steps)
+
+
 SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     # composites that do not keep their input (PyTorch's node does): backward runs where PyTorch refuses
     "logsigmoid", "softshrink", "hardshrink", "nn.LogSigmoid", "nn.Softshrink", "nn.Hardshrink",
@@ -87,13 +96,10 @@ def _saves_other_tensors(program, ref, got):
 
 KNOWN = {
     "detach-in-place": Known(
-        "found by the fuzzer: detach_() on a view runs (PyTorch: RuntimeError, can't detach views in-place; "
-        "not fixable by checking edutorch's view links: Linear on 3-d input and pooling return internal "
-        "views where PyTorch's results are not views); detach_() on a tensor saved for backward: backward "
-        "runs (PyTorch: RuntimeError, trying to use a saved tensor that has been detached in-place)",
-        lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
-        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 1\nz = y.sin()\n"
-        "y.detach_()\nloss = z.sum()\nloss.backward()"),
+        "found by the fuzzer: detach_() of an einsum contraction's result runs here (PyTorch: RuntimeError, "
+        "can't detach views in-place: its einsum ends in bmm and a view, edutorch's in a sum of products)",
+        lambda p, ref, got: any(s.op == "detach_" and _made_by(p, s.target, EINSUM_CONTRACTIONS) for s in p.steps),
+        "x = torch.tensor([[1., 2.]], dtype=torch.float64)\ny = torch.einsum('ij,jk->ik', x, x.t())\ny.detach_()"),
     "empty-tensors": Known(
         "found by the fuzzer: size-0 tensors: cross_entropy/nll_loss with no classes raise IndexError "
         "(PyTorch: RuntimeError, size mismatch); AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: "

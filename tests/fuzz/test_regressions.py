@@ -605,3 +605,80 @@ def test_the_elements_of_a_1d_unbind_are_views():
     assert torch.allclose(x, torch.tensor([0.94, -1.58, 3.3489], dtype=torch.float64))
     x[1] = 5.0
     assert b.item() == 5.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x[0:1], lambda x: (x * 1)[0:1], lambda x: (x * 1).unbind(0)[0], lambda x: x.detach()[0:1],
+    lambda x: torch.nn.Linear(2, 2, dtype=torch.float64)(x * torch.ones(3, 2, 2, dtype=torch.float64)),
+])
+def test_detach_in_place_of_a_view_is_refused(make):
+    # fuzz: `v = a[0:1]; v.detach_()` ran; PyTorch refuses (a view's graph is its base's)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach\\(\\) instead"):
+        make(x).detach_()
+
+
+@pytest.mark.parametrize("pool", [torch.nn.MaxPool2d(2), torch.nn.AvgPool2d(2)])
+def test_pooling_an_unbatched_input_gives_a_tensor_that_is_not_a_view(pool):
+    # fuzz: `y = MaxPool2d(2)(x3d); y.detach_()` was refused (an internal squeeze view); in PyTorch it runs
+    x = torch.ones(2, 4, 4, dtype=torch.float64, requires_grad=True)
+    y = pool(x * 1)
+    assert y.shape == (2, 2, 2)
+    y.detach_()
+    assert not y.requires_grad and y.detach().detach_() is not None
+
+
+def test_detach_in_place_of_a_tensor_saved_for_backward_is_refused_at_backward():
+    # fuzz: `z = y.sin(); y.detach_(); z.sum().backward()` ran; PyTorch refuses to use a saved tensor that
+    # lost its graph (a saved leaf, or an op's saved result, are fine)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = x * 1
+    z = y.sin()
+    y.detach_()
+    with pytest.raises(RuntimeError, match="Trying to use a saved tensor that has been detached in-place"):
+        z.sum().backward()
+    a = x.exp()
+    b = a * 2
+    a.detach_()
+    b.sum().backward()
+    assert torch.allclose(x.grad, 2 * torch.tensor([1.0, 2.0], dtype=torch.float64).exp())
+    w = x.sin()
+    x.detach_()
+    w.sum().backward()
+
+
+def test_linear_of_a_non_contiguous_batch_adds_its_bias_after_matmul():
+    # fuzz: `y = Linear(2, 2)(x.expand(3, 2, 2)); y.detach_()` was refused (a view of addmm's result);
+    # PyTorch flattens only a contiguous input: otherwise matmul, then the bias added (not a view)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    m = torch.nn.Linear(2, 2, dtype=torch.float64)
+    y = m(x.expand(3, 2, 2))
+    assert y.grad_fn.name() == "AddBackward0" and m(x * torch.ones(3, 2, 2)).grad_fn.name() == "ViewBackward0"
+    assert torch.allclose(y[2, 1], m(x))
+    y.detach_()
+
+
+@pytest.mark.parametrize("write", [lambda w: w.t_(), lambda w: w.unsqueeze_(0), lambda w: w.mul_(2)])
+def test_a_view_of_a_view_made_under_no_grad_is_refused_in_place(write):
+    # fuzz: `with torch.no_grad(): v = a[0]` then `w = v.expand(2, 2); w.t_()` ran; PyTorch refuses
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a = x * 1
+    with torch.no_grad():
+        v = a[0]
+    w = v.expand(2, 2)
+    with pytest.raises(RuntimeError, match=r"^Output 0 of Expand is a view of a view which was created in no_grad "
+                                           "mode and is being modified inplace with grad mode enabled"):
+        write(w)
+
+
+def test_a_tensor_detached_in_place_before_it_is_saved_is_fine():
+    # fuzz: `v.detach_(); v.requires_grad_(); (v * (v + 2)).sum().backward()` was refused; PyTorch refuses
+    # only a tensor saved while it still had its graph
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    v = x * 3
+    v.detach_()
+    w = torch.tensor([0.5, 0.25], dtype=torch.float64, requires_grad=True)
+    (w * v).sum().backward()
+    v.requires_grad_()
+    (v * (v + 2.0)).sum().backward()
+    assert v.grad.tolist() == [8.0, 14.0] and w.grad.tolist() == [3.0, 6.0] and x.grad is None
