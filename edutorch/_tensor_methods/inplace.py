@@ -16,6 +16,7 @@ from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
+from .arithmetic import check_alpha
 from .views import base_index, check_no_overlap, refresh_views, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
@@ -203,11 +204,15 @@ class InplaceMethods:
     def add_(self, other, *, alpha=1):
         if _inplace_no_graph(self, np.add, other, alpha):
             return self
+        if alpha != 1:
+            check_alpha(self, other, alpha)
         return self._inplace(pointwise.Add, other, alpha)
 
     def sub_(self, other, *, alpha=1):
         if _inplace_no_graph(self, np.subtract, other, alpha):
             return self
+        if alpha != 1:
+            check_alpha(self, other, -alpha)  # PyTorch: a - b * alpha is a + b * (-alpha)
         return self._inplace(pointwise.Sub, other, alpha)
 
     def mul_(self, other):

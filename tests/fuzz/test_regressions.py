@@ -682,3 +682,19 @@ def test_a_tensor_detached_in_place_before_it_is_saved_is_fine():
     v.requires_grad_()
     (v * (v + 2.0)).sum().backward()
     assert v.grad.tolist() == [8.0, 14.0] and w.grad.tolist() == [3.0, 6.0] and x.grad is None
+
+
+def test_add_checks_alpha_as_pytorch_reads_it():
+    # `torch.ones(2, dtype=torch.long).add(1, alpha=2**63)` raised OverflowError from NumPy; PyTorch reads
+    # 2**63 as an unsigned Scalar that an int64 op cannot take (RuntimeError), and refuses a float alpha
+    t = torch.ones(2, dtype=torch.long)
+    for op in (lambda: t.add(1, alpha=2**63), lambda: t.add(t, alpha=2**63), lambda: t.clone().add_(1, alpha=2**63),
+               lambda: torch.add(t, 1, alpha=2**63)):
+        with pytest.raises(RuntimeError, match="^value cannot be converted to type int64_t without overflow$"):
+            op()
+    with pytest.raises(RuntimeError, match="^For integral input tensors, argument alpha must not be a floating"):
+        t.add(t, alpha=0.5)
+    with pytest.raises(OverflowError, match="^int too big to convert$"):
+        t.double().add(t, alpha=2**64)
+    assert t.add(t, alpha=2**62).tolist() == [2**62 + 1] * 2
+    assert t.double().add(t, alpha=2**63).tolist() == [2.0**63 + 1] * 2
