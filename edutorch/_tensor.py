@@ -97,11 +97,31 @@ def _follow_base_requires_grad(view, base):
     if not base._requires_grad:
         if view.__dict__.pop("_requires_grad_of_base", False):
             view._requires_grad = False
+    elif "_made_in_no_grad" in view.__dict__:  # PyTorch refuses it once written (_stale_no_grad_view)
+        view._requires_grad = view._requires_grad_of_base = True
     elif view.__dict__.get("_view_version") != base._version_counter[0] and views.base_index(view, base) is not None:
         views.set_graph(view, views.AsStrided.apply(base, views.base_index(view, base)))
     else:
         view._requires_grad = True
         view._requires_grad_of_base = True
+
+
+_DETACH_VIEW_ERROR = (
+    "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) for "
+    "training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and hence "
+    "detach_() cannot be called on these gradients. To fix this error, please refer to the "
+    "Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution."
+)
+
+
+def _refuse_stale_no_grad_view(view):
+    """A view made under ``no_grad`` of a base that requires grad, after it or its base was written in
+    place (under ``no_grad`` too): PyTorch refuses to read its graph (``grad_fn``, ``is_leaf``, an op
+    that records it), as it cannot tell which graph the write should have."""
+    from ._tensor_methods import views
+
+    if "_made_in_no_grad" in view.__dict__ and view._view_version != view._view_of._version_counter[0]:
+        raise RuntimeError(views.view_error(view, base_modified=True))
 
 
 class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, LinalgMethods, ReductionMethods,
@@ -184,6 +204,10 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and not _dtype.is_floating(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if "_requires_grad_of_base" in self.__dict__:  # a view whose flag is its base's
+            if not value:
+                return  # PyTorch: its own flag is False already, the base's still counts
+            del self._requires_grad_of_base  # its own flag: it gets a gradient of its own
         self._requires_grad = bool(value)
         for view in list(self.__dict__.get("_views", ())):
             _follow_base_requires_grad(view, self)
@@ -202,7 +226,14 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     @property
     def is_leaf(self):
         """True for tensors not made by a recorded op (their ``grad_fn`` is None)."""
-        return self.grad_fn is None
+        fn = self.grad_fn
+        if fn is None:
+            if "_requires_grad_of_base" in self.__dict__:
+                _refuse_stale_no_grad_view(self)
+            return True
+        if fn._use_error is not None:  # PyTorch refuses to read the graph of a stale split/unbind output
+            _function.refuse_use(fn, self)
+        return False
 
     @property
     def grad(self):
@@ -243,6 +274,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
         if "_requires_grad_of_base" in self.__dict__:  # its gradient goes nowhere (_follow_base_requires_grad)
+            _refuse_stale_no_grad_view(self)
             return (None, 0)
         acc = self._accumulator() if self._accumulator is not None else None
         if acc is None:
@@ -258,7 +290,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is None:  # a leaf: AccumulateGrad runs these before accumulating
+        if self.is_leaf:  # a leaf: AccumulateGrad runs these before accumulating
             if self._hooks is None:
                 self._hooks = {}
                 acc = self._accumulator() if self._accumulator is not None else None
@@ -298,7 +330,14 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         return Tensor._make(self._data, False, None, 0, self._version_counter)
 
     def detach_(self):
-        """Detach this tensor from the graph in place."""
+        """Detach this tensor from the graph in place.
+
+        PyTorch refuses it on a view (its graph is its base's), and a node that saved
+        this tensor before refuses it at backward (``SavedVariable.unpack``)."""
+        if "_view_of" in self.__dict__:
+            raise RuntimeError(_DETACH_VIEW_ERROR)
+        if self.grad_fn is not None:  # when, in the order nodes are made (``_sequence_nr``)
+            self._detached_in_place = next(_function._sequence)
         self.grad_fn = None
         self._requires_grad = False
         return self

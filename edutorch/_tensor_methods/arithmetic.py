@@ -15,6 +15,21 @@ def _scalar_dtype(t, scalar):
     return _dtype.result_type(t, scalar).np
 
 
+def check_alpha(t, other, alpha):
+    """PyTorch's checks of ``add``/``sub``'s ``alpha`` (a Python number, read as a C++ ``Scalar``).
+
+    A Python int beyond 64 bits is an ``OverflowError``; an op on integers needs an
+    integer ``alpha`` that fits ``int64`` (``2**63`` only fits ``uint64``)."""
+    if type(alpha) is int and not -2**63 <= alpha < 2**64:
+        raise OverflowError("int too big to convert")
+    if _dtype.is_floating(_dtype.result_type(t, other).np) or isinstance(alpha, bool):
+        return
+    if isinstance(alpha, float):
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if isinstance(alpha, int) and alpha >= 2**63:
+        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+
+
 def _rounded_division(a, b, mode):
     """``div(..., rounding_mode='floor'|'trunc')``: a step function, so no gradient flows."""
     if mode not in ("floor", "trunc"):
@@ -88,9 +103,13 @@ class ArithmeticMethods:
         return self.abs()
 
     def add(self, other, *, alpha=1):
+        if alpha != 1:
+            check_alpha(self, other, alpha)
         return pointwise.Add.apply(self, other, alpha)
 
     def sub(self, other, *, alpha=1):
+        if alpha != 1:
+            check_alpha(self, other, -alpha)  # PyTorch: a - b * alpha is a + b * (-alpha)
         return pointwise.Sub.apply(self, other, alpha)
 
     def mul(self, other):

@@ -16,6 +16,7 @@ from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
+from .arithmetic import check_alpha
 from .views import base_index, check_no_overlap, refresh_views, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
@@ -26,9 +27,12 @@ VIEW_OF_LEAF_INPLACE_ERROR = (
 
 
 def leaf_inplace_error(t):
-    """PyTorch's refusal of an in-place op on a leaf that requires grad (or on a view made before its
-    base was set to require grad, whose flag is the base's: ``_follow_base_requires_grad``)."""
-    return RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR if "_requires_grad_of_base" in t.__dict__ else LEAF_INPLACE_ERROR)
+    """PyTorch's refusal of an in-place op on a leaf that requires grad (or on a view whose flag is its
+    base's: made before the base was set to require grad, ``_follow_base_requires_grad``, or made under
+    ``no_grad``, refused as such first)."""
+    if "_requires_grad_of_base" not in t.__dict__:
+        return RuntimeError(LEAF_INPLACE_ERROR)
+    return RuntimeError(view_error(t) or VIEW_OF_LEAF_INPLACE_ERROR)
 
 
 EXPANDED_INPLACE_ERROR = (
@@ -186,6 +190,9 @@ class InplaceMethods:
         runs after the leaf check, as PyTorch checks autograd before the dims.
         """
         if grad_mode.is_grad_enabled() and self._requires_grad:
+            message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
+            if message is not None:
+                raise RuntimeError(message)
             if self.grad_fn is None:
                 raise leaf_inplace_error(self)
             base = self.__dict__.get("_view_of")
@@ -197,7 +204,7 @@ class InplaceMethods:
         if out._fw_grad is not None:  # forward-mode AD: the tangent becomes the same view of itself
             forward_ad.set_tangent(self, out._fw_grad)
         if out.grad_fn is not None:
-            set_graph(self, out)
+            set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
             refresh_views(self)
         return self
 
@@ -207,11 +214,15 @@ class InplaceMethods:
     def add_(self, other, *, alpha=1):
         if _inplace_no_graph(self, np.add, other, alpha):
             return self
+        if alpha != 1:
+            check_alpha(self, other, alpha)
         return self._inplace(pointwise.Add, other, alpha)
 
     def sub_(self, other, *, alpha=1):
         if _inplace_no_graph(self, np.subtract, other, alpha):
             return self
+        if alpha != 1:
+            check_alpha(self, other, -alpha)  # PyTorch: a - b * alpha is a + b * (-alpha)
         return self._inplace(pointwise.Sub, other, alpha)
 
     def mul_(self, other):

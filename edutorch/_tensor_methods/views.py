@@ -25,6 +25,7 @@ import numpy as np
 from .. import backend
 from ..autograd import grad_mode
 from ..autograd.function import Function
+from ..autograd._saved_tensor import _forward_name  # "Select" for SelectBackward0, as PyTorch's messages
 from ..autograd._functions import indexing
 
 
@@ -43,19 +44,45 @@ def as_view(base, out):
 def track_view(base, view):
     """Link ``view`` to the tensor that owns its memory, both ways: the view knows
     its base, the base its live views (weakly, so they can still die).  A view made
-    under ``no_grad`` is marked: PyTorch refuses to mix it with a graph later."""
-    if not grad_mode.is_grad_enabled() or "_made_in_no_grad" in base.__dict__:  # (a view of such a view too)
-        view._made_in_no_grad = True
+    under ``no_grad`` is marked: PyTorch refuses to mix it with a graph later.  Its
+    ``requires_grad`` is its base's, but it has no node and no gradient of its own
+    (``_requires_grad_of_base``: what reaches it is dropped)."""
     multi = base.__dict__.get("_multi_view")
     if multi is not None:  # a view of a split/unbind output is refused in place as that output is
         view._multi_view = multi
+    made_in_no_grad = not grad_mode.is_grad_enabled() or "_made_in_no_grad" in base.__dict__  # (or of such a view)
     base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
     view._view_of = base
     view._view_version = base._version_counter[0]  # (a later write of the base: _follow_base_requires_grad)
+    if made_in_no_grad:
+        view._made_in_no_grad = True
+        if base._requires_grad and view.grad_fn is None:  # PyTorch: requires_grad is the base's
+            view._requires_grad = view._requires_grad_of_base = True
+    if made_in_no_grad or multi is not None:
+        _refuse_once_base_changes(view, base)
     views = base.__dict__.get("_views")
     if views is None:
         views = base._views = weakref.WeakSet()
     views.add(view)
+
+
+class _StaleViewCheck:
+    """``Node._use_error`` of a view PyTorch refuses once its base was written in place (a split/unbind
+    output, a view made under ``no_grad``), also when the write was not recorded (under ``no_grad``):
+    the base's version when the view was made, compared when the view is used."""
+
+    __slots__ = ("counter", "version")
+
+    def __init__(self, base):
+        self.counter, self.version = base._version_counter, base._version_counter[0]
+
+    def __call__(self, view):
+        return None if self.counter[0] == self.version else view_error(view, base_modified=True)
+
+
+def _refuse_once_base_changes(view, base):
+    if view.grad_fn is not None and view.grad_fn._use_error is None:
+        view.grad_fn._use_error = _StaleViewCheck(base)
 
 
 def _address(a):
@@ -148,9 +175,11 @@ def refresh_views(base):
     # split/unbind outputs from the highest down: output 0's error node is then the
     # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
     for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):
+        if "_requires_grad_of_base" in view.__dict__ and "_made_in_no_grad" in view.__dict__:
+            continue  # no graph to remake: its use is refused (_tensor._refuse_stale_no_grad_view)
         message = view_error(view, base_modified=True)
         if message is not None:  # PyTorch refuses such a view once its base changed
-            if view.grad_fn is not None and view.grad_fn._use_error is not None:
+            if view.grad_fn is not None and type(view.grad_fn._use_error) is str:
                 continue  # refused already
             fresh = _RefusedView.apply(base, message)
         else:
@@ -162,12 +191,15 @@ def refresh_views(base):
         set_graph(view, fresh)
 
 
-def set_graph(t, fresh):
+def set_graph(t, fresh, move_retained=True):
     """``t`` now has the graph of ``fresh`` (same values): its ``grad_fn``, output number and
-    ``requires_grad``.  ``retain_grad()`` follows the new node, as in PyTorch; hooks
+    ``requires_grad``.  ``retain_grad()`` follows the new node, as in PyTorch (not after an in-place
+    view op such as ``unsqueeze_``: ``move_retained=False``, ``.grad`` keeps the old shape); hooks
     registered on the old value stay with the old node."""
     old_node, old_nr = t.grad_fn, t._output_nr
     t.grad_fn, t._output_nr, t._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+    if not move_retained:
+        return
     if t.__dict__.get("_retains_grad") and t.grad_fn is not None and old_node is not None and old_node._retained:
         old_node._retained.pop(old_nr, None)
         t.grad_fn._retain(t._output_nr, t)
@@ -179,6 +211,7 @@ def multi_view(base, outs, name):
     for nr, out in enumerate(outs):
         track_view(base, out)
         out._multi_view = (name, nr, base._requires_grad)
+        _refuse_once_base_changes(out, out._view_of)
     return outs
 
 
@@ -189,10 +222,18 @@ def view_error(view, base_modified=False):
     Refused: an output of ``split``/``unbind`` (a function that returns several
     views), and a view made under ``no_grad`` written with grad mode on.
     """
+    fn = view.grad_fn
+    if fn is not None and type(fn._use_error) is str:  # refused already (refresh_views): its own node is gone
+        if base_modified:
+            return fn._use_error
+        fn = None
     what = "its base or another view of its base has been modified inplace" if base_modified \
         else "is being modified inplace"
     no_grad = f"A view was created in no_grad mode and {what} with grad mode enabled"
     if "_made_in_no_grad" in view.__dict__:
+        if fn is not None:  # made with grad mode on, of a view made under no_grad
+            no_grad = (f"Output {view._output_nr} of {_forward_name(fn)} is a view of a view which was "
+                       f"created in no_grad mode and {what} with grad mode enabled")
         return (f"{no_grad}. Given that this use case is ambiguous and error-prone, it is forbidden. You can "
                 "clarify your code by moving both the view and the inplace either both inside the no_grad block "
                 "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
@@ -200,6 +241,8 @@ def view_error(view, base_modified=False):
     if "_multi_view" not in view.__dict__:
         return None
     name, nr, made_with_grad = view._multi_view
+    if fn is not None:  # PyTorch names the view's own op: "Output 0 of Select" for x.unbind()[1][0]
+        name, nr = _forward_name(fn), view._output_nr
     # PyTorch's words for a view of a tensor that did not require grad when the view was made
     which = f"Output {nr} of {name} is a view and {what}" if made_with_grad else no_grad
     return (

@@ -32,6 +32,10 @@ PACK_INPLACE_ERROR = (
     "side-effects. Please open an issue if you need to perform in-place operations on the "
     "input to a pack hook."
 )
+DETACHED_ERROR = (
+    "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_().This is not "
+    "supported, please use out-of-place `.detach()` instead"
+)
 
 
 # -- the hook stack -------------------------------------------------------------
@@ -152,6 +156,8 @@ class SavedVariable:
             if self._fw_grad is not None:  # a backward run under forward AD sees the output's tangent
                 _function._dual.set_tangent(output, self._fw_grad)
             return output
+        if self.data.grad_fn is None and node is not None and _detached_since(self.data, node):
+            raise RuntimeError(DETACHED_ERROR)
         return self.data
 
     def _unpack_hooked(self, node):
@@ -194,6 +200,11 @@ class SavedVariable:
             "enable anomaly detection to find the operation that failed to compute its gradient, "
             "with torch.autograd.set_detect_anomaly(True, check_nan=False)."
         )
+
+
+def _detached_since(tensor, node):
+    """Did ``detach_()`` take ``tensor``'s graph away after ``node`` saved it (with that graph)?"""
+    return tensor.__dict__.get("_detached_in_place", -1) > node._sequence_nr
 
 
 def _forward_name(node):

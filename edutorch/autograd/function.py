@@ -109,7 +109,7 @@ class Node(FunctionCtx):
     _output_meta = None      # [(shape, dtype, device)] for materialize_grads
     _tensor_positions = None  # indices of the arguments with an edge, when some have none
     _none_slots = ()         # positions where save_for_backward got None: still None once freed
-    _use_error = None        # a message: using this node's output in a recorded op raises it
+    _use_error = None        # a message (or ``f(tensor) -> message or None``): using this node's output raises it
 
     def name(self):
         return type(self).__name__
@@ -575,7 +575,7 @@ def _new_node(cls, args):
                 needs.append(True)
                 fn = a.grad_fn
                 if fn is not None and fn._use_error is not None:  # a stale split/unbind output
-                    raise RuntimeError(fn._use_error)
+                    refuse_use(fn, a)
                 edges.append((fn, a._output_nr) if fn is not None else a._edge())
                 meta.append((a._data.shape, a._data.dtype))
             else:
@@ -599,6 +599,15 @@ def _new_node(cls, args):
     if positions is not None:  # the class default None: every argument has an edge
         node._tensor_positions = positions
     return node
+
+
+def refuse_use(node, tensor):
+    """Raise ``node._use_error`` for ``tensor`` (an output of ``node``), if it says so: a message, or a
+    check of whether ``tensor`` is still usable (a split/unbind output whose base was written since)."""
+    use_error = node._use_error
+    message = use_error if type(use_error) is str else use_error(tensor)
+    if message is not None:
+        raise RuntimeError(message)
 
 
 def _connect_outputs(node, outputs, args):

@@ -51,6 +51,8 @@ def linear(input, weight, bias=None):
         return _linear.Linear.apply(bias, input, weight)
     if ndim == 2:
         return _linear.LinearNoBias.apply(None, input, weight)
+    if ndim > 2 and bias is not None and not input.is_contiguous():  # PyTorch: matmul, then add the bias
+        return linear(input, weight) + bias
     if ndim > 2:  # flatten the batch dims, one product, restore them
         out = linear(input.flatten(0, -2), weight, bias)  # (not reshape(-1, in): in may be 0)
         shape = (*input.shape[:-1], weight.shape[0])
@@ -346,7 +348,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     x = input.unsqueeze(0) if unbatched else input
     out = _pool.MaxPool2d.apply(x, kernel, stride, padding, dilation, ceil_mode)
     if unbatched:
-        out = out.squeeze(0)
+        out = _unbatch(out)
     if not return_indices:
         return out
     indices = _max_pool_indices(x, kernel, stride, padding, dilation, ceil_mode)
@@ -396,7 +398,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
     out = _pool.AvgPool2d.apply(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    return out.squeeze(0) if unbatched else out
+    return _unbatch(out) if unbatched else out
+
+
+def _unbatch(out):
+    """``out.squeeze(0)`` of a pooling over an unbatched input, as a new tensor: PyTorch's result is
+    not a view there (``detach_()`` of it is allowed)."""
+    return _shape_fns.SqueezeDim.apply(out, tuple(out.shape[1:]))
 
 
 def adaptive_avg_pool2d(input, output_size):

@@ -47,24 +47,6 @@ def written_after(program, index, names):
     return any(is_inplace(s) and root.get(s.target, s.target) in wanted for s in program.steps[index + 1:])
 
 
-def after_op_written(program, ops, same_root=True):
-    for i, step in enumerate(program.steps):
-        if step.op in ops and (written_after(program, i, step.outputs + step.inputs[:1]) if same_root else
-                               any(is_inplace(s) for s in program.steps[i + 1:])):
-            return True
-    return False
-
-
-def operand_aliases_target(program, ops):
-    root = roots(program)
-    for step in program.steps:
-        if step.op in ops and step.target:
-            target = root.get(step.target, step.target)
-            if any(root.get(n, n) == target for n in step.inputs[1:]):
-                return True
-    return False
-
-
 # --- the entries -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Known:
@@ -79,6 +61,15 @@ def _empty_batch_norm(program, ref, got):
         return step.op == "nn.GroupNorm" and int(np.prod(shape[1:])) // dict(step.args)["g"] <= 1
     return any(s.op in ("nn.BatchNorm1d", "nn.BatchNorm2d", "nn.GroupNorm") and s.shapes
                and (0 in s.shapes[0] or one_value_per_group(s)) for s in program.steps)
+
+
+EINSUM_CONTRACTIONS = {"einsum_mm", "einsum_rows"}
+
+
+def _made_by(program, name, ops):
+    """Was ``name`` (or the tensor it is a view of) made by one of ``ops``?"""
+    root = roots(program)
+    return any(s.op in ops and root.get(name, name) in s.outputs for s in program.steps)
 
 
 SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
@@ -105,13 +96,10 @@ def _saves_other_tensors(program, ref, got):
 
 KNOWN = {
     "detach-in-place": Known(
-        "found by the fuzzer: detach_() on a view runs (PyTorch: RuntimeError, can't detach views in-place; "
-        "not fixable by checking edutorch's view links: Linear on 3-d input and pooling return internal "
-        "views where PyTorch's results are not views); detach_() on a tensor saved for backward: backward "
-        "runs (PyTorch: RuntimeError, trying to use a saved tensor that has been detached in-place)",
-        lambda p, ref, got: any(s.op == "detach_" for s in p.steps),
-        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\ny = x * 1\nz = y.sin()\n"
-        "y.detach_()\nloss = z.sum()\nloss.backward()"),
+        "found by the fuzzer: detach_() of an einsum contraction's result runs here (PyTorch: RuntimeError, "
+        "can't detach views in-place: its einsum ends in bmm and a view, edutorch's in a sum of products)",
+        lambda p, ref, got: any(s.op == "detach_" and _made_by(p, s.target, EINSUM_CONTRACTIONS) for s in p.steps),
+        "x = torch.tensor([[1., 2.]], dtype=torch.float64)\ny = torch.einsum('ij,jk->ik', x, x.t())\ny.detach_()"),
     "empty-tensors": Known(
         "found by the fuzzer: size-0 tensors: cross_entropy/nll_loss with no classes raise IndexError "
         "(PyTorch: RuntimeError, size mismatch); AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: "
@@ -150,28 +138,6 @@ KNOWN = {
         lambda p, ref, got: any(s.op == "kron" for s in p.steps) and (ref.error is None) != (got.error is None),
         "x = torch.tensor([[2.29, -1.2, -2.36]], dtype=torch.float64)\nv = x.T[:]\n"
         "y = torch.kron(v, torch.tensor([[-1.01], [1.21]], dtype=torch.float64))"),
-    "retain-grad-inplace-view-op": Known(
-        "retain_grad() then unsqueeze_()/squeeze_()/t_(): the retained .grad has the new shape here (PyTorch: "
-        "the shape the tensor had when retain_grad() was called)",
-        lambda p, ref, got: any(s.op == "retain_grad" for s in p.steps)
-        and any(s.op in ("t_", "transpose_", "squeeze_", "unsqueeze_") for s in p.steps),
-        "x = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\nv = (x * x).sum()\nv.retain_grad()\n"
-        "v.unsqueeze_(0)\nloss = (v * (v + 0.5)).sum()\nloss.backward()"),
-    "dropout-p0-alias": Known(
-        "Dropout(p=0) (and the other identity cases of dropout) returns its input itself in PyTorch, so a later "
-        "in-place write of the result is a write of the input (e.g. a split output refused at that line); "
-        "here it returns a copy",
-        lambda p, ref, got: any(s.op == "nn.Dropout" and any(is_inplace(t) for t in p.steps[i + 1:])
-                                for i, s in enumerate(p.steps)),
-        "x = torch.tensor([-2.39, 1.39], dtype=torch.float64, requires_grad=True)\nv2, v3 = x.chunk(2, 0)\n"
-        "m4 = torch.nn.Dropout(0.0, inplace=False)\nv5 = m4(v3)\nwith torch.no_grad(): v5.mul_(2.0)"),
-    "stale-multi-output-views": Known(
-        "an unbind/split/chunk output used after its base was written in place outside autograd's view "
-        "(e.g. after abs_() of the base, or under no_grad) is not refused (PyTorch: RuntimeError, Output 0 "
-        "of Unbind is a view and its base ... has been modified inplace)",
-        lambda p, ref, got: after_op_written(p, {"unbind", "split", "chunk", "tensor_split"}),
-        "x = torch.tensor([[-0.65], [0.12], [-1.98]], dtype=torch.float64, requires_grad=True)\n"
-        "a = torch.logaddexp(x, x)\nv, = a.unbind(-1)\na.abs_()\nloss = (a * (a + -1.25)).sum()\nloss.backward()"),
     "matmul-saved-view-version": Known(
         "matmul of a permuted 3-d view and a vector saves the view itself where PyTorch saves a reshaped "
         "copy: writing another view of the same base under no_grad makes backward refuse here only",

@@ -41,6 +41,7 @@ class Op:
     partner: object = None  # partner(r, shape, args) -> shape of the next operand
     guard: object = None  # guard(values, **args) -> bool (on the PyTorch values)
     input_shape: object = None  # input_shape(r) -> a shape the op takes (a new leaf is made sometimes)
+    no_grad: bool = False  # the line runs under ``with torch.no_grad():``
 
     def build(self, gen, names, args):
         """The ``Step`` for inputs ``names`` (``gen`` runs PyTorch for output counts and modules)."""
@@ -62,9 +63,12 @@ class Op:
                 count = 1
             outs = tuple(gen.fresh("v") for _ in range(count))
             lhs = ", ".join(outs) + ("," if count == 1 else "")
-            return Step(self.name, f"{lhs} = {text}", outputs=outs, **common)
+            return Step(self.name, self.line(f"{lhs} = {text}"), outputs=outs, **common)
         out = gen.fresh("v")
-        return Step(self.name, f"{out} = {text}", outputs=(out,), **common)
+        return Step(self.name, self.line(f"{out} = {text}"), outputs=(out,), **common)
+
+    def line(self, assignment):
+        return f"with torch.no_grad(): {assignment}" if self.no_grad else assignment
 
 
 def _layer_step(op, gen, names, ctor, common, args):
@@ -610,6 +614,12 @@ VIEWS = [
     Op("squeeze", "{0}.squeeze()", kind="view"),
     Op("squeeze_dim", "{0}.squeeze({dim})", kind="view", args=dim_args),
     Op("detach", "{0}.detach()", kind="view"),
+    # views made under no_grad: requires_grad is the base's, written later they are refused
+    Op("no_grad_view", "{0}.view({shape})", kind="view", args=same_numel_shape, no_grad=True),
+    Op("no_grad_slice", "{0}[{idx}]", kind="view", args=basic_index, no_grad=True),
+    Op("no_grad_diagonal", "{0}.diagonal({offset}, {dim1}, {dim2})", kind="view", args=diagonal_args,
+       no_grad=True),
+    Op("no_grad_unbind", "{0}.unbind({dim})", kind="multi", args=unbind_args, no_grad=True),
     Op("view_as", "{0}.view_as({1})", kind="view", arity=2, args=need(lambda n: n >= 1),
        partner=lambda r, s, a: tuple(reversed(s))),
 ]

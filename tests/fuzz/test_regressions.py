@@ -479,3 +479,222 @@ def test_linear_with_no_input_features_on_a_batch():
     m = torch.nn.Linear(0, 2, dtype=torch.float64)
     y = m(torch.zeros((3, 2, 4, 0), dtype=torch.float64))
     assert y.shape == (3, 2, 4, 2) and torch.equal(y[1, 1, 1], m.bias.detach())
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add"])
+def test_scatter_of_a_0d_src_gives_it_a_0d_gradient(name):
+    # fuzz: `x.scatter(0, torch.tensor([0]), x.sum())` then backward raised IndexError; PyTorch gives the
+    # 0-d src the gradient where its one element went (and refuses an index larger than it: size 1)
+    x = torch.tensor([1.92, -1.59, -1.73], dtype=torch.float64, requires_grad=True)
+    s = torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+    y = getattr(x, name)(0, torch.tensor([2]), s)
+    (y * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    assert s.grad.shape == () and s.grad.item() == 3.0
+    assert x.grad.tolist() == ([1.0, 2.0, 0.0] if name == "scatter" else [1.0, 2.0, 3.0])
+    with pytest.raises(RuntimeError, match=r"Expected index \[2\] to be no larger than self \[3\] apart from "
+                                           r"dimension 0 and to be no larger size than src \[\]"):
+        getattr(x, name)(0, torch.tensor([0, 2]), s)
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: t.view(2, 2), lambda t: t[1:], lambda t: t.view(2, 2).t(), lambda t: t.unbind(0)[0],
+    lambda t: t[None].expand(2, 4), lambda t: t.view(2, 2).diagonal(),
+])
+@pytest.mark.parametrize("leaf", [True, False])
+def test_a_view_made_under_no_grad_has_its_bases_requires_grad(make, leaf):
+    # PyTorch: `with no_grad(): v = x.view(2, 2)` of an x that requires grad has requires_grad True (its
+    # base's) but no node: ops on it are recorded, its gradient goes nowhere; writing it with grad
+    # mode on is refused.  (edutorch had requires_grad False, so backward through it raised.)
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    base = x if leaf else x * 1
+    with torch.no_grad():
+        v = make(base)
+    assert (v.requires_grad, v.is_leaf, v.grad_fn) == (True, True, None)
+    y = (v * 2).sum()
+    assert y.requires_grad
+    y.backward()
+    assert x.grad is None and v.grad is None
+    (base * 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0, 1.0]
+    v.requires_grad_(False)
+    assert v.requires_grad  # the base's flag still counts
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace"):
+        v.mul_(torch.tensor(2.0, requires_grad=True))
+
+
+@pytest.mark.parametrize("write", ["base under no_grad", "view under no_grad", "base"])
+def test_a_view_made_under_no_grad_is_refused_once_written(write):
+    # PyTorch: after its base (or the view itself) was written in place, reading the graph of a view
+    # made under no_grad raises (is_leaf, an op with it, register_hook); the base is still fine
+    x = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    a = x * 1
+    with torch.no_grad():
+        v = a.view(2, 2)
+    if write == "base":
+        a.mul_(2)
+    else:
+        with torch.no_grad():
+            (a if write.startswith("base") else v).mul_(2)
+    message = "A view was created in no_grad mode and its base or another view of its base has been modified"
+    for use in (lambda: v.is_leaf, lambda: v * 3, lambda: v.register_hook(lambda g: g)):
+        with pytest.raises(RuntimeError, match=message):
+            use()
+    a.sum().backward()
+    assert x.grad.tolist() == ([2.0, 2.0, 2.0, 2.0] if write == "base" else [1.0, 1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("op", [lambda v: v.unsqueeze_(0), lambda v: v.t_(), lambda v: v.squeeze_()])
+def test_retain_grad_then_an_inplace_view_op_keeps_the_old_shape(op):
+    # fuzz: `v.retain_grad(); v.unsqueeze_(0)` gave v.grad the new shape; PyTorch leaves the retained
+    # gradient on the node before the in-place view op: the gradient of the value as it was
+    x = torch.tensor([[1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    v = x * x
+    v.retain_grad()
+    op(v)
+    w = torch.arange(1.0, 3.0, dtype=torch.float64).reshape(v.shape)
+    (v * w).sum().backward()
+    assert v.grad.tolist() == [[1.0, 2.0]]
+    assert x.grad.tolist() == [[2.0, 8.0]]
+
+
+@pytest.mark.parametrize("leaf, write", [(True, "base under no_grad"), (True, "other output under no_grad"),
+                                         (False, "base under no_grad"), (False, "other output under no_grad"),
+                                         (False, "base")])
+def test_a_split_output_is_refused_once_its_base_was_written(leaf, write):
+    # fuzz: `v, w = a.unbind(0); with torch.no_grad(): a.mul_(2)` then `v * 3` ran; PyTorch refuses to use
+    # (or read is_leaf of) a split/unbind output, or a view of one, once its base changed in place
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a = x if leaf else x * 1
+    v, w = a.unbind(0)
+    u = w[0]
+    y = (v * 2).sum()
+    if write == "base":
+        a.mul_(2)
+    else:
+        with torch.no_grad():
+            (a if write.startswith("base") else w).mul_(2)
+    with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view and its base or another view of its base"):
+        v * 3
+    with pytest.raises(RuntimeError, match="Output 0 of Unbind is a view and its base or another view of its base"):
+        v.is_leaf
+    with pytest.raises(RuntimeError, match="Output 0 of Select is a view and its base or another view of its base"):
+        u * 3
+    assert v.requires_grad
+    y.backward()  # the graph made before the write still runs
+    assert x.grad.tolist() == [[2.0, 2.0], [0.0, 0.0]]
+
+
+def test_an_unwritten_split_output_and_one_of_a_base_without_grad_stay_usable():
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    v, w = x.unbind(0)
+    with torch.no_grad():
+        c = torch.zeros(2, 2)
+        p, q = c.unbind(0)
+        c.add_(1)
+    assert not v.is_leaf and (v * q).sum().item() == 3.0 and p.is_leaf
+
+
+def test_the_elements_of_a_1d_unbind_are_views():
+    # fuzz: `a, b, c = x.unbind(0); c.pow_(2)` left x unchanged (NumPy gave the 0-d elements as copies);
+    # PyTorch's unbind returns views, also of 0-d elements
+    x = torch.tensor([0.47, -1.58, -1.83], dtype=torch.float64)
+    a, b, c = x.reshape((3,)).unbind(0)
+    c.pow_(2)
+    with torch.no_grad():
+        a.mul_(2)
+    assert torch.allclose(x, torch.tensor([0.94, -1.58, 3.3489], dtype=torch.float64))
+    x[1] = 5.0
+    assert b.item() == 5.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x[0:1], lambda x: (x * 1)[0:1], lambda x: (x * 1).unbind(0)[0], lambda x: x.detach()[0:1],
+    lambda x: torch.nn.Linear(2, 2, dtype=torch.float64)(x * torch.ones(3, 2, 2, dtype=torch.float64)),
+])
+def test_detach_in_place_of_a_view_is_refused(make):
+    # fuzz: `v = a[0:1]; v.detach_()` ran; PyTorch refuses (a view's graph is its base's)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Can't detach views in-place. Use detach\\(\\) instead"):
+        make(x).detach_()
+
+
+@pytest.mark.parametrize("pool", [torch.nn.MaxPool2d(2), torch.nn.AvgPool2d(2)])
+def test_pooling_an_unbatched_input_gives_a_tensor_that_is_not_a_view(pool):
+    # fuzz: `y = MaxPool2d(2)(x3d); y.detach_()` was refused (an internal squeeze view); in PyTorch it runs
+    x = torch.ones(2, 4, 4, dtype=torch.float64, requires_grad=True)
+    y = pool(x * 1)
+    assert y.shape == (2, 2, 2)
+    y.detach_()
+    assert not y.requires_grad and y.detach().detach_() is not None
+
+
+def test_detach_in_place_of_a_tensor_saved_for_backward_is_refused_at_backward():
+    # fuzz: `z = y.sin(); y.detach_(); z.sum().backward()` ran; PyTorch refuses to use a saved tensor that
+    # lost its graph (a saved leaf, or an op's saved result, are fine)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y = x * 1
+    z = y.sin()
+    y.detach_()
+    with pytest.raises(RuntimeError, match="Trying to use a saved tensor that has been detached in-place"):
+        z.sum().backward()
+    a = x.exp()
+    b = a * 2
+    a.detach_()
+    b.sum().backward()
+    assert torch.allclose(x.grad, 2 * torch.tensor([1.0, 2.0], dtype=torch.float64).exp())
+    w = x.sin()
+    x.detach_()
+    w.sum().backward()
+
+
+def test_linear_of_a_non_contiguous_batch_adds_its_bias_after_matmul():
+    # fuzz: `y = Linear(2, 2)(x.expand(3, 2, 2)); y.detach_()` was refused (a view of addmm's result);
+    # PyTorch flattens only a contiguous input: otherwise matmul, then the bias added (not a view)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    m = torch.nn.Linear(2, 2, dtype=torch.float64)
+    y = m(x.expand(3, 2, 2))
+    assert y.grad_fn.name() == "AddBackward0" and m(x * torch.ones(3, 2, 2)).grad_fn.name() == "ViewBackward0"
+    assert torch.allclose(y[2, 1], m(x))
+    y.detach_()
+
+
+@pytest.mark.parametrize("write", [lambda w: w.t_(), lambda w: w.unsqueeze_(0), lambda w: w.mul_(2)])
+def test_a_view_of_a_view_made_under_no_grad_is_refused_in_place(write):
+    # fuzz: `with torch.no_grad(): v = a[0]` then `w = v.expand(2, 2); w.t_()` ran; PyTorch refuses
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    a = x * 1
+    with torch.no_grad():
+        v = a[0]
+    w = v.expand(2, 2)
+    with pytest.raises(RuntimeError, match=r"^Output 0 of Expand is a view of a view which was created in no_grad "
+                                           "mode and is being modified inplace with grad mode enabled"):
+        write(w)
+
+
+def test_a_tensor_detached_in_place_before_it_is_saved_is_fine():
+    # fuzz: `v.detach_(); v.requires_grad_(); (v * (v + 2)).sum().backward()` was refused; PyTorch refuses
+    # only a tensor saved while it still had its graph
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    v = x * 3
+    v.detach_()
+    w = torch.tensor([0.5, 0.25], dtype=torch.float64, requires_grad=True)
+    (w * v).sum().backward()
+    v.requires_grad_()
+    (v * (v + 2.0)).sum().backward()
+    assert v.grad.tolist() == [8.0, 14.0] and w.grad.tolist() == [3.0, 6.0] and x.grad is None
+
+
+def test_add_checks_alpha_as_pytorch_reads_it():
+    # `torch.ones(2, dtype=torch.long).add(1, alpha=2**63)` raised OverflowError from NumPy; PyTorch reads
+    # 2**63 as an unsigned Scalar that an int64 op cannot take (RuntimeError), and refuses a float alpha
+    t = torch.ones(2, dtype=torch.long)
+    for op in (lambda: t.add(1, alpha=2**63), lambda: t.add(t, alpha=2**63), lambda: t.clone().add_(1, alpha=2**63),
+               lambda: torch.add(t, 1, alpha=2**63)):
+        with pytest.raises(RuntimeError, match="^value cannot be converted to type int64_t without overflow$"):
+            op()
+    with pytest.raises(RuntimeError, match="^For integral input tensors, argument alpha must not be a floating"):
+        t.add(t, alpha=0.5)
+    with pytest.raises(OverflowError, match="^int too big to convert$"):
+        t.double().add(t, alpha=2**64)
+    assert t.add(t, alpha=2**62).tolist() == [2**62 + 1] * 2
+    assert t.double().add(t, alpha=2**63).tolist() == [2.0**63 + 1] * 2

@@ -243,7 +243,8 @@ def _check_index_fits(self_shape, index_shape, src_shape, axis):
     """PyTorch's check: ``index`` no larger than ``src`` anywhere, nor than ``self`` off ``axis``."""
     for d, n in enumerate(index_shape):
         too_big_for_self = d != axis and d < len(self_shape) and n > self_shape[d]
-        if too_big_for_self or (d < len(src_shape) and n > src_shape[d]):
+        src_size = src_shape[d] if d < len(src_shape) else 1  # a 0-d src counts as size 1 in every dim
+        if too_big_for_self or n > src_size:
             raise RuntimeError(
                 f"Expected index {list(index_shape)} to be no larger than self {list(self_shape)} apart from "
                 f"dimension {axis} and to be no larger size than src {list(src_shape)}"
@@ -258,6 +259,13 @@ def _read_src_sizes(self_shape, index_shape, src_shape, axis):
     for d, n in enumerate(index_shape):
         if n > src_shape[wrap_dim(d, len(src_shape))]:
             return
+
+
+def _src_grad(grad, axis, index, src_shape):
+    """The gradient of scatter's ``src``: the gradient where each element went.  A 0-d ``src`` (one
+    element, index of size 1) gets it as 0-d, as PyTorch's engine sums a gradient to its input's shape."""
+    gs = grad.gather(axis, index)
+    return gs.reshape(()) if src_shape == () else gs
 
 
 class Scatter(Function):
@@ -307,7 +315,7 @@ class Scatter(Function):
         ga = grad.scatter(ctx.axis, index, 0.0) if ctx.needs_input_grad[0] else None
         gs = None
         if ctx.src_shape is not None and ctx.needs_input_grad[3]:
-            gs = grad.gather(ctx.axis, index)
+            gs = _src_grad(grad, ctx.axis, index, ctx.src_shape)
             if tuple(gs.shape) != ctx.src_shape:  # src larger than index: pad with zeros
                 full = gs.new_zeros(ctx.src_shape)
                 full[tuple(slice(0, s) for s in gs.shape)] = gs
@@ -336,7 +344,7 @@ class ScatterAdd(Function):
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
         ga = grad if ctx.needs_input_grad[0] else None
-        gs = grad.gather(ctx.axis, index) if ctx.needs_input_grad[3] else None
+        gs = _src_grad(grad, ctx.axis, index, ctx.src_shape) if ctx.needs_input_grad[3] else None
         return ga, None, None, gs
 
     jvp = auto_linear(0, 3)

@@ -493,7 +493,9 @@ class Unbind(Function):
 
         x = a._data
         ctx.axis, ctx.in_shape, ctx.dtype = axis, x.shape, x.dtype
-        return tuple(_utils._Tensor._make(x[(slice(None),) * axis + (i,)], False, None, 0, a._version_counter)
+        # (``...`` last: a 1-d input's elements are 0-d views, not NumPy scalars, which are copies)
+        return tuple(_utils._Tensor._make(x[(slice(None),) * axis + (i, Ellipsis)], False, None, 0,
+                                          a._version_counter)
                      for i in range(x.shape[axis]))
 
     @staticmethod
