@@ -22,7 +22,7 @@ import numpy as np
 from . import _dtype, _scope, backend
 from . import _tensor_methods
 from ._tensor_methods import (
-    ArithmeticMethods, BlasMethods, ComparisonMethods, ConversionMethods, IndexingMethods, InplaceMethods,
+    ArithmeticMethods, BlasMethods, ComparisonMethods, CompositeMethods, ConversionMethods, IndexingMethods, InplaceMethods,
     LinalgMethods, ReductionMethods, SamplingMethods, ShapeMethods, SortingMethods, UnaryMethods,
 )
 from . import autograd as _autograd
@@ -103,7 +103,8 @@ def _follow_base_requires_grad(view, base):
 
 
 class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, LinalgMethods, ReductionMethods,
-             SortingMethods, ShapeMethods, IndexingMethods, ConversionMethods, InplaceMethods, SamplingMethods):
+             SortingMethods, ShapeMethods, IndexingMethods, ConversionMethods, InplaceMethods, SamplingMethods,
+             CompositeMethods):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
