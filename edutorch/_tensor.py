@@ -26,7 +26,7 @@ from ._tensor_methods import (
     LinalgMethods, ReductionMethods, SamplingMethods, ShapeMethods, SortingMethods, UnaryMethods,
 )
 from . import autograd as _autograd
-from .autograd import function as _function
+from .autograd import function as _function, grad_mode as _grad_mode
 from .autograd._functions import utils as _function_utils
 from .autograd._functions.utils import wrap_dim
 
@@ -164,7 +164,9 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         t._grad = None
         t.grad_fn = grad_fn
         t._output_nr = output_nr
-        t._version_counter = [0] if version_counter is None else version_counter
+        if version_counter is None:  # a new storage; inside inference_mode, an inference tensor's
+            version_counter = [0] if not _grad_state["inference"] else _grad_mode.InferenceVersionCounter((0,))
+        t._version_counter = version_counter
         return t
 
     # -- autograd attributes ------------------------------------------------
@@ -182,6 +184,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and not _dtype.is_floating(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and self.is_inference() and not _grad_state["inference"]:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._requires_grad = bool(value)
         for view in list(self.__dict__.get("_views", ())):
             _follow_base_requires_grad(view, self)
@@ -231,6 +235,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     @property
     def _version(self):
         """How many in-place ops changed this tensor (or a view of its storage)."""
+        if type(self._version_counter) is _grad_mode.InferenceVersionCounter:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
     def _bump_version(self):
@@ -500,6 +506,7 @@ _NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor
 
 
 _function._Tensor = Tensor
+_grad_state = _grad_mode._state  # read by _make for every new tensor
 from . import _numpy_compat  # noqa: E402  x.sum(axis=0, keepdims=True), as PyTorch accepts
 
 for _name in _tensor_methods.__all__:
