@@ -37,6 +37,7 @@ from . import linalg  # torch.linalg
 
 from .serialization import load, save
 from . import nn
+from ._functional_more import *  # noqa: F401,F403,E402  (torch.relu_, torch.frac, torch.conv2d, ...)
 from . import optim, utils  # torch.optim, torch.utils.data
 from . import fx, multiprocessing  # torch.fx, torch.multiprocessing
 from . import func  # torch.func: grad, vmap, functional_call...

@@ -336,17 +336,34 @@ class Archive:
         return int(digits)
 
     # -- .npy members -------------------------------------------------------------
-    def read_array(self, key):
-        """Step 4: one ``.npy`` member, checked header first, then read into a fresh array."""
+    def read_array(self, key, mmap_path=None):
+        """Step 4: one ``.npy`` member, checked header first, then read into a fresh array.
+
+        With ``mmap_path`` (the checkpoint's own path: ``torch.load(mmap=True)``) a stored
+        member's data is mapped from the file instead of read (:meth:`_map`); the same checks apply.
+        """
         with self._open_member(key) as member:
             header = self._npy_header(member, key)
             dtype = self._npy_dtype(header["descr"], key)
             shape = self._npy_shape(header["shape"], key)
             self._check_npy_data_size(member, key, shape, dtype)
             self._check_numpy_limit(shape, dtype, key)
-            array = self._allocate(math.prod(shape), dtype, key)
-            self._fill(member, array.view(np.uint8).reshape(-1), key)
+            if mmap_path is not None and isinstance(member, _StoredMember) and math.prod(shape):
+                array = self._map(member, mmap_path, math.prod(shape), dtype, key)
+            else:
+                array = self._allocate(math.prod(shape), dtype, key)
+                self._fill(member, array.view(np.uint8).reshape(-1), key)
         return array.reshape(shape[::-1]).T if header["fortran_order"] else array.reshape(shape)
+
+    def _map(self, member, path, count, dtype, key):
+        """The member's data as a copy-on-write map of the file (PyTorch's ``MAP_PRIVATE``): pages
+        are read when touched, and writes to the tensor stay in memory, never reach the file.
+        The member's CRC-32 is still checked (over the mapped bytes, continuing the header's)."""
+        start = member.offset + member.tell()
+        mapped = np.memmap(path, dtype=np.uint8, mode="c", offset=start, shape=(count * dtype.itemsize,))
+        if crc32(mapped, member.crc) != member.info.CRC:
+            self.fail(f"is damaged: Bad CRC-32 for file {key!r}")
+        return mapped.view(np.ndarray).view(dtype)  # a plain array; the map stays open as its base
 
     def _npy_header_length(self, member, key):
         """The ``.npy`` magic, a version this reader knows (1.0 or 2.0), and a header length of at

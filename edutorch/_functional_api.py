@@ -248,15 +248,15 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 def hsplit(input, indices_or_sections):
     """``tensor_split`` along dim 1 (dim 0 for 1-D tensors)."""
-    return input.tensor_split(indices_or_sections, 1 if input.ndim > 1 else 0)
+    return input.hsplit(indices_or_sections)
 
 
 def vsplit(input, indices_or_sections):
-    return input.tensor_split(indices_or_sections, 0)
+    return input.vsplit(indices_or_sections)
 
 
 def dsplit(input, indices_or_sections):
-    return input.tensor_split(indices_or_sections, 2)
+    return input.dsplit(indices_or_sections)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

@@ -23,11 +23,11 @@ from . import _dtype, _scope, backend
 from ._shared_memory import shared_array, shared_block
 from . import _tensor_methods
 from ._tensor_methods import (
-    ArithmeticMethods, BlasMethods, ComparisonMethods, ConversionMethods, IndexingMethods, InplaceMethods,
+    ArithmeticMethods, BlasMethods, ComparisonMethods, CompositeMethods, ConversionMethods, IndexingMethods, InplaceMethods,
     LinalgMethods, ReductionMethods, SamplingMethods, ShapeMethods, SortingMethods, UnaryMethods,
 )
 from . import autograd as _autograd
-from .autograd import function as _function
+from .autograd import function as _function, grad_mode as _grad_mode
 from .autograd._functions import utils as _function_utils
 from .autograd._functions.utils import wrap_dim
 from ._tensor_str import _str
@@ -125,7 +125,8 @@ def _refuse_stale_no_grad_view(view):
 
 
 class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, LinalgMethods, ReductionMethods,
-             SortingMethods, ShapeMethods, IndexingMethods, ConversionMethods, InplaceMethods, SamplingMethods):
+             SortingMethods, ShapeMethods, IndexingMethods, ConversionMethods, InplaceMethods, SamplingMethods,
+             CompositeMethods):
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
@@ -186,7 +187,9 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         t._grad = None
         t.grad_fn = grad_fn
         t._output_nr = output_nr
-        t._version_counter = [0] if version_counter is None else version_counter
+        if version_counter is None:  # a new storage; inside inference_mode, an inference tensor's
+            version_counter = [0] if not _grad_state["inference"] else _grad_mode.InferenceVersionCounter((0,))
+        t._version_counter = version_counter
         return t
 
     # -- autograd attributes ------------------------------------------------
@@ -204,6 +207,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             raise RuntimeError("you can only change requires_grad flags of leaf variables." + hint)
         if value and not _dtype.is_floating(self._data.dtype):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and self.is_inference() and not _grad_state["inference"]:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if "_requires_grad_of_base" in self.__dict__:  # a view whose flag is its base's
             if not value:
                 return  # PyTorch: its own flag is False already, the base's still counts
@@ -264,6 +269,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     @property
     def _version(self):
         """How many in-place ops changed this tensor (or a view of its storage)."""
+        if type(self._version_counter) is _grad_mode.InferenceVersionCounter:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_counter[0]
 
     def _bump_version(self):
@@ -532,6 +539,7 @@ _NUMPY_GRAD_ERROR = "Can't call numpy() on Tensor that requires grad. Use tensor
 
 
 _function._Tensor = Tensor
+_grad_state = _grad_mode._state  # read by _make for every new tensor
 from . import _numpy_compat  # noqa: E402  x.sum(axis=0, keepdims=True), as PyTorch accepts
 
 for _name in _tensor_methods.__all__:

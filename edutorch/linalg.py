@@ -17,7 +17,7 @@ from ._dtype import is_floating as _is_floating
 
 __all__ = [
     "LinAlgError", "det", "householder_product", "inv", "matrix_exp", "matrix_norm", "matrix_rank", "norm", "qr",
-    "solve", "svd", "svdvals", "vector_norm",
+    "slogdet", "solve", "svd", "svdvals", "vector_norm",
 ]
 
 LinAlgError = _F._LinAlgError
@@ -273,6 +273,13 @@ def inv(A):
 
 def det(A):
     return A.det()
+
+
+def slogdet(A):
+    """``(sign, log|det A|)``: the determinant's sign and the log of its size (``-inf`` for a
+    singular matrix); both from ``det``, so the gradient of ``logabsdet`` is ``det``'s over ``det``."""
+    d = A.det()
+    return return_types.linalg_slogdet((d.sign().detach(), d.abs().log()))
 
 
 def matrix_exp(A):

@@ -106,3 +106,34 @@ class cummax(_ValuesIndices):
 
 class cummin(_ValuesIndices):
     __slots__ = ()
+
+
+class svd(_Named):
+    """``U, S, V = torch.svd(A)`` (``V``, not ``Vh``: the older API)."""
+
+    __slots__ = ()
+    _fields = ("U", "S", "V")
+    U = property(lambda self: self[0])
+    S = property(lambda self: self[1])
+    V = property(lambda self: self[2])
+
+
+class aminmax(_Named):
+    """``lo, hi = torch.aminmax(x)``."""
+
+    __slots__ = ()
+    _fields = ("min", "max")
+    min = property(lambda self: self[0])
+    max = property(lambda self: self[1])
+
+
+class linalg_slogdet(_Named):
+    """``sign, logabsdet = torch.linalg.slogdet(A)``."""
+
+    __slots__ = ()
+    _fields = ("sign", "logabsdet")
+    sign = property(lambda self: self[0])
+    logabsdet = property(lambda self: self[1])
+
+
+slogdet = linalg_slogdet

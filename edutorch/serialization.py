@@ -180,8 +180,8 @@ def save(obj, f):
 class _Decoder:
     """Rebuild the object from the manifest tree, checking every node it reads."""
 
-    def __init__(self, archive, map_location):
-        self.archive, self.map_location = archive, map_location
+    def __init__(self, archive, map_location, mmap_path=None):
+        self.archive, self.map_location, self.mmap_path = archive, map_location, mmap_path
         self.tensors = {}  # member name -> Tensor already rebuilt
 
     def fail(self, why):
@@ -282,7 +282,7 @@ class _Decoder:
 
         self._check_tensor_node(node)
         device = self._device(node)
-        array = self.archive.read_array(key)
+        array = self.archive.read_array(key, self.mmap_path)
         if node.get("dtype") == "bfloat16" and array.dtype == np.uint16:  # stored as its bits
             array = array.view(_dtype.bfloat16.np)
         elif array.dtype == np.uint16:
@@ -337,20 +337,26 @@ def _device_type(target):
     return target
 
 
-def load(f, map_location=None, weights_only=True):
+def load(f, map_location=None, weights_only=True, *, mmap=None):
     """Load what :func:`save` wrote.
 
     ``map_location``: ``"cpu"``, ``"cuda"``, a ``device``, or a dict such as
     ``{"cuda:0": "cpu"}``; ``None`` puts each tensor back where it was saved.
     ``weights_only`` is accepted so PyTorch code runs unchanged: edutorch
-    loading is always "weights only" (it never unpickles).  A damaged, foreign
-    or hostile file raises :class:`CheckpointError`.
+    loading is always "weights only" (it never unpickles).  ``mmap=True``
+    (``f`` must be a path) maps the CPU tensors' data from the file instead of
+    reading it: a large checkpoint loads at once, its pages read when used,
+    and writing to a loaded tensor changes memory only, never the file (as
+    PyTorch's default ``MAP_PRIVATE``).  A damaged, foreign or hostile file
+    raises :class:`CheckpointError`, with or without ``mmap``.
     """
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     stream, name, owned = open_source(f)
     try:
         archive = Archive(stream, name)
         try:
-            return _decode_manifest(archive, map_location)
+            return _decode_manifest(archive, map_location, os.fspath(f) if mmap else None)
         finally:
             archive.close()
     finally:
@@ -358,7 +364,7 @@ def load(f, map_location=None, weights_only=True):
             stream.close()
 
 
-def _decode_manifest(archive, map_location):
+def _decode_manifest(archive, map_location, mmap_path=None):
     """Check the manifest's format marker and version, then rebuild its tree."""
     manifest = archive.read_manifest()
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -369,6 +375,6 @@ def _decode_manifest(archive, map_location):
             f"this edutorch reads version {FORMAT_VERSION}"
         )
     try:
-        return _Decoder(archive, map_location).decode(manifest.get("root"))
+        return _Decoder(archive, map_location, mmap_path).decode(manifest.get("root"))
     except RecursionError:
         archive.fail("is nested too deeply to load")

@@ -125,40 +125,6 @@ def test_mixed_devices_in_a_fused_layer_fail_inside_cupy(fake_cuda):
     assert et.nn.functional.cross_entropy(logits, et.tensor([0, 1])).device.type == "cuda"  # PyTorch raises
 
 
-@documents("`torch.inference_mode()` switches recording off")
-def test_inference_mode_makes_ordinary_tensors():
-    with et.inference_mode():
-        t = et.ones(2)
-    assert t.is_inference() is False
-    w = et.ones(2, requires_grad=True)
-    (w * t).sum().backward()
-    t.requires_grad_(True)
-    torch = torch_or_skip()
-    with torch.inference_mode():
-        tt = torch.ones(2)
-    assert tt.is_inference()
-    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
-        torch.ones(2, requires_grad=True) * tt
-    with pytest.raises(RuntimeError, match="inference tensor"):
-        tt.requires_grad_(True)
-
-
-def backward_hook_shapes(lib):
-    layer, seen = lib.nn.Linear(3, 2), []
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)  # the hook is deprecated in both
-        layer.register_backward_hook(lambda m, grad_input, grad_output:
-                                     seen.extend(tuple(g.shape) for g in grad_input if g is not None))
-        layer(lib.ones(4, 3, requires_grad=True)).sum().backward()
-    return seen
-
-
-@documents("`Module.register_backward_hook` (deprecated in PyTorch)")
-def test_deprecated_backward_hook_sees_the_fused_linear():
-    assert (2, 3) in backward_hook_shapes(et)  # the weight's gradient as (out, in)
-    assert (3, 2) in backward_hook_shapes(torch_or_skip())  # addmm's (in, out)
-
-
 @documents("Some ops are compositions of other differentiable ops")
 def test_composed_ops_show_their_parts_grad_fn():
     a, b = et.ones(2, 3, requires_grad=True), et.ones(4, 3, requires_grad=True)
@@ -321,8 +287,9 @@ def test_profiler_shows_the_op_not_the_aten_calls_inside():
             layer(x)
         return {event.key for event in prof.key_averages()}
 
-    assert keys(et) == {"aten::linear"}
-    assert {"aten::linear", "aten::addmm", "aten::t"} <= keys(torch_or_skip())
+    assert keys(et) == {"aten::linear", "aten::t", "aten::transpose", "aten::as_strided", "aten::addmm"}
+    with_helpers = keys(torch_or_skip())
+    assert keys(et) < with_helpers and {"aten::expand", "aten::copy_"} <= with_helpers
 
 
 @documents("Out of scope: TorchScript (`torch.jit`)")

@@ -19,12 +19,14 @@ other ops where PyTorch composes them too.
 ``conversion``     ``clone``, ``to``, ``float()``, ``cuda()``, ``new_zeros``...
 ``inplace``        ``add_``, ``mul_``, ``exp_``, ``zero_``, ``copy_``, ``+=``...
 ``sampling``       ``uniform_``, ``normal_``, ``bernoulli``, ``multinomial``...
+``composite``      ``frac``, ``logit``, ``fmax``, ``cross``, ``svd``, ``rot90``... and more in-place variants
 ``views``          (no methods) how a view and its base stay linked for in-place ops
 =================  ==========================================================
 """
 from .arithmetic import ArithmeticMethods
 from .blas import BlasMethods
 from .comparison import ComparisonMethods
+from .composite import CompositeMethods
 from .conversion import ConversionMethods
 from .indexing import IndexingMethods
 from .inplace import InplaceMethods
@@ -36,7 +38,7 @@ from .sorting import SortingMethods
 from .unary import UnaryMethods
 
 __all__ = [
-    "ArithmeticMethods", "BlasMethods", "ComparisonMethods", "ConversionMethods", "IndexingMethods",
+    "ArithmeticMethods", "BlasMethods", "ComparisonMethods", "CompositeMethods", "ConversionMethods", "IndexingMethods",
     "InplaceMethods", "LinalgMethods", "ReductionMethods", "SamplingMethods", "ShapeMethods",
     "SortingMethods", "UnaryMethods",
 ]

@@ -6,6 +6,7 @@ the gradient of a cast or a device move is cast or moved back.
 import copy
 
 from .. import _dtype
+from ..autograd import grad_mode
 from ..autograd._functions import utils
 from ..autograd._functions.tensor import Clone, Contiguous, ToDevice, ToDtype
 
@@ -161,8 +162,9 @@ class ConversionMethods:
         return self._data.dtype.kind in "if"
 
     def is_inference(self):
-        """False: edutorch's ``inference_mode`` makes ordinary tensors."""
-        return False
+        """True for a tensor made inside ``inference_mode`` (or a view of one): see
+        ``grad_mode.InferenceVersionCounter``."""
+        return type(self._version_counter) is grad_mode.InferenceVersionCounter
 
     def is_same_size(self, other):
         return tuple(self.shape) == tuple(other.shape)

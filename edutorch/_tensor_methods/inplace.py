@@ -78,6 +78,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     with PyTorch's errors.
     """
     x = t._data
+    grad_mode.check_inplace_allowed(t)
     if type(x) is not np.ndarray or not _is_floating(x.dtype):  # (a read-only x: NumPy's ValueError below)
         return False
     if forward_ad._state.active:  # a dual level is open: tangents must be updated too
@@ -115,6 +116,7 @@ class InplaceMethods:
 
     def _inplace(self, fn, *args):
         """Run ``fn`` out of place, then write the result into this tensor's storage."""
+        grad_mode.check_inplace_allowed(self)
         recording = grad_mode.is_grad_enabled()
         if recording and self._requires_grad and self.grad_fn is None:
             raise leaf_inplace_error(self)

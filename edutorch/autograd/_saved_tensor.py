@@ -106,6 +106,8 @@ class SavedVariable:
     _fw_grad = None  # a saved output's tangent (forward-mode AD), given by ``forward_ad``
 
     def __init__(self, tensor, node=None, hooks=None):
+        if type(tensor._version_counter) is grad_mode.InferenceVersionCounter:
+            raise RuntimeError(grad_mode.INFERENCE_SAVED_ERROR)
         if hooks is None and _stack:  # inside saved_tensors_hooks: the innermost pair applies
             hooks = _stack[-1]
         if hooks is not None:

@@ -216,10 +216,15 @@ def _call_node(node, grads):
     grad_inputs = node.apply(*grads)
     post = node._post_hooks
     if post:
+        # a node whose inputs differ from its PyTorch counterpart's shows its hooks PyTorch's
+        # gradients (``Linear``: of ``W.t()``, not ``W``); the change is its own inverse
+        as_pytorch = getattr(getattr(node, "_forward_cls", None), "_hooked_grad_inputs", None)
+        grad_inputs = as_pytorch(grad_inputs) if as_pytorch else grad_inputs
         for fn in list(post.values()):
             new = fn(grad_inputs, tuple(grads))
             if new is not None:
                 grad_inputs = tuple(new)
+        grad_inputs = as_pytorch(grad_inputs) if as_pytorch else grad_inputs
     return grad_inputs
 
 

@@ -111,6 +111,32 @@ class set_grad_enabled(_GradModeContext):
         return super().__call__(func)
 
 
+class InferenceVersionCounter(list):
+    """The version counter of an *inference tensor* (one made inside ``inference_mode``).
+
+    PyTorch's inference tensors track no version and may never enter autograd: they
+    cannot be saved for backward, nor changed in place outside inference mode.  Its
+    type is the mark (``Tensor.is_inference()``); views share it, as they share the counter.
+    """
+
+    __slots__ = ()
+
+
+INFERENCE_SAVED_ERROR = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+INFERENCE_INPLACE_ERROR = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a "
+    "normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+def check_inplace_allowed(t):
+    """PyTorch's refusal of an in-place op on an inference tensor outside inference mode."""
+    if type(t._version_counter) is InferenceVersionCounter and not _state["inference"]:
+        raise RuntimeError(INFERENCE_INPLACE_ERROR)
+
+
 class inference_mode(_GradModeContext):
     """Like ``no_grad``, and tensors made inside are marked as inference tensors."""
 

@@ -23,6 +23,7 @@ from itertools import chain
 from .. import float32, tensor, zeros_like
 from .._tensor import Tensor, typename
 from ..autograd.grad_mode import enable_grad, set_grad_enabled
+from ..profiler._recorder import record_function
 from ..utils.hooks import RemovableHandle
 
 _global_step_pre_hooks = OrderedDict()
@@ -57,6 +58,11 @@ def _use_step_hooks(step):
 
     @wraps(step)
     def step_with_hooks(self, *args, **kwargs):
+        # PyTorch's profiler event for the whole step, hooks included: "Optimizer.step#SGD.step"
+        with record_function(f"Optimizer.step#{type(self).__name__}.step"):
+            return _step_and_hooks(self, args, kwargs)
+
+    def _step_and_hooks(self, args, kwargs):
         for hook in chain(_global_step_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
             result = hook(self, args, kwargs)
             if result is not None:
@@ -261,6 +267,10 @@ class Optimizer:
     # -- gradients ---------------------------------------------------------------
     def zero_grad(self, set_to_none=True):
         """Forget the gradients: set ``p.grad`` to None (default) or fill it with zeros."""
+        with record_function(f"Optimizer.zero_grad#{type(self).__name__}.zero_grad"):  # PyTorch's event
+            self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:

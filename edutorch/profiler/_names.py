@@ -7,7 +7,18 @@ custom ``autograd.Function`` under its class name.  edutorch's built-in ops
 already carry PyTorch's node name (``_backward_name``); the op's name is derived
 from it (``AddmmBackward0`` -> ``aten::addmm``).  An op whose node is named after
 something else declares its event name beside its forward
-(``_profiler_name = "aten::narrow"`` on ``Narrow``, whose node is ``SliceBackward0``).
+(``_profiler_name = "aten::narrow"`` on ``Narrow``, whose node is ``SliceBackward0``),
+or, where the name depends on the arguments, a function of them (``Convolution``
+is ``aten::conv1d`` or ``aten::conv2d``).
+
+Beneath an op, PyTorch records the ATen ops its implementation calls:
+``aten::linear`` calls ``aten::t`` (a view: ``aten::transpose``, then
+``aten::as_strided``) and then ``aten::addmm``, which does the work.
+:data:`CALLS` lists those calls, as PyTorch 2.13's CPU build records them, for
+the ops edutorch computes in one kernel; the profiler opens them around the
+op's work (the last call of each list does the work, the others are views that
+cost nothing).  Inside an op's kernel nothing else is recorded: the Tensor ops
+an edutorch forward may use are its implementation, not ATen calls.
 """
 import re
 
@@ -17,15 +28,39 @@ _NOT_ATEN = {"Error": "DelayedError"}
 # The graph nodes that are not made by a Function (PyTorch's C++ names).
 _NODE_NAMES = {"AccumulateGrad": "torch::autograd::AccumulateGrad"}
 
+# What PyTorch 2.13's CPU implementation of an op calls, in order; the last call does the work.
+CALLS = {
+    "aten::linear": ("aten::t", "aten::addmm"),
+    "aten::t": ("aten::transpose",),
+    "aten::transpose": ("aten::as_strided",),
+    "aten::conv1d": ("aten::convolution",),
+    "aten::conv2d": ("aten::convolution",),
+    "aten::convolution": ("aten::_convolution",),
+    "aten::_convolution": ("aten::mkldnn_convolution",),
+    "aten::max_pool2d": ("aten::max_pool2d_with_indices",),
+    "aten::relu": ("aten::clamp_min",),
+    "aten::log_softmax": ("aten::_log_softmax",),
+    "aten::softmax": ("aten::_softmax",),
+    "aten::nll_loss": ("aten::nll_loss_forward",),
+}
+
 _cache = {}
 
 
-def op_name(cls):
-    """The profiler's name for ``cls.apply``: ``aten::<op>``, or a custom Function's class name."""
+def op_name(cls, args=()):
+    """The profiler's name for ``cls.apply(*args)``: ``aten::<op>``, or a custom Function's class name."""
     name = _cache.get(cls)
     if name is None:
-        name = _cache[cls] = _derive(cls)
+        name = _derive(cls)
+        if callable(name):  # named by its arguments: not cached
+            return name(*args)
+        _cache[cls] = name
     return name
+
+
+def is_aten(name):
+    """Whether an event name is an ATen op's (a built-in op: its kernel records nothing inside)."""
+    return name.startswith("aten::")
 
 
 def _derive(cls):

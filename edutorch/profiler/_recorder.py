@@ -31,6 +31,7 @@ from . import _names
 from .profiler_util import EventList, FunctionEvent
 
 _LEVEL = 0  # the outermost interceptor: an op's record includes everything it does (autocast's casts)
+_KERNEL_LEVEL = 9  # the innermost: around the op's forward itself, after autocast's casts
 _clock_ns = time.perf_counter_ns
 _this_thread = threading.local()  # .id: the thread's system id, asked once per thread
 _current = None  # the Recorder that is recording, or None
@@ -55,6 +56,7 @@ class Recorder:
         self.profile_memory = profile_memory
         self.with_stack = with_stack
         self.log = []
+        self.in_kernel = False  # inside a built-in op's forward: its inner Tensor ops are not recorded
         self._built = (-1, None)  # (length of the log, its events): built once per state of the log
         self._t0_ns = _clock_ns()
         self.base_time_ns = time.time_ns()  # the wall clock at t0, for the Chrome trace
@@ -66,12 +68,14 @@ class Recorder:
             raise RuntimeError("Can't profile: a profiler is already enabled on this thread.")
         _current = self
         _function.apply_interceptors.register(record_op, _LEVEL)
+        _function.apply_interceptors.register(record_kernel, _KERNEL_LEVEL)
         _engine.node_interceptors.register(record_node, _LEVEL)
 
     def stop(self):
         global _current
         if _current is self:
             _function.apply_interceptors.unregister(record_op)
+            _function.apply_interceptors.unregister(record_kernel)
             _engine.node_interceptors.unregister(record_node)
             _current = None
         self.log.append((_STOP, _clock_ns()))  # closes what an exception left open
@@ -197,7 +201,9 @@ def _python_stack():
 def record_op(proceed, cls, args, kwargs):
     """Around ``Function.apply`` while recording: the op as one record, named as PyTorch names it."""
     recorder = _current
-    record = recorder.begin(_names.op_name(cls), "cpu_op", args)
+    if recorder.in_kernel:  # used inside another op's kernel: not an ATen call of its own
+        return proceed(cls, args, kwargs)
+    record = recorder.begin(_names.op_name(cls, args), "cpu_op", args)
     try:
         outputs = proceed(cls, args, kwargs)
         first = outputs[0] if type(outputs) is tuple and outputs else outputs
@@ -209,6 +215,45 @@ def record_op(proceed, cls, args, kwargs):
         return outputs
     finally:
         recorder.end(record)
+
+
+def record_kernel(proceed, cls, args, kwargs):
+    """Innermost around ``Function.apply``: a built-in op's forward, beneath the ATen ops PyTorch's
+    implementation calls (``_names.CALLS``: ``aten::linear`` opens ``aten::t``, then runs
+    in ``aten::addmm``); nothing the forward does inside is recorded."""
+    recorder = _current
+    if recorder.in_kernel or not _names.is_aten(_names.op_name(cls, args)):
+        return proceed(cls, args, kwargs)  # a custom Function: the ops of its forward are recorded
+    opened = _open_calls(recorder, _names.op_name(cls, args), args)
+    recorder.in_kernel = True
+    try:
+        return proceed(cls, args, kwargs)
+    finally:
+        recorder.in_kernel = False
+        for record in reversed(opened):
+            recorder.end(record)
+
+
+def _open_calls(recorder, name, args):
+    """Open the records of the calls beneath ``name``: each view call opened and closed at
+    once (with its own calls), the last call left open for the work, and so on down.
+    Returns the records left open, outermost first."""
+    opened = []
+    calls = _names.CALLS.get(name, ())
+    while calls:
+        for view in calls[:-1]:
+            _instant(recorder, view)
+        opened.append(recorder.begin(calls[-1], "cpu_op", args))
+        calls = _names.CALLS.get(calls[-1], ())
+    return opened
+
+
+def _instant(recorder, name):
+    """A call that does no work here (a view PyTorch makes on its way): a record and its own calls."""
+    record = recorder.begin(name, "cpu_op")
+    for call in _names.CALLS.get(name, ()):
+        _instant(recorder, call)
+    recorder.end(record)
 
 
 def record_node(proceed, node, grads):

@@ -99,7 +99,7 @@ def test_profiler_autocast_and_anomaly_mode_register_and_unregister_themselves()
         with edutorch.autocast("cpu"):
             with edutorch.profiler.profile():
                 assert _names(function.apply_interceptors) == [
-                    "record_op", "_autocast_interceptor", "_remember_forward_stack"]
+                    "record_op", "_autocast_interceptor", "_remember_forward_stack", "record_kernel"]
                 assert _names(engine.node_interceptors) == ["record_node", "_check_node"]
             assert _names(function.apply_interceptors) == ["_autocast_interceptor", "_remember_forward_stack"]
         assert _names(engine.node_interceptors) == ["_check_node"]

@@ -11,7 +11,7 @@ from ..function import Function
 from .._saved_attrs import Saved, int64
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .tangents import sum_tangents, symmetric_jacobian
-from .utils import wrap_dim
+from .utils import accumulation_input, rounded_to, wrap_dim
 from ..._dtype import is_floating as _is_floating
 from ... import _dtype
 
@@ -27,8 +27,11 @@ def check_floating(a, axis, kernel):
 
 
 def _shifted(a, dim, kernel):
-    """``x - max(x)`` along ``dim`` (a new array) and the NumPy axis (None for a 0-d tensor)."""
-    x = a._data
+    """``x - max(x)`` along ``dim`` (a new array) and the NumPy axis (None for a 0-d tensor).
+
+    float16 and bfloat16 are widened to float32 here (round the result back once with
+    ``rounded_to``), as PyTorch's CPU softmax kernels compute them."""
+    x = accumulation_input(a._data)
     axis = wrap_dim(dim, x.ndim)  # a 0-d tensor accepts dim 0 and -1...
     if x.ndim == 0:
         axis = None  # ...and has no axis to normalise over
@@ -52,7 +55,7 @@ class Softmax(Function):
         ctx.dim = dim
         z, axis = _shifted(a, dim, "softmax")
         e = np.exp(z)
-        out = _utils._Tensor._make(e / e.sum(axis=axis, keepdims=True) if z.ndim else e)
+        out = _utils._Tensor._make(rounded_to(e / e.sum(axis=axis, keepdims=True) if z.ndim else e, a._data.dtype))
         ctx.axis = axis
         ctx.save_for_backward(out)
         return out
@@ -81,7 +84,7 @@ class LogSoftmax(Function):
         z, axis = _shifted(a, dim, "log_softmax")
         if z.ndim and z.size:
             z -= np.log(np.exp(z).sum(axis=axis, keepdims=True))  # z is a new array: in place
-        out = _utils._Tensor._make(z)
+        out = _utils._Tensor._make(rounded_to(z, a._data.dtype))
         ctx.axis = axis
         ctx.save_for_backward(out)  # PyTorch saves the result (a Tensor: create_graph needs its graph)
         return out

@@ -268,6 +268,8 @@ class Convolution(Function):
     """
 
     _backward_name = "ConvolutionBackward0"
+    # its torch.profiler event: F.conv1d's or F.conv2d's (profiler/_names.py lists what it calls beneath)
+    _profiler_name = staticmethod(lambda input, *args: f"aten::conv{input.ndim - 2}d")
     _autocast_op = "conv2d"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod

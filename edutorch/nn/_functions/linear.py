@@ -20,12 +20,20 @@ from ...autograd._functions.blas import (Addmm, addmm_array, check_addmm, check_
 from ...autograd._functions.tangents import sum_tangents
 
 
+def _weight_gradient_transposed(grad_inputs):
+    """(…, grad of W) <-> (…, grad of W.t()): the last input of PyTorch's ``addmm``/``mm`` is ``W.t()``."""
+    *others, g_weight = grad_inputs
+    return (*others, None if g_weight is None else g_weight.t())
+
+
 class Linear(Addmm):
     """``bias + input @ weight.T`` for a 2-D input: the op behind ``nn.Linear``."""
 
     _backward_name = "AddmmBackward0"
     _profiler_name = "aten::linear"  # its torch.profiler event (not derived from the node name)
     _autocast_op = "linear"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
+    # the node's hooks (and the legacy Module.register_backward_hook) see PyTorch's grad_input (engine.py)
+    _hooked_grad_inputs = staticmethod(_weight_gradient_transposed)
     # grad_fn._saved_<name> (autograd/_saved_attrs.py).  PyTorch's node saves mat2 = weight.t();
     # this one keeps the weight itself, so it has no _saved_mat2 (README, known differences)
     _saved_attrs = {
