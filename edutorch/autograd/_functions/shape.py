@@ -179,6 +179,8 @@ class Unsqueeze(Function):
     def backward(ctx, grad):
         return grad.squeeze(ctx.dim), None
 
+    jvp = auto_linear(0)  # (tangents.py: the same view of the tangent)
+
 
 class Squeeze(View):
     """``squeeze()`` with no dim (``SqueezeBackward0``)."""
