@@ -226,3 +226,26 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("op_case", OP_CASES, ids=[c.id for c in OP_CASES])
     if "compare_case" in metafunc.fixturenames:
         metafunc.parametrize("compare_case", COMPARE_CASES, ids=[c.id for c in COMPARE_CASES])
+
+
+# The files that take minutes each (a class graded by nbgrader, a real JupyterHub or JupyterLab
+# driven by Chromium, Run All of every released lesson), slowest first.  A full `./dev test`
+# hands whole files to the pytest-xdist workers in collection order (`--dist loadfile
+# --no-loadscope-reorder`), so these start at once, one per worker, and the many quick files
+# fill the gaps; xdist's default order (most tests first) started them last, on one worker.
+SLOW_FILES_FIRST = (
+    "tests/lessons/test_nbgrader.py",
+    "tests/browser/test_hub.py",
+    "tests/browser/test_hub_system_users.py",
+    "tests/lessons/test_run_all.py",
+    "tests/browser/test_jupyterlab.py",
+    "tests/browser/test_released_lesson.py",
+    "tests/test_docs.py",
+    "tests/teaching/test_learner_lab.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(SLOW_FILES_FIRST)}
+    root = str(config.rootpath) + os.sep
+    items.sort(key=lambda item: rank.get(str(item.path).removeprefix(root), len(rank)))  # a stable sort
