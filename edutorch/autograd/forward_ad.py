@@ -218,24 +218,21 @@ def _without_tangents(fn, *args):
 
 
 # -- what Function.apply calls while a level is open ---------------------------------------
-def input_tangents(args):
+def input_tangents(args, kwargs):
     """The tangent of each argument of an op (``None`` for a non-tensor or a tensor without);
-    ``None`` when no argument has one, so the op runs as it does outside forward AD."""
-    Tensor = _function._Tensor
-    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
-    for t in tangents:
-        if t is not None:
-            return tangents
-    return None
+    ``None`` when no argument has one, so the op runs as it does outside forward AD.
 
-
-def refuse_keyword_tangents(kwargs):
-    """Tangent formulas take positional arguments only: a dual keyword argument is refused
+    Tangent formulas take positional arguments: a dual keyword argument is refused
     rather than silently given no tangent."""
     Tensor = _function._Tensor
     for value in kwargs.values():
         if isinstance(value, Tensor) and tangent_of(value) is not None:
             raise NotImplementedError("forward AD: a dual tensor given as a keyword argument to an op")
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    for t in tangents:
+        if t is not None:
+            return tangents
+    return None
 
 
 def push_tangents(cls, ctx, args, results, tangents):
