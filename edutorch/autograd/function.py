@@ -444,12 +444,10 @@ def _apply(cls, args, kwargs):
         ctx = FunctionCtx() if node is None else node
     else:  # without a node, a ctx that keeps what the tangent formula needs
         ctx = _DualCtx(tangents) if node is None else node
-    # forward runs with grad mode off: a forward never records (as in PyTorch)
-    if cls._uses_setup_context:  # PyTorch 2's split form: forward(*args), then setup_context
-        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
-    else:
-        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
-    outputs = torch_layout(cls, outputs, args)  # PyTorch's strides (reshape views by them)
+    if tangents is None:
+        outputs = _forward(cls, ctx, args, kwargs)
+    else:  # nor does forward push tangents: PyTorch runs it with forward AD off
+        outputs = _dual.without_tangents(_forward, cls, ctx, args, kwargs)
     if node is None:  # outside the graph: Tensors around the arrays
         results = _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
     else:
@@ -473,6 +471,16 @@ class _DualCtx(FunctionCtx):
     @property
     def saved_tensors(self):
         return self._for_forward if self._in_jvp else tuple(self._for_backward)
+
+
+def _forward(cls, ctx, args, kwargs):
+    """``forward`` with grad mode off (a forward never records, as in PyTorch), its arrays laid
+    out with PyTorch's strides (reshape views by them)."""
+    if cls._uses_setup_context:  # PyTorch 2's split form: forward(*args), then setup_context
+        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
+    else:
+        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
+    return torch_layout(cls, outputs, args)
 
 
 def _requires_grad(args):
