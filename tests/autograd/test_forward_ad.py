@@ -270,6 +270,25 @@ def test_an_op_without_tangent_formula_raises_pytorchs_error(real_torch):
     assert ours == theirs
 
 
+def _weight_norm_forward_mode(lib):
+    """A real op without a tangent formula in PyTorch either: weight_norm's fused kernel."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nn.utils.weight_norm is deprecated
+        model = lib.nn.utils.weight_norm(lib.nn.Linear(4, 3).double())
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x = lib.ones(2, 4, dtype=lib.float64)
+    return _error(lambda: lib.func.jacfwd(lambda p: lib.func.functional_call(model, p, (x,)))(params))
+
+
+@pytest.mark.parity
+def test_weight_norm_refuses_forward_mode_as_pytorch(real_torch):
+    ours = _weight_norm_forward_mode(et)
+    assert ours[0] is NotImplementedError and "_weight_norm_interface" in ours[1]
+    assert ours == _weight_norm_forward_mode(real_torch)
+
+
 def _custom_functions(lib):
     class Double(lib.autograd.Function):
         @staticmethod
