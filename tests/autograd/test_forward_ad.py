@@ -270,6 +270,25 @@ def test_an_op_without_tangent_formula_raises_pytorchs_error(real_torch):
     assert ours == theirs
 
 
+def _weight_norm_forward_mode(lib):
+    """A real op without a tangent formula in PyTorch either: weight_norm's fused kernel."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nn.utils.weight_norm is deprecated
+        model = lib.nn.utils.weight_norm(lib.nn.Linear(4, 3).double())
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x = lib.ones(2, 4, dtype=lib.float64)
+    return _error(lambda: lib.func.jacfwd(lambda p: lib.func.functional_call(model, p, (x,)))(params))
+
+
+@pytest.mark.parity
+def test_weight_norm_refuses_forward_mode_as_pytorch(real_torch):
+    ours = _weight_norm_forward_mode(et)
+    assert ours[0] is NotImplementedError and "_weight_norm_interface" in ours[1]
+    assert ours == _weight_norm_forward_mode(real_torch)
+
+
 def _custom_functions(lib):
     class Double(lib.autograd.Function):
         @staticmethod
@@ -360,3 +379,78 @@ def test_gradcheck_checks_forward_mode():
 @pytest.mark.parity
 def test_gradcheck_forward_mode_matches_pytorch(real_torch):
     assert _gradcheck_story(et) == _gradcheck_story(real_torch)
+
+
+def _custom_details(lib):
+    """mark_dirty with a jvp that updates the tangent in place, the setup_context style, and PyTorch's
+    errors for a wrong number or size of tangents and for torch.func.jvp inside an open level."""
+    fw = lib.autograd.forward_ad
+
+    class MulInplace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.mark_dirty(a)
+            return a.mul_(2)  # forward sees no tangent: only jvp updates it
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, da):
+            return da.mul_(2)
+
+    class Scaled(lib.autograd.Function):
+        @staticmethod
+        def forward(a, k):
+            return a * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+        @staticmethod
+        def jvp(ctx, da, dk):
+            return da * ctx.k
+
+    class TwoOutputs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, a * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+        @staticmethod
+        def jvp(ctx, da):
+            return da * 2
+
+    class WrongSize(TwoOutputs):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def jvp(ctx, da):
+            return da.sum()
+
+    x, t = lib.tensor([1.0, 2.0]), lib.tensor([1.0, -1.0])
+    seen = []
+    with fw.dual_level():
+        d = fw.make_dual(x.clone(), t.clone())
+        seen.append(repr(MulInplace.apply(d)))
+        seen.append(repr(Scaled.apply(fw.make_dual(x, t), 3.0)))
+        seen.append(_error(lambda: TwoOutputs.apply(fw.make_dual(x, t))))
+        seen.append(_error(lambda: WrongSize.apply(fw.make_dual(x, t))))
+        seen.append(_error(lambda: lib.func.jvp(lambda a: a * 2, (x,), (t,))))
+    return seen
+
+
+@pytest.mark.parity
+def test_custom_function_details_match_pytorch(real_torch):
+    assert _custom_details(et) == _custom_details(real_torch)
