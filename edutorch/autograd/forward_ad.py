@@ -137,16 +137,20 @@ def make_dual(tensor, tangent, *, level=None):
             f"level {level} is not supported."
         )
     if tangent.shape != tensor.shape:
-        raise RuntimeError(
-            "Trying to set a forward gradient that has a different size than that of the original "
-            f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
-            f"forward gradient is of size {list(tangent.shape)}."
-        )
+        raise _size_error(tensor, tangent)
     if tensor.is_contiguous() and not tangent.is_contiguous():  # PyTorch keeps the primal's layout
-        tangent = _without_tangents(tangent.contiguous)
-    dual = _without_tangents(tensor.view_as, tensor)  # a view: its ._base is ``tensor``
+        tangent = without_tangents(tangent.contiguous)
+    dual = without_tangents(tensor.view_as, tensor)  # a view: its ._base is ``tensor``
     set_tangent(dual, tangent)
     return dual
+
+
+def _size_error(tensor, tangent):
+    return RuntimeError(
+        "Trying to set a forward gradient that has a different size than that of the original Tensor, this is "
+        f"not supported. Tensor is of size {list(tensor.shape)} while the given forward gradient is of size "
+        f"{list(tangent.shape)}."
+    )
 
 
 def unpack_dual(tensor, *, level=None):
@@ -158,7 +162,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tangent_of(tensor)
     if tangent is not None:
         _check_level(level, "_fw_primal")
-    primal = _without_tangents(tensor.view_as, tensor)
+    primal = without_tangents(tensor.view_as, tensor)
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -207,8 +211,8 @@ def view_of_tangent(view, base):
     return _function._Tensor._make(array, tangent._requires_grad, None, 0, tangent._version_counter)
 
 
-def _without_tangents(fn, *args):
-    """``fn(*args)`` with forward AD off: a tangent formula, or an op on a primal."""
+def without_tangents(fn, *args):
+    """``fn(*args)`` with forward AD off: a tangent formula, an op's forward, or an op on a primal."""
     was = _state.active
     _state.active = False
     try:
@@ -218,24 +222,21 @@ def _without_tangents(fn, *args):
 
 
 # -- what Function.apply calls while a level is open ---------------------------------------
-def input_tangents(args):
+def input_tangents(args, kwargs):
     """The tangent of each argument of an op (``None`` for a non-tensor or a tensor without);
-    ``None`` when no argument has one, so the op runs as it does outside forward AD."""
-    Tensor = _function._Tensor
-    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
-    for t in tangents:
-        if t is not None:
-            return tangents
-    return None
+    ``None`` when no argument has one, so the op runs as it does outside forward AD.
 
-
-def refuse_keyword_tangents(kwargs):
-    """Tangent formulas take positional arguments only: a dual keyword argument is refused
+    Tangent formulas take positional arguments: a dual keyword argument is refused
     rather than silently given no tangent."""
     Tensor = _function._Tensor
     for value in kwargs.values():
         if isinstance(value, Tensor) and tangent_of(value) is not None:
             raise NotImplementedError("forward AD: a dual tensor given as a keyword argument to an op")
+    tangents = [tangent_of(a) if isinstance(a, Tensor) else None for a in args]
+    for t in tangents:
+        if t is not None:
+            return tangents
+    return None
 
 
 def push_tangents(cls, ctx, args, results, tangents):
@@ -250,13 +251,13 @@ def push_tangents(cls, ctx, args, results, tangents):
         ctx.primals, ctx.result = args, results
     ctx._in_jvp = custom  # a custom jvp reads what forward gave save_for_forward as ctx.saved_tensors
     try:
-        out = _without_tangents(formula, ctx, *tangents)
+        out = without_tangents(formula, ctx, *tangents)
     finally:
         if custom:
             ctx._in_jvp = False
         else:  # (the node must not keep its inputs and outputs alive)
             del ctx.primals, ctx.result
-    _attach(results, out, ctx)
+    _attach(results, out, ctx, custom)
 
 
 def _zeros_if_missing(arg, tangent):
@@ -278,7 +279,7 @@ def unsupported_message(cls):
     )
 
 
-def _attach(results, tangents, ctx):
+def _attach(results, tangents, ctx, custom):
     """Give each floating output its tangent (broadcast to its shape); a tangent for a saved
     output goes to the saved copy too, so that a backward run under forward AD sees it."""
     Tensor = _function._Tensor
@@ -288,13 +289,16 @@ def _attach(results, tangents, ctx):
         tangents = tuple(tangents) if isinstance(tangents, list) else (tangents,)
     if len(tangents) != len(results):
         raise RuntimeError(
-            f"jvp returned an incorrect number of tangents (expected {len(results)}, got {len(tangents)})"
+            f"Function's jvp returned an invalid number of forward gradients (expected {len(results)} but "
+            f"got {len(tangents)})"
         )
     for out, tangent in zip(results, tangents):
         if tangent is None or not isinstance(out, Tensor) or not out.is_floating_point():
             continue
         if tangent.shape != out.shape:
-            tangent = _without_tangents(tangent.expand, out.shape).contiguous()
+            if custom:  # a built-in formula may leave a broadcast to this one place; a user's may not
+                raise _size_error(out, tangent)
+            tangent = without_tangents(tangent.expand, out.shape).contiguous()
         _set_output_tangent(out, tangent)
     for saved in ctx._for_backward if isinstance(ctx, _function.Node) else ():
         if getattr(saved, "is_output", False):
@@ -308,7 +312,7 @@ def _set_output_tangent(out, tangent):
     (views of it see them); any other output gets ``tangent`` itself."""
     old = out._fw_grad
     if old is not None and old is not tangent:
-        _without_tangents(old.copy_, tangent)
+        without_tangents(old.copy_, tangent)
     else:
         set_tangent(out, tangent)
 
@@ -336,4 +340,4 @@ def copy_tangent_in_place(target, result):
     if old is None:
         set_tangent(target, tangent)
     elif old is not tangent:
-        _without_tangents(old.copy_, tangent)
+        without_tangents(old.copy_, tangent)

@@ -439,41 +439,22 @@ def _apply(cls, args, kwargs):
     node = _new_node(cls, args) if grad_mode._state["enabled"] and _requires_grad(args) else None
     tangents = None
     if _dual._state.active:  # forward-mode AD: the one test an op pays outside a dual level
-        tangents = _dual.input_tangents(args)
-        if kwargs:
-            _dual.refuse_keyword_tangents(kwargs)
-    if tangents is not None:
+        tangents = _dual.input_tangents(args, kwargs)  # None: no argument carries a tangent
+    if tangents is None:
+        ctx = FunctionCtx() if node is None else node
+    else:  # without a node, a ctx that keeps what the tangent formula needs
         ctx = _DualCtx(tangents) if node is None else node
+    if tangents is None:
         outputs = _forward(cls, ctx, args, kwargs)
-        results = _as_results(node, outputs, args)
-        _dual.push_tangents(cls, ctx, args, results, tangents)
-        return results
-    ctx = FunctionCtx() if node is None else node
-    # forward runs with grad mode off: a forward never records (as in PyTorch)
-    if cls._uses_setup_context:  # PyTorch 2's split form: forward(*args), then setup_context
-        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
-    else:
-        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
-    outputs = torch_layout(cls, outputs, args)  # PyTorch's strides (reshape views by them)
+    else:  # nor does forward push tangents: PyTorch runs it with forward AD off
+        outputs = _dual.without_tangents(_forward, cls, ctx, args, kwargs)
     if node is None:  # outside the graph: Tensors around the arrays
-        return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
-    return _connect_outputs(node, outputs, args)
-
-
-def _forward(cls, ctx, args, kwargs):
-    """``forward`` with grad mode off, in PyTorch 2's split form too; the arrays laid out as PyTorch's."""
-    if cls._uses_setup_context:
-        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
+        results = _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
     else:
-        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
-    return torch_layout(cls, outputs, args)
-
-
-def _as_results(node, outputs, args):
-    """Tensors around the arrays ``forward`` returned: connected to ``node``, if there is one."""
-    if node is None:
-        return _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
-    return _connect_outputs(node, outputs, args)
+        results = _connect_outputs(node, outputs, args)
+    if tangents is not None:  # the op's tangent formula gives the outputs theirs
+        _dual.push_tangents(cls, ctx, args, results, tangents)
+    return results
 
 
 class _DualCtx(FunctionCtx):
@@ -490,6 +471,16 @@ class _DualCtx(FunctionCtx):
     @property
     def saved_tensors(self):
         return self._for_forward if self._in_jvp else tuple(self._for_backward)
+
+
+def _forward(cls, ctx, args, kwargs):
+    """``forward`` with grad mode off (a forward never records, as in PyTorch), its arrays laid
+    out with PyTorch's strides (reshape views by them)."""
+    if cls._uses_setup_context:  # PyTorch 2's split form: forward(*args), then setup_context
+        outputs = grad_mode.call_with_grad_mode(False, _forward_then_setup_context, cls, ctx, args, kwargs)
+    else:
+        outputs = grad_mode.call_with_grad_mode(False, cls.forward, ctx, *args, **kwargs)
+    return torch_layout(cls, outputs, args)
 
 
 def _requires_grad(args):

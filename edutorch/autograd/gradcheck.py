@@ -6,7 +6,8 @@ Jacobian: one row per element of input j, one column per element of output i.
 * numerical: nudge one input element by ``±eps`` and look at how every output
   element moves, ``(f(x + eps) - f(x - eps)) / (2 eps)``;
 * analytical: backpropagate each one-hot output gradient (one column at a
-  time) with ``autograd.grad``.
+  time) with ``autograd.grad``; with ``check_forward_ad=True`` also push each
+  one-hot input tangent forward (``forward_ad``: one row at a time).
 
 Where the two disagree beyond ``atol + rtol * |numerical|``, a
 ``GradcheckError`` prints both matrices, as PyTorch does.  Use float64 inputs:
@@ -117,13 +118,43 @@ def _analytical_jacobian(inputs, output, check_grad_dtypes):
     return jacobians
 
 
+def _forward_jacobian(func, inputs, n_outputs):
+    """``jac[j][i]`` by forward mode: a one-hot tangent on each element of input j in turn,
+    the output tangents read with ``unpack_dual`` (row k of every output's Jacobian)."""
+    from . import forward_ad as fwAD
+
+    jacobians = []
+    for j, t in enumerate(inputs):
+        if not (_is_tensor(t) and t.requires_grad):
+            continue
+        per_output = [np.zeros((t._data.size, n), dtype=t._data.dtype) for n in n_outputs]
+        for k in range(t._data.size):
+            onehot = np.zeros(t._data.size, dtype=t._data.dtype)
+            onehot[k] = 1
+            with fwAD.dual_level():
+                dual = fwAD.make_dual(t, function._Tensor._make(_host_like(onehot.reshape(t._data.shape), t._data)))
+                outputs = _differentiable_outputs(func(*inputs[:j], dual, *inputs[j + 1:]))
+                for jac, out in zip(per_output, outputs):
+                    tangent = fwAD.unpack_dual(out).tangent
+                    if tangent is not None:
+                        jac[k] = _host(tangent._data).reshape(-1)
+        jacobians.append(per_output)
+    return jacobians
+
+
+def _host_like(array, like):
+    """``array`` on the device of ``like`` (a CuPy array for a CUDA tensor)."""
+    return array if isinstance(like, np.ndarray) else __import__("cupy").asarray(array)
+
+
 def _as_tensor(array):
     return function._Tensor._make(np.ascontiguousarray(array))
 
 
-def _notallclose_msg(analytical, numerical, output_idx, input_idx):
+def _notallclose_msg(analytical, numerical, output_idx, input_idx, forward=False):
+    mode = " computed with forward mode" if forward else ""
     return (
-        f"Jacobian mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
+        f"Jacobian{mode} mismatch for output {output_idx:d} with respect to input {input_idx:d},\n"
         f"numerical:{_as_tensor(numerical)}\nanalytical:{_as_tensor(analytical)}\n"
     )
 
@@ -137,13 +168,15 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     Returns True, or raises ``GradcheckError`` (False when ``raise_exception=False``).
     ``fast_mode`` runs the full (slow) check: same verdict, only slower.
     """
-    if check_forward_ad or check_batched_forward_grad:
-        raise ValueError("edutorch has no forward-mode AD: use check_forward_ad=False")
-    if not check_backward_ad:
+    if not (check_backward_ad or check_forward_ad):
         raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to be True")
     try:
-        return _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol,
-                          check_undefined_grad, check_grad_dtypes, check_batched_grad)
+        if check_backward_ad:
+            _gradcheck(func, _as_tuple(inputs), eps, atol, rtol, nondet_tol,
+                       check_undefined_grad, check_grad_dtypes, check_batched_grad)
+        if check_forward_ad or check_batched_forward_grad:  # (vmap runs per sample: no batching rule to check)
+            _forward_gradcheck(func, _as_tuple(inputs), eps, atol, rtol)
+        return True
     except GradcheckError:
         if raise_exception:
             raise
@@ -178,6 +211,20 @@ def _gradcheck(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
             _check_batched_grad(inputs, out, analytical, atol, rtol)
     if check_undefined_grad:
         _check_zero_grad_outputs(inputs, outputs)
+    return True
+
+
+def _forward_gradcheck(func, inputs, eps, atol, rtol):
+    """The forward-mode Jacobian (each op's ``jvp``) against finite differences."""
+    _check_inputs(inputs)
+    outputs = _differentiable_outputs(func(*inputs))
+    sizes = [o._data.size for o in outputs]
+    numerical = _numerical_jacobian(func, inputs, sizes, eps)
+    forward = _forward_jacobian(func, inputs, sizes)
+    for j, (per_output_f, per_output_n) in enumerate(zip(forward, numerical)):
+        for i, (a, n) in enumerate(zip(per_output_f, per_output_n)):
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(_notallclose_msg(a, n, i, j, forward=True))
     return True
 
 
@@ -224,8 +271,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     Backward must itself be differentiable (``create_graph=True``).  Without
     ``grad_outputs``, random ones in [-1, 1) are drawn from a fixed seed.
     """
-    if check_fwd_over_rev:
-        raise ValueError("edutorch has no forward-mode AD: use check_fwd_over_rev=False")
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
         outputs = _differentiable_outputs(func(*inputs))
@@ -250,4 +295,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     return gradcheck(vjp, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-                     check_batched_grad=check_batched_grad, fast_mode=fast_mode)
+                     check_batched_grad=check_batched_grad and check_rev_over_rev, fast_mode=fast_mode,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)

@@ -24,6 +24,7 @@ so a ``jvp`` inside another (``jacfwd(jacfwd(f))``) is computed by reverse mode
 twice (``_jvp_by_reverse_mode``), the double-backward trick, whose ops still
 carry the outer tangents.
 """
+import contextlib
 import functools
 
 from .. import autograd
@@ -316,9 +317,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         )
     _check_tensors(flat_primals, "primals")
     _check_tensors(flat_tangents, "tangents")
-    if fwAD._state.level is not None:  # inside another jvp: forward_ad has one level
+    if _jvp_nesting[0]:  # inside another jvp: forward_ad has one level
         return _jvp_by_reverse_mode(func, flat_primals, spec, flat_tangents, strict, has_aux)
-    with fwAD.dual_level(), transform_running():
+    with fwAD.dual_level(), transform_running(), _nested_jvp():
         duals = [fwAD.make_dual(p, t) for p, t in zip(flat_primals, flat_tangents)]
         result = late_bound(func)(*tree_unflatten(duals, spec))
         output, aux = _split_aux(result, has_aux, JVP_API)
@@ -330,6 +331,18 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     primal_out = tree_unflatten([p for p, _ in pairs], out_spec)
     tangent_out = tree_unflatten([t for _, t in pairs], out_spec)
     return (primal_out, tangent_out, aux) if has_aux else (primal_out, tangent_out)
+
+
+_jvp_nesting = [0]  # how many func.jvp run (the outermost owns the dual level)
+
+
+@contextlib.contextmanager
+def _nested_jvp():
+    _jvp_nesting[0] += 1
+    try:
+        yield
+    finally:
+        _jvp_nesting[0] -= 1
 
 
 def _check_outputs(flat_out):

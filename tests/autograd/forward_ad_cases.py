@@ -97,3 +97,16 @@ EXTRA_CASES = [
     Case("kl_div", lambda L, x, t: _F(L).kl_div(x.log_softmax(1), t.softmax(1), reduction="batchmean"), ((2, 3), (2, 3))),
     Case("attention", lambda L, q, k, v: _F(L).scaled_dot_product_attention(q, k, v), ((1, 2, 3), (1, 4, 3), (1, 4, 2))),
 ]
+
+# the SVD's and QR's factors are unique up to signs: compare sign-free products
+LINALG_FACTOR_CASES = [
+    Case("svd", lambda L, a: [(S, U * U, Vh * Vh) for U, S, Vh in [L.linalg.svd(a, full_matrices=False)]][0], ((4, 3),)),
+    Case("svd_wide", lambda L, a: [(S, U * U, Vh * Vh) for U, S, Vh in [L.linalg.svd(a, full_matrices=False)]][0],
+         ((2, 4),)),
+    Case("svd_full", lambda L, a: [(S, U * U, Vh * Vh) for U, S, Vh in [L.linalg.svd(a)]][0], ((3, 3),)),
+    Case("qr", lambda L, a: [(Q * R.diagonal().sign(), R * R.diagonal().sign().unsqueeze(-1))
+                             for Q, R in [L.linalg.qr(a)]][0], ((4, 3),)),
+    Case("qr_wide", lambda L, a: [(Q * R.diagonal().sign(), R * R.diagonal().sign().unsqueeze(-1))
+                                  for Q, R in [L.linalg.qr(a)]][0], ((2, 4),)),
+]
+EXTRA_CASES += LINALG_FACTOR_CASES

@@ -316,3 +316,122 @@ def test_custom_function_jvp():
 @pytest.mark.parity
 def test_custom_function_jvp_matches_pytorch(real_torch):
     assert _custom_story(et) == _custom_story(real_torch)
+
+
+# -- gradcheck(check_forward_ad=True), gradgradcheck(check_fwd_over_rev=True) --------------------
+def _wrong_jvp(lib):
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_forward(a)
+            ctx.save_for_backward(a)
+            return a ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            return 3 * a * a * g
+
+        @staticmethod
+        def jvp(ctx, da):
+            (a,) = ctx.saved_tensors
+            return 2 * a * a * da  # wrong on purpose
+
+    return Cube
+
+
+def _gradcheck_story(lib):
+    x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    w = lib.tensor([[0.3, -0.2, 1.0]], dtype=lib.float64, requires_grad=True)
+    ok = (lib.autograd.gradcheck(lambda a, b: (b @ a.sin()).tanh(), (x, w), check_forward_ad=True),
+          lib.autograd.gradcheck(lambda a: a.exp().cumsum(0), (x,), check_forward_ad=True, check_backward_ad=False),
+          lib.autograd.gradgradcheck(lambda a: (a * a.sigmoid()).sum(), (x,), check_fwd_over_rev=True))
+    error = _error(lambda: lib.autograd.gradcheck(_wrong_jvp(lib).apply, (x,), check_forward_ad=True))
+    return ok, (error[0].__name__, error[1].split("\n")[0])
+
+
+def test_gradcheck_checks_forward_mode():
+    ok, error = _gradcheck_story(et)
+    assert ok == (True, True, True)
+    assert error == ("GradcheckError",
+                     "Jacobian computed with forward mode mismatch for output 0 with respect to input 0,")
+
+
+@pytest.mark.parity
+def test_gradcheck_forward_mode_matches_pytorch(real_torch):
+    assert _gradcheck_story(et) == _gradcheck_story(real_torch)
+
+
+def _custom_details(lib):
+    """mark_dirty with a jvp that updates the tangent in place, the setup_context style, and PyTorch's
+    errors for a wrong number or size of tangents and for torch.func.jvp inside an open level."""
+    fw = lib.autograd.forward_ad
+
+    class MulInplace(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.mark_dirty(a)
+            return a.mul_(2)  # forward sees no tangent: only jvp updates it
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+        @staticmethod
+        def jvp(ctx, da):
+            return da.mul_(2)
+
+    class Scaled(lib.autograd.Function):
+        @staticmethod
+        def forward(a, k):
+            return a * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+        @staticmethod
+        def jvp(ctx, da, dk):
+            return da * ctx.k
+
+    class TwoOutputs(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, a * 3
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            return g1 * 2 + g2 * 3
+
+        @staticmethod
+        def jvp(ctx, da):
+            return da * 2
+
+    class WrongSize(TwoOutputs):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def jvp(ctx, da):
+            return da.sum()
+
+    x, t = lib.tensor([1.0, 2.0]), lib.tensor([1.0, -1.0])
+    seen = []
+    with fw.dual_level():
+        d = fw.make_dual(x.clone(), t.clone())
+        seen.append(repr(MulInplace.apply(d)))
+        seen.append(repr(Scaled.apply(fw.make_dual(x, t), 3.0)))
+        seen.append(_error(lambda: TwoOutputs.apply(fw.make_dual(x, t))))
+        seen.append(_error(lambda: WrongSize.apply(fw.make_dual(x, t))))
+        seen.append(_error(lambda: lib.func.jvp(lambda a: a * 2, (x,), (t,))))
+    return seen
+
+
+@pytest.mark.parity
+def test_custom_function_details_match_pytorch(real_torch):
+    assert _custom_details(et) == _custom_details(real_torch)

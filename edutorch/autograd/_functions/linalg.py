@@ -583,6 +583,42 @@ class Svd(Function):
             gVh = None if gVh is None else gVh[..., :k, :]
         return svd_backward(gU, gS, gVh, U, S, Vh), None
 
+    @staticmethod
+    def jvp(ctx, dA, _=None):
+        """PyTorch's ``svd_jvp`` for real A.  With dP = Uᵀ dA V (its diagonal is dS) and E as in
+        backward, the rotations Uᵀ dU and Vᵀ dV are ``sym(dP S) / E`` and ``sym(S dP) / E`` on dP's
+        off-diagonal part (sym(X) = X + Xᵀ); a tall (or wide) A adds the part of dA outside the span
+        of U (or V).  The extra vectors of ``full_matrices`` get zero tangents, as in PyTorch."""
+        U, S, Vh = ctx.result
+        m, n, k = dA.shape[-2], dA.shape[-1], S.shape[-1]
+        U, V = U[..., :k], _t(Vh[..., :k, :])
+        dP = _t(U) @ dA @ V
+        eye = _eye(k, S)
+        off = dP * (1 - eye)
+        E = (S * S).unsqueeze(-2) - (S * S).unsqueeze(-1) + eye
+        by_S_right, by_S_left = off * S.unsqueeze(-2), S.unsqueeze(-1) * off
+        dU = U @ ((by_S_right + _t(by_S_right)) / E)
+        dV = V @ ((by_S_left + _t(by_S_left)) / E)
+        if m > k:
+            outside = dA @ (V / S.unsqueeze(-2))
+            dU = dU + outside - U @ (_t(U) @ outside)
+        if n > k:
+            outside = _t(dA) @ (U / S.unsqueeze(-2))
+            dV = dV + outside - V @ (_t(V) @ outside)
+        dU, dVh = _padded_with_zeros(dU, ctx.result[0].shape[-1], -1), _padded_with_zeros(_t(dV), ctx.result[2].shape[-2], -2)
+        return dU, dP.diagonal(0, -2, -1), dVh
+
+
+def _padded_with_zeros(t, size, dim):
+    """``t`` with zeros appended along ``dim`` up to ``size`` (the extra vectors of a full SVD)."""
+    if t.shape[dim] == size:
+        return t
+    from ... import cat
+
+    shape = list(t.shape)
+    shape[dim] = size - t.shape[dim]
+    return cat([t, t.new_zeros(shape)], dim)
+
 
 # -- QR -------------------------------------------------------------------------------------------
 def _copyltu(M):
@@ -633,7 +669,8 @@ class Qr(Function):
         return Q, R
 
     @staticmethod
-    def backward(ctx, gQ, gR):
+    def check_differentiable(ctx):
+        """PyTorch's refusals, for backward and forward mode alike."""
         if ctx.mode == "r":
             raise RuntimeError(
                 "The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
@@ -644,6 +681,10 @@ class Qr(Function):
             raise RuntimeError(
                 "The QR decomposition is not differentiable when mode='complete' and nrows > ncols."
             )
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        Qr.check_differentiable(ctx)
         A, Q, R = ctx.saved_tensors
         m = ctx.m
         if m >= ctx.n:
@@ -653,6 +694,30 @@ class Qr(Function):
         Y, gR1, gR2 = A[..., m:], gR[..., :m], gR[..., m:]
         gX = _qr_backward_tall(gQ + Y @ _t(gR2), gR1, Q, R[..., :m])
         return cat([gX, Q @ gR2], -1), None
+
+    @staticmethod
+    def jvp(ctx, dA, _=None):
+        """For m >= n, ``_qr_jvp_tall``; for a wide A = [X | Y]: X's square case, and
+        R_2 = Qᵀ Y gives dR_2 = dQᵀ Y + Qᵀ dY."""
+        Qr.check_differentiable(ctx)
+        A, (Q, R), m = ctx.primals[0], ctx.result, ctx.m
+        if m >= ctx.n:
+            return _qr_jvp_tall(dA, Q, R)
+        from ... import cat
+
+        dQ, dR1 = _qr_jvp_tall(dA[..., :m], Q, R[..., :m])
+        return dQ, cat([dR1, _t(dQ) @ A[..., m:] + _t(Q) @ dA[..., m:]], -1)
+
+
+def _qr_jvp_tall(dA, Q, R):
+    """The tangents of A = Q R for m >= n: with X = dA R^{-1} and C = Qᵀ X, C = Qᵀ dQ + dR R^{-1}
+    is a skew matrix Ω (from C's strict lower triangle) plus an upper triangular one U = C - Ω;
+    then dR = U R and dQ = X - Q U."""
+    X = _t(Solve.apply(_t(R), _t(dA)))  # dA R^{-1} = (R^{-T} dAᵀ)ᵀ
+    C = _t(Q) @ X
+    lower = Tril.apply(C, -1)
+    U = C - lower + _t(lower)
+    return X - Q @ U, U @ R
 
 
 # -- symmetric eigendecomposition ---------------------------------------------------------------
