@@ -132,6 +132,8 @@ def test_primals_and_tangents_must_pair_up():
         TangentTrace(shared, (et.ones(2), et.ones(2)), (et.ones(2),))
     with pytest.raises(TypeError, match="edutorch or torch"):
         TangentTrace(lambda x: x, np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="fn must return one tensor, got tuple"):
+        TangentTrace(lambda x: (x.sin(), x.cos()), et.ones(2), et.ones(2))
 
 
 def test_layout_puts_inputs_on_top_and_arrows_down(lib):
