@@ -188,3 +188,14 @@ def test_the_view_shows_a_missing_tangent_as_none():
                           (et.tensor([1.0, 0.0]), None))
     view.slider.value = 2  # w: no tangent
     assert "tangent |max|" not in view.caption.value and "primal |max| 4" in view.caption.value
+
+
+def test_the_stored_picture_carries_the_title_step_and_scales():
+    from widgets._render import plain_lines
+
+    view = TangentStepper(shared, (et.tensor([1.0, 2.0]), et.tensor([3.0, 4.0])),
+                          (et.tensor([1.0, 0.0]), None))
+    view.slider.value = 3
+    written = "\n".join(line for markup in view.fallback_text() for line in plain_lines(markup))
+    for needle in ("TangentStepper —", "step 3 / 6", "node mul: primal |max| 8, tangent |max| 3"):
+        assert needle in written, written
