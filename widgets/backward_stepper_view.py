@@ -191,7 +191,57 @@ def _dashed_outline(draw, rect, dash=4, width=1):
         draw.line([(x1, y), (x1, min(y + dash - 1, y1))], fill="white", width=width)
 
 
-class BackwardStepper(PictureFallback, W.VBox):
+class StepperView(PictureFallback, W.VBox):
+    """What BackwardStepper and TangentStepper share: a graph picture beside two tensor
+    pictures, stepped with ◀ prev / a slider / next ▶, the step's text below.
+
+    A subclass makes ``self.canvas`` and ``self.style``, calls ``_build`` and draws in ``_draw``.
+    """
+
+    def _build(self, steps, legend, extra_controls=()):
+        self.title = W.HTML()
+        self.legend = W.HTML(legend)
+        self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"),
+                                    tooltip="previous step")
+        self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"),
+                                    tooltip="run the next node")
+        self.slider = W.IntSlider(min=0, max=steps, value=0, description="step",
+                                  continuous_update=True, layout=W.Layout(width="330px"))
+        self.position = W.Label()
+        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
+        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
+        self.detail = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
+        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + DETAIL_PX}px",
+                                                  max_height="300px", overflow="auto"))
+        self.prev_button.on_click(lambda _: self.step(-1))
+        self.next_button.on_click(lambda _: self.step(+1))
+        self.slider.observe(lambda change: self._draw(), names="value")
+        controls = W.HBox([self.prev_button, self.slider, self.next_button, *extra_controls,
+                           self.position])
+        right = W.VBox([self.caption, self.detail])
+        super().__init__([self.title, self.legend, controls, W.HBox([self.image, right]),
+                          self.description])
+        self._draw()
+
+    def fallback_text(self):
+        """Title, the step shown, and the colour scale of the two tensor pictures."""
+        return [self.title.value, self.position.value, self.caption.value]
+
+    def fallback_png(self):
+        """The notebook file's picture: the graph beside the two tensor pictures."""
+        return joined_png([[self.image.value, self.detail.value]])
+
+    def step(self, delta):
+        """Move ``delta`` steps forward (or back), staying in range."""
+        self.slider.value = min(max(self.slider.value + delta, 0), self.slider.max)
+
+    def _describe(self, lines):
+        """The step's text lines as the HTML under the pictures."""
+        self.description.value = (f"<pre style='{self.style}; margin:0; white-space:pre-wrap'>"
+                                  f"{html.escape(chr(10).join(lines))}</pre>")
+
+
+class BackwardStepper(StepperView):
     """Step through one ``output.backward()``: which node runs, what it receives and sends.
 
     >>> x = torch.tensor([1.0, 2.0], requires_grad=True)
@@ -213,36 +263,14 @@ class BackwardStepper(PictureFallback, W.VBox):
         self._layout_key = None
 
         groups = self.trace.groups
-        self.title = W.HTML()
-        self.legend = W.HTML(legend_html(self.style))
-        self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"),
-                                    tooltip="previous step")
-        self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"),
-                                    tooltip="run the next node")
-        self.slider = W.IntSlider(min=0, max=len(self.trace.events), value=0, description="step",
-                                  continuous_update=True, layout=W.Layout(width="330px"))
         named = [(f"{g or '(root)'}: {self.trace.group_classes.get(g, 'module')}", g)
                  for g in groups]
         choices = [(COLLAPSED, COLLAPSED)] + named + ([(ALL, ALL)] if groups else [])
         self.expand = W.Dropdown(options=choices,
                                  value=COLLAPSED, description="expand", disabled=not groups,
                                  layout=W.Layout(width="200px"))
-        self.position = W.Label()
-        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
-        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
-        self.detail = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
-        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + DETAIL_PX}px",
-                                                  max_height="300px", overflow="auto"))
-        self.prev_button.on_click(lambda _: self.step(-1))
-        self.next_button.on_click(lambda _: self.step(+1))
-        self.slider.observe(lambda change: self._draw(), names="value")
         self.expand.observe(lambda change: self._draw(), names="value")
-        controls = W.HBox([self.prev_button, self.slider, self.next_button, self.expand,
-                           self.position])
-        right = W.VBox([self.caption, self.detail])
-        super().__init__([self.title, self.legend, controls, W.HBox([self.image, right]),
-                          self.description])
-        self._draw()
+        self._build(len(self.trace.events), legend_html(self.style), extra_controls=[self.expand])
 
     @classmethod
     def for_model(cls, model, x, y=None, loss_fn=None, depth=1):
@@ -256,18 +284,6 @@ class BackwardStepper(PictureFallback, W.VBox):
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return (f"BackwardStepper({len(self.trace.nodes)} nodes, "
                 f"{len(self.trace.events)} steps)")
-
-    def fallback_text(self):
-        """Title, the step shown, and the colour scale of the two gradient pictures."""
-        return [self.title.value, self.position.value, self.caption.value]
-
-    def fallback_png(self):
-        """The notebook file's picture: the graph beside the two gradient pictures."""
-        return joined_png([[self.image.value, self.detail.value]])
-
-    def step(self, delta):
-        """Move ``delta`` steps forward (or back), staying in range."""
-        self.slider.value = min(max(self.slider.value + delta, 0), self.slider.max)
 
     @property
     def expanded(self):
@@ -295,8 +311,7 @@ class BackwardStepper(PictureFallback, W.VBox):
                             f"{len(self.graph_layout.boxes)} boxes drawn")
         self.position.value = f"step {step} / {len(trace.events)}"
         self._draw_detail(event)
-        self.description.value = (f"<pre style='{self.style}; margin:0; white-space:pre-wrap'>"
-                                  f"{html.escape(chr(10).join(trace.describe(step)))}</pre>")
+        self._describe(trace.describe(step))
 
     def _draw_detail(self, event):
         """The gradient arriving (left/top) and the one sent on, or the leaf's .grad after

@@ -21,8 +21,9 @@ API                                    used for
 
 It runs ``fn`` once on dual inputs, node by node, and records every node's
 primal value and tangent (``None``: no tangent reached it, which forward AD
-treats as zero). ``fn`` is a function of tensors or an ``nn.Module``; it must
-be traceable by ``torch.fx`` (no Python branch on tensor values).
+treats as zero). ``fn`` is a function of tensors or an ``nn.Module`` that returns
+one tensor; it must be traceable by ``torch.fx`` (no Python branch on tensor
+values).
 """
 from __future__ import annotations
 
@@ -156,6 +157,9 @@ class TangentTrace:
             duals = [p if t is None else forward_ad.make_dual(p, t)
                      for p, t in zip(primals, tangents)]
             output = Recorder(self.graph_module).run(*duals)
+            if not hasattr(output, "shape"):
+                raise TypeError(f"fn must return one tensor, got {type(output).__name__}: "
+                                "step through one output at a time")
             primal, tangent = forward_ad.unpack_dual(output)
             self.output_primal = to_numpy(primal)
             self.output_tangent = None if tangent is None else to_numpy(tangent)

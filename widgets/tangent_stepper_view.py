@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import html
 
-import ipywidgets as W
-
-from ._render import CSS_DPI, Canvas, PictureFallback, TensorPanel, html_style, joined_png
+from ._render import CSS_DPI, Canvas, TensorPanel, html_style
 from .backward_stepper import box_states
-from .backward_stepper_view import (DETAIL_PX, FILL, SENT, STATE_COLOURS, WIDTH_PX, GraphPicture,
+from .backward_stepper_view import (DETAIL_PX, FILL, SENT, STATE_COLOURS, GraphPicture, StepperView,
                                     _split)
 from .tangent_stepper import TangentTrace, consumers, layout
-
 
 def legend_html(style):
     """The colour key of the tangent picture."""
@@ -39,8 +36,7 @@ def legend_html(style):
               f"<span style='color:{SENT}'>━</span> where its tangent goes"]
     return f"<div style='{style}'>{' · '.join(boxes)}<br>{' · '.join(states)}</div>"
 
-
-class TangentStepper(PictureFallback, W.VBox):
+class TangentStepper(StepperView):
     """Step through ``fn(*primals)`` on dual numbers: each node's primal and tangent.
 
     >>> x = torch.tensor([1.0, 2.0]); v = torch.tensor([1.0, 0.0])
@@ -61,42 +57,10 @@ class TangentStepper(PictureFallback, W.VBox):
         self.primal_panel = TensorPanel(self.canvas, 0, title="primal (the value)")
         self.tangent_panel = TensorPanel(self.canvas, 1, title="tangent (its derivative along v)")
 
-        self.title = W.HTML()
-        self.legend = W.HTML(legend_html(self.style))
-        self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"),
-                                    tooltip="previous step")
-        self.next_button = W.Button(description="next ▶", layout=W.Layout(width="80px"),
-                                    tooltip="run the next node")
-        self.slider = W.IntSlider(min=0, max=len(self.trace.events), value=0, description="step",
-                                  continuous_update=True, layout=W.Layout(width="330px"))
-        self.position = W.Label()
-        self.image = W.Image(format="png", layout=W.Layout(width=f"{WIDTH_PX}px"))
-        self.caption = W.HTML(layout=W.Layout(width=self.canvas.css_width))
-        self.detail = W.Image(format="png", layout=W.Layout(width=self.canvas.css_width))
-        self.description = W.HTML(layout=W.Layout(width=f"{WIDTH_PX + DETAIL_PX}px",
-                                                  max_height="300px", overflow="auto"))
-        self.prev_button.on_click(lambda _: self.step(-1))
-        self.next_button.on_click(lambda _: self.step(+1))
-        self.slider.observe(lambda change: self._draw(), names="value")
-        controls = W.HBox([self.prev_button, self.slider, self.next_button, self.position])
-        super().__init__([self.title, self.legend, controls,
-                          W.HBox([self.image, W.VBox([self.caption, self.detail])]),
-                          self.description])
-        self._draw()
+        self._build(len(self.trace.events), legend_html(self.style))
 
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return f"TangentStepper({len(self.trace.nodes)} nodes, {len(self.trace.events)} steps)"
-
-    def fallback_text(self):
-        return [self.title.value, self.position.value, self.caption.value]
-
-    def fallback_png(self):
-        """The notebook file's picture: the graph beside the primal and tangent pictures."""
-        return joined_png([[self.image.value, self.detail.value]])
-
-    def step(self, delta):
-        """Move ``delta`` steps forward (or back), staying in range."""
-        self.slider.value = min(max(self.slider.value + delta, 0), self.slider.max)
 
     def _draw(self):
         trace, step = self.trace, self.slider.value
@@ -109,8 +73,7 @@ class TangentStepper(PictureFallback, W.VBox):
                             "dual numbers: each computes its value and its tangent together")
         self.position.value = f"step {step} / {len(trace.events)}"
         self._draw_detail(event)
-        self.description.value = (f"<pre style='{self.style}; margin:0; white-space:pre-wrap'>"
-                                  f"{html.escape(chr(10).join(trace.describe(step)))}</pre>")
+        self._describe(trace.describe(step))
 
     def _draw_detail(self, event):
         """The node's primal (top) and tangent (bottom), each on its own colour scale."""
@@ -130,7 +93,6 @@ class TangentStepper(PictureFallback, W.VBox):
             self.caption.value = (f"<div style='{self.style}'>{text} (each picture on its own "
                                   "scale, white = 0)</div>")
         self.detail.value = self.canvas.png()
-
 
 def _largest(record):
     return max(abs(record.stats.min), abs(record.stats.max))

@@ -51,6 +51,10 @@ def _call(function, *args):
     try:
         return function(*args), None
     except Exception as error:
+        if "different size than that of the original Tensor" in str(error):
+            return None, _hint("the tangent has another shape than the primal it belongs to: a "
+                               "tangent lives in the INPUT space, one entry per entry of x "
+                               f"(e.g. torch.zeros_like(x)) — {function.__name__} raised: {error}")
         return None, _hint(f"{function.__name__} raised {type(error).__name__}: {error}")
 
 

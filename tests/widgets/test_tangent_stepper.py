@@ -132,6 +132,8 @@ def test_primals_and_tangents_must_pair_up():
         TangentTrace(shared, (et.ones(2), et.ones(2)), (et.ones(2),))
     with pytest.raises(TypeError, match="edutorch or torch"):
         TangentTrace(lambda x: x, np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="fn must return one tensor, got tuple"):
+        TangentTrace(lambda x: (x.sin(), x.cos()), et.ones(2), et.ones(2))
 
 
 def test_layout_puts_inputs_on_top_and_arrows_down(lib):
@@ -186,3 +188,14 @@ def test_the_view_shows_a_missing_tangent_as_none():
                           (et.tensor([1.0, 0.0]), None))
     view.slider.value = 2  # w: no tangent
     assert "tangent |max|" not in view.caption.value and "primal |max| 4" in view.caption.value
+
+
+def test_the_stored_picture_carries_the_title_step_and_scales():
+    from widgets._render import plain_lines
+
+    view = TangentStepper(shared, (et.tensor([1.0, 2.0]), et.tensor([3.0, 4.0])),
+                          (et.tensor([1.0, 0.0]), None))
+    view.slider.value = 3
+    written = "\n".join(line for markup in view.fallback_text() for line in plain_lines(markup))
+    for needle in ("TangentStepper —", "step 3 / 6", "node mul: primal |max| 8, tangent |max| 3"):
+        assert needle in written, written

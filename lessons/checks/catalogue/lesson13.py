@@ -135,6 +135,15 @@ def one_hot_off_by_one(lib):
     return (jacobian_column,)
 
 
+@wrong("13.2", "tangent has another shape than the primal", "INPUT space")
+def one_hot_of_the_output_size(lib):
+    def jacobian_column(f, x, j):
+        e_j = lib.zeros(f(x).numel(), dtype=x.dtype)  # the output's size, not the input's
+        e_j[j % e_j.numel()] = 1.0
+        return lib.func.jvp(f, (x,), (e_j,))[1]
+    return (jacobian_column,)
+
+
 @wrong("13.2", "the primal", "take the tangent")
 def returns_the_primal(lib):
     def jacobian_column(f, x, j):
