@@ -81,13 +81,6 @@ SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
     # kron keeps an operand that needs no grad (PyTorch's composite does not): backward refuses
     "kron",
 }
-EMPTY_OPS = {"cat", "cummax", "cross_entropy", "nll_loss", "nn.AdaptiveAvgPool2d"}
-
-
-def _empty_tensors(program, ref, got):
-    return any(s.op in EMPTY_OPS and any(0 in shape for shape in s.shapes) for s in program.steps)
-
-
 def _saves_other_tensors(program, ref, got):
     """An op of SAVES_OTHER_TENSORS, and later a write into its result or any of its inputs."""
     return any(step.op in SAVES_OTHER_TENSORS and written_after(program, i, step.outputs + step.inputs)
@@ -100,13 +93,6 @@ KNOWN = {
         "can't detach views in-place: its einsum ends in bmm and a view, edutorch's in a sum of products)",
         lambda p, ref, got: any(s.op == "detach_" and _made_by(p, s.target, EINSUM_CONTRACTIONS) for s in p.steps),
         "x = torch.tensor([[1., 2.]], dtype=torch.float64)\ny = torch.einsum('ij,jk->ik', x, x.t())\ny.detach_()"),
-    "empty-tensors": Known(
-        "found by the fuzzer: size-0 tensors: cross_entropy/nll_loss with no classes raise IndexError "
-        "(PyTorch: RuntimeError, size mismatch); AdaptiveAvgPool2d of empty non-batch dims runs (PyTorch: "
-        "RuntimeError); PyTorch's legacy rules for 1-d empty tensors (cat along dim 1, cummax(1)) are not "
-        "followed",
-        _empty_tensors,
-        "x = torch.zeros((1, 0, 2), dtype=torch.float64)\ny = torch.nn.AdaptiveAvgPool2d((2, 1))(x)"),
     "saves-other-tensors": Known(
         "found by the fuzzer: activations written as composites (logsigmoid, softshrink, hardshrink) "
         "do not keep their input, so writing it in place "

@@ -698,3 +698,27 @@ def test_add_checks_alpha_as_pytorch_reads_it():
         t.double().add(t, alpha=2**64)
     assert t.add(t, alpha=2**62).tolist() == [2**62 + 1] * 2
     assert t.double().add(t, alpha=2**63).tolist() == [2.0**63 + 1] * 2
+
+
+def test_size_0_inputs_follow_pytorchs_legacy_rules():
+    # fuzz: PyTorch skips 1-d empty tensors in cat (checking no dim when all are), answers cummax/cummin
+    # of an empty tensor before checking dim, and refuses a K-d cross_entropy/nll_loss with no classes
+    # and an adaptive pooling of empty spatial dims
+    F = torch.nn.functional
+    z = torch.zeros((0,), dtype=torch.float64)
+    assert torch.cat([z, z], 1).shape == (0,) and torch.cat([z, torch.ones(2, 3)], 1).shape == (2, 3)
+    assert torch.cummax(z, 1).values.shape == (0,) and torch.cummin(torch.zeros(2, 0), 5).indices.shape == (2, 0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.cumsum(z, 1)
+    for loss in (F.cross_entropy, F.nll_loss):
+        with pytest.raises(RuntimeError, match=r"^size mismatch \(got input: \[2, 0, 0, 0\] , target: \[2, 1, 3\]$"):
+            loss(torch.zeros(2, 0, 3, dtype=torch.float64), torch.zeros(2, 3, dtype=torch.long))
+        assert loss(torch.zeros(0, 0, 3, dtype=torch.float64), torch.zeros(0, 3, dtype=torch.long)).isnan()
+    assert F.cross_entropy(torch.zeros(2, 0, dtype=torch.float64), torch.zeros(2, 0, dtype=torch.float64)).isnan()
+    pool = torch.nn.AdaptiveAvgPool2d((2, 1))
+    with pytest.raises(RuntimeError, match=r"non-zero size for non-batch dimensions, but input has sizes \[1, 0, 2\] "
+                                           r"with dimension 1 being empty"):
+        pool(torch.zeros(1, 0, 2))
+    assert pool(torch.zeros(1, 0, 2, 2)).shape == (1, 0, 2, 1) and pool(torch.zeros(0, 1, 2)).shape == (0, 2, 1)
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        pool(torch.zeros(2, 3))
