@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from fuzz_ops import OPS
 
 MATMULS = {"matmul", "matmul_fn", "bmm", "einsum_mm", "tensordot", "linear", "mm", "mv", "dot", "addmm"}
@@ -53,14 +51,6 @@ class Known:
     issue: str  # what is wrong, as in issue 23
     matches: object  # matches(program, ref, got) -> bool
     example: str  # a minimal program (run on both libraries; must still disagree)
-
-
-def _empty_batch_norm(program, ref, got):
-    def one_value_per_group(step):  # GroupNorm in training with a single value per group
-        shape = step.shapes[0]
-        return step.op == "nn.GroupNorm" and int(np.prod(shape[1:])) // dict(step.args)["g"] <= 1
-    return any(s.op in ("nn.BatchNorm1d", "nn.BatchNorm2d", "nn.GroupNorm") and s.shapes
-               and (0 in s.shapes[0] or one_value_per_group(s)) for s in program.steps)
 
 
 EINSUM_CONTRACTIONS = {"einsum_mm", "einsum_rows"}
@@ -131,16 +121,6 @@ KNOWN = {
         "x = torch.tensor([[[1., 2.], [3., 4.]], [[5., 6.], [7., 8.]]], dtype=torch.float64)\n"
         "v = x.permute((2, 1, 0))\nw = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
         "y = v @ w\nwith torch.no_grad(): x.mul_(2.0)\nloss = y.sum()\nloss.backward()"),
-    "group-norm-one-value": Known(
-        "GroupNorm in training with one value per group (and a std of what is then constant): gradients "
-        "at a point where std is not differentiable differ (PyTorch: rounding noise, edutorch: 0)",
-        _empty_batch_norm,
-        "x2 = torch.tensor([[0.7, -2.23, 0.93], [-0.6, 2.26, -0.07]], dtype=torch.float64)\n"
-        "m4 = torch.nn.MaxPool1d(2, None, 1)\nv5 = m4(x2)\n"
-        "m6 = torch.nn.GroupNorm(2, 2, affine=True, dtype=torch.float64)\n"
-        "torch.nn.utils.vector_to_parameters(torch.tensor([-0.35, -0.7, 0.55, 0.49], dtype=torch.float64), "
-        "m6.parameters())\nv7 = m6(v5)\nv8 = v7.std(0, correction=0)\nloss = (v8 * (v8 + 0.75)).sum()\n"
-        "loss.backward()"),
 }
 
 

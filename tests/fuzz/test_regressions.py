@@ -722,3 +722,14 @@ def test_size_0_inputs_follow_pytorchs_legacy_rules():
     assert pool(torch.zeros(1, 0, 2, 2)).shape == (1, 0, 2, 1) and pool(torch.zeros(0, 1, 2)).shape == (0, 2, 1)
     with pytest.raises(ValueError, match="Input dimension should be at least 3"):
         pool(torch.zeros(2, 3))
+
+
+def test_group_norm_of_empty_groups_gives_its_weight_a_nan_gradient():
+    # fuzz: GroupNorm(2, 4) of a (2, 4, 0) input gave weight.grad 0; PyTorch's formula reads the groups'
+    # mean, NaN without elements (an empty batch instead: 0, nothing to add up)
+    m = torch.nn.GroupNorm(2, 4, dtype=torch.float64)
+    (m(torch.zeros(2, 4, 0, dtype=torch.float64, requires_grad=True)) * 1.5).sum().backward()
+    assert m.weight.grad.isnan().all() and m.bias.grad.tolist() == [0.0] * 4
+    m.zero_grad()
+    (m(torch.zeros(0, 4, 3, dtype=torch.float64, requires_grad=True)) * 1.5).sum().backward()
+    assert m.weight.grad.tolist() == [0.0] * 4
