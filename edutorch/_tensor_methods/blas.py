@@ -60,6 +60,8 @@ class BlasMethods:
         return blas.Dot.apply(self, other)
 
     def mv(self, vec):
+        if self._data.ndim != 2 or vec._data.ndim != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self._data.ndim}, {vec._data.ndim}")
         return blas.Mv.apply(self, vec)
 
     def outer(self, vec2):

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 
 from fuzz_ops import OPS
 
-MATMULS = {"matmul", "matmul_fn", "bmm", "einsum_mm", "tensordot", "linear", "mm", "mv", "dot", "addmm"}
-
 
 # --- reading a program -------------------------------------------------------------------
 def kind(step):
@@ -114,13 +112,6 @@ KNOWN = {
         lambda p, ref, got: any(s.op == "kron" for s in p.steps) and (ref.error is None) != (got.error is None),
         "x = torch.tensor([[2.29, -1.2, -2.36]], dtype=torch.float64)\nv = x.T[:]\n"
         "y = torch.kron(v, torch.tensor([[-1.01], [1.21]], dtype=torch.float64))"),
-    "matmul-saved-view-version": Known(
-        "matmul of a permuted 3-d view and a vector saves the view itself where PyTorch saves a reshaped "
-        "copy: writing another view of the same base under no_grad makes backward refuse here only",
-        lambda p, ref, got: any(s.op in MATMULS and written_after(p, i, s.inputs) for i, s in enumerate(p.steps)),
-        "x = torch.tensor([[[1., 2.], [3., 4.]], [[5., 6.], [7., 8.]]], dtype=torch.float64)\n"
-        "v = x.permute((2, 1, 0))\nw = torch.tensor([1., 2.], dtype=torch.float64, requires_grad=True)\n"
-        "y = v @ w\nwith torch.no_grad(): x.mul_(2.0)\nloss = y.sum()\nloss.backward()"),
 }
 
 

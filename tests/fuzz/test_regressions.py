@@ -733,3 +733,27 @@ def test_group_norm_of_empty_groups_gives_its_weight_a_nan_gradient():
     m.zero_grad()
     (m(torch.zeros(0, 4, 3, dtype=torch.float64, requires_grad=True)) * 1.5).sum().backward()
     assert m.weight.grad.tolist() == [0.0] * 4
+
+
+def test_matmul_of_a_permuted_batch_saves_the_copy_pytorch_makes():
+    # fuzz: `y = x.permute(2, 1, 0) @ w; with no_grad(): x.mul_(2)` made backward refuse; PyTorch flattens
+    # the batch with reshape (a copy for a permuted view) and saves that copy
+    x = torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]], dtype=torch.float64)
+    w = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for view in (x.permute((2, 1, 0)), x):
+        y = view @ w
+        with torch.no_grad():
+            x.mul_(2.0)
+        if view is x:  # contiguous: flattened as a view of x, saved as such: refused as in PyTorch
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
+        else:
+            y.sum().backward()
+            assert w.grad.tolist() == [10.0, 26.0]  # the values when it was saved
+
+
+def test_mv_refuses_what_is_not_a_matrix_and_a_vector():
+    # `torch.mv(x, y)` of two vectors (or two matrices) ran; PyTorch refuses
+    for a, b, got in (((2,), (2,), "1, 1"), ((2, 2), (2, 2), "2, 2"), ((2, 2, 2), (2,), "3, 1")):
+        with pytest.raises(RuntimeError, match=f"^vector \\+ matrix @ vector expected, got 1, {got}$"):
+            torch.mv(torch.ones(a), torch.ones(b))
