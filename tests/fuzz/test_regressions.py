@@ -757,3 +757,29 @@ def test_mv_refuses_what_is_not_a_matrix_and_a_vector():
     for a, b, got in (((2,), (2,), "1, 1"), ((2, 2), (2, 2), "2, 2"), ((2, 2, 2), (2,), "3, 1")):
         with pytest.raises(RuntimeError, match=f"^vector \\+ matrix @ vector expected, got 1, {got}$"):
             torch.mv(torch.ones(a), torch.ones(b))
+
+
+@pytest.mark.parametrize("written", ["a", "b"])
+def test_kron_keeps_unsafe_views_of_its_operands(written):
+    # fuzz: `y = torch.kron(a, b); with no_grad(): b.mul_(2)` made backward refuse; PyTorch's kron reshapes
+    # its operands with _unsafe_view (same memory, own version counter): backward runs, with the new values
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    a, b = x * 1, torch.tensor([[2.0], [3.0]], dtype=torch.float64) * 1
+    y = torch.kron(a, b)
+    assert y.shape == (2, 2)
+    with torch.no_grad():
+        (a if written == "a" else b).mul_(2)
+    y.sum().backward()
+    assert x.grad.tolist() == ([5.0, 5.0] if written == "a" else [10.0, 10.0])
+
+
+def test_an_expand_of_a_0d_tensor_follows_an_inplace_change_of_it():
+    # fuzz: `e = s.expand(3); s.mul_(2)` of a 0-d s was refused; PyTorch remakes e's graph from s
+    # (AsStridedBackward0): the gradient of its three repeats adds up
+    x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    s = x * 1
+    e, f, empty = s.expand(3), s[None], s.expand(0)
+    s.mul_(2)
+    assert e.tolist() == [1.0, 1.0, 1.0] and e.grad_fn.name() == "AsStridedBackward0" and empty.shape == (0,)
+    (e * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64) + f * 3).sum().backward()
+    assert x.grad.item() == 30.0  # (1 + 2 + 3) * 2 + 3 * 3 * 2
