@@ -99,8 +99,9 @@ def _follow_base_requires_grad(view, base):
             view._requires_grad = False
     elif "_made_in_no_grad" in view.__dict__:  # PyTorch refuses it once written (_stale_no_grad_view)
         view._requires_grad = view._requires_grad_of_base = True
-    elif view.__dict__.get("_view_version") != base._version_counter[0] and views.base_index(view, base) is not None:
-        views.set_graph(view, views.AsStrided.apply(base, views.base_index(view, base)))
+    elif view.__dict__.get("_view_version") != base._version_counter[0] and (
+            fresh := views.graph_from_base(view, base)) is not None:
+        views.set_graph(view, fresh)
     else:
         view._requires_grad = True
         view._requires_grad_of_base = True

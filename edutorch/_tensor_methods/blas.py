@@ -27,6 +27,14 @@ def _scaled_sum(input, product, beta, alpha):
     return (input if beta == 1 else input * beta) + product
 
 
+def _unsafe_view(t, shape):
+    """PyTorch's ``_unsafe_view`` (here of a shape that only adds size-1 dims): a view of ``t``'s memory
+    with a version counter of its own, so a later write of ``t`` is not seen by what an op saved of it."""
+    out = shape_fns.View.apply(t, shape)
+    out._version_counter = [out._version_counter[0]]
+    return out
+
+
 class BlasMethods:
     """Mixed into ``Tensor`` (the topic is in the module docstring)."""
 
@@ -60,6 +68,8 @@ class BlasMethods:
         return blas.Dot.apply(self, other)
 
     def mv(self, vec):
+        if self._data.ndim != 2 or vec._data.ndim != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self._data.ndim}, {vec._data.ndim}")
         return blas.Mv.apply(self, vec)
 
     def outer(self, vec2):
@@ -81,11 +91,15 @@ class BlasMethods:
     def kron(self, other):
         """The Kronecker product: every entry of ``self`` times the whole of ``other``."""
         n = builtins.max(self.ndim, other.ndim)
-        a = self.reshape((1,) * (n - self.ndim) + tuple(self.shape))
-        b = other.reshape((1,) * (n - other.ndim) + tuple(other.shape))
-        # a[i] * b[j] laid out at i * b.shape + j: interleave the dims, then merge pairs
-        prod = a.reshape([s for d in a.shape for s in (d, 1)]) * b.reshape([s for d in b.shape for s in (1, d)])
-        shape = [x * y for x, y in zip(a.shape, b.shape)]
+        a_shape = (1,) * (n - self.ndim) + tuple(self.shape)
+        b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
+        # a[i] * b[j] laid out at i * b.shape + j: interleave the dims, then merge pairs.  PyTorch
+        # reshapes the operands with ``_unsafe_view`` (same memory, own version counter), so what the
+        # product saves is not refused when an operand is written in place later
+        a = _unsafe_view(self, [s for d in a_shape for s in (d, 1)])
+        b = _unsafe_view(other, [s for d in b_shape for s in (1, d)])
+        prod = a * b
+        shape = [x * y for x, y in zip(a_shape, b_shape)]
         # PyTorch merges the pairs with ``_unsafe_view``: it refuses where the product's strides
         # (laid out like non-contiguous inputs) allow no view
         if not shape_fns.can_view(prod._data, shape):

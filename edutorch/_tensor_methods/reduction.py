@@ -43,7 +43,8 @@ def _arg_reduce(fn, name, t, dim, keepdim):
 
 def _cumulative_extreme(t, dim, ufunc, name):
     """``cummax``/``cummin``: the index of the running extreme (the latest on ties, as PyTorch), then a gather."""
-    axis = wrap_dim(dim, t.ndim)
+    # PyTorch returns an empty input's (empty) answer before it checks ``dim``
+    axis = 0 if t._data.size == 0 else wrap_dim(dim, t.ndim)
     x = t._data if t.ndim else t._data.reshape(1)
     running = ufunc.accumulate(x, axis=axis)
     positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])

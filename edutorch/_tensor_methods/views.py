@@ -27,6 +27,7 @@ from ..autograd import grad_mode
 from ..autograd.function import Function
 from ..autograd._saved_tensor import _forward_name  # "Select" for SelectBackward0, as PyTorch's messages
 from ..autograd._functions import indexing
+from ..autograd._functions import shape as shape_fns
 
 
 def as_view(base, out):
@@ -163,6 +164,13 @@ class AsStrided(indexing.Index):
     _backward_name = "AsStridedBackward0"
 
 
+class _AsStridedOf0d(shape_fns.Expand):
+    """``AsStrided`` of a 0-d base: a 0-d array has no dim to index its one element repeatedly, so
+    the view is the base expanded (the gradient adds up over the repeats)."""
+
+    _backward_name = "AsStridedBackward0"
+
+
 def refresh_views(base):
     """After an in-place op gave ``base`` a new ``grad_fn``, remake its views' graph.
 
@@ -183,12 +191,19 @@ def refresh_views(base):
                 continue  # refused already
             fresh = _RefusedView.apply(base, message)
         else:
-            index = base_index(view, base)
-            if index is None:  # no longer a view of ``base``: nothing to follow
-                views.discard(view)
-                continue
-            fresh = AsStrided.apply(base, index)
+            fresh = graph_from_base(view, base)
+            if fresh is None:  # no longer a view of ``base`` (or empty): nothing to follow
+                continue  # (not views.discard(view): a WeakSet compares tensors with ==, elementwise)
         set_graph(view, fresh)
+
+
+def graph_from_base(view, base):
+    """``view``'s values read from ``base`` in the graph (``AsStridedBackward0``); None if ``view`` no
+    longer lies in ``base``'s memory."""
+    if base._data.ndim == 0 and view._data.size > 1:  # an expand() of a 0-d base: its one element, repeated
+        return _AsStridedOf0d.apply(base, view._data.shape)
+    index = base_index(view, base)
+    return None if index is None else AsStrided.apply(base, index)
 
 
 def set_graph(t, fresh, move_retained=True):

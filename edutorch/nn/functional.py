@@ -409,8 +409,14 @@ def _unbatch(out):
 
 def adaptive_avg_pool2d(input, output_size):
     """Average pooling whose windows are chosen to give ``output_size``."""
+    if input.ndim <= 2 and isinstance(output_size, (tuple, list)):  # PyTorch's _list_with_default
+        raise ValueError("Input dimension should be at least 3")
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {_shape_list(input)}")
+    for d in (input.ndim - 2, input.ndim - 1):  # (the channels of a batch may be empty)
+        if input.shape[d] == 0:
+            raise RuntimeError("adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {_shape_list(input)} with dimension {d} being empty")
     size = _ntuple(output_size, 2)
     size = tuple(s if o is None else o for s, o in zip(input.shape[-2:], size))
     if min(size) < 0:
@@ -862,7 +868,7 @@ def _cross_entropy_probs(logp, target, weight, reduction, label_smoothing, class
         return -prod.sum(class_dim)
     if reduction == "sum":
         return -prod.sum()
-    return -prod.sum() / (logp.numel() // n_classes)
+    return -prod.sum() / (logp.numel() // n_classes if n_classes else math.nan)  # no classes: NaN, as PyTorch
 
 
 def _label_smoothing(logp, target, weight, nll, reduction, ignore_index, eps, class_dim):

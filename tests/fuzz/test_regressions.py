@@ -698,3 +698,88 @@ def test_add_checks_alpha_as_pytorch_reads_it():
         t.double().add(t, alpha=2**64)
     assert t.add(t, alpha=2**62).tolist() == [2**62 + 1] * 2
     assert t.double().add(t, alpha=2**63).tolist() == [2.0**63 + 1] * 2
+
+
+def test_size_0_inputs_follow_pytorchs_legacy_rules():
+    # fuzz: PyTorch skips 1-d empty tensors in cat (checking no dim when all are), answers cummax/cummin
+    # of an empty tensor before checking dim, and refuses a K-d cross_entropy/nll_loss with no classes
+    # and an adaptive pooling of empty spatial dims
+    F = torch.nn.functional
+    z = torch.zeros((0,), dtype=torch.float64)
+    assert torch.cat([z, z], 1).shape == (0,) and torch.cat([z, torch.ones(2, 3)], 1).shape == (2, 3)
+    assert torch.cummax(z, 1).values.shape == (0,) and torch.cummin(torch.zeros(2, 0), 5).indices.shape == (2, 0)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.cumsum(z, 1)
+    for loss in (F.cross_entropy, F.nll_loss):
+        with pytest.raises(RuntimeError, match=r"^size mismatch \(got input: \[2, 0, 0, 0\] , target: \[2, 1, 3\]$"):
+            loss(torch.zeros(2, 0, 3, dtype=torch.float64), torch.zeros(2, 3, dtype=torch.long))
+        assert loss(torch.zeros(0, 0, 3, dtype=torch.float64), torch.zeros(0, 3, dtype=torch.long)).isnan()
+    assert F.cross_entropy(torch.zeros(2, 0, dtype=torch.float64), torch.zeros(2, 0, dtype=torch.float64)).isnan()
+    pool = torch.nn.AdaptiveAvgPool2d((2, 1))
+    with pytest.raises(RuntimeError, match=r"non-zero size for non-batch dimensions, but input has sizes \[1, 0, 2\] "
+                                           r"with dimension 1 being empty"):
+        pool(torch.zeros(1, 0, 2))
+    assert pool(torch.zeros(1, 0, 2, 2)).shape == (1, 0, 2, 1) and pool(torch.zeros(0, 1, 2)).shape == (0, 2, 1)
+    with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+        pool(torch.zeros(2, 3))
+
+
+def test_group_norm_of_empty_groups_gives_its_weight_a_nan_gradient():
+    # fuzz: GroupNorm(2, 4) of a (2, 4, 0) input gave weight.grad 0; PyTorch's formula reads the groups'
+    # mean, NaN without elements (an empty batch instead: 0, nothing to add up)
+    m = torch.nn.GroupNorm(2, 4, dtype=torch.float64)
+    (m(torch.zeros(2, 4, 0, dtype=torch.float64, requires_grad=True)) * 1.5).sum().backward()
+    assert m.weight.grad.isnan().all() and m.bias.grad.tolist() == [0.0] * 4
+    m.zero_grad()
+    (m(torch.zeros(0, 4, 3, dtype=torch.float64, requires_grad=True)) * 1.5).sum().backward()
+    assert m.weight.grad.tolist() == [0.0] * 4
+
+
+def test_matmul_of_a_permuted_batch_saves_the_copy_pytorch_makes():
+    # fuzz: `y = x.permute(2, 1, 0) @ w; with no_grad(): x.mul_(2)` made backward refuse; PyTorch flattens
+    # the batch with reshape (a copy for a permuted view) and saves that copy
+    x = torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [7.0, 8.0]]], dtype=torch.float64)
+    w = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for view in (x.permute((2, 1, 0)), x):
+        y = view @ w
+        with torch.no_grad():
+            x.mul_(2.0)
+        if view is x:  # contiguous: flattened as a view of x, saved as such: refused as in PyTorch
+            with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                y.sum().backward()
+        else:
+            y.sum().backward()
+            assert w.grad.tolist() == [10.0, 26.0]  # the values when it was saved
+
+
+def test_mv_refuses_what_is_not_a_matrix_and_a_vector():
+    # `torch.mv(x, y)` of two vectors (or two matrices) ran; PyTorch refuses
+    for a, b, got in (((2,), (2,), "1, 1"), ((2, 2), (2, 2), "2, 2"), ((2, 2, 2), (2,), "3, 1")):
+        with pytest.raises(RuntimeError, match=f"^vector \\+ matrix @ vector expected, got 1, {got}$"):
+            torch.mv(torch.ones(a), torch.ones(b))
+
+
+@pytest.mark.parametrize("written", ["a", "b"])
+def test_kron_keeps_unsafe_views_of_its_operands(written):
+    # fuzz: `y = torch.kron(a, b); with no_grad(): b.mul_(2)` made backward refuse; PyTorch's kron reshapes
+    # its operands with _unsafe_view (same memory, own version counter): backward runs, with the new values
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    a, b = x * 1, torch.tensor([[2.0], [3.0]], dtype=torch.float64) * 1
+    y = torch.kron(a, b)
+    assert y.shape == (2, 2)
+    with torch.no_grad():
+        (a if written == "a" else b).mul_(2)
+    y.sum().backward()
+    assert x.grad.tolist() == ([5.0, 5.0] if written == "a" else [10.0, 10.0])
+
+
+def test_an_expand_of_a_0d_tensor_follows_an_inplace_change_of_it():
+    # fuzz: `e = s.expand(3); s.mul_(2)` of a 0-d s was refused; PyTorch remakes e's graph from s
+    # (AsStridedBackward0): the gradient of its three repeats adds up
+    x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    s = x * 1
+    e, f, empty = s.expand(3), s[None], s.expand(0)
+    s.mul_(2)
+    assert e.tolist() == [1.0, 1.0, 1.0] and e.grad_fn.name() == "AsStridedBackward0" and empty.shape == (0,)
+    (e * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64) + f * 3).sum().backward()
+    assert x.grad.item() == 30.0  # (1 + 2 + 3) * 2 + 3 * 3 * 2

@@ -14,6 +14,7 @@ from .. import grad_mode
 from ..function import Function
 from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
+from .shape import can_view
 from .tangents import auto_linear, sum_tangents
 from .utils import REDUCED_FLOATS, accumulation_input, refuse_bool, rounded_to
 from .utils import _device_error
@@ -215,18 +216,22 @@ def _broadcast_batch(s1, s2):
     return tuple(max(u, v) for u, v in zip(p1, p2))
 
 
-def copied_operands(a_shape, b_shape):
-    """Which operands PyTorch's ``matmul`` copies before it multiplies (measured on PyTorch 2.13).
+def copied_operands(a, b):
+    """Which operands (arrays) PyTorch's ``matmul`` copies before it multiplies (measured on PyTorch 2.13).
 
     * A batched right operand times a vector or matrix (also ``(1, n, k) @ (B, k, m)``) is
       multiplied as ``(b.mT @ a.mT).mT``: ``b.mT`` flattened to a matrix is a copy when ``b``
       has more than one batch matrix.
     * Two batched operands run as one ``bmm``: each is expanded to the common batch shape and
       flattened, a copy when it was expanded along one batch dim but not along all of them.
-    * A batched left operand times a vector or matrix is flattened without a copy.
+    * A batched left operand times a vector or matrix is flattened with ``reshape``: a copy when
+      its memory cannot be viewed so (a permuted view).
     """
+    a_shape, b_shape = a.shape, b.shape
     if len(b_shape) >= 3 and (len(a_shape) <= 2 or len(a_shape) == 3 and len(b_shape) == 3 and a_shape[0] == 1):
         return False, int(np.prod(b_shape[:-2])) > 1
+    if len(a_shape) >= 3 and len(b_shape) < 3:
+        return not can_view(a, (-1, a_shape[-1])), False
     if len(a_shape) < 3 or len(b_shape) < 3:
         return False, False
     batch = _broadcast_batch(a_shape[:-2], b_shape[:-2])
@@ -268,7 +273,7 @@ class Matmul(Function):
         # each operand is needed only for the other's gradient (PyTorch saves the same); one that
         # PyTorch copies on the way to its bmm/mm is saved as a copy, so changing it in place later
         # does not break backward
-        copy_a, copy_b = copied_operands(a._data.shape, b._data.shape)
+        copy_a, copy_b = copied_operands(a._data, b._data)
         ctx.save_for_backward(_as_saved(a, copy_a) if ctx.needs_input_grad[1] else None,
                               _as_saved(b, copy_b) if ctx.needs_input_grad[0] else None)
         return _utils.matmul(a._data, b._data)

@@ -353,12 +353,13 @@ class Cat(Function):
         if not tensors:
             raise ValueError("torch.cat(): expected a non-empty list of Tensors")
         _check_same_device(tensors)
-        # legacy rule: 1-D empty tensors are skipped
-        parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)] or list(tensors[:1])
-        ref = parts[0]._data
+        # legacy rule: 1-D empty tensors are skipped (and when all are, ``dim`` is not even checked)
+        parts = [t for t in tensors if not (t._data.ndim == 1 and t._data.shape[0] == 0)]
+        ref = (parts or tensors)[0]._data
         if ref.ndim == 0:
             raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-        axis = wrap_dim(dim, ref.ndim)
+        axis = wrap_dim(dim, ref.ndim) if parts else 0
+        parts = parts or list(tensors[:1])
         for i, t in enumerate(tensors):
             x = t._data
             if x.ndim == 1 and x.shape[0] == 0:

@@ -15,7 +15,7 @@ from ... import backend
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved
 from ...autograd._functions.tangents import auto_linear, auto_reduction
-from ...autograd._functions.utils import sign
+from ...autograd._functions.utils import quiet_fp, sign
 from .utils import constant
 from ..._dtype import is_floating as _is_floating
 from ... import _dtype
@@ -154,6 +154,14 @@ def _target_weights(t, weight, ignore_index, n_classes, dtype):
     return safe_t, np.where(keep, weight[safe_t], 0).astype(dtype)
 
 
+def _check_some_classes(x, target):
+    """PyTorch views a K-d input (K != 4) as (N, C, 1, -1) for its 2-d kernel: with no classes (C = 0)
+    that view is (N, 0, 0, 0), and a target with elements does not fit it."""
+    if x.ndim not in (2, 4) and x.shape[1] == 0 and target.size:
+        n = x.shape[0]
+        raise RuntimeError(f"size mismatch (got input: [{n}, 0, 0, 0] , target: [{n}, 1, {target.size // n}]")
+
+
 def _at_targets(t):
     """The index of ``input[n, t[n, ...], ...]`` for every sample n (and position): ``t`` on
     the class axis (1), and on the others an ``arange`` that broadcasts against ``t``."""
@@ -185,6 +193,7 @@ class NllLoss(Function):
         if not _is_floating(x.dtype):
             _not_implemented("nll_loss_out_frame", x.dtype)
         target = backend.get_array_module(x).asarray(target)  # on the input's device
+        _check_some_classes(x, target)
         t, w_t = _target_weights(target, weight, ignore_index, x.shape[1], x.dtype)
         losses = -w_t * x[_at_targets(t)]  # input[n, t[n], ...] for every sample (and position) at once
         ctx.shape, ctx.target, ctx.reduction = x.shape, t, reduction
@@ -193,8 +202,9 @@ class NllLoss(Function):
             ctx.slope = -w_t
             return losses if reduction == "none" else losses.sum()
         total = w_t.sum()
-        ctx.slope = -w_t / total
-        return losses.sum() / total
+        with quiet_fp():  # no samples: 0 / 0, NaN as in PyTorch
+            ctx.slope = -w_t / total
+            return losses.sum() / total
 
     @staticmethod
     def backward(ctx, grad):
