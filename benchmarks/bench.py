@@ -1,6 +1,7 @@
 """edutorch's benchmark script: edutorch vs hand-written NumPy vs PyTorch, side by side.
 
-    python benchmarks/bench.py [--quick] [--only SUBSTRING] [--samples N] [--json PATH] [--clock wall|cpu]
+    python benchmarks/bench.py [--quick] [--only SUBSTRING[|SUBSTRING...]] [--files engine,nn]
+                               [--samples N] [--json PATH] [--clock wall|cpu]
 
 Every module ``benchmarks/scenarios/*.py`` has a ``scenarios()`` function that
 returns a list of dicts::
@@ -48,12 +49,14 @@ HERE = Path(__file__).resolve().parent
 ORDER = ("edutorch", "numpy", "torch")
 
 
-def load_scenarios(only=None):
-    """Import every ``scenarios/*.py`` and collect the scenario dicts it returns."""
+def load_scenarios(only=None, files=None):
+    """Import every ``scenarios/*.py`` (or those named in ``files``) and collect the scenario dicts
+    they return; ``only`` keeps the names containing one of its ``|``-separated parts."""
     sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
     found = []
+    parts = None if only is None else [p.lower() for p in only.split("|")]
     for path in sorted((HERE / "scenarios").glob("*.py")):
-        if path.name.startswith("_"):
+        if path.name.startswith("_") or files is not None and path.stem not in files:
             continue
         spec = importlib.util.spec_from_file_location(f"bench_scenarios_{path.stem}", path)
         module = importlib.util.module_from_spec(spec)
@@ -64,7 +67,7 @@ def load_scenarios(only=None):
             print(f"[bench] {path.name}: could not build scenarios: {exc!r}", file=sys.stderr)
             continue
         for item in items:
-            if only is None or only.lower() in item["name"].lower():
+            if parts is None or any(p in item["name"].lower() for p in parts):
                 item.setdefault("source", path.name)
                 found.append(item)
     return found
@@ -164,7 +167,7 @@ def fmt_time(seconds):
 def run(args):
     global clock
     clock = CLOCKS[args.clock]
-    scenarios = load_scenarios(args.only)
+    scenarios = load_scenarios(args.only, args.files and args.files.split(","))
     samples = args.samples or (5 if args.quick else 15)
     target_s = 0.01 if args.quick else 0.04
     rows = []
@@ -214,7 +217,8 @@ def run(args):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter samples")
-    parser.add_argument("--only", help="run scenarios whose name contains this (case-insensitive)")
+    parser.add_argument("--only", help="run scenarios whose name contains this (case-insensitive; a|b: either)")
+    parser.add_argument("--files", help="build only these scenario files (comma-separated stems: engine,nn)")
     parser.add_argument("--samples", type=int, help="timed samples per contender (default 15, 5 with --quick)")
     parser.add_argument("--json", help="where to write the results (default benchmarks/results.json)")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a limit fails")

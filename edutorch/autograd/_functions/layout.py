@@ -104,8 +104,8 @@ def _elementwise_order(out, inputs):
 
 def torch_layout(cls, outputs, args):
     """``outputs`` of the built-in op ``cls`` laid out in memory as PyTorch lays them out."""
-    if cls._backward_name is None or getattr(cls, "_own_layout", False):  # a custom Function, or reshape:
-        return outputs  # its results are laid out as its forward made them
+    if cls._backward_name is None:  # a custom Function: its results are laid out as its forward made them
+        return outputs
     if type(outputs) is tuple:
         return tuple(_one(cls, o, args) for o in outputs)
     return _one(cls, outputs, args)
