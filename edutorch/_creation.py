@@ -218,6 +218,8 @@ def _filled(name, fill, size, dtype, device, requires_grad):
     xp = backend.array_module_for(_device_type(device))
     np_dtype = _np_dtype(dtype) or _dtype.get_default_dtype().np
     shape = checked_shape(name, _size(size), np_dtype)
+    if _device_type(device) == "meta":  # no data: nothing to allocate or fill
+        return _finish(backend.meta_array(shape, np_dtype), dtype, device, requires_grad)
     with allocating(nbytes_of(shape, np_dtype)):
         array = fill(xp, shape, np_dtype)
     return _finish(array, dtype, None if xp is not np else device, requires_grad)

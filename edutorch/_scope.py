@@ -32,7 +32,7 @@ RULES = [
     (r"distributed|DistributedDataParallel|SyncBatchNorm|record_stream|num_threads"
      r"|num_interop_threads",
      "distributed training and thread control are out of scope"),
-    (r"cudnn|miopen|mkldnn|vulkan|(^|_)(xla|ipu|xpu|mps|mtia|maia)(_|$)|^is_meta$|^Stream|^Event$|AcceleratorError"
+    (r"cudnn|miopen|mkldnn|vulkan|(^|_)(xla|ipu|xpu|mps|mtia|maia)(_|$)|^Stream|^Event$|AcceleratorError"
      r"|OutOfMemoryError|^get_device_module$|nested|^to_padded_tensor$|^conv_tbc$|^native_",
      "backend-specific kernels and devices other than the CPU (NumPy) and CUDA (CuPy) are out of scope"),
     (r"Storage$|storage|^as_strided|stride|data_ptr|^set_$|^is_set_to$|^from_file$|^frombuffer$"

@@ -57,7 +57,7 @@ class device:
         if ":" in type:
             type, _, idx = type.partition(":")
             index = int(idx)
-        if type not in ("cpu", "cuda"):
+        if type not in ("cpu", "cuda", "meta"):
             raise RuntimeError(
                 f"Expected one of cpu, cuda device type at start of device string: {type}"
             )
@@ -79,9 +79,25 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self):
+        """``with torch.device("meta"):`` makes it the default device of the block's new tensors."""
+        from . import _creation
+
+        _DEFAULT_DEVICES.append(_creation.get_default_device())
+        _creation.set_default_device(self)
+        return self
+
+    def __exit__(self, *exc_info):
+        from . import _creation
+
+        _creation.set_default_device(_DEFAULT_DEVICES.pop())
+        return False
+
 
 _CPU = device("cpu")
 _CUDA = device("cuda", 0)
+_META = device("meta")
+_DEFAULT_DEVICES = []  # the default devices that ``with device(...)`` blocks replaced, innermost last
 
 
 def _follow_base_requires_grad(view, base):
@@ -179,7 +195,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         t = object.__new__(cls)
         # NumPy reductions return NumPy scalars, not arrays: make those 0-d arrays
         # (the isinstance test first: a failing hasattr costs an exception inside)
-        if type(data) is not np.ndarray and (
+        if type(data) is not np.ndarray and type(data) is not backend.MetaArray and (
             isinstance(data, np.generic) or not hasattr(data, "__cuda_array_interface__")
         ):
             data = np.asarray(data)
@@ -380,11 +396,18 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
 
     @property
     def device(self):
-        return _CPU if type(self._data) is np.ndarray else _CUDA
+        if type(self._data) is np.ndarray:
+            return _CPU
+        return _META if type(self._data) is backend.MetaArray else _CUDA
 
     @property
     def is_cuda(self):
-        return type(self._data) is not np.ndarray
+        return type(self._data) is not np.ndarray and type(self._data) is not backend.MetaArray
+
+    @property
+    def is_meta(self):
+        """True on the ``meta`` device: a shape and a dtype, no data (``edutorch/_meta.py``)."""
+        return type(self._data) is backend.MetaArray
 
     def is_floating_point(self):
         return _dtype.is_floating(self._data.dtype)
@@ -454,6 +477,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
+        if self.is_meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         return self._data.reshape(()).item()
 
     def tolist(self):
@@ -463,6 +488,9 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """The NumPy array sharing this tensor's memory (CPU only, no grad)."""
         if self._requires_grad and not force:
             raise RuntimeError(_NUMPY_GRAD_ERROR)
+        if self.is_meta:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
+                            "to host memory first.")
         if self.is_cuda:
             if not force:
                 raise TypeError(

@@ -125,9 +125,11 @@ def _suffixes(t):
     out = []
     if t.is_cuda:
         out.append("device='cuda:0'")
-    if t._data.size == 0:
+    if t.is_meta:  # no values to show: PyTorch prints "..." and the size
+        out += ["device='meta'", f"size={tuple(t._data.shape)}"]
+    if t._data.size == 0 or t.is_meta:
         # no values to tell an int64 tensor from a float one: the dtype is always named
-        if t._data.ndim != 1:
+        if t._data.ndim != 1 and not t.is_meta:
             out.append(f"size={tuple(t._data.shape)}")
         default = t.dtype == _dtype.get_default_dtype()
     else:
@@ -147,6 +149,8 @@ def _suffixes(t):
 
 def format_values(t, indent):
     """Just the bracketed values of ``t`` (used by ``Parameter``'s repr too)."""
+    if t.is_meta:
+        return "..."
     arr = backend.to_device(t._data, "cpu")
     if arr.size == 0:
         return "[]"

@@ -48,9 +48,33 @@ def get_array_module(*arrays):
     return np
 
 
+class MetaArray(np.ndarray):
+    """The array of a tensor on the ``meta`` device: a shape and a dtype, and no data.
+
+    One element, seen through zero strides, stands for all of them, so a meta
+    tensor of any size costs a few bytes; writes land on that one element,
+    which nothing reads (see ``edutorch/_meta.py`` for how ops treat it).
+    """
+
+
+_NO_DATA = "Cannot copy out of meta tensor; no data!"
+
+
+def meta_array(shape, dtype):
+    """A :class:`MetaArray` of ``shape`` and ``dtype``; the first one switches on ``_meta``'s handling of ops."""
+    from . import _meta  # (imported here: backend sits below autograd, which _meta hooks into)
+
+    _meta.install()
+    one = np.zeros(1, dtype)
+    return np.lib.stride_tricks.as_strided(one, shape=tuple(shape), strides=(0,) * len(shape),
+                                           writeable=True).view(MetaArray)
+
+
 def device_of(array):
-    """The device type string of an array: ``"cpu"`` or ``"cuda"``."""
-    return "cpu" if isinstance(array, (np.ndarray, np.generic)) else "cuda"
+    """The device type string of an array: ``"cpu"``, ``"cuda"`` or ``"meta"``."""
+    if isinstance(array, (np.ndarray, np.generic)):
+        return "meta" if type(array) is MetaArray else "cpu"
+    return "cuda"
 
 
 def array_module_for(device_type):
@@ -59,6 +83,8 @@ def array_module_for(device_type):
         return np
     if device_type == "cuda":
         return _import_cupy()
+    if device_type == "meta":  # computed as NumPy arrays, then made meta (``to_device``)
+        return np
     raise RuntimeError(
         f"Expected one of cpu, cuda device type at start of device string: {device_type}"
     )
@@ -68,6 +94,10 @@ def to_device(array, device_type):
     """Move an array to ``device_type`` (a copy only when it changes device)."""
     if device_of(array) == device_type:
         return array
+    if device_type == "meta":
+        return meta_array(array.shape, array.dtype)
+    if type(array) is MetaArray:
+        raise NotImplementedError(_NO_DATA)
     if device_type == "cpu":
         return array.get()
     return array_module_for("cuda").asarray(array)

@@ -170,36 +170,55 @@ def _fill_inplace(t, values):
     return t
 
 
+def _keeps_meta(sample_):
+    """An in-place sampler that leaves a ``meta`` tensor as it is (it has no data to fill), drawing nothing."""
+    import functools
+
+    @functools.wraps(sample_)
+    def sample_unless_meta(t, *args, **kwargs):
+        return t if type(t._data) is backend.MetaArray else sample_(t, *args, **kwargs)
+
+    return sample_unless_meta
+
+
+@_keeps_meta
 def uniform_(t, a=0.0, b=1.0, *, generator=None):
     return _fill_inplace(t, _rng(generator).uniform(a, b, t._data.shape))
 
 
+@_keeps_meta
 def normal_(t, mean=0.0, std=1.0, *, generator=None):
     return _fill_inplace(t, _rng(generator).normal(mean, std, t._data.shape))
 
 
+@_keeps_meta
 def bernoulli_(t, p=0.5, *, generator=None):
     return _fill_inplace(t, _rng(generator).random(t._data.shape) < p)
 
 
+@_keeps_meta
 def random_(t, low=0, high=None, *, generator=None):
     if high is None:
         low, high = 0, low if low else 2**24
     return _fill_inplace(t, _rng(generator).integers(low, high, t._data.shape))
 
 
+@_keeps_meta
 def exponential_(t, lambd=1.0, *, generator=None):
     return _fill_inplace(t, _rng(generator).exponential(1.0 / lambd, t._data.shape))
 
 
+@_keeps_meta
 def geometric_(t, p, *, generator=None):
     return _fill_inplace(t, _rng(generator).geometric(p, t._data.shape))
 
 
+@_keeps_meta
 def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
     return _fill_inplace(t, _rng(generator).lognormal(mean, std, t._data.shape))
 
 
+@_keeps_meta
 def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
     return _fill_inplace(t, median + sigma * _rng(generator).standard_cauchy(t._data.shape))
 

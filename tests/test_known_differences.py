@@ -125,6 +125,20 @@ def test_mixed_devices_in_a_fused_layer_fail_inside_cupy(fake_cuda):
     assert et.nn.functional.cross_entropy(logits, et.tensor([0, 1])).device.type == "cuda"  # PyTorch raises
 
 
+@documents("Ops on `meta` tensors run on zeros of the full shape")
+def test_ops_on_meta_tensors_compute_on_zeros():
+    import tracemalloc
+
+    x = et.empty(1000, 1000, device="meta")
+    tracemalloc.start()
+    try:
+        y = x * 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert y.is_meta and peak >= 4_000_000  # the product was computed, then dropped
+
+
 @documents("Some ops are compositions of other differentiable ops")
 def test_composed_ops_show_their_parts_grad_fn():
     a, b = et.ones(2, 3, requires_grad=True), et.ones(4, 3, requires_grad=True)

@@ -464,17 +464,28 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn)
-        for param in self._parameters.values():
+        for key, param in self._parameters.items():
             if param is None:
                 continue
             with grad_mode.no_grad():
-                param.data = fn(param)
+                new = fn(param)
+                if new.is_meta != param.is_meta:  # PyTorch: another kind of storage, a new Parameter object
+                    self._parameters[key] = type(param)(new, param.requires_grad)
+                    continue
+                param.data = new
                 if param.grad is not None:
                     param.grad.data = fn(param.grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
         return self
+
+    def to_empty(self, *, device, recurse=True):
+        """New, uninitialized storage on ``device`` for every parameter and buffer (same shapes and
+        dtypes): how a model built on the ``meta`` device gets memory; then initialize or load it."""
+        from ... import _creation
+
+        return self._apply(lambda t: _creation.empty_like(t, device=device), recurse)
 
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers: ``to(device)``, ``to(dtype)``, ``to(tensor)``.
@@ -862,6 +873,12 @@ class Module:
                     f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                     f"checkpoint, the shape in current model is {param.shape}."
                 )
+                continue
+            if param.is_meta and not input_param.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter "
+                              "in the current model, which is a no-op. (Did you mean to pass `assign=True` to "
+                              "assign items in the state dictionary to their corresponding key in the module "
+                              "instead of copying them in place?)", UserWarning, stacklevel=3)
                 continue
             try:
                 with grad_mode.no_grad():
