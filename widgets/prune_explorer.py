@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -55,6 +56,7 @@ METHOD_LABELS = {
 GLOBAL_METHODS = {"l1_unstructured": "L1Unstructured", "random_unstructured": "RandomUnstructured"}
 DEFAULT_GRID = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 PREVIEW_CACHE_SIZE = 64  # previews kept at most (and at most the model's weight bytes)
+AHEAD_PREVIEW_S = 0.05  # curves are computed ahead only when one preview takes less than this
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class PruneExplorerModel:
         self._curve_cache = {}  # (layer, method, n, dim, version) -> the curve's points
         self._points = {}  # (settings, version) -> one point of a curve
         self._current = None
+        self.preview_seconds = 0.0  # how long the last preview took to compute
 
     # -- what can be pruned -------------------------------------------------------
     def layers(self):
@@ -184,10 +187,12 @@ class PruneExplorerModel:
         if key in self._preview_cache:
             self._preview_cache.move_to_end(key)
             return self._preview_cache[key]
+        started = time.process_time()
         trial = self._trial_copy()
         self._prune_with_own_rng(trial, settings)
         result = self.outcome(trial)
         self._remember(key, result)
+        self.preview_seconds = time.process_time() - started  # CPU: steadier on a busy machine
         return result
 
     def _trial_copy(self):
@@ -241,7 +246,11 @@ class PruneExplorerModel:
         """The curves a control may ask for next, as one-point steps (functions without
         arguments) to run while nobody waits: every other method on the chosen weights,
         then the chosen method on every other choice of weights. A step whose settings
-        cannot prune (a structured method on all layers) does nothing."""
+        cannot prune (a structured method on all layers) does nothing. None when a
+        preview takes ``AHEAD_PREVIEW_S`` or more (a big model): someone who acts while
+        a step runs waits for it."""
+        if self.preview_seconds >= AHEAD_PREVIEW_S:
+            return []
         s = self.settings
         wanted = [Settings(s.layer, method, s.amount, s.n, s.dim) for method in METHODS]
         wanted += [Settings(layer, s.method, s.amount, s.n, 0) for layer in self.choices()]

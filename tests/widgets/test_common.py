@@ -1,4 +1,4 @@
-"""widgets._common: statistics read in slices, seeded samples; _render.png_bytes."""
+"""widgets._common: statistics read in slices, seeded samples."""
 import numpy as np
 import pytest
 
@@ -50,26 +50,3 @@ def test_sample_of_is_the_array_when_small_and_a_seeded_sample_when_large():
     assert positions is common._sample_positions(1000, 50, 0) and not positions.flags.writeable
     assert np.array_equal(a, big[positions]) and np.all(np.diff(positions) >= 0)
 
-
-@pytest.mark.parametrize("compressor", ["default", "zlib"])
-def test_png_bytes_are_the_canvas_pixels(monkeypatch, compressor):
-    """``png_bytes`` writes a PNG by hand (ISA-L's deflate when installed, else zlib's):
-    decoded, it is exactly the canvas's RGBA pixels."""
-    import io
-    import zlib
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from PIL import Image
-
-    from widgets import _render
-
-    if compressor == "zlib":
-        monkeypatch.setattr(_render, "deflate", zlib.compress)
-    figure = Figure(figsize=(3, 2), dpi=50)
-    FigureCanvasAgg(figure)
-    figure.add_subplot().imshow(np.arange(12.0).reshape(3, 4))
-    figure.canvas.draw()
-    with Image.open(io.BytesIO(_render.png_bytes(figure.canvas))) as image:
-        assert image.size == (150, 100) and image.mode == "RGBA"
-        assert (np.asarray(image) == np.asarray(figure.canvas.buffer_rgba())).all()

@@ -260,21 +260,27 @@ def test_a_detached_monitor_cannot_be_cleared_into_a_dead_widget_and_can_attach_
     assert len(monitor.events) == recorded
 
 
-def test_the_hand_written_png_holds_exactly_the_canvas_pixels():
-    """``png_bytes`` writes the PNG itself (signature, IHDR, IDAT, IEND): any decoder reads
-    back the canvas's pixels, width and height exactly (RGB: the figures are opaque)."""
-    from widgets._render import Canvas
-    from widgets._render import png_bytes as encode
+@pytest.mark.parametrize("compressor", ["default", "zlib"])
+def test_the_hand_written_png_holds_exactly_the_canvas_pixels(monkeypatch, compressor):
+    """``png_bytes`` writes the PNG itself (signature, IHDR, IDAT, IEND), deflated by ISA-L
+    when ``isal`` is installed, else by zlib: any decoder reads back the canvas's RGBA
+    pixels, width and height exactly."""
+    import zlib
 
+    from widgets import _render
+    from widgets._render import Canvas
+
+    if compressor == "zlib":
+        monkeypatch.setattr(_render, "deflate", zlib.compress)
     canvas = Canvas(ncols=1, width=2.1, height=1.3)
     ax = canvas.figure.add_subplot()
     ax.imshow(np.random.default_rng(0).standard_normal((7, 9)), cmap="RdBu_r")
     ax.set_title("ÿ pixels")
     canvas.figure.canvas.draw()
-    png = encode(canvas.figure.canvas)
+    png = _render.png_bytes(canvas.figure.canvas)
     with Image.open(io.BytesIO(png)) as image:
         image.load()  # checks every chunk's CRC and the deflated rows
         decoded = np.asarray(image)
-        assert image.mode == "RGB" and image.size == canvas.figure.canvas.get_width_height()
-    expected = np.asarray(canvas.figure.canvas.buffer_rgba())[:, :, :3]
-    assert np.array_equal(decoded, expected) and len(np.unique(decoded.reshape(-1, 3), axis=0)) > 50
+        assert image.mode == "RGBA" and image.size == canvas.figure.canvas.get_width_height()
+    expected = np.asarray(canvas.figure.canvas.buffer_rgba())
+    assert np.array_equal(decoded, expected) and len(np.unique(decoded.reshape(-1, 4), axis=0)) > 50

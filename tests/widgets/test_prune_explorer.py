@@ -9,6 +9,7 @@ import edutorch.nn as nn
 import edutorch.nn.functional as F
 import edutorch.nn.utils.prune as prune
 from widgets import GLOBAL, PruneExplorer, PruneExplorerModel
+from widgets import prune_explorer
 from widgets.prune_explorer import METHODS
 from widget_helpers import built_in_a_kernel, copy_weights, is_png, mlp, png_bytes
 
@@ -339,10 +340,11 @@ def test_undo_gives_the_model_back_its_version_and_its_curves(small_mlp):
     assert explorer.curve() is not curve
 
 
-def test_curves_computed_ahead_one_point_at_a_time(small_mlp):
+def test_curves_computed_ahead_one_point_at_a_time(monkeypatch, small_mlp):
     """``curve_tasks()``: every other method on the chosen weights and the chosen method on
     every other choice, one point per task; once they ran, those curves cost nothing, equal
     what ``curve`` computes, and a task planned before the model changed does nothing."""
+    monkeypatch.setattr(prune_explorer, "AHEAD_PREVIEW_S", float("inf"))  # however busy the CPU
     explorer = PruneExplorerModel(small_mlp, data=(et.randn(16, 20), et.randint(0, 4, (16,))))
     explorer.set(layer="2.weight")
     tasks = explorer.curve_tasks()
@@ -382,10 +384,12 @@ def test_slow_actions_say_what_is_running_before_they_run():
     assert "changing the model…" in seen[-2] and "the model now" in view.caption.value
 
 
-def test_the_view_computes_the_next_curves_while_its_controls_rest(small_mlp):
+def test_the_view_computes_the_next_curves_while_its_controls_rest(monkeypatch, small_mlp):
     """In a kernel, once the controls rest, every curve a dropdown may ask for next is
     computed: picking another method then draws without pruning a single copy."""
     import asyncio
+
+    monkeypatch.setattr(prune_explorer, "AHEAD_PREVIEW_S", float("inf"))  # however busy the CPU
 
     data = (et.randn(16, 20), et.randint(0, 4, (16,)))
     view = asyncio.run(built_in_a_kernel(lambda: PruneExplorer(small_mlp, data=data),
@@ -397,3 +401,12 @@ def test_the_view_computes_the_next_curves_while_its_controls_rest(small_mlp):
     view.method.value = "ln_structured"  # another method on the same weights
     assert "Ln structured" in view.caption.value
     assert len(view.model._points) == points
+
+
+def test_no_curve_is_computed_ahead_when_a_preview_is_slow(small_mlp):
+    """On a big model one curve point takes long: nothing is planned ahead then."""
+    explorer = PruneExplorerModel(small_mlp, data=(et.randn(16, 20), et.randint(0, 4, (16,))))
+    explorer.curve()
+    assert explorer.curve_tasks()
+    explorer.preview_seconds = 1.0  # as if the last preview had taken a second
+    assert explorer.curve_tasks() == []
