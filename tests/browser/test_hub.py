@@ -282,16 +282,20 @@ def type_answers(page, path):
         type_code(page, source)
         typed.append(source)
     page.keyboard.press("Control+S")
-    deadline = time.monotonic() + 30
-    while not all(source in "".join(c["source"]) for source, c in zip(typed, answer_cells(path))):
+    deadline = time.monotonic() + 60
+    while saved_answers(path) != typed:
         assert time.monotonic() < deadline, "the typed answers were not saved"
         time.sleep(0.25)
     return len(typed)
 
 
-def answer_cells(path):
-    return [c for c in json.loads(pathlib.Path(path).read_text(encoding="utf-8"))["cells"]
-            if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+def saved_answers(path):
+    """The answer cells' sources in the notebook file (None while the server is writing it)."""
+    try:
+        cells = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))["cells"]
+    except ValueError:
+        return None
+    return ["".join(c["source"]) for c in cells if c.get("metadata", {}).get("nbgrader", {}).get("solution")]
 
 
 def wait_for_idle_kernel(page, timeout_ms=60_000):
