@@ -117,8 +117,9 @@ def config(course):
     c.ClearSolutions.code_stub = {"python": CODE_STUB}
     c.Execute.timeout = CELL_TIMEOUT
     # the feedback page shows a widget's stored picture (its output's image/png), not
-    # a widget view that needs the live kernel (nbconvert ranks widget views first)
-    c.NbConvertBase.display_data_priority = [
+    # a widget view that needs the live kernel (nbconvert ranks widget views first); set for
+    # the HTML templates' output filter only (nbgrader's preprocessors warn about it otherwise)
+    c.DataTypeFilter.display_data_priority = [
         "text/html", "text/markdown", "image/svg+xml", "text/latex", "image/png", "image/jpeg", "text/plain"]
     if _kernel_encryption_configurable():  # CurveZMQ, not plain-text TCP (ipykernel warns per notebook)
         c.KernelManager.transport_encryption = "auto"

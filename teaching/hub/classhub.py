@@ -205,18 +205,24 @@ def closed_to_others(path):
 
 def system_user(name, home):
     """The OS user ``name`` (its ``pwd`` entry), made with ``useradd`` when missing, and
-    whether its home ``home`` (mode 700) is new. An existing user must have that home: the
-    class never takes over an account that lives elsewhere."""
+    whether its home ``home`` (mode 700) is new. An existing user must have that home, and
+    an existing home must be the user's: the class never takes over an account that lives
+    elsewhere, nor hands over files it did not make."""
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--home-dir", str(home), "--no-create-home", "--shell", "/bin/bash",
-                        "--user-group", name], check=True)
-        entry = pwd.getpwnam(name)
-    if Path(entry.pw_dir) != home:
+        entry = None
+    if entry is not None and Path(entry.pw_dir) != home:
         raise SystemExit(f"the user {name} exists with the home {entry.pw_dir}, not {home}: "
                          "choose another --user-prefix")
     new = not home.exists()
+    if not new and (entry is None or home.lstat().st_uid != entry.pw_uid):
+        raise SystemExit(f"{home} is not {name}'s (a class prepared without --system-users?): "
+                         "choose another --folder, or give every home to its user (chown -R)")
+    if entry is None:
+        subprocess.run(["useradd", "--home-dir", str(home), "--no-create-home", "--shell", "/bin/bash",
+                        "--user-group", name], check=True)
+        entry = pwd.getpwnam(name)
     if new:
         home.mkdir()
         os.chown(home, entry.pw_uid, entry.pw_gid)

@@ -15,7 +15,7 @@ is started on free ports (no browser: tests/browser/test_hub.py drives one).
 * the cycle: the instructor releases, one student submits every exercise answered,
   the other a blank notebook, and again, later, in the first one's name; the instructor
   collects (a submission counts as its owner's: teaching/hub/owned_collect.py),
-  autogrades and returns feedback: 5/5 and 0/5, the feedback in the student's own home;
+  autogrades and returns feedback: 5/5, the feedback in the student's own home;
 * preparing the class again (a restart) changes nothing of a student's work.
 
 Where this environment's Python is closed to other users (this project's machines keep
@@ -223,7 +223,8 @@ def test_the_cycle_between_real_users_and_what_a_students_code_cannot_reach(hub)
     # ... and hands in their blank notebook in the other's name, later than the other's: the
     # inbound folder lets anyone write (it must), but the submission counts as its owner's
     forged = exchange / "inbound" / f"{RIGHT}+{NAME}+2099-01-01 00:00:00.000000 UTC+forged"
-    run_in_kernel(hub, BLANK, f"import shutil; shutil.copytree({str(submitted[BLANK])!r}, {str(forged)!r})")
+    run_in_kernel(hub, BLANK, f"import shutil; shutil.copytree({str(submitted[BLANK])!r}, {str(forged)!r}); "
+                              f"open({str(forged / 'timestamp.txt')!r}, 'w').write({forged.name.split('+')[2]!r})")
 
     # preparing the class again (what a restart of ./dev hub does) leaves the students' work as it is
     before = {user: (hub.home(user) / notebook).read_bytes() for user in (RIGHT, BLANK)}
@@ -231,16 +232,17 @@ def test_the_cycle_between_real_users_and_what_a_students_code_cannot_reach(hub)
     assert {user: (hub.home(user) / notebook).read_bytes() for user in (RIGHT, BLANK)} == before
     assert server_owners(hub) == {user: user for user in USERS}
 
-    # collect (every submission owned by the student it names), autograde, feedback
+    # collect (the forged folder counts as its owner's), autograde, feedback: full marks, so
+    # the notebook graded is the one the student handed in, not the blank one in their name
     hub.formgrader(f"assignment/{NAME}/collect")
-    for user in (RIGHT, BLANK):
-        hub.formgrader(f"submission/{NAME}/{user}/autograde")
+    assert f"named after {RIGHT} but owned by {BLANK}" in (hub.folder / "hub" / "hub.log").read_text()
+    collected = classhub.course_folder(hub.folder, INSTRUCTOR) / "submitted"
+    assert (collected / BLANK / NAME / "timestamp.txt").read_text() == forged.name.split("+")[2]
+    hub.formgrader(f"submission/{NAME}/{RIGHT}/autograde")
     hub.formgrader(f"assignment/{NAME}/generate_feedback")
     hub.formgrader(f"assignment/{NAME}/release_feedback")
-    assert f"named after {RIGHT} but owned by {BLANK}" in (hub.folder / "hub" / "hub.log").read_text()
     scores, _ = gradebook_scores(classhub.course_folder(hub.folder, INSTRUCTOR))
-    assert {user: sum(v for (s, _), v in scores.items() if s == user) for user in (RIGHT, BLANK)} == {
-        RIGHT: 5, BLANK: 0}
+    assert sum(v for (s, _), v in scores.items() if s == RIGHT) == 5
     hub.nbgrader_student(RIGHT, "fetch_feedback")
     pages = list((hub.home(RIGHT) / NAME / "feedback").glob(f"*/{NAME}.html"))
     assert len(pages) == 1 and "Score: 5.0 / 5.0" in pages[0].read_text(encoding="utf-8")

@@ -42,6 +42,21 @@ def test_grading_kernels_use_transport_encryption(tmp_path):
 
 def test_feedback_shows_a_widgets_stored_picture_not_a_dead_widget_view(tmp_path):
     pytest.importorskip("nbgrader", reason="nbgrader not installed (pip install -e \".[class]\")")
-    priority = list(course.config(tmp_path).NbConvertBase.display_data_priority)
+    priority = list(course.config(tmp_path).DataTypeFilter.display_data_priority)
     assert "application/vnd.jupyter.widget-view+json" not in priority
     assert priority.index("image/png") < priority.index("text/plain")
+
+
+def test_nbgrader_polishes_the_feedback_through_the_course_settings(tmp_path):
+    """`./dev grade` and the class hub's formgrader share the polishing: config()'s hook that
+    nbgrader's GenerateFeedback calls after writing each student's pages."""
+    pytest.importorskip("nbgrader", reason="nbgrader not installed (pip install -e \".[class]\")")
+    course_dir = tmp_path / "course"
+    page = course_dir / "feedback" / "alice" / "03-hooks" / "03-hooks.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(PAGE.format(course=course_dir), encoding="utf-8")
+    hook = course.config(course_dir).GenerateFeedback.post_convert_hook
+    hook(assignment="03-hooks", student="alice",
+         notebooks=[str(course_dir / "autograded" / "alice" / "03-hooks" / "03-hooks.ipynb")])
+    text = page.read_text(encoding="utf-8")
+    assert '<a href="#ex3_1_check">Exercise 3.1</a>' in text and str(course_dir) not in text
