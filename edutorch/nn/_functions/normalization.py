@@ -261,7 +261,7 @@ class GroupNorm(Function):
             gx = _normalize_backward(g.reshape(rows), x_hat.reshape(rows), rstd, 2).reshape(input.shape)
         if ctx.needs_input_grad[2]:
             gw = (grad * x_hat).sum(axes)
-            if rows[2] == 0 and n:  # groups without elements: PyTorch's formula reads their NaN mean
+            if rows[2] == 0 and rows[0]:  # groups without elements: PyTorch's formula reads their NaN mean
                 gw = gw + float("nan")
         if ctx.needs_input_grad[3]:
             gb = grad.sum(axes)
