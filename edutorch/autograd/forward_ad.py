@@ -44,7 +44,7 @@ class _State:
     # True while a level is open, False outside it and while a tangent formula runs:
     # the one flag ``Function.apply`` reads
     active = False
-    duals = []  # weak references to every object given a tangent at this level
+    duals = {}  # id -> weak reference, of every live object given a tangent at this level
 
 
 _state = _State()
@@ -76,11 +76,11 @@ def exit_dual_level(*, level=None):
         )
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
-    for ref in _state.duals:
+    for ref in list(_state.duals.values()):
         holder = ref()
         if holder is not None:
             holder._fw_grad = None
-    _state.duals = []
+    _state.duals = {}
     _state.level = None
     _state.active = False
 
@@ -186,7 +186,13 @@ def tangent_of(tensor):
 def set_tangent(holder, tangent):
     """Give ``holder`` (a tensor, or a saved output) ``tangent`` until the level closes."""
     holder._fw_grad = tangent
-    _state.duals.append(weakref.ref(holder))
+    key, duals = id(holder), _state.duals
+
+    def forget(ref):  # the holder died: its entry goes (a long level does not pile up entries)
+        if duals.get(key) is ref:
+            del duals[key]
+
+    duals[key] = weakref.ref(holder, forget)
 
 
 def view_of_tangent(view, base):
