@@ -31,6 +31,8 @@ import collections
 import functools
 import weakref
 
+import numpy as np
+
 from .. import backend
 from . import function as _function
 
@@ -199,21 +201,16 @@ def view_of_tangent(view, base):
     """The tangent of ``view`` as the same view of ``base``'s tangent: the elements of
     the tangent at the view's positions in ``base``, sharing its memory.
 
-    Found as NumPy does, by the view's offset and strides in ``base``'s memory,
-    which the tangent shares when it is laid out like ``base``; else ``None``.
+    Found as NumPy does, by the view's offset and strides in ``base``'s memory, which a
+    C-contiguous tangent laid out like ``base`` shares; else ``None``.
     """
     tangent = base._fw_grad
     b, v, t = base._data, view._data, tangent._data
-    if t.strides != b.strides or t.dtype != b.dtype or type(t) is not type(b):
+    if type(t) is not np.ndarray or type(b) is not np.ndarray or t.strides != b.strides \
+            or t.dtype != b.dtype or not t.flags.c_contiguous:
         return None
-    import numpy as np
-
-    offset = view._data.__array_interface__["data"][0] - b.__array_interface__["data"][0]
-    flat = t.reshape(-1) if t.flags.c_contiguous else None
-    if flat is None:
-        return None
-    start = flat[offset // b.itemsize:]
-    array = np.lib.stride_tricks.as_strided(start, v.shape, v.strides)
+    offset = v.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+    array = np.lib.stride_tricks.as_strided(t.reshape(-1)[offset // b.itemsize:], v.shape, v.strides)
     return _function._Tensor._make(array, tangent._requires_grad, None, 0, tangent._version_counter)
 
 
