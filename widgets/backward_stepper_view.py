@@ -24,8 +24,8 @@ import numpy as np
 from matplotlib import font_manager
 from PIL import Image, ImageDraw, ImageFont
 
-from ._render import (CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, TensorPanel, html_style,
-                      joined_png, pixels_png, text_scale)
+from ._render import (CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, RenderAhead, TensorPanel,
+                      html_style, joined_png, pixels_png, text_scale)
 from .backward_stepper import BackwardTrace, ModuleScopes, box_states, layout
 
 STATE_COLOURS = {"pending": (0, 0, 0, 0), "receiving": (1.0, 0.85, 0.2, 0.45),
@@ -261,6 +261,7 @@ class BackwardStepper(StepperView):
         self.left_panel = TensorPanel(self.canvas, 0, title="gradient arriving")
         self.right_panel = TensorPanel(self.canvas, 1, title="sent on / leaf .grad")
         self._layout_key = None
+        self.ahead = RenderAhead(delay_s=0.3)  # the neighbour steps' frames, while nobody waits
 
         groups = self.trace.groups
         named = [(f"{g or '(root)'}: {self.trace.group_classes.get(g, 'module')}", g)
@@ -310,19 +311,21 @@ class BackwardStepper(StepperView):
                             f"{len(trace.node_events())} run by backward; "
                             f"{len(self.graph_layout.boxes)} boxes drawn")
         self.position.value = f"step {step} / {len(trace.events)}"
-        self._draw_detail(event)
+        self.caption.value, self.detail.value = self._render_detail(event)
         self._describe(trace.describe(step))
+        neighbours = [s for s in (step + 1, step - 1) if 0 <= s <= self.slider.max]
+        self.ahead.schedule(lambda s=s: self._render_detail(trace.state(s)[1]) for s in neighbours)
 
-    def _draw_detail(self, event):
-        """The gradient arriving (left/top) and the one sent on, or the leaf's .grad after
-        (right/bottom), both on ONE colour scale: the larger |max| of the two, so a gradient
-        three times larger than the other looks three times stronger."""
+    def _render_detail(self, event):
+        """``(caption HTML, PNG)``: the gradient arriving (left/top) and the one sent on, or
+        the leaf's .grad after (right/bottom), both on ONE colour scale: the larger |max| of
+        the two, so a gradient three times larger than the other looks three times stronger.
+        (Rendered ahead for the neighbour steps, it leaves their frames ready.)"""
         if event is None:
             self.left_panel.message("backward starts at the top:\nd output / d output = 1")
             self.right_panel.message("")
-            self.caption.value = f"<div style='{self.style}'>step 0: nothing has run yet</div>"
-            self.detail.value = self.canvas.png()
-            return
+            return (f"<div style='{self.style}'>step 0: nothing has run yet</div>",
+                    self.canvas.png())
         node = self.trace.nodes[event.node]
         left = event.arriving[0]
         right, right_text, empty = None, "", "sends no gradient"
@@ -347,8 +350,7 @@ class BackwardStepper(StepperView):
         sampled = [r for r in (left, right) if r is not None and r.sampled]
         if sampled:
             text += "; big gradients: every k-th row and column shown"
-        self.caption.value = f"<div style='{self.style}'>{text}</div>"
-        self.detail.value = self.canvas.png()
+        return f"<div style='{self.style}'>{text}</div>", self.canvas.png()
 
     @staticmethod
     def _show(panel, record, empty, scale):

@@ -338,3 +338,26 @@ def test_both_gradient_pictures_share_one_scale():
     right = view.right_panel.artists["bars"].get_data().values
     np.testing.assert_allclose(right, 3 * left)
     assert left.max() == pytest.approx(1 / 3) and "one scale: ±3" in view.caption.value
+
+
+def test_the_neighbour_steps_are_rendered_ahead_while_the_controls_rest():
+    """In a kernel, once the controls rest, the next and previous steps' gradient pictures
+    are rendered into the canvas (their frames kept): a step then only pastes them, and
+    shows what a fresh stepper shows at that step."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    def build():
+        output, tensors = shared_subexpression(et)
+        return BackwardStepper(output, tensors)
+
+    view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
+    frames = len(view.canvas.backgrounds)
+    assert frames >= 2  # step 0's and step 1's
+    view.next_button.click()
+    assert len(view.canvas.backgrounds) == frames  # step 1's frame was ready
+    fresh = build()
+    fresh.slider.value = 1
+    assert bytes(view.detail.value) == bytes(fresh.detail.value)
+    assert view.caption.value == fresh.caption.value

@@ -49,4 +49,3 @@ def test_sample_of_is_the_array_when_small_and_a_seeded_sample_when_large():
     positions = common._sample_positions(1000, 50, 0)  # drawn once, shared, read-only
     assert positions is common._sample_positions(1000, 50, 0) and not positions.flags.writeable
     assert np.array_equal(a, big[positions]) and np.all(np.diff(positions) >= 0)
-
