@@ -83,6 +83,30 @@ def test_jvp_agrees_with_vjp(case):
     np.testing.assert_allclose(forward, reverse, rtol=1e-7, atol=1e-9)
 
 
+def _node_names(lib, case, arrays, directions):
+    """The ``grad_fn`` names of the outputs when the dual inputs also require grad."""
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        duals = [fw.make_dual(lib.tensor(a, requires_grad=True), lib.tensor(d)) for a, d in zip(arrays, directions)]
+        outs = _float_outputs(case.fn(lib, *duals))
+        return [None if o.grad_fn is None else type(o.grad_fn).__name__ for o in outs]
+
+
+# layers edutorch composes from other ops, so their nodes are named after those (a reverse-mode
+# matter, the same without forward mode)
+COMPOSED = {"square", "fmod", "bilinear", "pad", "pixel_shuffle", "activations", "softmin_glu", "prelu"}
+
+
+NAMED_CASES = [c for c in ALL_CASES if c.name not in COMPOSED]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("case", NAMED_CASES, ids=[c.id for c in NAMED_CASES])
+def test_node_names_match_pytorch(case, real_torch):
+    arrays, directions, _ = _inputs(case, seed=3)
+    assert _node_names(et, case, arrays, directions) == _node_names(real_torch, case, arrays, directions)
+
+
 @pytest.mark.parity
 @by_case
 def test_tangent_matches_pytorch(case, real_torch):
@@ -268,6 +292,25 @@ def test_an_op_without_tangent_formula_raises_pytorchs_error(real_torch):
         theirs = _error(lambda: real_torch.nn.functional.ctc_loss(
             z, real_torch.tensor([[1]]), real_torch.tensor([3]), real_torch.tensor([1])))
     assert ours == theirs
+
+
+def _weight_norm_forward_mode(lib):
+    """A real op without a tangent formula in PyTorch either: weight_norm's fused kernel."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nn.utils.weight_norm is deprecated
+        model = lib.nn.utils.weight_norm(lib.nn.Linear(4, 3).double())
+    params = {k: v.detach() for k, v in model.named_parameters()}
+    x = lib.ones(2, 4, dtype=lib.float64)
+    return _error(lambda: lib.func.jacfwd(lambda p: lib.func.functional_call(model, p, (x,)))(params))
+
+
+@pytest.mark.parity
+def test_weight_norm_refuses_forward_mode_as_pytorch(real_torch):
+    ours = _weight_norm_forward_mode(et)
+    assert ours[0] is NotImplementedError and "_weight_norm_interface" in ours[1]
+    assert ours == _weight_norm_forward_mode(real_torch)
 
 
 def _custom_functions(lib):
