@@ -31,6 +31,8 @@ import collections
 import functools
 import weakref
 
+import numpy as np
+
 from .. import backend
 from . import function as _function
 
@@ -44,7 +46,7 @@ class _State:
     # True while a level is open, False outside it and while a tangent formula runs:
     # the one flag ``Function.apply`` reads
     active = False
-    duals = []  # weak references to every object given a tangent at this level
+    duals = {}  # id -> weak reference, of every live object given a tangent at this level
 
 
 _state = _State()
@@ -76,11 +78,11 @@ def exit_dual_level(*, level=None):
         )
     if level < 0:
         raise RuntimeError("Dual level must be a positive number.")
-    for ref in _state.duals:
+    for ref in list(_state.duals.values()):
         holder = ref()
         if holder is not None:
             holder._fw_grad = None
-    _state.duals = []
+    _state.duals = {}
     _state.level = None
     _state.active = False
 
@@ -186,28 +188,29 @@ def tangent_of(tensor):
 def set_tangent(holder, tangent):
     """Give ``holder`` (a tensor, or a saved output) ``tangent`` until the level closes."""
     holder._fw_grad = tangent
-    _state.duals.append(weakref.ref(holder))
+    key, duals = id(holder), _state.duals
+
+    def forget(ref):  # the holder died: its entry goes (a long level does not pile up entries)
+        if duals.get(key) is ref:
+            del duals[key]
+
+    duals[key] = weakref.ref(holder, forget)
 
 
 def view_of_tangent(view, base):
     """The tangent of ``view`` as the same view of ``base``'s tangent: the elements of
     the tangent at the view's positions in ``base``, sharing its memory.
 
-    Found as NumPy does, by the view's offset and strides in ``base``'s memory,
-    which the tangent shares when it is laid out like ``base``; else ``None``.
+    Found as NumPy does, by the view's offset and strides in ``base``'s memory, which a
+    C-contiguous tangent laid out like ``base`` shares; else ``None``.
     """
     tangent = base._fw_grad
     b, v, t = base._data, view._data, tangent._data
-    if t.strides != b.strides or t.dtype != b.dtype or type(t) is not type(b):
+    if type(t) is not np.ndarray or type(b) is not np.ndarray or t.strides != b.strides \
+            or t.dtype != b.dtype or not t.flags.c_contiguous:
         return None
-    import numpy as np
-
-    offset = view._data.__array_interface__["data"][0] - b.__array_interface__["data"][0]
-    flat = t.reshape(-1) if t.flags.c_contiguous else None
-    if flat is None:
-        return None
-    start = flat[offset // b.itemsize:]
-    array = np.lib.stride_tricks.as_strided(start, v.shape, v.strides)
+    offset = v.__array_interface__["data"][0] - b.__array_interface__["data"][0]
+    array = np.lib.stride_tricks.as_strided(t.reshape(-1)[offset // b.itemsize:], v.shape, v.strides)
     return _function._Tensor._make(array, tangent._requires_grad, None, 0, tangent._version_counter)
 
 
