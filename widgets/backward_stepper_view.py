@@ -46,21 +46,24 @@ MARGIN_PX = 8
 WINDOW_PX = 560  # a taller graph is cropped to this many pixels around the current node
 
 
+def colour_chip(rgba, text, border="#888"):
+    """A small square of colour ``rgba`` (0..1) and its meaning, for a legend."""
+    r, g, b, a = rgba
+    return (f"<span style='display:inline-block;width:12px;height:12px;border:1px solid "
+            f"{border};background:rgba({int(255*r)},{int(255*g)},{int(255*b)},{a})'></span> "
+            f"{text}")
+
+
 def legend_html(style):
     """The colour key, as HTML under the title (cheaper than drawing it in the figure)."""
-    def chip(rgba, text, border="#888"):
-        r, g, b, a = rgba
-        return (f"<span style='display:inline-block;width:12px;height:12px;border:1px solid "
-                f"{border};background:rgba({int(255*r)},{int(255*g)},{int(255*b)},{a})'></span> "
-                f"{text}")
     boxes = [f"<span style='background:{FILL['node']};padding:0 4px'>node</span>",
              (f"<span style='background:{FILL['leaf']};padding:0 4px'>"
              "AccumulateGrad (leaf .grad)</span>"),
              f"<span style='background:{FILL['group']};padding:0 4px'>[+] module group</span>",
              "<b>bold</b> border: shared (2+ uses), dashed: retain_grad"]
-    states = [chip(STATE_COLOURS["receiving"], "got a gradient, waiting"),
-              chip(STATE_COLOURS["current"], "running now"),
-              chip(STATE_COLOURS["done"], "done"),
+    states = [colour_chip(STATE_COLOURS["receiving"], "got a gradient, waiting"),
+              colour_chip(STATE_COLOURS["current"], "running now"),
+              colour_chip(STATE_COLOURS["done"], "done"),
               f"<span style='color:{SENT}'>━</span> gradients it sends"]
     return f"<div style='{style}'>{' · '.join(boxes)}<br>{' · '.join(states)}</div>"
 

@@ -17,24 +17,22 @@ import html
 
 from ._render import CSS_DPI, Canvas, TensorPanel, html_style
 from .backward_stepper import box_states
-from .backward_stepper_view import (DETAIL_PX, FILL, SENT, STATE_COLOURS, GraphPicture, StepperView,
-                                    _split)
+from .backward_stepper_view import (DETAIL_PX, FILL, SENT, STATE_COLOURS, GraphPicture,
+                                    StepperView, _largest, _split, colour_chip)
 from .tangent_stepper import TangentTrace, consumers, layout
+
 
 def legend_html(style):
     """The colour key of the tangent picture."""
-    def chip(rgba, text):
-        r, g, b, a = rgba
-        return (f"<span style='display:inline-block;width:12px;height:12px;border:1px solid #888;"
-                f"background:rgba({int(255*r)},{int(255*g)},{int(255*b)},{a})'></span> {text}")
     boxes = [f"<span style='background:{FILL['leaf']};padding:0 4px'>input (make_dual)</span>",
              f"<span style='background:{FILL['node']};padding:0 4px'>op</span>",
              "<b>bold</b> border: its tangent goes to 2+ nodes"]
-    states = [chip(STATE_COLOURS["receiving"], "an input is ready, waiting"),
-              chip(STATE_COLOURS["current"], "running now"),
-              chip(STATE_COLOURS["done"], "done: primal and tangent known"),
+    states = [colour_chip(STATE_COLOURS["receiving"], "an input is ready, waiting"),
+              colour_chip(STATE_COLOURS["current"], "running now"),
+              colour_chip(STATE_COLOURS["done"], "done: primal and tangent known"),
               f"<span style='color:{SENT}'>━</span> where its tangent goes"]
     return f"<div style='{style}'>{' · '.join(boxes)}<br>{' · '.join(states)}</div>"
+
 
 class TangentStepper(StepperView):
     """Step through ``fn(*primals)`` on dual numbers: each node's primal and tangent.
@@ -93,6 +91,3 @@ class TangentStepper(StepperView):
             self.caption.value = (f"<div style='{self.style}'>{text} (each picture on its own "
                                   "scale, white = 0)</div>")
         self.detail.value = self.canvas.png()
-
-def _largest(record):
-    return max(abs(record.stats.min), abs(record.stats.max))
