@@ -59,8 +59,7 @@ def test_view_dropdown_and_slider_redraw():
     assert len(view.rows) == 6 and "Self CPU time total" in view.table.value
     first = bytes(view.image.value)
     view.sort_by.value = "count"
-    assert view.rows[0].name in ("aten::linear", "torch::autograd::AccumulateGrad",
-                                 "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad")
+    assert view.rows[0].count == max(r.count for r in view.model.rows)  # (aten::t: one per linear and per backward)
     assert bytes(view.image.value) != first
     view.row_limit.value = 3
     assert len(view.rows) == 3 and view.table.value.count("\n") < 20
