@@ -383,14 +383,16 @@ _OUT_OPS = ("add sub mul div true_divide remainder matmul mm bmm mv addmm cat st
 
 
 def _wrap_out_ops():
+    """Give each op of ``_OUT_OPS`` without an ``out`` parameter one: this module's own functions here,
+    the others where they are, on the ``edutorch`` package (not in this module, where ``max`` or
+    ``sum`` would hide Python's builtins)."""
     import sys
 
     package = sys.modules[__name__.rsplit(".", 1)[0]]  # edutorch, whose functions are defined by now
     for name in _OUT_OPS:
-        fn = globals().get(name) or getattr(package, name)
-        if "out" not in inspect.signature(fn).parameters:
-            globals()[name] = _with_out(fn)
-            __all__.append(name)
+        home = globals() if name in __all__ else package.__dict__
+        if "out" not in inspect.signature(home[name]).parameters:
+            home[name] = _with_out(home[name])
 
 
 _wrap_out_ops()
