@@ -7,7 +7,13 @@ Each calls the Tensor method of the same name (``torch.frac(x)`` is ``x.frac()``
 positional order for that spelling, which differs for a few (``torch.dropout(input,
 p, train)``, ``torch.batch_norm(input, weight, bias, running_mean, ...)``).
 """
-from . import _dtype
+import functools
+import inspect
+import warnings
+
+from . import _dtype, backend
+from ._tensor import Tensor
+from .autograd import grad_mode as _grad_mode
 from .nn import functional as _F
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs)
@@ -317,3 +323,76 @@ def nonzero_static(input, *, size, fill_value=-1):
 
 __all__ += ("diagonal_scatter select_scatter slice_scatter can_cast frobenius_norm chain_matmul "
             "nonzero_static").split()
+
+
+# -- out=: the result written into a tensor the caller gives ------------------------------------------
+_RESIZED = ("An output with one or more elements was resized since it had shape {}, which does not match the "
+            "required output shape {}. This behavior is deprecated, and in a future PyTorch release outputs will "
+            "not be resized unless they have zero elements. You can explicitly reuse an out tensor t by resizing "
+            "it, inplace, to zero elements with t.resize_(0).")
+
+
+def _all_tensors(values):
+    for value in values:
+        if isinstance(value, Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from _all_tensors(value)
+
+
+def _write_out(out, result):
+    """Write ``result`` into ``out`` as PyTorch's ``out=`` does: ``out`` is resized to the result's
+    shape (with a warning unless it was empty) and keeps its dtype (a result it cannot hold is an error)."""
+    if not can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(result.dtype)} can't be cast to the desired "
+                           f"output type {_dtype.scalar_type_name(out.dtype)}")
+    if out.shape != result.shape:
+        if out.numel():
+            warnings.warn(_RESIZED.format(list(out.shape), list(result.shape)), UserWarning, stacklevel=4)
+        out._data = backend.get_array_module(out._data).empty(result.shape, out._data.dtype)
+    with _grad_mode.no_grad():
+        out.copy_(result)
+    return out
+
+
+def _with_out(fn):
+    """``fn`` that also takes ``out=``: the result (or each of a tuple of results) written into
+    the tensor(s) given, which are returned; autograd does not follow ``out=`` (PyTorch's error)."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        tensors = list(_all_tensors((args, tuple(kwargs.values()), out)))
+        if _grad_mode.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        result = fn(*args, **kwargs)
+        if isinstance(out, Tensor):
+            return _write_out(out, result)
+        written = [_write_out(o, r) for o, r in zip(out, result)]
+        return type(result)(*written) if hasattr(result, "indices") else type(result)(written)
+
+    return call
+
+
+# the torch.<op> functions that tutorials call with out= (the others keep their own signatures)
+_OUT_OPS = ("add sub mul div true_divide remainder matmul mm bmm mv addmm cat stack exp log log2 log10 sqrt rsqrt "
+            "abs neg sin cos tan tanh sigmoid pow clamp clip where maximum minimum sum mean prod cumsum cumprod max "
+            "min sort topk argmax argmin eq ne gt lt ge le floor ceil round trunc sign arange linspace logspace randn "
+            "rand randint outer dot cross logsumexp std var norm").split()
+
+
+def _wrap_out_ops():
+    """Give each op of ``_OUT_OPS`` without an ``out`` parameter one: this module's own functions here,
+    the others where they are, on the ``edutorch`` package (not in this module, where ``max`` or
+    ``sum`` would hide Python's builtins)."""
+    import sys
+
+    package = sys.modules[__name__.rsplit(".", 1)[0]]  # edutorch, whose functions are defined by now
+    for name in _OUT_OPS:
+        home = globals() if name in __all__ else package.__dict__
+        if "out" not in inspect.signature(home[name]).parameters:
+            home[name] = _with_out(home[name])
+
+
+_wrap_out_ops()

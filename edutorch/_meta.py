@@ -9,23 +9,34 @@ A meta tensor's array is a ``backend.MetaArray``: one element seen through
 zero strides.  An op on meta tensors runs on those arrays as on any NumPy
 array (so its output shape and dtype are the op's own) and its outputs are
 made meta again, dropping whatever the computation allocated: that is
-:func:`_run_on_meta`, an interceptor of ``Function.apply`` registered when the
-first meta array is made (before that, ops pay nothing for the meta device).
+:func:`_run_on_meta`, an interceptor of ``Function.apply`` registered while
+some meta array exists (:func:`track` counts them), so that without meta
+tensors ops pay nothing for the meta device.
 The values are meaningless, so nothing that reads them is allowed:
 ``item()``, ``numpy()``, ``tolist()`` and copies to the CPU raise PyTorch's errors.
 """
+import weakref
+
 from . import backend
 from .autograd import function as _function
 
 _LEVEL = 8  # inside the profiler and autocast: an op's outputs are made meta last
-_installed = []
+_live = [0]  # how many meta arrays exist (each one element, which its views keep alive)
 
 
-def install():
-    """Register :func:`_run_on_meta` (once)."""
-    if not _installed:
+def track(element):
+    """Count a new meta array by its one ``element``; the first one registers :func:`_run_on_meta`."""
+    _live[0] += 1
+    if _live[0] == 1:
         _function.apply_interceptors.register(_run_on_meta, _LEVEL)
-        _installed.append(True)
+    weakref.finalize(element, _released)
+
+
+def _released():
+    """The last meta array is gone: ops stop passing through :func:`_run_on_meta`."""
+    _live[0] -= 1
+    if _live[0] == 0:
+        _function.apply_interceptors.unregister(_run_on_meta)
 
 
 def _tensors(values):

@@ -61,11 +61,11 @@ _NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
 def meta_array(shape, dtype):
-    """A :class:`MetaArray` of ``shape`` and ``dtype``; the first one switches on ``_meta``'s handling of ops."""
+    """A :class:`MetaArray` of ``shape`` and ``dtype``; while one exists, ``_meta`` handles ops on them."""
     from . import _meta  # (imported here: backend sits below autograd, which _meta hooks into)
 
-    _meta.install()
     one = np.zeros(1, dtype)
+    _meta.track(one)
     return np.lib.stride_tricks.as_strided(one, shape=tuple(shape), strides=(0,) * len(shape),
                                            writeable=True).view(MetaArray)
 

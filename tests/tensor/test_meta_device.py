@@ -134,3 +134,19 @@ def test_sampling_in_place_on_meta_draws_nothing():
     x = edutorch.empty(1000, device="meta")
     assert x.uniform_() is x and x.normal_().is_meta
     np.testing.assert_array_equal(edutorch.rand(3).numpy(), expected.numpy())
+
+
+def test_ops_pay_nothing_for_the_meta_device_once_no_meta_tensor_is_left():
+    import gc
+
+    from edutorch.autograd import function
+
+    def registered():
+        return [fn.__name__ for _, fn in function.apply_interceptors.active]
+
+    x = edutorch.empty(3, device="meta")
+    y = (x * 2).sum()
+    assert "_run_on_meta" in registered()
+    del x, y
+    gc.collect()
+    assert "_run_on_meta" not in registered()

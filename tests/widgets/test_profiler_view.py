@@ -66,8 +66,7 @@ def test_view_dropdown_and_slider_redraw():
     assert len(bar_widths(view.chart.value)) == 6
     first = view.chart.value
     view.sort_by.value = "count"
-    assert view.rows[0].name in ("aten::linear", "aten::t", "torch::autograd::AccumulateGrad",
-                                 "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad")
+    assert view.rows[0].count == max(r.count for r in view.model.rows)  # (aten::t: one per linear and per backward)
     assert view.chart.value != first and "number of calls" in view.chart.value
     view.row_limit.value = 3
     assert len(view.rows) == 3 and view.table.value.count("\n") < 20
