@@ -20,6 +20,7 @@ from .random import (
     normal, rand, rand_like, randint, randint_like, randn, randn_like, randperm, seed, set_rng_state,
 )
 from . import autograd
+from . import _meta  # noqa: F401  (the meta device: registers with backend, hooks into autograd)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 from .autograd.grad_mode import (
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,

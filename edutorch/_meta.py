@@ -64,3 +64,6 @@ def _run_on_meta(proceed, cls, args, kwargs):
         if type(t._data) is not backend.MetaArray or t._data.strides != (0,) * t._data.ndim:
             t._data = backend.meta_array(t._data.shape, t._data.dtype)
     return outputs
+
+
+backend.meta_array_made.append(track)  # the first meta array registers _run_on_meta

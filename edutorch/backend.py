@@ -60,12 +60,16 @@ class MetaArray(np.ndarray):
 _NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
+# Called with the one element of each new meta array: ``_meta.track`` registers itself here, as
+# backend sits below autograd, which ``_meta`` hooks into (``edutorch/__init__.py`` imports it).
+meta_array_made = []
+
+
 def meta_array(shape, dtype):
     """A :class:`MetaArray` of ``shape`` and ``dtype``; while one exists, ``_meta`` handles ops on them."""
-    from . import _meta  # (imported here: backend sits below autograd, which _meta hooks into)
-
     one = np.zeros(1, dtype)
-    _meta.track(one)
+    for track in meta_array_made:
+        track(one)
     return np.lib.stride_tricks.as_strided(one, shape=tuple(shape), strides=(0,) * len(shape),
                                            writeable=True).view(MetaArray)
 
