@@ -364,6 +364,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             self._detached_in_place = next(_function._sequence)
         self.grad_fn = None
         self._requires_grad = False
+        for view in list(self.__dict__.get("_views", ())):  # those whose flag is this tensor's
+            _follow_base_requires_grad(view, self)
         return self
 
     # -- metadata -----------------------------------------------------------

@@ -145,7 +145,8 @@ def base_index(view, base):
 def _index_of_0d_base(view):
     """``base_index`` of a view of a 0-d base: its one element, as ``base[..., None]`` (shape (1,)),
     ``base[..., None, None]`` (shape (1, 1))...  A 0-d array has no dim to repeat its element along,
-    so an ``expand`` of it (several elements) cannot be followed here: refused with a clear error."""
+    so an ``expand`` of it (several elements) has no such index: ``graph_from_base`` expands the base
+    instead, and a write into the expand is refused before (PyTorch's overlap check)."""
     if view._data.size == 0:
         return None  # nothing to follow
     if view._data.size > 1:

@@ -783,3 +783,18 @@ def test_an_expand_of_a_0d_tensor_follows_an_inplace_change_of_it():
     assert e.tolist() == [1.0, 1.0, 1.0] and e.grad_fn.name() == "AsStridedBackward0" and empty.shape == (0,)
     (e * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64) + f * 3).sum().backward()
     assert x.grad.item() == 30.0  # (1 + 2 + 3) * 2 + 3 * 3 * 2
+
+
+def test_a_view_made_under_no_grad_stops_requiring_grad_with_its_base():
+    # fuzz: `with no_grad(): a, b = v.unbind(0)` then `v.detach_()`: b still required grad (retain_grad ran);
+    # PyTorch reads the base's flag: False
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    v = x.sin()
+    with torch.no_grad():
+        a, b = v.unbind(0)
+    w = v[0]
+    assert a.requires_grad and b.requires_grad
+    v.detach_()
+    assert not a.requires_grad and not b.requires_grad and w.requires_grad
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
+        b.retain_grad()
