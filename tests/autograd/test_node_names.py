@@ -77,7 +77,12 @@ SHARED = {
     },
 }
 # PyTorch's ``Error`` node, which its ``DelayedError`` and its refused views both make
-SHARED_WITHOUT_PROGRAM = {"Error": {"autograd.function.DelayedError", "_tensor_methods.views._RefusedView"}}
+# and its ``AsStridedBackward0``, which a view whose base was written in place gets: an expand of
+# a 0-d base (one element, repeated) is regenerated as that expand, any other view by its index
+SHARED_WITHOUT_PROGRAM = {
+    "Error": {"autograd.function.DelayedError", "_tensor_methods.views._RefusedView"},
+    "AsStridedBackward0": {"_tensor_methods.views.AsStrided", "_tensor_methods.views._AsStridedOf0d"},
+}
 
 
 def _functions():
