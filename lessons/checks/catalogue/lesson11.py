@@ -299,8 +299,8 @@ def records_the_graph(lib):
     return model, x, model.body.eval()(x)
 
 
-@wrong("11.5", "inference tensors", "torch.no_grad()", libs=("torch",))
-def inference_mode_in_pytorch(lib):
+@wrong("11.5", "inference tensors", "torch.no_grad()")
+def features_made_in_inference_mode(lib):
     model, x = _pretrained(lib), _few(lib)
     model.body.eval()
     with lib.inference_mode():
