@@ -476,16 +476,13 @@ def _apply(cls, args, kwargs):
     the result: the path every backward formula takes, so it stays that short.
     """
     node = _new_node(cls, args) if grad_mode._state["enabled"] and _requires_grad(args) else None
-    tangents = None
-    if _dual._state.active:  # forward-mode AD: the one test an op pays outside a dual level
-        tangents = _dual.input_tangents(args, kwargs)  # None: no argument carries a tangent
+    # forward-mode AD: the one test an op pays outside a dual level (None: no argument carries a tangent)
+    tangents = _dual.input_tangents(args, kwargs) if _dual._state.active else None
     if tangents is None:
         ctx = FunctionCtx() if node is None else node
-    else:  # without a node, a ctx that keeps what the tangent formula needs
-        ctx = _DualCtx(tangents) if node is None else node
-    if tangents is None:
         outputs = _forward(cls, ctx, args, kwargs)
-    else:  # nor does forward push tangents: PyTorch runs it with forward AD off
+    else:  # a ctx that keeps what the tangent formula needs; forward runs with forward AD off (PyTorch)
+        ctx = _DualCtx(tangents) if node is None else node
         outputs = _dual.without_tangents(_forward, cls, ctx, args, kwargs)
     if node is None:  # outside the graph: Tensors around the arrays
         results = _Tensor._make(outputs) if type(outputs) is _ndarray else _as_tensors(outputs)
