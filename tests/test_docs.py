@@ -112,6 +112,13 @@ def test_every_documented_dev_command_is_run_by_the_clone_test():
     assert {c.split()[1] for c in commands} <= known, "a new ./dev command in the docs: teach as_run() about it"
 
 
+def installed_edutorch(cwd):
+    """Where this venv's ``import edutorch`` goes, PYTHONPATH aside (its editable install)."""
+    return subprocess.run([sys.executable, "-c", "import edutorch; print(edutorch.__file__)"], cwd=cwd,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 @pytest.mark.slow
 def test_documented_dev_commands_run_in_a_fresh_clone(tmp_path):
     """A clone of this repository (with two lessons, for time) runs every `./dev` command the docs
@@ -119,6 +126,13 @@ def test_documented_dev_commands_run_in_a_fresh_clone(tmp_path):
     venv = pathlib.Path(sys.prefix)
     if not list(venv.glob(".edutorch-installed-*")):
         pytest.skip("not running in a virtual environment made by ./dev: documented commands not run")
+    # The clone shares this venv. An extra it found stale would be reinstalled from the clone,
+    # pointing the venv's editable install at a folder pytest deletes later (every kernel of
+    # the other tests then fails `import edutorch`): bring the extras up to date from here first.
+    env = dict(os.environ, VENV=str(venv), CI="true")
+    subprocess.run([str(ROOT / "dev"), "install", "lab", "class", "hub", "test"], cwd=ROOT, env=env,
+                   check=True, stdin=subprocess.DEVNULL, timeout=600)
+    before = installed_edutorch(tmp_path)
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True)
     for tracked in ("README.md", "docs", "dev", "teaching", "lessons", "tests/test_packaging.py"):
@@ -144,6 +158,7 @@ def test_documented_dev_commands_run_in_a_fresh_clone(tmp_path):
         log.append(f"$ {' '.join(args)}  -> {done.returncode} ({time.monotonic() - start:.0f} s)")
         assert done.returncode == 0, "\n".join(log) + "\n" + done.stdout[-2000:] + done.stderr[-3000:]
     print("\n".join(log))
+    assert installed_edutorch(tmp_path) == before, "the clone re-pointed the venv's editable install"
     assert (clone / "my-lessons" / "03-hooks.ipynb").exists()
     assert (clone / "course" / "grades.csv").read_text().count("alice") >= 4
 

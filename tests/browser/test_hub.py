@@ -324,7 +324,7 @@ def execute(hub, user, kernel, code, timeout=60):
         "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
                     "allow_stdin": False, "stop_on_error": True},
     }))
-    text, status = [], None
+    text, status, idle = [], None, False
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
@@ -349,7 +349,10 @@ def execute(hub, user, kernel, code, timeout=60):
                 text.append(f"{content['ename']}: {content['evalue']}")
             elif kind == "execute_reply":
                 status = content["status"]
-            elif kind == "status" and content["execution_state"] == "idle" and status:
+            elif kind == "status" and content["execution_state"] == "idle":
+                idle = True
+            # the reply (shell channel) and the idle status (iopub) may come in either order
+            if status and idle:
                 return status, "".join(text)
     except websocket.WebSocketTimeoutException:
         return "timeout", "".join(text)

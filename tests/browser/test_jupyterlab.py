@@ -170,10 +170,7 @@ def test_lesson_runs_and_its_widget_renders(jupyterlab, browser, tmp_path, lesso
         # the widget: its container, its main control and its figure, decoded by the browser
         assert page.locator(f"{PANEL} .jupyter-widgets").count() > 0
         assert page.locator(f"{PANEL} {control}").count() > 0
-        page.wait_for_function(
-            "sel => { const img = document.querySelector(sel);"
-            " return img && img.complete && img.naturalWidth > 100; }",
-            arg=f"{PANEL} img.widget-image", timeout=30_000)
+        wait_for_every_widget_picture(page)
 
         path = save_screenshot(page, tmp_path, screenshot)
         assert path.stat().st_size > 10_000
@@ -244,15 +241,22 @@ def shut_down_kernels(page, base_url):
         assert response.ok, response.status
 
 
-def wait_for_every_widget_picture(page):
+def wait_for_every_widget_picture(page, timeout_ms=60_000):
     """Every widget output of the notebook shows a decoded picture (its ``widget-image``), or
-    its bars drawn as HTML (ProfilerView's ``edutorch-bars``)."""
-    page.wait_for_function(
-        "sel => { const outputs = [...document.querySelectorAll(sel)];"
-        " return outputs.length > 0 && outputs.every(out => [...out.querySelectorAll('img')]"
-        ".some(img => img.complete && img.naturalWidth > 100)"
-        " || out.querySelector('.edutorch-bars table') !== null); }",
-        arg=WIDGET_OUTPUT, timeout=30_000)
+    its bars drawn as HTML (ProfilerView's ``edutorch-bars``). On a timeout the error says
+    what each output's pictures were (a busy 2-core CI machine decodes late, not never)."""
+    try:
+        page.wait_for_function(
+            "sel => { const outputs = [...document.querySelectorAll(sel)];"
+            " return outputs.length > 0 && outputs.every(out => [...out.querySelectorAll('img')]"
+            ".some(img => img.complete && img.naturalWidth > 100)"
+            " || out.querySelector('.edutorch-bars table') !== null); }",
+            arg=WIDGET_OUTPUT, timeout=timeout_ms)
+    except Exception as error:
+        seen = page.eval_on_selector_all(
+            WIDGET_OUTPUT, "outs => outs.map(out => [...out.querySelectorAll('img')]"
+            ".map(img => [img.className, img.complete, img.naturalWidth, img.src.slice(0, 40)]))")
+        raise AssertionError(f"widget pictures not all drawn: {seen}") from error
 
 
 def test_a_widget_shows_its_picture_before_its_cell_runs(jupyterlab, browser):
