@@ -1071,8 +1071,8 @@ def softsign(input):
 
 
 def logsigmoid(input):
-    """``log(sigmoid(x)) = -softplus(-x)``, computed without overflow."""
-    return -softplus(-input)
+    """``log(sigmoid(x))``, computed without overflow."""
+    return _act.LogSigmoid.apply(input)
 
 
 def mish(input, inplace=False):
@@ -1087,13 +1087,12 @@ def tanhshrink(input):
 
 def softshrink(input, lambd=0.5):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
-    return _functional.where(input > lambd, input - lambd, _functional.where(input < -lambd, input + lambd,
-                                                                            input * 0))
+    return _act.Softshrink.apply(input, lambd)
 
 
 def hardshrink(input, lambd=0.5):
     """``x`` where ``|x| > lambd``, else 0."""
-    return _functional.where(input.abs() > lambd, input, input * 0)
+    return _act.Hardshrink.apply(input, lambd)
 
 
 def threshold(input, threshold, value, inplace=False):

@@ -60,37 +60,12 @@ def _made_by(program, name, ops):
     return any(s.op in ops and root.get(name, name) in s.outputs for s in program.steps)
 
 
-SAVES_OTHER_TENSORS = {  # ops whose node keeps other tensors than PyTorch's
-    # composites that do not keep their input (PyTorch's node does): backward runs where PyTorch refuses
-    "logsigmoid", "softshrink", "hardshrink", "nn.LogSigmoid", "nn.Softshrink", "nn.Hardshrink",
-    # picked through gather, which keeps the input (PyTorch keeps only the indices): backward refuses;
-    # median() keeps no result (PyTorch does): writing the result does not make backward refuse
-    "median_dim", "kthvalue", "median",
-}
-
-
-def _saves_other_tensors(program, ref, got):
-    """An op of SAVES_OTHER_TENSORS, and later a write into its result or any of its inputs."""
-    return any(step.op in SAVES_OTHER_TENSORS and written_after(program, i, step.outputs + step.inputs)
-               for i, step in enumerate(program.steps))
-
-
 KNOWN = {
     "detach-in-place": Known(
         "found by the fuzzer: detach_() of an einsum contraction's result runs here (PyTorch: RuntimeError, "
         "can't detach views in-place: its einsum ends in bmm and a view, edutorch's in a sum of products)",
         lambda p, ref, got: any(s.op == "detach_" and _made_by(p, s.target, EINSUM_CONTRACTIONS) for s in p.steps),
         "x = torch.tensor([[1., 2.]], dtype=torch.float64)\ny = torch.einsum('ij,jk->ik', x, x.t())\ny.detach_()"),
-    "saves-other-tensors": Known(
-        "found by the fuzzer: activations written as composites (logsigmoid, softshrink, hardshrink) "
-        "do not keep their input, so writing it in place "
-        "afterwards does not make backward refuse as in PyTorch; median(dim)/kthvalue keep their input "
-        "(through gather), so backward refuses where PyTorch runs; median() keeps too little. (Each needs "
-        "its own Function in nn/_functions/activation.py or autograd/_functions/sorting.py that saves "
-        "what PyTorch's node saves.)",
-        _saves_other_tensors,
-        "x = torch.tensor([-1.97, 0.4], dtype=torch.float64, requires_grad=True)\n"
-        "a = x * 1\nv = F.logsigmoid(a)\na.mul_(2)\nloss = v.sum()\nloss.backward()"),
     # --- found after the trust branches were merged (views, nnops): still open --------------------
     # --- found by the long runs after the layout fixes: still open -------------------------------
     "expanded-writes": Known(

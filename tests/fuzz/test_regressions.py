@@ -798,3 +798,26 @@ def test_a_view_made_under_no_grad_stops_requiring_grad_with_its_base():
     assert not a.requires_grad and not b.requires_grad and w.requires_grad
     with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
         b.retain_grad()
+
+
+@pytest.mark.parametrize("name", ["logsigmoid", "softshrink", "hardshrink"])
+def test_an_activation_keeps_its_input_so_a_later_write_refuses_backward(name):
+    # fuzz: `v = F.logsigmoid(a); a.mul_(2); backward` ran (a composite kept copies); PyTorch's
+    # LogSigmoidBackward0 / SoftshrinkBackward0 / HardshrinkBackward0 keep the input and refuse
+    x = torch.tensor([-1.97, 0.4], dtype=torch.float64, requires_grad=True)
+    a = x * 1
+    v = getattr(torch.nn.functional, name)(a)
+    a.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        v.sum().backward()
+
+
+def test_kthvalue_keeps_only_its_indices_so_a_later_write_of_its_input_is_fine():
+    # fuzz: `v = a.kthvalue(1, 0).values; a.mul_(2); backward` refused (gather kept a); PyTorch's
+    # KthvalueBackward0 keeps the indices only
+    x = torch.tensor([[0.5, -1.2], [2.0, 0.3]], dtype=torch.float64, requires_grad=True)
+    a = x * 1
+    v = a.kthvalue(1, 0).values
+    a.mul_(2)
+    v.sum().backward()
+    assert x.grad.tolist() == [[1.0, 1.0], [0.0, 0.0]]

@@ -601,8 +601,8 @@ class MaxDim(Function):
                     "self_sym_sizes": lambda ctx: ctx.in_shape}
 
     @classmethod
-    def _forward(cls, ctx, a, dim, keepdim):
-
+    def _forward(cls, ctx, a, dim, keepdim, positions=None):
+        """The values at ``positions(x, axis)`` (``cls._arg`` by default) and their indices."""
         x = a._data
         axis = wrap_dim(dim, x.ndim)
         if x.ndim and x.shape[axis] == 0:
@@ -610,7 +610,7 @@ class MaxDim(Function):
                 f"{cls._name}(): Expected reduction dim {axis} to have non-zero size."
             )
         xs = x if x.ndim else x.reshape(1)
-        idx = np.expand_dims(cls._arg(xs, axis=axis), axis)
+        idx = np.expand_dims((positions or cls._arg)(xs, axis=axis), axis)
         values = np.take_along_axis(xs, idx, axis)
         ctx.in_shape, ctx.axis, ctx.keepdim, ctx.dim = x.shape, axis, keepdim, dim
         if not keepdim or not x.ndim:  # a 0-d tensor stays 0-d, keepdim or not

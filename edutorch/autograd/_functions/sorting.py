@@ -144,3 +144,30 @@ class MedianDim(MaxDim):
     def forward(ctx, a, dim, keepdim=False):
         _utils.refuse_bool(a._data, "median_cpu")
         return MedianDim._forward(ctx, a, dim, keepdim)
+
+
+def kth_positions(k):
+    """``positions(x, axis)``: where the ``k``-th smallest value of each slice along ``axis`` sits."""
+    def positions(x, axis):
+        if not 1 <= k <= x.shape[axis]:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {axis}")
+        return np.take(np.argsort(x, axis=axis, kind="stable"), k - 1, axis=axis)
+    return positions
+
+
+class Kthvalue(MaxDim):
+    """``x.kthvalue(k, dim)``: (values, indices) of the ``k``-th smallest; the gradient goes to the
+    returned index (PyTorch's ``KthvalueBackward0`` keeps only the indices, not the input)."""
+
+    _backward_name = "KthvalueBackward0"
+    _name = "kthvalue"
+    _saved_attrs = MaxDim._saved_attrs
+
+    @staticmethod
+    def forward(ctx, a, k, dim=-1, keepdim=False):
+        _utils.refuse_bool(a._data, "kthvalue_cpu")
+        return Kthvalue._forward(ctx, a, dim, keepdim, kth_positions(k))
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        return MaxDim.backward(ctx, grad)[0], None, None, None

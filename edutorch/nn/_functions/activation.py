@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved
 from .utils import constant, floating_only
@@ -461,4 +462,85 @@ class Softplus(Function):
         linear = constant((input._data * ctx.beta > ctx.threshold).astype(input._data.dtype))
         return grad * (linear + (1 - linear) * (input * ctx.beta).sigmoid()), None, None
 
+    jvp = auto_element_wise
+
+
+class LogSigmoid(Function):
+    """``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, which never overflows.
+
+    PyTorch's node keeps the input and its kernel's ``buffer`` (``exp(-|x|)``);
+    the derivative is ``sigmoid(-x)``, read from the input so that it can be
+    differentiated again."""
+
+    _backward_name = "LogSigmoidBackward0"
+    _saved_attrs = {"buffer": Saved(1), "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input):
+        x = floating_only(input, "log_sigmoid_cpu")
+        buffer = np.exp(-np.abs(x))
+        ctx.save_for_backward(input, constant(buffer))
+        return (np.minimum(x, 0) - np.log1p(buffer)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, _ = ctx.saved_tensors
+        return grad * (-input).sigmoid()
+
+    jvp = auto_element_wise
+
+
+def _check_lambd(x, lambd):
+    """PyTorch's softshrink check: ``lambd`` between 0 and the dtype's largest value."""
+    dtype = _dtype.from_numpy_dtype(x.dtype)
+    largest = _dtype.finfo(dtype).max
+    if not 0 <= lambd <= largest:
+        name = _dtype.scalar_type_name(dtype)
+        raise RuntimeError(f"lambda must be in range [0, {largest:g}] for input dtype {name}, but found {lambd:g}")
+
+
+def _inside(x, lambd):
+    """Where both shrinks give 0: ``-lambd <= x <= lambd`` (a NaN is not inside: it stays NaN)."""
+    return (x >= -lambd) & (x <= lambd)
+
+
+def _shrink_backward(ctx, grad):
+    """Both shrinks: the gradient passes outside ``[-lambd, lambd]``."""
+    (input,) = ctx.saved_tensors
+    return grad.masked_fill(constant(_inside(input._data, ctx.lambd)), 0), None
+
+
+class Softshrink(Function):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, 0 between."""
+
+    _backward_name = "SoftshrinkBackward0"
+    _saved_attrs = {"lambd": lambda ctx: ctx.lambd, "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input, lambd):
+        x = floating_only(input, "softshrink_check")
+        _check_lambd(x, lambd)
+        ctx.save_for_backward(input)
+        ctx.lambd = lambd
+        shrunk = np.where(_inside(x, lambd), 0, np.where(x > lambd, x - lambd, x + lambd))
+        return shrunk.astype(x.dtype, copy=False)
+
+    backward = staticmethod(_shrink_backward)
+    jvp = auto_element_wise
+
+
+class Hardshrink(Function):
+    """``x`` where ``|x| > lambd``, else 0."""
+
+    _backward_name = "HardshrinkBackward0"
+    _saved_attrs = {"lambd": lambda ctx: ctx.lambd, "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, input, lambd):
+        x = floating_only(input, "hardshrink_cpu")
+        ctx.save_for_backward(input)
+        ctx.lambd = lambd
+        return np.where(_inside(x, lambd), 0, x).astype(x.dtype, copy=False)
+
+    backward = staticmethod(_shrink_backward)
     jvp = auto_element_wise
