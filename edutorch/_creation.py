@@ -12,6 +12,7 @@ from . import _dtype, backend
 from ._tensor import Tensor, device as _device
 from ._dtype import is_floating as _is_floating
 from .autograd._functions import layout
+from .autograd._functions.utils import checked_scalar
 
 
 def _np_dtype(dtype):
@@ -244,16 +245,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _dtype.default_dtype_for_scalar(fill_value)
     np_dtype = _np_dtype(dtype)
-    if type(fill_value) is int:  # PyTorch reads a Python int as int64, or as uint64 above that
-        if fill_value >= 2**64:
-            raise OverflowError("int too big to convert")
-        if fill_value < -2**63:
-            raise OverflowError("can't convert negative int to unsigned")
-    if type(fill_value) is int and np.dtype(np_dtype).kind in "iu":
-        if fill_value > _INT64_MAX:
-            raise RuntimeError(f"value cannot be converted to type {np.dtype(np_dtype).name}_t without overflow")
-        check_int_fits(np.int64(fill_value), np_dtype, np.dtype(np_dtype).name + "_t")
-        fill_value = np.int64(fill_value).astype(np_dtype)
+    if isinstance(fill_value, (int, float)):
+        fill_value = checked_scalar(fill_value, np.dtype(np_dtype))  # PyTorch's overflow check
     return _filled("full", lambda xp, s, d: xp.full(s, fill_value, d), (size,), dtype, device, requires_grad)
 
 

@@ -19,15 +19,13 @@ def check_alpha(t, other, alpha):
     """PyTorch's checks of ``add``/``sub``'s ``alpha`` (a Python number, read as a C++ ``Scalar``).
 
     A Python int beyond 64 bits is an ``OverflowError``; an op on integers needs an
-    integer ``alpha`` that fits ``int64`` (``2**63`` only fits ``uint64``)."""
-    if type(alpha) is int and not -2**63 <= alpha < 2**64:
-        raise OverflowError("int too big to convert")
-    if _dtype.is_floating(_dtype.result_type(t, other).np) or isinstance(alpha, bool):
-        return
-    if isinstance(alpha, float):
+    integer ``alpha``; ``alpha`` must fit the result's dtype (``2**63`` does not fit int64,
+    ``1e40`` not float32: ``utils.checked_scalar``)."""
+    dt = _dtype.result_type(t, other).np
+    if isinstance(alpha, float) and not _dtype.is_floating(dt):
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
-    if isinstance(alpha, int) and alpha >= 2**63:
-        raise RuntimeError("value cannot be converted to type int64_t without overflow")
+    utils.checked_scalar(alpha, dt)
+
 
 
 def _rounded_division(a, b, mode):
@@ -109,7 +107,7 @@ class ArithmeticMethods:
 
     def sub(self, other, *, alpha=1):
         if alpha != 1:
-            check_alpha(self, other, -alpha)  # PyTorch: a - b * alpha is a + b * (-alpha)
+            check_alpha(self, other, utils.negated_alpha(alpha))
         return pointwise.Sub.apply(self, other, alpha)
 
     def mul(self, other):
@@ -126,6 +124,8 @@ class ArithmeticMethods:
     def pow(self, exponent):
         if isinstance(exponent, utils._Tensor):
             return pointwise.PowTensor.apply(self, exponent)
+        if type(exponent) is int and self._data.dtype.kind in "iu":  # PyTorch reads it as an int64
+            utils.checked_scalar(exponent, np.dtype(np.int64))
         if isinstance(exponent, int) and exponent < 0 and self._data.dtype.kind in "iub":
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         return pointwise.Pow.apply(self, exponent)

@@ -224,7 +224,7 @@ class InplaceMethods:
         if _inplace_no_graph(self, np.subtract, other, alpha):
             return self
         if alpha != 1:
-            check_alpha(self, other, -alpha)  # PyTorch: a - b * alpha is a + b * (-alpha)
+            check_alpha(self, other, utils.negated_alpha(alpha))
         return self._inplace(pointwise.Sub, other, alpha)
 
     def mul_(self, other):

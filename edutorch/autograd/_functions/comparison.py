@@ -106,6 +106,7 @@ class Clamp(Function):
         ctx.bounds = (min, max)
         if not _is_floating(x.dtype) and any(isinstance(v, float) for v in (min, max)):
             x = x.astype(_dtype.get_default_dtype().np)
+        min, max = (None if v is None else _utils.checked_scalar(v, x.dtype) for v in (min, max))
         out = x
         if min is not None:
             out = np.maximum(out, min)
@@ -210,7 +211,10 @@ class Where(Function):
                 f"{_dtype.scalar_type_name(condition.dtype)}"
             )
         x, y = binary_arrays(a, b)
-
+        if isinstance(a, _utils._Tensor) or isinstance(b, _utils._Tensor):
+            for v in (a, b):  # a Python number must fit the result's dtype (PyTorch's checked conversion)
+                if isinstance(v, (int, float)):
+                    _utils.checked_scalar(v, _dtype.result_type(a, b).np)
         if not isinstance(a, _utils._Tensor) and not isinstance(b, _utils._Tensor):
             x, y = binary_arrays(_utils._Tensor._make(np.asarray(x)), y)
         try:

@@ -450,6 +450,7 @@ class MaskedFill(Function):
         xp = backend.get_array_module(x)
         ctx.save_for_backward(mask)
         ctx.value_is_tensor = isinstance(value, _utils._Tensor)
+        v = v if ctx.value_is_tensor else _utils.checked_scalar(v, x.dtype)
         return xp.where(m, xp.asarray(v, dtype=x.dtype), x)
 
     @staticmethod

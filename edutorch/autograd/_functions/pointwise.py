@@ -66,7 +66,7 @@ class Sub(Function):
         check_sub(a, b)
         x, y = binary_arrays(a, b)
         try:
-            out = x - y if alpha == 1 else x - _utils.scalar_for(alpha, y) * y
+            out = x - y if alpha == 1 else x + _utils.scalar_for(_utils.negated_alpha(alpha), y) * y
         except ValueError:
             raise broadcast_error(x, y) from None
         _binary_meta(ctx, a, b, out)
@@ -151,8 +151,9 @@ class Div(Function):
     def forward(ctx, a, b):
         x, y = binary_arrays(a, b)
         if not _is_floating(x.dtype):  # true division of integers gives the default float
-            x = x.astype(_dtype.get_default_dtype().np)
-            y = y.astype(x.dtype) if hasattr(y, "astype") else y
+            dt = _dtype.get_default_dtype().np
+            # (a Python int by its value: binary_arrays wrapped 2**63 into int64's bits)
+            x, y = (dt.type(v) if type(v) is int else arr.astype(dt) for v, arr in ((a, x), (b, y)))
         try:
             with quiet_fp():
                 out = x / y

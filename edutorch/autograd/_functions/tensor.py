@@ -74,7 +74,7 @@ class Fill(Function):
     @staticmethod
     def forward(ctx, a, value):
         xp = backend.get_array_module(a._data)
-        v = value._data if isinstance(value, utils._Tensor) else value
+        v = value._data if isinstance(value, utils._Tensor) else utils.checked_scalar(value, a._data.dtype)
         return xp.full(a._data.shape, v, dtype=a._data.dtype)
 
     @staticmethod

@@ -1,4 +1,6 @@
 """Helpers shared by the op definitions: operand dtypes, broadcasting in backward."""
+import math
+
 import numpy as np
 
 from ... import _dtype, backend
@@ -79,8 +81,8 @@ def binary_arrays(a, b):
             return x, y
     elif x_arr and _is_floating(x.dtype) and not isinstance(y, complex):
         if x.dtype == _BFLOAT16 and not isinstance(y, np.ndarray):  # NumPy would widen to float32
-            return x, x.dtype.type(y)
-        return x, y  # float tensor op Python number: stays the tensor's dtype
+            return x, x.dtype.type(scalar_int(y))
+        return x, scalar_int(y)  # float tensor op Python number: stays the tensor's dtype
     dt = _dtype.result_type(a, b).np
     if x_arr and x.dtype != dt:
         x = x.astype(dt)
@@ -93,17 +95,61 @@ def binary_arrays(a, b):
     return x, y
 
 
+def scalar_int(value):
+    """A Python int as PyTorch's argument parser reads it into a ``c10::Scalar``: an int64, or a
+    uint64 from 2**63 on; beyond 64 bits it raises OverflowError (other values pass unchanged)."""
+    if type(value) is int and value >= 2**64:
+        raise OverflowError("int too big to convert")
+    if type(value) is int and value < -2**63:
+        raise OverflowError("can't convert negative int to unsigned")
+    return value
+
+
 def _scalar_as(value, dt):
     """A Python number as an operand of dtype ``dt``.  A Python int for an integer dtype wraps to its
-    bits as PyTorch's ``c10::Scalar`` does (``ones(2, dtype=long) + 2**63`` runs); beyond 64 bits
-    PyTorch raises OverflowError."""
-    if type(value) is not int or dt.kind not in "iu":
+    bits as PyTorch's ``c10::Scalar`` does in arithmetic (``ones(2, dtype=long) + 2**63`` runs)."""
+    if type(scalar_int(value)) is not int or dt.kind not in "iu":
         return dt.type(value)
-    if value >= 2**64:
-        raise OverflowError("int too big to convert")
-    if value < -2**63:
-        raise OverflowError("can't convert negative int to unsigned")
     return np.array(value % 2**64, dtype=np.uint64).astype(dt)[()]  # two's complement, then the dtype's bits
+
+
+def negated_alpha(alpha):
+    """``sub``'s ``alpha`` as PyTorch passes it on to ``add`` (``a - alpha * b`` is ``a + (-alpha) * b``):
+    ``-alpha``, an int wrapped into int64 as the C++ negation of a ``Scalar`` does (``-(2**63)``
+    stays ``-2**63``)."""
+    if type(scalar_int(alpha)) is int:
+        return (-alpha + 2**63) % 2**64 - 2**63
+    return -alpha
+
+
+# the C++ type PyTorch names when a number does not fit a dtype (c10::checked_convert)
+_CHECKED_TYPE_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t", "uint8": "uint8_t",
+                       "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t", "float32": "float"}
+
+
+def checked_scalar(value, dt):
+    """A Python number converted to dtype ``dt`` with PyTorch's overflow check (``c10::checked_convert``:
+    ``fill_``, ``masked_fill``, ``clamp``, ``where``, ``full``, ``pow``'s exponent, ``alpha``).
+
+    A value outside the dtype's range raises "value cannot be converted to type int64_t without
+    overflow": ``2**63`` for int64, ``300`` for int8, NaN or inf for any integer dtype, ``1e40``
+    for float32.  A negative int may wrap into an unsigned dtype (``-1`` fills a uint8 with 255),
+    as PyTorch allows.  float16, bfloat16 and float64 take any number (beyond their range: inf).
+    """
+    value = scalar_int(value)
+    if dt.name in _CHECKED_TYPE_NAMES and not isinstance(value, bool):
+        if dt.kind == "f":
+            fits = math.isinf(value) or math.isnan(value) or abs(value) <= float(np.finfo(dt).max)
+        else:
+            info = np.iinfo(dt)
+            low = -int(info.max) if info.min == 0 and type(value) is int else int(info.min)
+            fits = not (isinstance(value, float) and math.isnan(value)) and low <= value <= info.max
+        if not fits:
+            raise RuntimeError(f"value cannot be converted to type {_CHECKED_TYPE_NAMES[dt.name]} without overflow")
+        if dt.kind == "u" and value < 0:
+            value %= int(info.max) + 1  # two's complement in the dtype's width
+    with np.errstate(over="ignore"):  # float16 and bfloat16 round a large number to inf
+        return dt.type(float(value) if dt.kind == "f" or dt == _BFLOAT16 else value)
 
 
 def scalar_for(value, x):
