@@ -5,6 +5,7 @@
 gradient comes from theirs (PyTorch calls such ops *CompositeImplicitAutograd*).
 """
 import builtins
+import math
 import string
 import warnings
 
@@ -71,13 +72,51 @@ def _align(t, letters, order):
     return t.reshape([t.shape[present.index(c)] if c in letters else 1 for c in order])
 
 
+def _sum_out(t, letters, needed):
+    """Sum ``t`` over its letters that are not ``needed``."""
+    gone = [i for i, c in enumerate(letters) if c not in needed]
+    if not gone:
+        return t, letters
+    return t.sum(gone), "".join(c for c in letters if c in needed)
+
+
+def _contract_pair(a, a_letters, b, b_letters, needed, sizes, output):
+    """Multiply two operands and sum the letters that are not ``needed`` later.
+
+    As in PyTorch's einsum: with nothing to sum, an element-wise product (both
+    aligned to the output's order first); otherwise the letters of one operand only
+    are summed there, and the rest is a batched matrix product ``bmm`` of
+    (batch, left, shared) by (batch, shared, right), whose result is then *viewed*
+    as (batch..., left..., right...).
+    """
+    letters = a_letters + b_letters
+    if all(c in needed for c in letters):
+        order = "".join(dict.fromkeys([c for c in output if c in letters] + list(letters)))  # output's first
+        return _align(a, a_letters, order) * _align(b, b_letters, order), order
+    a, a_letters = _sum_out(a, a_letters, needed | set(b_letters))
+    b, b_letters = _sum_out(b, b_letters, needed | set(a_letters))
+    batch = "".join(c for c in a_letters if c in b_letters and c in needed)
+    shared = "".join(c for c in a_letters if c in b_letters and c not in needed)
+    left = "".join(c for c in a_letters if c not in b_letters)
+    right = "".join(c for c in b_letters if c not in a_letters)
+
+    def matrices(t, letters, groups):
+        t = t.permute([letters.index(c) for c in "".join(groups)])
+        t = t.expand(*[sizes[c] for c in "".join(groups)])  # a size-1 dim broadcasts
+        return t.reshape([math.prod(sizes[c] for c in g) for g in groups])
+
+    product = matrices(a, a_letters, (batch, left, shared)).bmm(matrices(b, b_letters, (batch, shared, right)))
+    return product.view([sizes[c] for c in batch + left + right]), batch + left + right
+
+
 @composite_op("einsum")
 def einsum(equation, *operands):
     """Einstein summation: multiply the operands along shared letters, sum the letters not in the output.
 
     ``einsum('ij,jk->ik', a, b)`` is ``a @ b``; ``'ii->i'`` a diagonal; ``'bij->bji'`` a transpose.
-    The operands are contracted two at a time, each letter summed out as soon
-    as no later operand or the output needs it.
+    The operands are contracted two at a time, left to right, as PyTorch does: a pair
+    with a letter to sum becomes a ``bmm`` (so the result is a view of its result, as in
+    PyTorch), a pair without one an element-wise product.
     """
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
@@ -97,17 +136,12 @@ def einsum(equation, *operands):
         if c not in sizes:
             raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input operand")
     t, letters = terms[0]
-    for k in range(1, len(terms) + 1):
-        needed = set(output).union(*(set(s) for _, s in terms[k:]))
-        if k < len(terms):
-            other, other_letters = terms[k]
-            order = letters + "".join(c for c in other_letters if c not in letters)
-            t = _align(t, letters, order) * _align(other, other_letters, order)
-            letters = order
-        gone = [i for i, c in enumerate(letters) if c not in needed]
-        if gone:
-            t = t.sum(gone)
-            letters = "".join(c for c in letters if c in needed)
+    if len(terms) == 1:  # a permutation to the output's order, then a sum of the other letters
+        order = output + "".join(c for c in letters if c not in output)
+        t, letters = _sum_out(t.permute([letters.index(c) for c in order]), order, output)
+    for k in range(1, len(terms)):
+        later = set(output).union(*(set(s) for _, s in terms[k + 1:]))
+        t, letters = _contract_pair(t, letters, *terms[k], later, sizes, output)
     t = t.permute([letters.index(c) for c in output]) if letters != output else t
     expanded = [sizes[c] for c in output]
     return t.expand(*expanded) if list(t.shape) != expanded else t

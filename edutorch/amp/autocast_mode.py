@@ -49,7 +49,7 @@ LOWER, FP32, PROMOTE, FP32_SET_OPT_DTYPE, BANNED = (
 
 
 def _table(**lists):
-    return {op: policy.lower().replace("_through_bmm", "") for policy, ops in lists.items() for op in ops.split()}
+    return {op: policy.lower() for policy, ops in lists.items() for op in ops.split()}
 
 
 # PyTorch 2.13's autocast op lists, restricted to ops edutorch implements.
@@ -62,10 +62,7 @@ POLICIES = {
              "hinge_embedding_loss poisson_nll_loss smooth_l1_loss cross_entropy_loss l1_loss huber_loss "
              "margin_ranking_loss soft_margin_loss triplet_margin_loss multi_margin_loss kl_div "
              "binary_cross_entropy_with_logits",
-        PROMOTE="stack cat",
-        # not on PyTorch's CPU list, but its einsum runs a bmm, which is: the result is in the low dtype
-        # (edutorch's einsum multiplies and sums, so it says so itself)
-        LOWER_PRECISION_FP_THROUGH_BMM="einsum",
+        PROMOTE="stack cat",  # (einsum is not on the CPU list: its inner bmm, when it has one, casts)
     ),
     "cuda": _table(
         LOWER_PRECISION_FP="conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d prelu "

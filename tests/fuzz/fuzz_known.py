@@ -51,21 +51,7 @@ class Known:
     example: str  # a minimal program (run on both libraries; must still disagree)
 
 
-EINSUM_CONTRACTIONS = {"einsum_mm", "einsum_rows"}
-
-
-def _made_by(program, name, ops):
-    """Was ``name`` (or the tensor it is a view of) made by one of ``ops``?"""
-    root = roots(program)
-    return any(s.op in ops and root.get(name, name) in s.outputs for s in program.steps)
-
-
 KNOWN = {
-    "detach-in-place": Known(
-        "found by the fuzzer: detach_() of an einsum contraction's result runs here (PyTorch: RuntimeError, "
-        "can't detach views in-place: its einsum ends in bmm and a view, edutorch's in a sum of products)",
-        lambda p, ref, got: any(s.op == "detach_" and _made_by(p, s.target, EINSUM_CONTRACTIONS) for s in p.steps),
-        "x = torch.tensor([[1., 2.]], dtype=torch.float64)\ny = torch.einsum('ij,jk->ik', x, x.t())\ny.detach_()"),
     # --- found after the trust branches were merged (views, nnops): still open --------------------
     # --- found by the long runs after the layout fixes: still open -------------------------------
     "expanded-writes": Known(

@@ -821,3 +821,34 @@ def test_kthvalue_keeps_only_its_indices_so_a_later_write_of_its_input_is_fine()
     a.mul_(2)
     v.sum().backward()
     assert x.grad.tolist() == [[1.0, 1.0], [0.0, 0.0]]
+
+
+@pytest.mark.parametrize("equation, shapes, is_view", [
+    ("ij,jk->ik", [(1, 2), (2, 3)], True),  # a shared letter to sum: bmm, then views
+    ("ij,j->i", [(2, 3), (3,)], True),
+    ("ij,k->i", [(2, 3), (4,)], True),  # letters of one operand only are summed there, then bmm
+    ("i,j->ij", [(2,), (3,)], False),  # nothing to sum: an element-wise product
+    ("ij,ij->ij", [(2, 3), (2, 3)], False),
+    ("ij->ji", [(2, 3)], True),  # one operand: a permutation...
+    ("ij->i", [(2, 3)], False),  # ...or a sum of it
+])
+def test_einsum_returns_a_view_exactly_where_pytorch_does(equation, shapes, is_view):
+    # fuzz: `y = torch.einsum('ij,jk->ik', x, x.t()); y.detach_()` ran; PyTorch's einsum ends in
+    # bmm and a view, and a view cannot be detached in place
+    operands = [torch.ones(s, dtype=torch.float64, requires_grad=True) for s in shapes]
+    y = torch.einsum(equation, *operands)
+    if is_view:
+        with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+            y.detach_()
+    else:
+        y.detach_()
+        assert not y.requires_grad
+
+
+def test_einsum_through_bmm_keeps_values_and_gradients():
+    a = torch.tensor([[1.0, -2.0, 0.5]], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([[0.25, 1.0], [2.0, -1.0], [1.5, 3.0]], dtype=torch.float64, requires_grad=True)
+    y = torch.einsum("ij,jk->ki", a, b)
+    assert y.tolist() == [[-3.0], [4.5]]
+    y.sum().backward()
+    assert a.grad.tolist() == [[1.25, 1.0, 4.5]] and b.grad.tolist() == [[1.0, 1.0], [-2.0, -2.0], [0.5, 0.5]]
