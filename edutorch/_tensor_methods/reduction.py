@@ -41,24 +41,6 @@ def _arg_reduce(fn, name, t, dim, keepdim):
     return utils._Tensor._make(np.asarray(out).astype(np.int64))
 
 
-def _cumulative_extreme(t, dim, ufunc, name):
-    """``cummax``/``cummin``: the index of the running extreme (the latest on ties, as PyTorch), then a gather."""
-    # PyTorch returns an empty input's (empty) answer before it checks ``dim``
-    axis = 0 if t._data.size == 0 else wrap_dim(dim, t.ndim)
-    x = t._data if t.ndim else t._data.reshape(1)
-    running = ufunc.accumulate(x, axis=axis)
-    positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
-    # where the element itself is the running extreme (the latest on ties); a NaN is one too, and
-    # once the running value is NaN no later element equals it
-    itself = (x == running) | (np.isnan(x) if _is_floating(x.dtype) else False)
-    hit = np.where(itself, positions, -1)
-    index = np.maximum.accumulate(hit, axis=axis).astype(np.int64)
-    values = (t if t.ndim else t.reshape(1)).gather(axis, utils._Tensor._make(index))
-    if not t.ndim:
-        values, index = values.reshape(()), index.reshape(())
-    return getattr(return_types, name)(values, utils._Tensor._make(index))
-
-
 def _scalar_name(x):
     return _dtype.scalar_type_name(_dtype.from_numpy_dtype(x.dtype))
 
@@ -158,11 +140,11 @@ class ReductionMethods:
 
     def cummax(self, dim):
         """Running maximum along ``dim`` and where it was reached (a named tuple)."""
-        return _cumulative_extreme(self, dim, np.maximum, "cummax")
+        return return_types.cummax(*reduction.Cummax.apply(self, dim))
 
     def cummin(self, dim):
         """Running minimum along ``dim`` and where it was reached (a named tuple)."""
-        return _cumulative_extreme(self, dim, np.minimum, "cummin")
+        return return_types.cummin(*reduction.Cummin.apply(self, dim))
 
     def count_nonzero(self, dim=None):
         counted = self._data != 0

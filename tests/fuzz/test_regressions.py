@@ -852,3 +852,14 @@ def test_einsum_through_bmm_keeps_values_and_gradients():
     assert y.tolist() == [[-3.0], [4.5]]
     y.sum().backward()
     assert a.grad.tolist() == [[1.25, 1.0, 4.5]] and b.grad.tolist() == [[1.0, 1.0], [-2.0, -2.0], [0.5, 0.5]]
+
+
+def test_cummax_keeps_its_input_so_detaching_it_in_place_refuses_backward():
+    # fuzz: `v5 = v4.cummax(0).values; v4.detach_(); backward` ran (a gather kept nothing);
+    # PyTorch's CummaxBackward0 keeps the input
+    x = torch.tensor([[1.82], [0.34], [-1.03]], dtype=torch.float64, requires_grad=True)
+    v4 = x.sum()
+    v5 = v4.cummax(0).values
+    v4.detach_()
+    with pytest.raises(RuntimeError, match="saved tensor that has been detached in-place"):
+        (v5 * (v5 + 2.0)).sum().backward()

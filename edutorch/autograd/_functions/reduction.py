@@ -746,3 +746,62 @@ def _cumprod_grad_with_zeros(a, grad, axis):
         g = (grad.narrow(axis, i, n - i) * chain).sum(axis, keepdim=True)
         parts.append(g * a.narrow(axis, 0, i).prod(axis, keepdim=True) if i else g)
     return cat(parts, axis)
+
+
+def running_extreme_positions(x, axis, ufunc):
+    """For ``cummax``/``cummin`` (``ufunc``: ``np.maximum``/``np.minimum``): where each running extreme
+    along ``axis`` was reached, the latest on ties, as PyTorch.  A NaN is an extreme too, and once the
+    running value is NaN no later element equals it."""
+    running = ufunc.accumulate(x, axis=axis)
+    positions = np.arange(x.shape[axis]).reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+    itself = (x == running) | (np.isnan(x) if _is_floating(x.dtype) else False)
+    return np.maximum.accumulate(np.where(itself, positions, -1), axis=axis).astype(np.int64)
+
+
+def _running_extreme(ctx, a, dim, ufunc):
+    """``cummax``/``cummin``'s forward: the values and indices, saving the input and the indices."""
+    # PyTorch returns an empty input's (empty) answer before it checks ``dim``
+    ctx.axis = 0 if a._data.size == 0 else wrap_dim(dim, a._data.ndim)
+    ctx.dim, ctx.shape = dim, a._data.shape
+    x = a._data if a._data.ndim else a._data.reshape(1)
+    index = running_extreme_positions(x, ctx.axis, ufunc)
+    values = np.take_along_axis(x, index, ctx.axis).reshape(a._data.shape)
+    indices = _utils._Tensor._make(index.reshape(a._data.shape))
+    ctx.save_for_backward(a, indices)
+    return values, indices
+
+
+class Cummax(Function):
+    """``x.cummax(dim)``: (values, indices) of the running maximum.  Each value's gradient goes back
+    to where it was reached (a scatter-add); PyTorch's ``CummaxBackward0`` keeps the input and the indices."""
+
+    _backward_name = "CummaxBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64(ctx.dim), "indices": Saved(1), "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        return _running_extreme(ctx, a, dim, np.maximum)
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        _, indices = ctx.saved_tensors  # (the input is read too: a write into it since is refused, as in PyTorch)
+        g, index = grad.reshape(indices.shape or (1,)), indices.reshape(indices.shape or (1,))
+        return g.new_zeros(g.shape).scatter_add(ctx.axis, index, g).reshape(ctx.shape), None
+
+    @staticmethod
+    def jvp(ctx, da, *_):
+        """Each value's tangent is the input's tangent where it was reached."""
+        _, indices = ctx.saved_tensors
+        index = indices.reshape(indices.shape or (1,))
+        return da.reshape(index.shape).gather(ctx.axis, index).reshape(ctx.shape), None
+
+
+class Cummin(Cummax):
+    """``x.cummin(dim)``: the running minimum (PyTorch's ``CumminBackward0``)."""
+
+    _backward_name = "CumminBackward0"
+    _saved_attrs = Cummax._saved_attrs
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        return _running_extreme(ctx, a, dim, np.minimum)

@@ -1,7 +1,9 @@
-"""``F.logsigmoid``, ``F.softshrink``, ``F.hardshrink`` and ``kthvalue`` as one node each (issue 23).
+"""``F.logsigmoid``, ``F.softshrink``, ``F.hardshrink``, ``kthvalue``, ``cummax`` and ``cummin``
+as one node each (issue 23).
 
 Each is its own ``Function`` keeping what PyTorch's node keeps (``LogSigmoidBackward0``:
-the input and a buffer; the shrinks: the input; ``KthvalueBackward0``: the indices only),
+the input and a buffer; the shrinks: the input; ``KthvalueBackward0``: the indices only;
+``CummaxBackward0``/``CumminBackward0``: the input and the indices),
 so writing a saved tensor in place refuses backward exactly where PyTorch does.
 Gradients, second derivatives and tangents are checked numerically in float64
 without torch; names, saved attributes and errors against torch 2.13.
@@ -23,6 +25,9 @@ OPS = {
     "kthvalue": lambda lib, x: x.kthvalue(2, 1).values,
     "kthvalue_keepdim": lambda lib, x: x.kthvalue(1, 0, keepdim=True).values,
     "kthvalue_0d": lambda lib, x: x[0, 1].kthvalue(1).values,
+    "cummax": lambda lib, x: x.cummax(1).values,
+    "cummin": lambda lib, x: x.cummin(0).values,
+    "cummax_0d": lambda lib, x: x[1, 0].cummax(0).values,
 }
 
 
@@ -41,6 +46,8 @@ WRITES = {  # forward, then a write in place, then backward
     "logsigmoid_result": lambda lib, x: [v := F_(lib).logsigmoid(x * 1), v.mul_(2)][0],
     "kthvalue_input": lambda lib, x: [(a := x * 1).kthvalue(2, 1).values, a.mul_(2)][0],
     "kthvalue_result": lambda lib, x: [v := (x * 1).kthvalue(2, 1).values, v.mul_(2)][0],
+    "cummax_input": lambda lib, x: [(a := x * 1).cummax(1).values, a.mul_(2)][0],
+    "cummin_result": lambda lib, x: [v := (x * 1).cummin(0).values, v.mul_(2)][0],
 }
 
 
@@ -60,7 +67,8 @@ def _run(lib, write):
 
 # what PyTorch 2.13 does: its nodes keep the input (activations) or only the indices (kthvalue)
 EXPECTED = {"logsigmoid_input": "refused", "softshrink_input": "refused", "hardshrink_input": "refused",
-            "logsigmoid_result": None, "kthvalue_input": [[0, 1, 0], [1, 0, 0]], "kthvalue_result": None}
+            "logsigmoid_result": None, "kthvalue_input": [[0, 1, 0], [1, 0, 0]], "kthvalue_result": None,
+            "cummax_input": "refused", "cummin_result": None}
 
 
 @pytest.mark.parametrize("name", sorted(WRITES))
@@ -88,7 +96,8 @@ def _saved(node):
             for a in dir(node) if a.startswith("_saved") for v in [getattr(node, a)]}
 
 
-@pytest.mark.parametrize("name", ["logsigmoid", "softshrink", "hardshrink", "kthvalue", "kthvalue_keepdim"])
+@pytest.mark.parametrize("name", ["logsigmoid", "softshrink", "hardshrink", "kthvalue", "kthvalue_keepdim", "cummax",
+                                  "cummin", "cummax_0d"])
 def test_names_and_saved_attributes_match_torch(name):
     torch = pytest.importorskip("torch", reason=REASON)
     mine, theirs = _node(et, name), _node(torch, name)
