@@ -8,6 +8,8 @@ import numpy as np
 
 from . import _creation, _dtype, backend
 from ._tensor import Tensor
+from ._tensor_methods.inplace import EXPANDED_INPLACE_ERROR
+from ._tensor_methods.views import has_internal_overlap
 
 
 class Generator:
@@ -165,6 +167,8 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
 def _fill_inplace(t, values):
     """Write sampled values into ``t`` without recording history (like PyTorch's init)."""
     xp = backend.get_array_module(t._data)
+    if has_internal_overlap(t._data):  # an expand (PyTorch's check)
+        raise RuntimeError(EXPANDED_INPLACE_ERROR)
     t._data[...] = xp.asarray(values, dtype=t._data.dtype) if xp is not np else values
     t._version_counter[0] += 1
     return t

@@ -17,7 +17,7 @@ from ..autograd._functions import binary, comparison, elementary, indexing, poin
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
 from .arithmetic import check_alpha
-from .views import base_index, check_no_overlap, refresh_views, set_graph, view_error
+from .views import base_index, check_no_overlap, has_internal_overlap, refresh_views, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -43,16 +43,34 @@ EXPANDED_INPLACE_ERROR = (
 
 def _check_memory(t, fn, args):
     """Refuse a write whose result would depend on the order elements are written in (PyTorch's checks,
-    after autograd's): ``t`` shows one memory location through several elements (an ``expand``
-    view: read-only here), or an argument shares memory with ``t``."""
+    after autograd's): ``t`` shows one memory location through several elements (an ``expand``; PyTorch's
+    ``fill_``, ``zero_``, ``masked_fill_`` and ``threshold_`` do not check it: ``fn.skips_overlap_check``;
+    ``x[idx] = v`` checks the part it writes), or an argument shares memory with ``t``."""
     data = t._data
-    if type(data) is np.ndarray and not data.flags.writeable:
+    if type(data) is np.ndarray and not data.flags.writeable:  # (a read-only view: as_strided's overlapping)
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
-    if getattr(fn, "writes_part", False):  # x[idx] = v: ``__setitem__`` checked the part it writes
+    if getattr(fn, "writes_part", False):  # x[idx] = v: ``__setitem__`` checked overlap with the value
+        idx = args[0]  # PyTorch checks the part a basic index writes (``index_put_`` does not check)
+        if has_internal_overlap(data) and indexing.is_basic(idx) and has_internal_overlap(data[idx]):
+            raise RuntimeError(EXPANDED_INPLACE_ERROR)
         return
+    if has_internal_overlap(data) and not getattr(fn, "skips_overlap_check", False):
+        raise RuntimeError(EXPANDED_INPLACE_ERROR)
     for a in args:
         if isinstance(a, utils._Tensor):  # scatter_, index_add_: not even the tensor itself (full_ok)
             check_no_overlap(t, a, full_ok=not getattr(fn, "writes_scattered", False))
+
+
+def _write(t, fn, args, result):
+    """Copy ``result`` into ``t``'s memory.  Where elements of ``t`` repeat (an ``expand``), ``x[idx] = v``
+    writes only ``x[idx]``: the repeated elements elsewhere would write their old values back."""
+    target, values = t._data, result._data
+    if getattr(fn, "writes_part", False) and has_internal_overlap(target):
+        target[args[0]] = values[args[0]]
+    elif type(target) is np.ndarray:
+        np.copyto(target, values, casting="same_kind")
+    else:
+        target[...] = values
 
 
 def _check_fits(t, result):
@@ -79,7 +97,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     """
     x = t._data
     grad_mode.check_inplace_allowed(t)
-    if type(x) is not np.ndarray or not _is_floating(x.dtype):  # (a read-only x: NumPy's ValueError below)
+    if type(x) is not np.ndarray or not _is_floating(x.dtype) or 0 in x.strides:  # (an expand: checked there)
         return False
     if forward_ad._state.active:  # a dual level is open: tangents must be updated too
         return False
@@ -138,10 +156,7 @@ class InplaceMethods:
         if source is not self and result.grad_fn is not None and result.grad_fn._saves(source):
             source._data = source._data.copy()  # saved for backward: keep the old values
         _check_fits(self, result)
-        if type(self._data) is np.ndarray:
-            np.copyto(self._data, result._data, casting="same_kind")
-        else:
-            self._data[...] = result._data
+        _write(self, fn, args, result)
         self._version_counter[0] += 1
         if result._fw_grad is not None:  # forward-mode AD: the new tangent, written into the old one
             forward_ad.copy_tangent_in_place(self, result)
@@ -166,6 +181,9 @@ class InplaceMethods:
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         _check_memory(self, fn, args)
+        repeats = has_internal_overlap(self._data)  # an expand: with a graph PyTorch refuses all but x[i] = v
+        if repeats and fn is not CopySlices:
+            raise RuntimeError(EXPANDED_INPLACE_ERROR)
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
             del self._view_of
@@ -178,7 +196,10 @@ class InplaceMethods:
             source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
         _check_fits(self, result)
-        base._inplace(CopySlices, index, result)
+        if repeats:  # x[idx] = v into an expand: only x[idx] goes to the base (the rest repeats old values)
+            base._inplace(CopySlices, tuple(i[args[0]] for i in index), result[args[0]])
+        else:
+            base._inplace(CopySlices, index, result)
         if result.grad_fn is not None:
             saved_output_now_is(result, self)
         return self

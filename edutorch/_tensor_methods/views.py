@@ -286,6 +286,12 @@ class _RefusedView(Function):
         raise RuntimeError(ctx.message)
 
 
+def has_internal_overlap(array):
+    """Do several elements of ``array`` share one memory location?  PyTorch's test: a stride 0
+    along a dim of size > 1 (an ``expand``), in a tensor that is not empty."""
+    return array.size > 1 and any(s == 0 and n > 1 for s, n in zip(array.strides, array.shape))
+
+
 def check_no_overlap(target, source, full_ok=True):
     """Refuse to write ``source`` into ``target`` when they share memory (PyTorch's check).
 

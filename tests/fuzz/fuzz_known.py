@@ -51,25 +51,7 @@ class Known:
     example: str  # a minimal program (run on both libraries; must still disagree)
 
 
-KNOWN = {
-    # --- found after the trust branches were merged (views, nnops): still open --------------------
-    # --- found by the long runs after the layout fixes: still open -------------------------------
-    "expanded-writes": Known(
-        "writes into an expand()/broadcast_to() view are refused here (a read-only NumPy broadcast view) where "
-        "PyTorch runs: fill_/zero_/threshold_/masked_fill_/index_fill_ (kernels without PyTorch's overlap "
-        "check), a write through a sub-view without repeated elements (v[0] = 1 of an expand of size-1 "
-        "dims), an empty narrow of it",
-        lambda p, ref, got: got.error is not None and "more than one element of the written-to tensor" in got.error[2]
-        and (ref.error is None or ref.error[0] != got.error[0]),
-        "x = torch.tensor([[-1.28], [1.19], [0.46]], dtype=torch.float64)\nv = x.expand((3, 3))\nv.fill_(0.75)"),
-    "size-1-dim-strides": Known(
-        "kron of a tensor with size-1 dims whose strides differ from PyTorch's (x.T[:] of a (1, 3) tensor): "
-        "NumPy gives size-1 dims other strides than PyTorch's view does, and they decide TensorIterator's "
-        "order of a later product, so kron's final view is refused on one side only (layout.py)",
-        lambda p, ref, got: any(s.op == "kron" for s in p.steps) and (ref.error is None) != (got.error is None),
-        "x = torch.tensor([[2.29, -1.2, -2.36]], dtype=torch.float64)\nv = x.T[:]\n"
-        "y = torch.kron(v, torch.tensor([[-1.01], [1.21]], dtype=torch.float64))"),
-}
+KNOWN = {}  # none open: the four classes of issue 23 are fixed (regressions in test_regressions.py)
 
 
 def known_issue(program, ref, got):

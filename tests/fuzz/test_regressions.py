@@ -863,3 +863,38 @@ def test_cummax_keeps_its_input_so_detaching_it_in_place_refuses_backward():
     v4.detach_()
     with pytest.raises(RuntimeError, match="saved tensor that has been detached in-place"):
         (v5 * (v5 + 2.0)).sum().backward()
+
+
+def test_an_expand_can_be_filled_and_written_where_nothing_repeats():
+    # fuzz: `v = x.expand((3, 3)); v.fill_(0.75)` was refused (a read-only NumPy view); PyTorch's
+    # fill_ does not check for repeated elements, and a write through a sub-view without them runs
+    x = torch.tensor([[-1.28], [1.19], [0.46]], dtype=torch.float64)
+    x.expand((3, 3)).fill_(0.75)
+    assert x.tolist() == [[0.75], [0.75], [0.75]]
+    y = torch.tensor([[1.0, 2.0]], dtype=torch.float64)
+    y.expand(3, 2)[0].add_(1)  # one row of the expand: no element repeats
+    y.expand(3, 2).narrow(0, 0, 0).mul_(2)  # empty
+    assert y.tolist() == [[2.0, 3.0]]
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        y.expand(3, 2).add_(1)
+
+
+def test_kron_of_a_view_with_size_1_dims_is_refused_as_in_pytorch():
+    # fuzz: `torch.kron(x.T[:], b)` ran here; PyTorch refuses: its view of x.T[:] gives the size-1
+    # dims strides NumPy would not, the product is laid out by them (not in C order), and
+    # kron's final view of it is not possible
+    x = torch.tensor([[2.29, -1.2, -2.36]], dtype=torch.float64)
+    b = torch.tensor([[-1.01], [1.21]], dtype=torch.float64)
+    with pytest.raises(RuntimeError, match="view size is not compatible with input tensor's size and stride"):
+        torch.kron(x.T[:], b)
+    assert torch.kron(x.reshape(3, 1), b).shape == (6, 1)  # the same values with C strides
+
+
+def test_view_and_unsqueeze_give_size_1_dims_pytorchs_strides():
+    from edutorch.autograd._functions.shape import view_strides
+
+    # (3, 1) with strides (1, 3), PyTorch's x.T of a (1, 3) tensor: view(3, 1, 1, 1) -> (1, 3, 3, 3)
+    assert view_strides((3, 1), (1, 3), (3, 1, 1, 1)) == (1, 3, 3, 3)
+    assert view_strides((2, 3), (1, 2), (6,)) is None  # a transpose cannot be flattened by a view
+    a = torch.zeros(2, 3, dtype=torch.float64).t().unsqueeze(1)
+    assert tuple(s // 8 for s in a._data.strides) == (1, 6, 3)  # PyTorch's a.stride()

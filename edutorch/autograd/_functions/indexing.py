@@ -422,6 +422,7 @@ class MaskedFill(Function):
     """``x.masked_fill(mask, value)``: ``value`` where ``mask`` is True."""
 
     _backward_name = "MaskedFillBackward0"
+    skips_overlap_check = True  # PyTorch writes into an expand() too (with a deprecation warning)
 
     @staticmethod
     def forward(ctx, a, mask, value):

@@ -96,10 +96,17 @@ def _elementwise_order(out, inputs):
             return None
     except ValueError:
         return None
-    if all(a.flags.c_contiguous for a in inputs):  # PyTorch's fast path: all contiguous, result too
+    if all(_plainly_contiguous(a, out) for a in inputs):  # PyTorch's fast path: all contiguous, result too
         return list(range(out.ndim))[::-1]
-    strides = [[s // a.itemsize for s in np.broadcast_to(a, out.shape).strides] for a in inputs]
-    return iteration_order(out.shape, strides)
+    return iteration_order(out.shape, [_broadcast_strides(a, out.shape) for a in inputs])
+
+
+def _broadcast_strides(a, shape):
+    """``a``'s element strides as an operand of shape ``shape``: 0 along a dim it is broadcast over,
+    its own elsewhere, a dim of size 1 included (NumPy's ``broadcast_to`` would give that one 0)."""
+    lead = len(shape) - a.ndim
+    own = [s // a.itemsize for s in a.strides]
+    return [0] * lead + [0 if n == 1 and m != 1 else s for n, m, s in zip(a.shape, shape[lead:], own)]
 
 
 def torch_layout(cls, outputs, args):
@@ -130,9 +137,24 @@ def _nothing_to_do(out, args):
     if out.ndim < 2:
         return True
     for a in args:
-        if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray and not a._data.flags.c_contiguous:
+        if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray and not _plainly_contiguous(a._data, out):
             return False
     return True
+
+
+def _plainly_contiguous(a, out):
+    """Is ``a`` contiguous, and so an operand that leaves the result in C order?  Of ``out``'s shape,
+    any contiguous ``a`` is (PyTorch's fast path); one that is broadcast needs C strides for its
+    dims of size 1 too (NumPy's flag ignores them, PyTorch's ordering does not)."""
+    return a.flags.c_contiguous and (a.shape == out.shape or 1 not in a.shape or a.strides == _c_strides(a))
+
+
+def _c_strides(a):
+    strides, step = [], a.itemsize
+    for n in reversed(a.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
 
 
 def _relaid(cls, out, args):

@@ -110,6 +110,19 @@ class Transpose(Function):
     jvp = auto_linear(0)
 
 
+def _repeating_view(x, target, lead):
+    """``x`` seen with shape ``target``: stride 0 along the new dims and the dims of size 1 that grow.
+
+    The view can be written, as PyTorch's: the in-place ops themselves refuse a
+    write where several elements share one memory location (``inplace.py``),
+    except those PyTorch lets through (``fill_``...).  (CuPy: its broadcast view.)
+    """
+    if type(x) is not np.ndarray:
+        return broadcast_to(x, target)
+    strides = (0,) * lead + tuple(0 if n == 1 and t != 1 else s for n, t, s in zip(x.shape, target[lead:], x.strides))
+    return np.lib.stride_tricks.as_strided(x, target, strides, writeable=x.flags.writeable)
+
+
 class Expand(Function):
     _backward_name = "ExpandBackward0"
     _saved_attrs = {"self_sym_sizes": lambda ctx: ctx.in_shape}  # grad_fn._saved_self_sym_sizes
@@ -135,8 +148,8 @@ class Expand(Function):
                     f"{list(shape)}.  Tensor sizes: {list(x.shape)}"
                 )
         if any(t != 1 for t in target[:lead]) or any(s == 1 and t != 1 for s, t in zip(x.shape, target[lead:])):
-            out = broadcast_to(x, target)  # elements repeat: a read-only view (writes are refused)
-        else:  # nothing repeats (new dims of size 1 only): a plain view that can be written
+            out = _repeating_view(x, target, lead)  # elements repeat (stride 0)
+        else:  # nothing repeats (new dims of size 1 only): a plain view
             out = x[(None,) * lead + (Ellipsis,)]
         return _utils._Tensor._make(out, False, None, 0, a._version_counter)
 
@@ -172,7 +185,11 @@ class Unsqueeze(Function):
     def forward(ctx, a, dim):
         x = a._data
         ctx.dim = dim
-        new = x[(slice(None),) * wrap_dim(dim, x.ndim + 1) + (None,)]  # NumPy's None: a new axis
+        d = wrap_dim(dim, x.ndim + 1)
+        new = x[(slice(None),) * d + (None,)]  # NumPy's None: a new axis, of stride 0
+        if type(x) is np.ndarray:  # PyTorch's stride: the next dim's extent (its decides later layouts)
+            step = x.shape[d] * x.strides[d] if d < x.ndim else x.itemsize
+            new = with_strides(new, x.strides[:d] + (step,) + x.strides[d:])
         return _utils._Tensor._make(new, False, None, 0, a._version_counter)
 
     @staticmethod
@@ -522,11 +539,51 @@ def can_view(x, shape):
 
 
 def _infer_and_view(x, shape):
-    """``x`` reshaped without copying (NumPy raises ValueError when it would have to copy)."""
+    """``x`` reshaped without copying (NumPy raises ValueError when it would have to copy), with
+    PyTorch's strides for the dims of size 1 (:func:`view_strides`)."""
     shape = _infer_shape(shape, x.size, x.shape)
-    if isinstance(x, np.ndarray):
-        return x.reshape(shape, copy=False)
-    return x.reshape(shape)
+    if not isinstance(x, np.ndarray):
+        return x.reshape(shape)
+    out = x.reshape(shape, copy=False)
+    if 1 in shape and x.size > 1:  # NumPy picks other strides for them; they decide later layouts
+        out = with_strides(out, view_strides(x.shape, x.strides, shape))
+    return out
+
+
+def with_strides(x, strides):
+    """The same elements of NumPy array ``x`` with other ``strides`` (only where a dim has size 1, so
+    the elements stay where they are)."""
+    if strides == x.strides:
+        return x
+    return np.lib.stride_tricks.as_strided(x, x.shape, strides, subok=True, writeable=x.flags.writeable)
+
+
+def view_strides(old_shape, old_strides, new_shape):
+    """The strides PyTorch gives ``view(new_shape)`` of a tensor (``computeStride`` in ATen), None
+    if there is no view.
+
+    Going from the last dim, the old dims are cut into chunks that are contiguous
+    among themselves; the new dims are laid over each chunk.  A new dim of size 1
+    gets the stride the next dim would have (NumPy gives it another).
+    """
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1] if old_strides else 1
+    tensor_numel = view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (old_shape[tensor_d - 1] != 1
+                             and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = view_numel = 1
+    return tuple(new_strides) if view_d == -1 else None
 
 
 class Flip(Function):

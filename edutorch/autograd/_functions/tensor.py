@@ -70,6 +70,7 @@ class Fill(Function):
     _backward_name = "FillBackward2"
     _profiler_name = "aten::fill_"  # its torch.profiler event (not derived from the node name)
     overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
+    skips_overlap_check = True  # PyTorch's fill_ writes into an expand() too (inplace.py)
 
     @staticmethod
     def forward(ctx, a, value):

@@ -294,6 +294,7 @@ class ThresholdInplace(Threshold):
 
     _backward_name = "ThresholdBackward1"
     _saved_attrs = Threshold._saved_attrs
+    skips_overlap_check = True  # PyTorch's threshold_ writes into an expand() too
 
 
 class RreluWithNoise(Function):
