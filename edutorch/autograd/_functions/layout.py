@@ -137,8 +137,10 @@ def _nothing_to_do(out, args):
     if out.ndim < 2:
         return True
     for a in args:
-        if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray and not _plainly_contiguous(a._data, out):
-            return False
+        if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray:
+            x = a._data
+            if not x.flags.c_contiguous or (x.shape != out.shape and not _plainly_contiguous(x, out)):
+                return False
     return True
 
 

@@ -186,10 +186,13 @@ class Unsqueeze(Function):
         x = a._data
         ctx.dim = dim
         d = wrap_dim(dim, x.ndim + 1)
-        new = x[(slice(None),) * d + (None,)]  # NumPy's None: a new axis, of stride 0
-        if type(x) is np.ndarray:  # PyTorch's stride: the next dim's extent (its decides later layouts)
-            step = x.shape[d] * x.strides[d] if d < x.ndim else x.itemsize
-            new = with_strides(new, x.strides[:d] + (step,) + x.strides[d:])
+        if plain_c_order(x):  # NumPy's reshape gives the new dim PyTorch's stride (the next dim's extent)
+            new = x.reshape(x.shape[:d] + (1,) + x.shape[d:])
+        else:  # NumPy's None: a new axis of stride 0; PyTorch's stride decides later layouts
+            new = x[(slice(None),) * d + (None,)]
+            if type(x) is np.ndarray:
+                step = x.shape[d] * x.strides[d] if d < x.ndim else x.itemsize
+                new = with_strides(new, x.strides[:d] + (step,) + x.strides[d:])
         return _utils._Tensor._make(new, False, None, 0, a._version_counter)
 
     @staticmethod
@@ -545,9 +548,15 @@ def _infer_and_view(x, shape):
     if not isinstance(x, np.ndarray):
         return x.reshape(shape)
     out = x.reshape(shape, copy=False)
-    if 1 in shape and x.size > 1:  # NumPy picks other strides for them; they decide later layouts
-        out = with_strides(out, view_strides(x.shape, x.strides, shape))
+    if 1 in shape and x.size > 1 and not plain_c_order(x):  # NumPy picks other strides for them then;
+        out = with_strides(out, view_strides(x.shape, x.strides, shape))  # they decide later layouts
     return out
+
+
+def plain_c_order(x):
+    """Is ``x`` in C order with no dim of size 1 (whose stride NumPy's flag would not check)?  Then
+    NumPy's ``reshape`` gives every dim PyTorch's stride, those of size 1 included."""
+    return x.flags.c_contiguous and 1 not in x.shape
 
 
 def with_strides(x, strides):
