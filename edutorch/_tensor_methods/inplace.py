@@ -10,7 +10,7 @@ straight into the array (``_inplace_no_graph``): the optimizers' path.
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import _requires_grad as _any_requires_grad, saved_output_now_is
+from ..autograd.function import _requires_grad as _any_requires_grad, inplace_interceptors, saved_output_now_is
 from ..autograd import _saved_tensor, forward_ad, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
@@ -81,7 +81,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     grad_mode.check_inplace_allowed(t)
     if type(x) is not np.ndarray or not _is_floating(x.dtype):  # (a read-only x: NumPy's ValueError below)
         return False
-    if forward_ad._state.active:  # a dual level is open: tangents must be updated too
+    if forward_ad._state.active or inplace_interceptors.active:  # tangents to update, a profiler's record
         return False
     recording = grad_mode.is_grad_enabled()
     if recording and "_view_of" in t.__dict__:  # a view: its base's graph may have to change
@@ -115,7 +115,13 @@ class InplaceMethods:
     __slots__ = ()
 
     def _inplace(self, fn, *args):
-        """Run ``fn`` out of place, then write the result into this tensor's storage."""
+        """Run ``fn`` out of place, then write the result into this tensor's storage (through the
+        in-place interceptors while one is registered: the profiler records ``aten::add_``)."""
+        if inplace_interceptors.active:
+            return inplace_interceptors.run(InplaceMethods._write_inplace, self, fn, args)
+        return self._write_inplace(fn, args)
+
+    def _write_inplace(self, fn, args):
         grad_mode.check_inplace_allowed(self)
         recording = grad_mode.is_grad_enabled()
         if recording and self._requires_grad and self.grad_fn is None:

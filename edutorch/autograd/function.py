@@ -374,6 +374,9 @@ def _proceed(chain, i, inner, call):
 
 apply_interceptors = Interceptors()  # around every Function.apply
 composite_interceptors = Interceptors()  # around every op written as other ops (composite_op)
+# around every in-place op (``x.add_(y)``), called as fn(proceed, tensor, cls, args): the profiler's
+# ``aten::add_`` (the op's own Function.apply inside it is how edutorch computes it, not a second op)
+inplace_interceptors = Interceptors()
 
 
 def composite_op(name):
