@@ -156,3 +156,31 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_pytorch(name, real_torch):
     check_parity(real_torch, PROGRAMS[name], rtol=1e-10, atol=1e-12)
+
+
+# -- signed zeros of forward over forward: a term per input, a missing tangent counted as zeros ----
+
+NESTED = {"tanh": lambda x: x.tanh(), "sigmoid": lambda x: x.sigmoid(),
+          "tanh_sum": lambda x: (x.tanh() * 2).sum(), "tanh_layer": lambda x: (x.new_tensor(W) @ x).tanh()}
+
+
+def _zero_signs(lib, fn):
+    second = lib.func.jacfwd(lib.func.jacfwd(fn))(lib.tensor(X, dtype=lib.float64)).numpy()
+    return second, np.signbit(second) & (second == 0)
+
+
+def test_second_derivative_by_forward_over_forward_has_no_negative_zeros_without_torch():
+    """d²tanh(x_i)/dx_j dx_k is 0 off the diagonal: +0, as PyTorch prints it (``0.``, not ``-0.``)."""
+    second, negative_zeros = _zero_signs(edutorch, NESTED["tanh"])
+    y = np.tanh(X)
+    expected = np.zeros((3, 3, 3))
+    expected[range(3), range(3), range(3)] = -2 * y * (1 - y * y)
+    np.testing.assert_allclose(second, expected, rtol=1e-12, atol=0)
+    assert not negative_zeros.any()
+
+
+@pytest.mark.parametrize("name", list(NESTED))
+def test_forward_over_forward_zero_signs_match_torch(name, real_torch):
+    (ours, our_signs), (theirs, their_signs) = _zero_signs(edutorch, NESTED[name]), _zero_signs(real_torch, NESTED[name])
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
+    assert (our_signs == their_signs).all()
