@@ -131,3 +131,43 @@ def test_an_unknown_keyword_is_torchs_type_error():
             _scaled_product(lib).apply(lib.tensor(A), z=lib.tensor(A))
         messages.append(str(info.value))
     assert messages[0] == messages[1] == "forward() got an unexpected keyword argument 'z'"
+
+
+# -- the tangent of a product by a number: linked to the primal's graph, as PyTorch's --------------
+
+def _number_products(lib):
+    return {"x * 2.0": lambda x: x * 2.0, "2.0 * x": lambda x: 2.0 * x, "x.mul(3)": lambda x: x.mul(3),
+            "x / 2": lambda x: x / 2, "x * t": lambda x: x * lib.tensor(2.0, dtype=lib.float64)}
+
+
+def _tangent_graph(lib, name):
+    """The tangent's node, the nodes below it, and its gradients w.r.t. primal and tangent."""
+    fw = lib.autograd.forward_ad
+    p = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    u = lib.tensor([1.0, -1.0], dtype=lib.float64, requires_grad=True)
+    with fw.dual_level():
+        tangent = fw.unpack_dual(_number_products(lib)[name](fw.make_dual(p, u))).tangent
+        below = [type(n).__name__ for n, _ in tangent.grad_fn.next_functions]
+        gp, gu = lib.autograd.grad(tangent.sum(), (p, u))  # p is used: its gradient is zeros
+    zeros = lib.zeros(2, dtype=lib.float64)
+    return type(tangent.grad_fn).__name__, below, tangent.requires_grad, (zeros + gp).tolist(), gu.tolist()
+
+
+@pytest.mark.parametrize("name", list(_number_products(et)))
+def test_the_tangent_of_a_product_by_a_number_is_linked_to_the_primal_as_torch(name):
+    torch = pytest.importorskip("torch", reason=REASON)
+    ours, theirs = _tangent_graph(et, name), _tangent_graph(torch, name)
+    assert ours[0] == theirs[0] and ours[2:] == theirs[2:]
+    assert len(ours[1]) == len(theirs[1])  # (PyTorch's zeros are a ZeroTensor behind a C++ node)
+
+
+def test_forward_over_reverse_through_a_product_by_a_number_without_torch():
+    """The Hessian of sum(sin(3 x)) (forward over reverse through ``3 * x``) is diag(-9 sin(3 x))."""
+    x = np.array([0.2, -0.7, 1.1])
+    hessian = et.func.hessian(lambda v: (v * 3.0).sin().sum())(et.tensor(x))
+    np.testing.assert_allclose(hessian.numpy(), np.diag(-9 * np.sin(3 * x)), rtol=1e-12, atol=1e-15)
+    p = et.tensor(x, requires_grad=True)
+    with et.autograd.forward_ad.dual_level():
+        tangent = et.autograd.forward_ad.unpack_dual(et.autograd.forward_ad.make_dual(p, et.ones(3)) / 4).tangent
+        (gp,) = et.autograd.grad(tangent.sum(), p)
+    assert gp.tolist() == [0.0, 0.0, 0.0]
