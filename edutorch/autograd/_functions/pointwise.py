@@ -10,7 +10,7 @@ from ..function import Function
 from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from . import fused
-from .tangents import auto_element_wise, auto_linear, sum_tangents, zero_if_missing
+from .tangents import auto_element_wise, auto_linear, sum_tangents
 from .utils import binary_arrays, broadcast_error, check_sub, grad_for, input_meta, quiet_fp
 from ..._dtype import is_floating as _is_floating
 from ... import _dtype
@@ -136,10 +136,8 @@ class Mul(Function):
 
     @staticmethod
     def jvp(ctx, da, db):
-        """PyTorch's ``other_t * self_p + self_t * other_p``, a missing tangent counted as zeros: the
-        tangent of ``x * 2.0`` is linked to ``x``'s graph (its gradient there is zeros), as in PyTorch."""
         a, b = ctx.primals
-        return zero_if_missing(b, db) * a + zero_if_missing(a, da) * b
+        return sum_tangents(da * b if da is not None else None, a * db if db is not None else None)
 
 
 class Div(Function):
@@ -174,9 +172,8 @@ class Div(Function):
 
     @staticmethod
     def jvp(ctx, da, db):
-        """PyTorch's ``(self_t - other_t * result) / other_p``, a missing tangent counted as zeros."""
-        _, b = ctx.primals
-        return (zero_if_missing(ctx.result, da) - zero_if_missing(b, db) * ctx.result) / b
+        a, b = ctx.primals
+        return sum_tangents(da / b if da is not None else None, -db * a / (b * b) if db is not None else None)
 
 
 class Neg(Function):
