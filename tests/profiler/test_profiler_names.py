@@ -248,3 +248,22 @@ def test_a_nodes_one_kernel_holds_its_formula():
     node = next(e for e in prof.events() if e.name == "ConvolutionBackward0")
     assert [(c.name, c.cpu_children) for c in node.cpu_children] == [("aten::convolution_backward", [])]
     assert gx.requires_grad
+
+
+OPTIMIZERS = [("Adagrad", {}), ("RMSprop", {"momentum": 0.9, "centered": True}), ("Adamax", {}), ("NAdam", {}),
+              ("RAdam", {}), ("Adadelta", {}), ("Adam", {"amsgrad": True}), ("AdamW", {"weight_decay": 0.1}),
+              ("SGD", {"maximize": True, "weight_decay": 0.1})]
+
+
+@pytest.mark.parametrize("optimizer, options", OPTIMIZERS, ids=[name for name, _ in OPTIMIZERS])
+def test_every_optimizers_second_step_records_torchs_ops(real_torch, optimizer, options):
+    def updates(lib):
+        p = lib.nn.Parameter(lib.ones(3))
+        opt = getattr(lib.optim, optimizer)([p], lr=0.1, **options)
+        for _ in range(2):
+            p.grad = lib.ones(3) * 0.5
+            with lib.profiler.profile() as prof:
+                opt.step()
+        return [c.name for c in prof.events()[0].cpu_children if c.name not in NOT_MODELLED]
+
+    assert updates(edutorch) == updates(real_torch)
