@@ -197,6 +197,11 @@ class InplaceMethods:
         stay views of the same memory.  ``arguments()`` gives ``fn``'s arguments; it
         runs after the leaf check, as PyTorch checks autograd before the dims.
         """
+        if inplace_interceptors.active:  # the profiler records ``aten::t_`` (no arguments to show)
+            return inplace_interceptors.run(lambda t, f, _: t._make_view_in_place(f, arguments), self, fn, ())
+        return self._make_view_in_place(fn, arguments)
+
+    def _make_view_in_place(self, fn, arguments):
         if grad_mode.is_grad_enabled() and self._requires_grad:
             message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
             if message is not None:

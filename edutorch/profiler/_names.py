@@ -33,6 +33,7 @@ CALLS = {
     "aten::linear": ("aten::t", "aten::addmm"),
     "aten::t": ("aten::transpose",),
     "aten::transpose": ("aten::as_strided",),
+    "aten::t_": ("aten::transpose_",),
     "aten::conv1d": ("aten::convolution",),
     "aten::conv2d": ("aten::convolution",),
     "aten::convolution": ("aten::_convolution",),

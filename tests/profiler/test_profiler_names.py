@@ -267,3 +267,15 @@ def test_every_optimizers_second_step_records_torchs_ops(real_torch, optimizer, 
         return [c.name for c in prof.events()[0].cpu_children if c.name not in NOT_MODELLED]
 
     assert updates(edutorch) == updates(real_torch)
+
+
+def test_inplace_ops_and_inplace_views_nest_as_torch(real_torch):
+    def tree(lib):
+        x, y = lib.zeros(3, 1, 4), lib.ones(2, 3, requires_grad=True) * 1
+        with lib.profiler.profile() as prof:
+            x.add_(1).mul_(2).clamp_(0, 1).relu_()
+            x.transpose_(0, 2).squeeze_(1).unsqueeze_(0)
+            y.t_().sub_(y.detach(), alpha=2).zero_()
+        return _tree(prof.events(), lambda name: name not in NOT_MODELLED)
+
+    assert tree(edutorch) == tree(real_torch)
