@@ -1,10 +1,13 @@
 """Forward-mode corners, vs PyTorch 2.13 and by hand: a dual tensor given by keyword (to a
 built-in op, to a custom ``Function``, whose ``apply`` binds keywords to ``forward``'s
-parameters as PyTorch's does)."""
+parameters as PyTorch's does), and every op of the tables with ONE input dual at a time
+(the other inputs without tangent: each formula's missing-tangent terms)."""
 import numpy as np
 import pytest
 
 import edutorch as et
+from forward_ad_cases import EXTRA_CASES
+from op_cases import OP_CASES, sample
 
 REASON = "real PyTorch not installed: forward-mode parity test skipped"
 RNG = np.random.default_rng(7)
@@ -131,3 +134,56 @@ def test_an_unknown_keyword_is_torchs_type_error():
             _scaled_product(lib).apply(lib.tensor(A), z=lib.tensor(A))
         messages.append(str(info.value))
     assert messages[0] == messages[1] == "forward() got an unexpected keyword argument 'z'"
+
+
+# -- one input dual at a time, every op of the tables ------------------------------------------------
+
+ONE_AT_A_TIME = [(case, i) for case in OP_CASES + EXTRA_CASES for i in range(len(case.shapes))]
+
+
+def _tangents_with_one_dual(lib, case, i):
+    """The tangent of each float output (None: none) with only input ``i`` dual."""
+    rng = np.random.default_rng(5)
+    arrays = [sample(s, case.domain, rng) for s in case.shapes]
+    direction = rng.standard_normal(arrays[i].shape)
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        args = [lib.tensor(a) for a in arrays]
+        args[i] = fw.make_dual(args[i], lib.tensor(direction))
+        out = case.fn(lib, *args)
+        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o is not None and o.dtype.is_floating_point]
+        tangents = [fw.unpack_dual(o).tangent for o in outs]
+        return [None if t is None else t.numpy().copy() for t in tangents]
+
+
+@pytest.mark.parametrize("case, i", ONE_AT_A_TIME, ids=[f"{c.id}-dual{i}" for c, i in ONE_AT_A_TIME])
+def test_one_dual_input_gives_torchs_tangent(case, i):
+    torch = pytest.importorskip("torch", reason=REASON)
+    ours, theirs = _tangents_with_one_dual(et, case, i), _tangents_with_one_dual(torch, case, i)
+    assert len(ours) == len(theirs)
+    for t, tt in zip(ours, theirs):
+        if t is None:  # no tangent: PyTorch's is none either, or zeros
+            assert tt is None or not np.any(tt)
+        else:
+            assert tt is not None
+            np.testing.assert_allclose(t, tt, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("case, i", ONE_AT_A_TIME, ids=[f"{c.id}-dual{i}" for c, i in ONE_AT_A_TIME])
+def test_one_dual_input_matches_finite_differences(case, i):
+    """Without torch: the tangent is (f(x_i + eps u) - f(x_i - eps u)) / 2 eps, the others fixed."""
+    eps = 1e-6
+    rng = np.random.default_rng(5)
+    arrays = [sample(s, case.domain, rng) for s in case.shapes]
+    direction = rng.standard_normal(arrays[i].shape)
+
+    def values(shift):
+        args = [et.tensor(a + shift * direction if k == i else a) for k, a in enumerate(arrays)]
+        out = case.fn(et, *args)
+        return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))
+                if o is not None and o.dtype.is_floating_point]
+
+    for tangent, up, down in zip(_tangents_with_one_dual(et, case, i), values(eps), values(-eps)):
+        expected = (up - down) / (2 * eps)
+        np.testing.assert_allclose(np.zeros_like(expected) if tangent is None else tangent, expected,
+                                   rtol=1e-5, atol=1e-6)
