@@ -10,7 +10,7 @@ straight into the array (``_inplace_no_graph``): the optimizers' path.
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import _requires_grad as _any_requires_grad, saved_output_now_is
+from ..autograd.function import _requires_grad as _any_requires_grad, inplace_interceptors, saved_output_now_is
 from ..autograd import _saved_tensor, forward_ad, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
@@ -99,7 +99,7 @@ def _inplace_no_graph(t, ufunc, other, alpha):
     grad_mode.check_inplace_allowed(t)
     if type(x) is not np.ndarray or not _is_floating(x.dtype) or 0 in x.strides:  # (an expand: checked there)
         return False
-    if forward_ad._state.active:  # a dual level is open: tangents must be updated too
+    if forward_ad._state.active or inplace_interceptors.active:  # tangents to update, a profiler's record
         return False
     recording = grad_mode.is_grad_enabled()
     if recording and "_view_of" in t.__dict__:  # a view: its base's graph may have to change
@@ -133,7 +133,13 @@ class InplaceMethods:
     __slots__ = ()
 
     def _inplace(self, fn, *args):
-        """Run ``fn`` out of place, then write the result into this tensor's storage."""
+        """Run ``fn`` out of place, then write the result into this tensor's storage (through the
+        in-place interceptors while one is registered: the profiler records ``aten::add_``)."""
+        if inplace_interceptors.active:
+            return inplace_interceptors.run(InplaceMethods._write_inplace, self, fn, args)
+        return self._write_inplace(fn, args)
+
+    def _write_inplace(self, fn, args):
         grad_mode.check_inplace_allowed(self)
         recording = grad_mode.is_grad_enabled()
         if recording and self._requires_grad and self.grad_fn is None:
@@ -212,6 +218,11 @@ class InplaceMethods:
         stay views of the same memory.  ``arguments()`` gives ``fn``'s arguments; it
         runs after the leaf check, as PyTorch checks autograd before the dims.
         """
+        if inplace_interceptors.active:  # the profiler records ``aten::t_`` (no arguments to show)
+            return inplace_interceptors.run(lambda t, f, _: t._make_view_in_place(f, arguments), self, fn, ())
+        return self._make_view_in_place(fn, arguments)
+
+    def _make_view_in_place(self, fn, arguments):
         if grad_mode.is_grad_enabled() and self._requires_grad:
             message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
             if message is not None:

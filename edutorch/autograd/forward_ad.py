@@ -229,8 +229,9 @@ def input_tangents(args, kwargs):
     """The tangent of each argument of an op (``None`` for a non-tensor or a tensor without);
     ``None`` when no argument has one, so the op runs as it does outside forward AD.
 
-    Tangent formulas take positional arguments: a dual keyword argument is refused
-    rather than silently given no tangent."""
+    Tangent formulas take positional arguments (``Function.apply`` binds a custom
+    Function's keywords to their places, as PyTorch's does): a dual tensor still given
+    by keyword (a keyword-only parameter) is refused rather than silently given no tangent."""
     Tensor = _function._Tensor
     for value in kwargs.values():
         if isinstance(value, Tensor) and tangent_of(value) is not None:

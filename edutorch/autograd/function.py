@@ -30,6 +30,7 @@ point, :class:`Interceptors`: each registers itself from its own package
 while it is on; this file imports none of them.
 """
 import functools
+import inspect
 import itertools
 import weakref
 
@@ -374,6 +375,9 @@ def _proceed(chain, i, inner, call):
 
 apply_interceptors = Interceptors()  # around every Function.apply
 composite_interceptors = Interceptors()  # around every op written as other ops (composite_op)
+# around every in-place op (``x.add_(y)``), called as fn(proceed, tensor, cls, args): the profiler's
+# ``aten::add_`` (the op's own Function.apply inside it is how edutorch computes it, not a second op)
+inplace_interceptors = Interceptors()
 
 
 def composite_op(name):
@@ -463,9 +467,37 @@ class Function:
         While the profiler, autocast or anomaly mode is on, the call goes
         through their :data:`apply_interceptors` first.
         """
+        if cls._backward_name is None and (kwargs or cls._uses_setup_context):  # a user's Function:
+            args, kwargs = _bind_arguments(cls, args, kwargs)  # keywords become positions (defaults too)
         if apply_interceptors.active:
             return apply_interceptors.run(_apply, cls, args, kwargs)
         return _apply(cls, args, kwargs)
+
+
+_forward_signatures = weakref.WeakKeyDictionary()  # a user's Function -> its forward's signature
+
+
+def _forward_signature(cls):
+    signature = _forward_signatures.get(cls)
+    if signature is None:
+        signature = _forward_signatures[cls] = inspect.signature(cls.forward)
+    return signature
+
+
+def _bind_arguments(cls, args, kwargs):
+    """A custom Function's keyword arguments in the places ``forward`` names them, as PyTorch's
+    ``apply`` binds them: a tensor given by keyword gets its edge and its tangent like any
+    other input.  The split form (``setup_context``) also gets the defaults, as in PyTorch."""
+    signature = _forward_signature(cls)
+    try:
+        if cls._uses_setup_context:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return bound.args, bound.kwargs
+        bound = signature.bind(None, *args, **kwargs)  # (ctx)
+    except TypeError as error:  # PyTorch's message: "forward() got an unexpected keyword argument 'z'"
+        raise TypeError(f"forward() {error}") from None
+    return bound.args[1:], bound.kwargs
 
 
 def _apply(cls, args, kwargs):

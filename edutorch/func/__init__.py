@@ -19,6 +19,9 @@ Forward mode (``jvp``, ``jacfwd``, ``linearize``) runs on
 from ._eager_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from ._functional_call import functional_call, stack_module_state
 from ._vmap import vmap
+from ..autograd.gradcheck import register_vmap as _register_vmap
+
+_register_vmap(vmap)  # gradcheck's check_batched_forward_grad vmaps over tangents (autograd imports no func)
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize",
            "stack_module_state", "vjp", "vmap"]

@@ -33,16 +33,22 @@ CALLS = {
     "aten::linear": ("aten::t", "aten::addmm"),
     "aten::t": ("aten::transpose",),
     "aten::transpose": ("aten::as_strided",),
+    "aten::t_": ("aten::transpose_",),
     "aten::conv1d": ("aten::convolution",),
     "aten::conv2d": ("aten::convolution",),
     "aten::convolution": ("aten::_convolution",),
     "aten::_convolution": ("aten::mkldnn_convolution",),
     "aten::max_pool2d": ("aten::max_pool2d_with_indices",),
     "aten::relu": ("aten::clamp_min",),
+    "aten::relu_": ("aten::clamp_min_",),
     "aten::log_softmax": ("aten::_log_softmax",),
     "aten::softmax": ("aten::_softmax",),
     "aten::nll_loss": ("aten::nll_loss_forward",),
 }
+
+# A backward node whose formula PyTorch computes in ONE ATen kernel, recorded beneath the node;
+# edutorch's formula (Tensor ops, so that create_graph records them) is that kernel's implementation.
+NODE_KERNELS = {"ConvolutionBackward0": "aten::convolution_backward"}
 
 _cache = {}
 
@@ -56,6 +62,13 @@ def op_name(cls, args=()):
             return name(*args)
         _cache[cls] = name
     return name
+
+
+def inplace_name(cls, args=()):
+    """The event of ``x.op_(...)``, computed by ``cls``: PyTorch's in-place op, ``aten::add_``
+    (an op that only exists in place, ``aten::zero_``, keeps its name)."""
+    name = op_name(cls, args)
+    return name if name.endswith("_") else name + "_"
 
 
 def is_aten(name):

@@ -1,9 +1,11 @@
 """Recording: the profiler's two interceptors, and the log they write.
 
-While a profiler records, it registers two interceptors with autograd
+While a profiler records, it registers its interceptors with autograd
 (``function.Interceptors``, the one extension point of ``Function.apply``):
-:func:`record_op` around every op and :func:`record_node` around every node
-the backward engine runs, which time the op or node.  When no profiler
+:func:`record_op` around every op, :func:`record_composite` around every op
+written as other ops (``F.cross_entropy``, ``matmul``), :func:`record_inplace`
+around every in-place op (``x.add_(y)``, the optimizers' updates) and :func:`record_node`
+around every node the backward engine runs, which time the op or node.  When no profiler
 records, nothing is registered and autograd pays one test per op.
 
 Recording must cost little next to the op it times, so it only writes raw
@@ -69,6 +71,8 @@ class Recorder:
         _current = self
         _function.apply_interceptors.register(record_op, _LEVEL)
         _function.apply_interceptors.register(record_kernel, _KERNEL_LEVEL)
+        _function.inplace_interceptors.register(record_inplace, _LEVEL)
+        _function.composite_interceptors.register(record_composite, _LEVEL)
         _engine.node_interceptors.register(record_node, _LEVEL)
 
     def stop(self):
@@ -76,6 +80,8 @@ class Recorder:
         if _current is self:
             _function.apply_interceptors.unregister(record_op)
             _function.apply_interceptors.unregister(record_kernel)
+            _function.inplace_interceptors.unregister(record_inplace)
+            _function.composite_interceptors.unregister(record_composite)
             _engine.node_interceptors.unregister(record_node)
             _current = None
         self.log.append((_STOP, _clock_ns()))  # closes what an exception left open
@@ -217,6 +223,43 @@ def record_op(proceed, cls, args, kwargs):
         recorder.end(record)
 
 
+def record_composite(proceed, name, args, kwargs):
+    """Around an op written as other ops (``composite_op``): ``aten::<name>``, the ops it calls
+    beneath it, as PyTorch records ``aten::cross_entropy_loss`` above ``aten::log_softmax``."""
+    recorder = _current
+    if recorder.in_kernel:
+        return proceed(name, args, kwargs)
+    record = recorder.begin("aten::" + name, "cpu_op", args)
+    try:
+        return proceed(name, args, kwargs)
+    finally:
+        recorder.end(record)
+
+
+def record_inplace(proceed, tensor, cls, args):
+    """Around an in-place op while recording: one record, PyTorch's name for it (``aten::add_``,
+    ``aten::relu_`` above ``aten::clamp_min_``), linked to the node it makes; the out-of-place
+    op edutorch computes it with, and the write, are its kernel."""
+    recorder = _current
+    if recorder.in_kernel:  # (an in-place op on a view rewrites its base in place: one op)
+        return proceed(tensor, cls, args)
+    name = _names.inplace_name(cls, args)
+    record = recorder.begin(name, "cpu_op", (tensor, *args))
+    opened = _open_calls(recorder, name, args)
+    recorder.in_kernel = True
+    try:
+        out = proceed(tensor, cls, args)
+        node = tensor.grad_fn
+        if node is not None and node._forward_cls is cls:
+            record[SEQUENCE_NR] = node._sequence_nr
+        return out
+    finally:
+        recorder.in_kernel = False
+        for opened_record in reversed(opened):
+            recorder.end(opened_record)
+        recorder.end(record)
+
+
 def record_kernel(proceed, cls, args, kwargs):
     """Innermost around ``Function.apply``: a built-in op's forward, beneath the ATen ops PyTorch's
     implementation calls (``_names.CALLS``: ``aten::linear`` opens ``aten::t``, then runs
@@ -267,7 +310,7 @@ def record_node(proceed, node, grads):
     try:
         inner = recorder.begin(name, "cpu_op", grads, sequence_nr)
         try:
-            grad_inputs = proceed(node, grads)
+            grad_inputs = _run_node(recorder, proceed, node, grads, _names.NODE_KERNELS.get(name))
             if recorder.profile_memory:
                 recorder.count_allocations(inner, tuple(grad_inputs), grads)
             return grad_inputs
@@ -275,6 +318,20 @@ def record_node(proceed, node, grads):
             recorder.end(inner)
     finally:
         recorder.end(outer)
+
+
+def _run_node(recorder, proceed, node, grads, kernel):
+    """The node's formula; inside ``kernel``'s record, and unrecorded inside, where PyTorch's
+    node calls one kernel for it (``aten::convolution_backward``)."""
+    if kernel is None or recorder.in_kernel:
+        return proceed(node, grads)
+    record = recorder.begin(kernel, "cpu_op", grads)
+    recorder.in_kernel = True
+    try:
+        return proceed(node, grads)
+    finally:
+        recorder.in_kernel = False
+        recorder.end(record)
 
 
 class record_function:

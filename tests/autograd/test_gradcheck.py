@@ -134,3 +134,98 @@ def test_gradcheck_no_differentiable_output():
         with pytest.raises(GradcheckError, match="Numerical gradient for function expected to be zero"):
             gradcheck(lambda t: t.detach() * 2, (x,))
 
+
+
+# -- check_batched_forward_grad: tangents pushed through vmap, as PyTorch checks them ------------
+
+def _square_with_jvp(lib, jvp_guard):
+    """x² with a right jvp that first asks ``jvp_guard(tangent)`` something (vmap may refuse it)."""
+
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_forward(x)
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            jvp_guard(t)
+            return 2 * t * x
+
+    return Square
+
+
+GUARDS = {
+    "nothing": lambda t: None,
+    "control flow on the tangent": lambda t: bool(t.abs().sum() >= 0),
+    "item of the tangent": lambda t: t.abs().sum().item(),
+}
+
+
+def _batched_forward_verdict(lib, guard):
+    x = lib.tensor([0.3, -1.2, 0.7], dtype=lib.float64, requires_grad=True)
+    try:
+        return lib.autograd.gradcheck(_square_with_jvp(lib, GUARDS[guard]).apply, (x,), check_forward_ad=True,
+                                      check_batched_forward_grad=True)
+    except GradcheckError as error:
+        return str(error)
+    except Exception as error:  # torch's own GradcheckError
+        if type(error).__name__ != "GradcheckError":
+            raise
+        return str(error)
+
+
+@pytest.mark.parametrize("guard", list(GUARDS))
+def test_batched_forward_grad_runs_the_tangents_through_vmap_without_torch(guard):
+    """The unbatched checks pass for all three; only a batch of tangents (vmap) meets the refusals."""
+    x = x64([0.3, -1.2, 0.7])
+    square = _square_with_jvp(et, GUARDS[guard]).apply
+    assert gradcheck(square, (x,), check_forward_ad=True)
+    verdict = _batched_forward_verdict(et, guard)
+    if guard == "nothing":
+        assert verdict is True
+    else:
+        assert verdict.startswith("While computing batched gradients, got: vmap: ")
+        assert "testing batched gradient computation with forward-mode AD" in verdict
+        assert gradcheck(square, (x,), check_forward_ad=True, check_batched_forward_grad=True,
+                         raise_exception=False) is False
+
+
+@pytest.mark.parametrize("guard", list(GUARDS))
+def test_batched_forward_grad_verdicts_match_torch(guard):
+    torch = pytest.importorskip("torch", reason=REASON)
+    ours, theirs = _batched_forward_verdict(et, guard), _batched_forward_verdict(torch, guard)
+    if theirs is True:
+        assert ours is True
+    else:  # the same report around it; the inner line is vmap's own (PyTorch's legacy vmap words it otherwise)
+        assert ours.split("\n", 1)[1] == theirs.split("\n", 1)[1]
+
+
+def test_batched_forward_grad_of_several_inputs_and_outputs():
+    a, b = x64([0.5, -0.2, 1.3]), x64([[1.0, 2.0], [0.1, -0.3], [0.7, 0.2]])
+    assert gradcheck(lambda u, v: ((u.sin() @ v).exp(), u.sum(), None), (a, b), check_forward_ad=True,
+                     check_batched_forward_grad=True)
+
+
+def test_batched_checks_need_their_mode_as_torch():
+    x = x64([0.3])
+    with pytest.raises(AssertionError, match="^Setting check_batched_forward_grad=True requires check_forward_ad "
+                                             "to be True$"):
+        gradcheck(lambda t: t * 2, (x,), check_batched_forward_grad=True)
+    with pytest.raises(AssertionError, match="^Setting check_batched_grad=True requires check_backward_ad to be True$"):
+        gradcheck(lambda t: t * 2, (x,), check_batched_grad=True, check_backward_ad=False, check_forward_ad=True)
+
+
+def test_the_batched_forward_report_is_torchs_text():
+    pytest.importorskip("torch", reason=REASON)
+    import importlib
+
+    ours, theirs = (importlib.import_module(f"{lib}.autograd.gradcheck") for lib in ("edutorch", "torch"))
+    assert ours.FAILED_BATCHED_GRAD_MSG_FWD_AD == theirs.FAILED_BATCHED_GRAD_MSG_FWD_AD

@@ -156,3 +156,37 @@ PROGRAMS = {
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_matches_pytorch(name, real_torch):
     check_parity(real_torch, PROGRAMS[name], rtol=1e-10, atol=1e-12)
+
+
+# -- signed zeros of forward over forward: a term per input, a missing tangent counted as zeros ----
+
+NESTED = {"tanh": lambda x: x.tanh(), "sigmoid": lambda x: x.sigmoid(),
+          "tanh_sum": lambda x: (x.tanh() * 2).sum(), "tanh_layer": lambda x: (x.new_tensor(W) @ x).tanh(),
+          "x_sin_x": lambda x: (x * x.sin()).sum(), "times_a_number": lambda x: (x * 3.0).sin().sum()}
+
+
+def _zero_signs(lib, fn, transform="jacfwd(jacfwd)"):
+    """Second derivatives, and where they are -0.  (A product's tangent adds nothing for a factor
+    without tangent, as PyTorch's zero tangents add nothing: hessian keeps torch's -0.)"""
+    twice = {"jacfwd(jacfwd)": lambda f: lib.func.jacfwd(lib.func.jacfwd(f)), "hessian": lib.func.hessian}
+    second = twice[transform](fn)(lib.tensor(X, dtype=lib.float64)).numpy()
+    return second, np.signbit(second) & (second == 0)
+
+
+def test_second_derivative_by_forward_over_forward_has_no_negative_zeros_without_torch():
+    """d²tanh(x_i)/dx_j dx_k is 0 off the diagonal: +0, as PyTorch prints it (``0.``, not ``-0.``)."""
+    second, negative_zeros = _zero_signs(edutorch, NESTED["tanh"])
+    y = np.tanh(X)
+    expected = np.zeros((3, 3, 3))
+    expected[range(3), range(3), range(3)] = -2 * y * (1 - y * y)
+    np.testing.assert_allclose(second, expected, rtol=1e-12, atol=0)
+    assert not negative_zeros.any()
+
+
+@pytest.mark.parametrize("transform", ["jacfwd(jacfwd)", "hessian"])
+@pytest.mark.parametrize("name", list(NESTED))
+def test_second_derivatives_zero_signs_match_torch(name, transform, real_torch):
+    fn = NESTED[name]
+    (ours, our_signs), (theirs, their_signs) = _zero_signs(edutorch, fn, transform), _zero_signs(real_torch, fn, transform)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15)
+    assert (our_signs == their_signs).all()

@@ -30,8 +30,13 @@ def _element_wise(cls, ctx, *tangents):
     """J u = Jᵀ u for a diagonal Jacobian: ``backward`` with the tangent as the gradient.
 
     With several tensor inputs of one shape (the fused ``tanh_backward(grad, y)``...), each
-    input's term is ``backward`` of its own tangent, taken at that input's position.
+    input's term is ``backward`` of its own tangent, taken at that input's position; an input
+    without a tangent counts as a zero one, as in PyTorch's formulas (``tanh_backward(0, y)``
+    is +0, so the sum of the terms is +0 where a lone term would be -0: ``jacfwd(jacfwd(f))``).
     """
+    differentiable = [isinstance(a, _utils._Tensor) and a.is_floating_point() for a in ctx.primals]
+    if sum(differentiable) > 1:
+        tangents = [zero_if_missing(a, t) if d else t for a, t, d in zip(ctx.primals, tangents, differentiable)]
     return sum_tangents(*[term for term, _ in _backward_per_input(cls, ctx, tangents, lambda t: (t,))])
 
 
