@@ -13,6 +13,7 @@ import inspect
 import keyword
 import math
 import re
+import warnings
 
 from .node import Node, _public_path, _qualified_name, map_arg
 
@@ -346,8 +347,6 @@ class Graph:
         if to_erase.graph is not self:
             raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
         if to_erase._erased:
-            import warnings
-
             warnings.warn(f"erase_node({to_erase}) on an already erased node")
             return
         to_erase._remove_from_list()
