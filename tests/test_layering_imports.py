@@ -3,6 +3,7 @@ through, never imports ``amp``, ``nn`` or ``multiprocessing`` (they register wit
 largest import circle does not grow, and it is the only one: Tensor <-> autograd, as in
 PyTorch.  Reads the source only: nothing is imported."""
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -54,6 +55,31 @@ def test_the_generator_is_below_the_tensor(tool, graph):
     circle = tool.circles(graph)[0]
     assert "edutorch._generator" in graph["edutorch._tensor_methods.sampling"]
     assert "edutorch._generator" not in circle and "edutorch.random" not in circle
+
+
+# where a tensor's array (``._data``) may be read: the engine (edutorch/_array_interface.py)
+ENGINE_FILES = ("edutorch/*.py", "edutorch/_tensor_methods/", "edutorch/autograd/", "edutorch/nn/_functions/",
+                "edutorch/nn/functional.py", "edutorch/nn/_interpolate.py", "edutorch/nn/parameter.py",
+                "edutorch/amp/", "edutorch/multiprocessing/")
+
+
+def _in_engine(relative):
+    """Is the file ``relative`` (``edutorch/nn/functional.py``) one of ``ENGINE_FILES``?"""
+    for place in ENGINE_FILES:
+        if place == "edutorch/*.py" and relative.count("/") == 1:  # a module at the package's top
+            return True
+        if relative.startswith(place) if place.endswith("/") else relative == place:
+            return True
+    return False
+
+
+def test_only_the_engine_reads_a_tensors_array():
+    """Code above the engine (modules, nn.utils, optim, func, fx, the profiler...) works through
+    Tensor ops, or ``_array_interface``'s three names (pruning), never ``._data``."""
+    readers = {str(path.relative_to(ROOT)) for path in (ROOT / "edutorch").rglob("*.py")
+               if re.search(r"\._data\b", path.read_text())}
+    assert {"edutorch/_tensor.py", "edutorch/nn/_functions/conv.py"} <= readers  # the scan sees the engine
+    assert sorted(r for r in readers if not _in_engine(r)) == []
 
 
 def test_imports_inside_functions_count(tool, tmp_path):
