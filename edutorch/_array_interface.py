@@ -4,8 +4,15 @@ A few non-differentiable computations have no Tensor op that does them well:
 pruning masks pick "the k smallest scores" with ``np.partition`` (linear time,
 ties broken by position) on layers of millions of weights, where a full
 ``sort``/``topk`` would be many times slower.  Such code (``nn/utils/prune.py``)
-reaches the NumPy (CPU) or CuPy (CUDA) array through these three names only,
-so the engine's storage attribute stays private to the engine.
+reaches the NumPy (CPU) or CuPy (CUDA) array through these three names only.
+
+``._data`` itself is read by the engine only: the modules at the top of the package
+(the Tensor, creation, the ``torch.*`` functions, printing, ``save``/``load``), the
+Tensor's methods, autograd and the ops' ``forward`` (``autograd/_functions``,
+``nn/_functions``), and the parts that are kernels in PyTorch: ``nn/functional.py``'s checks and dropout mask,
+``nn/_interpolate.py``, ``nn.Parameter``, autocast and ``GradScaler``'s
+unscale-and-check-for-inf (``amp/``), and shared memory (``multiprocessing/``).
+Nothing else does (``tests/test_layering_imports.py`` checks it).
 """
 from . import backend
 from ._tensor import Tensor

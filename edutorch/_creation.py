@@ -5,6 +5,7 @@ ints ``int64`` and lists of bools ``bool``, unlike NumPy's float64 default.
 """
 import contextlib
 import math
+import warnings
 
 import numpy as np
 
@@ -76,8 +77,6 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             raise RuntimeError(_NO_PINNED_ALLOCATOR)
         raise NotImplementedError("edutorch does not model pinned (page-locked) host memory")
     if isinstance(data, Tensor):
-        import warnings
-
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() "
             "or sourceTensor.clone().detach().requires_grad_(True), rather than "

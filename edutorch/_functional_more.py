@@ -9,7 +9,10 @@ p, train)``, ``torch.batch_norm(input, weight, bias, running_mean, ...)``).
 """
 import functools
 import inspect
+import sys
 import warnings
+
+import numpy as np
 
 from . import _dtype, backend
 from ._tensor import Tensor
@@ -199,8 +202,6 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
 
 def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
     """Deprecated ``torch.range``: ``start`` to ``end`` INCLUDED (``arange`` stops before ``end``)."""
-    import warnings
-
     from . import _creation
 
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
@@ -213,8 +214,6 @@ def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
 
 def unravel_index(indices, shape):
     """The coordinates of flat ``indices`` in a tensor of ``shape``: one int64 tensor per dimension."""
-    import numpy as np
-
     from . import _creation
 
     index = indices._data if hasattr(indices, "_data") else np.asarray(indices)
@@ -229,8 +228,6 @@ def unravel_index(indices, shape):
 def _window(name, make):
     """A window function of PyTorch's: ``periodic=True`` (the default) is one point longer, last point dropped."""
     def window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
-        import numpy as np
-
         from . import _creation
 
         if window_length < 0:
@@ -245,8 +242,6 @@ def _window(name, make):
 
 
 def _numpy_window(fn_name, *args):
-    import numpy as np
-
     return lambda n: getattr(np, fn_name)(n, *args)
 
 
@@ -301,9 +296,6 @@ def frobenius_norm(input, dim=(-2, -1), keepdim=False):
 
 def chain_matmul(*matrices):
     """Deprecated: ``linalg.multi_dot`` (the product of the matrices, left to right here)."""
-    import functools
-    import warnings
-
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
                   "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
                   "multiple parameters.", UserWarning, stacklevel=2)
@@ -386,8 +378,6 @@ def _wrap_out_ops():
     """Give each op of ``_OUT_OPS`` without an ``out`` parameter one: this module's own functions here,
     the others where they are, on the ``edutorch`` package (not in this module, where ``max`` or
     ``sum`` would hide Python's builtins)."""
-    import sys
-
     package = sys.modules[__name__.rsplit(".", 1)[0]]  # edutorch, whose functions are defined by now
     for name in _OUT_OPS:
         home = globals() if name in __all__ else package.__dict__

@@ -15,6 +15,7 @@ Operators and methods come from the topic mixins of ``_tensor_methods/``
 the ``Function`` of each op (``autograd/_functions``); the math lives there,
 next to its gradient.
 """
+import warnings
 import weakref
 
 import numpy as np
@@ -260,8 +261,6 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     @property
     def grad(self):
         if self.grad_fn is not None and not self.__dict__.get("_retains_grad"):
-            import warnings
-
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
@@ -560,8 +559,6 @@ def _device_type(dev):
 
 
 def _warn_device_argument(method):
-    import warnings
-
     warnings.warn(f"The argument 'device' of Tensor.{method}() is deprecated. Please do not pass "
                   "this argument.", DeprecationWarning, stacklevel=3)
 

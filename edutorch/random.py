@@ -1,53 +1,15 @@
 """Random numbers: ``manual_seed``, ``Generator``, ``rand``, ``randn``, ``randint``...
 
-edutorch draws from NumPy's PCG64 generator, so a seed gives the same numbers
-on every run (but not the same numbers as PyTorch's Mersenne Twister: parity
-tests copy weights instead of relying on seeds).
+The generator itself (``Generator``, ``default_generator``) is in ``_generator.py``,
+below the Tensor, as PyTorch's is in its C++ core; this module seeds it and makes
+new tensors from it.  The in-place samplers (``x.uniform_()``...) are Tensor
+methods (``_tensor_methods/sampling.py``).
 """
 import numpy as np
 
 from . import _creation, _dtype, backend
+from ._generator import Generator, _rng, default_generator  # noqa: F401  (torch.Generator...)
 from ._tensor import Tensor
-from ._tensor_methods.inplace import EXPANDED_INPLACE_ERROR
-from ._tensor_methods.views import has_internal_overlap
-
-
-class Generator:
-    """``torch.Generator``: an independent, seedable random stream."""
-
-    def __init__(self, device="cpu"):
-        self.device = device
-        self._seed = 67280421310721  # PyTorch's default seed
-        self._rng = np.random.default_rng(self._seed)
-
-    def manual_seed(self, seed):
-        self._seed = int(seed)
-        self._rng = np.random.default_rng(self._seed)
-        return self
-
-    def seed(self):
-        self._seed = int(np.random.SeedSequence().entropy % (2**63))
-        self._rng = np.random.default_rng(self._seed)
-        return self._seed
-
-    def initial_seed(self):
-        return self._seed
-
-    def get_state(self):
-        """The generator state as a uint8 tensor (a JSON dump of NumPy's bit generator)."""
-        import json
-
-        raw = json.dumps(self._rng.bit_generator.state).encode()
-        return _creation.tensor(list(raw), dtype=_dtype.uint8)
-
-    def set_state(self, state):
-        import json
-
-        self._rng.bit_generator.state = json.loads(bytes(state._data.astype(np.uint8).tolist()).decode())
-        return self
-
-
-default_generator = Generator()
 
 
 def manual_seed(seed):
@@ -69,10 +31,6 @@ def get_rng_state():
 
 def set_rng_state(state):
     default_generator.set_state(state)
-
-
-def _rng(generator):
-    return (generator or default_generator)._rng
 
 
 _CHUNK = 1 << 20  # samples drawn at a time by ``rand``/``randn``: 8 MiB of float64
@@ -161,70 +119,6 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
         values = _rng(generator).normal(backend.to_device(np.asarray(m), "cpu") if not np.isscalar(m) else m,
                                         s if np.isscalar(s) else np.asarray(s), size=shape)
     return _sample(values, dtype, device, requires_grad)
-
-
-# -- in-place initialisers (``Tensor.uniform_`` and friends) --------------------
-def _fill_inplace(t, values):
-    """Write sampled values into ``t`` without recording history (like PyTorch's init)."""
-    xp = backend.get_array_module(t._data)
-    if has_internal_overlap(t._data):  # an expand (PyTorch's check)
-        raise RuntimeError(EXPANDED_INPLACE_ERROR)
-    t._data[...] = xp.asarray(values, dtype=t._data.dtype) if xp is not np else values
-    t._version_counter[0] += 1
-    return t
-
-
-def _keeps_meta(sample_):
-    """An in-place sampler that leaves a ``meta`` tensor as it is (it has no data to fill), drawing nothing."""
-    import functools
-
-    @functools.wraps(sample_)
-    def sample_unless_meta(t, *args, **kwargs):
-        return t if type(t._data) is backend.MetaArray else sample_(t, *args, **kwargs)
-
-    return sample_unless_meta
-
-
-@_keeps_meta
-def uniform_(t, a=0.0, b=1.0, *, generator=None):
-    return _fill_inplace(t, _rng(generator).uniform(a, b, t._data.shape))
-
-
-@_keeps_meta
-def normal_(t, mean=0.0, std=1.0, *, generator=None):
-    return _fill_inplace(t, _rng(generator).normal(mean, std, t._data.shape))
-
-
-@_keeps_meta
-def bernoulli_(t, p=0.5, *, generator=None):
-    return _fill_inplace(t, _rng(generator).random(t._data.shape) < p)
-
-
-@_keeps_meta
-def random_(t, low=0, high=None, *, generator=None):
-    if high is None:
-        low, high = 0, low if low else 2**24
-    return _fill_inplace(t, _rng(generator).integers(low, high, t._data.shape))
-
-
-@_keeps_meta
-def exponential_(t, lambd=1.0, *, generator=None):
-    return _fill_inplace(t, _rng(generator).exponential(1.0 / lambd, t._data.shape))
-
-
-@_keeps_meta
-def geometric_(t, p, *, generator=None):
-    return _fill_inplace(t, _rng(generator).geometric(p, t._data.shape))
-
-
-@_keeps_meta
-def log_normal_(t, mean=1.0, std=2.0, *, generator=None):
-    return _fill_inplace(t, _rng(generator).lognormal(mean, std, t._data.shape))
-
-
-@_keeps_meta
-def cauchy_(t, median=0.0, sigma=1.0, *, generator=None):
-    return _fill_inplace(t, median + sigma * _rng(generator).standard_cauchy(t._data.shape))
 
 
 # -- samples shaped like a tensor, and from a tensor of probabilities ---------------

@@ -143,6 +143,8 @@ def test_ops_on_meta_tensors_compute_on_zeros():
 def test_composed_ops_show_their_parts_grad_fn():
     a, b = et.ones(2, 3, requires_grad=True), et.ones(4, 3, requires_grad=True)
     assert et.cdist(a, b).grad_fn.name() == "LinalgVectorNormBackward0"  # PyTorch: CdistBackward0
+    assert et.addmv(b[:, 0], b, a[0]).grad_fn.name() == "AddBackward0"  # PyTorch: AddmvBackward0
+    assert et.addmm(et.zeros(4), a, b.t()).grad_fn.name() == "AddmmBackward0"  # one Function, as PyTorch's
     assert et.nn.functional.glu(et.ones(4, 2, requires_grad=True)).grad_fn.name() != "GluBackward0"
     torch = torch_or_skip()
     assert torch.nn.functional.glu(torch.ones(4, 2, requires_grad=True)).grad_fn.name() == "GluBackward0"

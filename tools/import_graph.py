@@ -22,8 +22,8 @@ that says nothing about the layers.  ``--with-namespace`` counts it too.
 The *core* is what a Tensor op runs through (``CORE`` below).  It must never
 import ``amp``, ``nn`` or ``multiprocessing``: those packages register what
 they add (autocast's interceptor, shared memory) with the core, as PyTorch's
-do.  ``tests/test_layering.py`` asserts that and that the largest circle does
-not grow.  The script reads the source only (``ast``); nothing is imported.
+do.  ``tests/test_layering_imports.py`` asserts that, that the largest circle does
+not grow and that it is the only one.  The script reads the source only (``ast``); nothing is imported.
 """
 import argparse
 import ast
@@ -35,7 +35,8 @@ PACKAGE = "edutorch"
 
 # the modules a Tensor op runs through; everything below these names
 CORE = ("edutorch._tensor", "edutorch._tensor_methods", "edutorch.autograd", "edutorch._dtype",
-        "edutorch.backend", "edutorch._creation", "edutorch.random", "edutorch._array_interface")
+        "edutorch.backend", "edutorch._creation", "edutorch.random", "edutorch._generator",
+        "edutorch._array_interface")
 # packages that register themselves with the core and must not be imported by it
 ABOVE_CORE = ("edutorch.amp", "edutorch.nn", "edutorch.multiprocessing")
 

@@ -4,6 +4,8 @@ Each operator is a one-liner calling the op's ``Function`` in
 ``autograd/_functions/pointwise.py`` (and ``binary.py``), where the forward and
 its gradient live side by side.  The in-place forms (``add_``...) are in ``inplace.py``.
 """
+import math
+
 import numpy as np
 
 from .. import _dtype
@@ -158,8 +160,6 @@ class ArithmeticMethods:
 
     def logaddexp2(self, other):
         """``log2(2**x + 2**y)``."""
-        import math
-
         return self.mul(math.log(2)).logaddexp(other * math.log(2)) / math.log(2)
 
     def xlogy(self, other):

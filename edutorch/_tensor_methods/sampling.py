@@ -1,19 +1,32 @@
 """Random sampling: ``uniform_``, ``normal_``, ``bernoulli_``, ``random_``..., ``bernoulli``, ``multinomial``.
 
 The in-place samplers fill a tensor without autograd history, as PyTorch's
-do; the numbers come from ``edutorch/random.py`` (NumPy's PCG64).
+do; the numbers come from the generator beneath the Tensor (``edutorch/_generator.py``,
+NumPy's PCG64), the one ``edutorch/random.py`` seeds.
 """
 import numpy as np
 
 from .. import backend
+from .._generator import _rng
 from ..autograd import grad_mode
 from ..autograd._functions import utils
-from .inplace import leaf_inplace_error
+from .inplace import EXPANDED_INPLACE_ERROR, leaf_inplace_error
+from .views import has_internal_overlap
 
 
-def _check_leaf_inplace(t):
+def _fill(t, draw, generator):
+    """Write ``draw(rng, shape)`` into ``t`` in place, without autograd history (as PyTorch's
+    samplers and ``nn.init`` do); a ``meta`` tensor has no data to fill: nothing is drawn."""
     if grad_mode.is_grad_enabled() and t._requires_grad and t.grad_fn is None:
         raise leaf_inplace_error(t)
+    if type(t._data) is backend.MetaArray:
+        return t
+    if has_internal_overlap(t._data):  # an expand (PyTorch's check)
+        raise RuntimeError(EXPANDED_INPLACE_ERROR)
+    values = draw(_rng(generator), t._data.shape)
+    xp = backend.get_array_module(t._data)
+    t._data[...] = xp.asarray(values, dtype=t._data.dtype) if xp is not np else values
+    t._version_counter[0] += 1
     return t
 
 
@@ -27,50 +40,34 @@ class SamplingMethods:
     __slots__ = ()
 
     def uniform_(self, a=0.0, b=1.0, *, generator=None):
-        from .. import random
-
-        return random.uniform_(_check_leaf_inplace(self), a, b, generator=generator)
+        return _fill(self, lambda rng, shape: rng.uniform(a, b, shape), generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        from .. import random
-
-        return random.normal_(_check_leaf_inplace(self), mean, std, generator=generator)
+        return _fill(self, lambda rng, shape: rng.normal(mean, std, shape), generator)
 
     def bernoulli_(self, p=0.5, *, generator=None):
-        from .. import random
-
-        return random.bernoulli_(_check_leaf_inplace(self), p, generator=generator)
+        return _fill(self, lambda rng, shape: rng.random(shape) < p, generator)
 
     def random_(self, from_=0, to=None, *, generator=None):
         """Integers in [from, to) (``random_(n)``: [0, n))."""
-        from .. import random
-
-        return random.random_(_check_leaf_inplace(self), from_, to, generator=generator)
+        if to is None:
+            from_, to = 0, from_ if from_ else 2**24
+        return _fill(self, lambda rng, shape: rng.integers(from_, to, shape), generator)
 
     def exponential_(self, lambd=1.0, *, generator=None):
-        from .. import random
-
-        return random.exponential_(_check_leaf_inplace(self), lambd, generator=generator)
+        return _fill(self, lambda rng, shape: rng.exponential(1.0 / lambd, shape), generator)
 
     def geometric_(self, p, *, generator=None):
-        from .. import random
-
-        return random.geometric_(_check_leaf_inplace(self), p, generator=generator)
+        return _fill(self, lambda rng, shape: rng.geometric(p, shape), generator)
 
     def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
-        from .. import random
-
-        return random.log_normal_(_check_leaf_inplace(self), mean, std, generator=generator)
+        return _fill(self, lambda rng, shape: rng.lognormal(mean, std, shape), generator)
 
     def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
-        from .. import random
-
-        return random.cauchy_(_check_leaf_inplace(self), median, sigma, generator=generator)
+        return _fill(self, lambda rng, shape: median + sigma * rng.standard_cauchy(shape), generator)
 
     def bernoulli(self, p=None, *, generator=None):
         """0/1 samples, each 1 with probability ``self`` (or ``p``)."""
-        from ..random import _rng
-
         probs = self._data if p is None else np.broadcast_to(p, self._data.shape)
         if ((probs < 0) | (probs > 1)).any():
             raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.")
@@ -79,8 +76,6 @@ class SamplingMethods:
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         """Indices drawn with probabilities proportional to each row of ``self`` (1-D or 2-D)."""
-        from ..random import _rng
-
         w = backend.to_device(self._data, "cpu").astype(np.float64)
         if w.ndim not in (1, 2):
             raise RuntimeError("prob_dist must be 1 or 2 dim")

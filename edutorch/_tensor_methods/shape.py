@@ -5,6 +5,7 @@ their base and are remembered by ``views.py``, so an in-place op on a view
 can rewrite its base's graph.  The ops are in ``autograd/_functions/shape.py``.
 """
 import builtins
+import warnings
 
 import numpy as np
 
@@ -104,8 +105,6 @@ class ShapeMethods:
     @property
     def T(self):
         if self._data.ndim not in (0, 2):
-            import warnings
-
             warnings.warn(
                 "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
                 "deprecated and it will throw an error in a future release. Consider `x.mT` to "

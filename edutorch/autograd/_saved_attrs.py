@@ -35,6 +35,8 @@ What reading one does, as PyTorch's ``SavedVariable::unpack``:
   held ``None`` still reads ``None``, and non-tensor values (dims, sizes,
   numbers) stay readable, as in PyTorch.
 """
+import numpy as np
+
 from . import function as _function
 from ._saved_tensor import SavedVariable
 
@@ -154,8 +156,6 @@ def _as_tensor(value):
 
 def wrapped_number(value):
     """A Python number as the 0-d tensor PyTorch makes of it (int64, float64 or bool)."""
-    import numpy as np
-
     dtype = bool if isinstance(value, bool) else np.int64 if isinstance(value, int) else np.float64
     return _function._Tensor._make(np.asarray(value, dtype=dtype))
 

@@ -698,8 +698,6 @@ def once_differentiable(fn):
     values are right, and differentiating them again raises a RuntimeError
     instead of silently missing the second-order terms.
     """
-    import functools
-
     @functools.wraps(fn)
     def wrapper(ctx, *args):
         outputs = grad_mode.call_with_grad_mode(False, fn, ctx, *args)

@@ -198,7 +198,7 @@ class Tracer:
 
     def _patch_functions(self, patcher, fn_globals):
         """Wrap edutorch's public functions and math's (in ``forward``'s globals too)."""
-        from .graph import _public_namespaces
+        from .node import _public_namespaces
 
         wrappers = {}
         for _, module in _public_namespaces():

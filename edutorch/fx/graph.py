@@ -13,8 +13,9 @@ import inspect
 import keyword
 import math
 import re
+import warnings
 
-from .node import Node, _qualified_name, map_arg
+from .node import Node, _public_path, _qualified_name, map_arg
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -79,46 +80,6 @@ def _target_to_str(target):
         if op.startswith("__") and op.endswith("__"):
             op = op[2:-2]
     return _snake_case(op)
-
-
-# -- where edutorch's functions live --------------------------------------------------------
-_PUBLIC_PATHS = None
-
-
-def _public_namespaces():
-    import edutorch
-    import edutorch.linalg
-    import edutorch.nn.functional
-
-    return [("edutorch", edutorch), ("edutorch.nn.functional", edutorch.nn.functional),
-            ("edutorch.linalg", edutorch.linalg)]
-
-
-def _public_path(func):
-    """``"edutorch.relu"`` for ``edutorch.relu``: the path user code spells, or None.
-
-    A function defined in a public module is named there (``F.gelu`` is
-    ``edutorch.nn.functional.gelu``); one from a private file by the public
-    name it is exported under, its own ``__name__`` first (``cat``, not ``concatenate``)."""
-    global _PUBLIC_PATHS
-    if not (getattr(func, "__module__", None) or "").startswith("edutorch"):
-        return None
-    if _PUBLIC_PATHS is None:
-        _PUBLIC_PATHS = {}
-        namespaces = _public_namespaces()
-        for prefix, module in namespaces:
-            for name, value in vars(module).items():
-                if callable(value) and not isinstance(value, type) and not name.startswith("_"):
-                    # the function and what it wraps (a tracer's wrapper, or the one that
-                    # accepts NumPy's axis=/keepdims=) are both known by this name
-                    for f in {value, getattr(value, "__wrapped__", value)}:
-                        path, own = f"{prefix}.{name}", name == getattr(f, "__name__", None)
-                        defined_here = own and getattr(f, "__module__", None) == prefix
-                        best = _PUBLIC_PATHS.get(id(f))
-                        if best is None or defined_here or (own and not best[1]):
-                            _PUBLIC_PATHS[id(f)] = (path, own or defined_here)
-    found = _PUBLIC_PATHS.get(id(func))
-    return None if found is None else found[0]
 
 
 # -- code generation ------------------------------------------------------------------------
@@ -386,8 +347,6 @@ class Graph:
         if to_erase.graph is not self:
             raise RuntimeError(f"Attempting to remove {to_erase} from wrong graph!")
         if to_erase._erased:
-            import warnings
-
             warnings.warn(f"erase_node({to_erase}) on an already erased node")
             return
         to_erase._remove_from_list()

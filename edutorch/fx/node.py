@@ -55,10 +55,48 @@ def _format_arg(arg):
     return str(arg)
 
 
+# -- where edutorch's functions live --------------------------------------------------------
+_PUBLIC_PATHS = None
+
+
+def _public_namespaces():
+    import edutorch
+    import edutorch.linalg
+    import edutorch.nn.functional
+
+    return [("edutorch", edutorch), ("edutorch.nn.functional", edutorch.nn.functional),
+            ("edutorch.linalg", edutorch.linalg)]
+
+
+def _public_path(func):
+    """``"edutorch.relu"`` for ``edutorch.relu``: the path user code spells, or None.
+
+    A function defined in a public module is named there (``F.gelu`` is
+    ``edutorch.nn.functional.gelu``); one from a private file by the public
+    name it is exported under, its own ``__name__`` first (``cat``, not ``concatenate``)."""
+    global _PUBLIC_PATHS
+    if not (getattr(func, "__module__", None) or "").startswith("edutorch"):
+        return None
+    if _PUBLIC_PATHS is None:
+        _PUBLIC_PATHS = {}
+        namespaces = _public_namespaces()
+        for prefix, module in namespaces:
+            for name, value in vars(module).items():
+                if callable(value) and not isinstance(value, type) and not name.startswith("_"):
+                    # the function and what it wraps (a tracer's wrapper, or the one that
+                    # accepts NumPy's axis=/keepdims=) are both known by this name
+                    for f in {value, getattr(value, "__wrapped__", value)}:
+                        path, own = f"{prefix}.{name}", name == getattr(f, "__name__", None)
+                        defined_here = own and getattr(f, "__module__", None) == prefix
+                        best = _PUBLIC_PATHS.get(id(f))
+                        if best is None or defined_here or (own and not best[1]):
+                            _PUBLIC_PATHS[id(f)] = (path, own or defined_here)
+    found = _PUBLIC_PATHS.get(id(func))
+    return None if found is None else found[0]
+
+
 def _qualified_name(func):
     """``module.name`` of a function, with edutorch's public path where it has one."""
-    from .graph import _public_path
-
     if getattr(builtins, getattr(func, "__name__", ""), None) is func:
         return func.__name__
     public = _public_path(func)

@@ -21,6 +21,7 @@ How it works (PyTorch's ``SubgraphMatcher``, written out below):
    the match's outputs, its placeholders bound to the nodes the pattern's
    placeholders matched; the matched nodes are erased.
 """
+import copy
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -258,8 +259,6 @@ def _replace_one(gm, match, pattern_graph, replacement_graph, changed):
 
 def _copy_attributes(gm, replacement):
     """Submodules and attributes the replacement module uses, copied into ``gm`` where missing."""
-    import copy
-
     from ..nn import Module
 
     gm.delete_all_unused_submodules()

@@ -10,6 +10,7 @@ stacked. The formulas below are PyTorch's, written the same way, so the
 float values match exactly.
 """
 import math
+import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
@@ -146,8 +147,6 @@ class LambdaLR(LRScheduler):
 
     def state_dict(self):
         """Plain functions cannot be saved: they become None (callable objects keep their __dict__)."""
-        import types
-
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
         state["lr_lambdas"] = [
             None if isinstance(fn, types.FunctionType) else fn.__dict__.copy() for fn in self.lr_lambdas

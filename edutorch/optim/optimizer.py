@@ -15,6 +15,7 @@ PyTorch's ``_single_tensor_*`` functions are: in-place Tensor ops
 (``p.add_(g, alpha=-lr)``, ``exp_avg.lerp_(g, 1 - beta1)``) under ``no_grad``,
 so the update is not part of any graph and bumps each parameter's version.
 """
+import warnings
 from collections import OrderedDict, defaultdict
 from copy import deepcopy
 from functools import wraps
@@ -231,8 +232,6 @@ class Optimizer:
 
         params = param_group["params"]
         if len(params) != len(set(params)):
-            import warnings
-
             warnings.warn(
                 "optimizer contains a parameter group with duplicate parameters; in future, this "
                 "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",

@@ -1,12 +1,19 @@
-"""The fast paths of the nn layers give the same results as the general ones, and as torch.
+"""Cross entropy without class weights, and the layers' backward with and without ``create_graph``.
+
+(The file is named after the fast paths these tests once compared with the general ones;
+issues 11 and 27 removed those paths, and the tests now hold the single paths to the same
+values and to torch.)
 
 * ``F.cross_entropy`` / ``F.nll_loss`` give the same values and gradients with
-  no class weights as with all-ones weights (one ``NllLoss``, the
-  ``NllLossBackward0`` after a ``LogSoftmaxBackward0``, as in PyTorch).
-* Conv, pooling and normalization backwards run NumPy formulas, except under
-  ``create_graph=True``, where they are recorded (so second derivatives match
-  torch); a custom backward marked ``@once_differentiable`` still raises
-  PyTorch's error when differentiated again.
+  no class weights as with all-ones weights: one ``NllLoss`` for every case
+  (``nn/_functions/loss.py``), its ``NllLossBackward0`` after a
+  ``LogSoftmaxBackward0``, as in PyTorch.
+* Conv, pooling and normalization backwards are written once, with Tensor ops
+  (``nn/_functions/``): a plain backward runs them outside the graph,
+  ``create_graph=True`` records them, so the first derivative is the same either
+  way and second derivatives match torch; a custom backward marked
+  ``@once_differentiable`` still raises PyTorch's error when differentiated again.
+* Max pooling sends the gradient of tied maxima to the first of them, as torch.
 """
 import numpy as np
 import pytest
@@ -154,7 +161,7 @@ def test_second_derivative_through_layer_backward_matches_torch(name):
 
 @pytest.mark.parametrize("name", sorted(LAYERS))
 def test_first_derivative_is_the_same_with_create_graph(name):
-    """create_graph=True (differentiable Tensor ops) gives the plain backward's values (NumPy)."""
+    """create_graph=True (the backward's Tensor ops recorded) gives the plain backward's values."""
     x_np = randn(2, 2, 4, 4)
     grads = []
     for create_graph in (False, True):

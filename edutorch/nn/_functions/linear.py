@@ -13,6 +13,8 @@ calling them on a ``W.t()`` view would add view ops to every layer's backward
 (measured at +30% for a small layer's step).  Backward is Tensor ops, so with
 ``create_graph=True`` they are differentiated again.
 """
+import numpy as np
+
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from ...autograd._functions.blas import (Addmm, addmm_array, check_addmm, check_mm, mm_jvp, mm_mat1_backward,
@@ -98,8 +100,6 @@ class Bilinear(Function):
 
     @staticmethod
     def forward(ctx, x1, x2, weight, bias):
-        import numpy as np
-
         ctx.save_for_backward(x1, x2, weight)
         # einsum spells the double contraction exactly as the formula reads
         out = np.einsum("ni,oij,nj->no", x1._data, weight._data, x2._data, optimize=True)
