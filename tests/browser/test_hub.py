@@ -28,12 +28,8 @@ import copy
 import json
 import os
 import pathlib
-import secrets
-import signal
-import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 
@@ -48,6 +44,8 @@ sys.path.insert(0, str(ROOT / "teaching" / "hub"))
 sys.path.insert(0, str(ROOT / "teaching"))
 import classhub  # noqa: E402  (teaching/hub/classhub.py)
 import course  # noqa: E402  (teaching/course.py)
+import hubapi  # noqa: E402  (teaching/hub/hubapi.py: the hub's and the servers' APIs, kernels)
+from hubapi import execute, start_kernel  # noqa: E402
 
 if classhub.proxy_command() is None:
     pytest.skip("configurable-http-proxy (node) not found: class hub test skipped "
@@ -68,81 +66,9 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 # --- the hub ---------------------------------------------------------------------------
 
-class Hub:
-    """A running class hub: its URL, the class folder, the accounts, an admin API token.
-
-    ``options`` go to ``classhub.hub_environment`` (``prefix``, ``system_users``); the hub
-    runs on the interpreter ``python`` (default: this one) with ``environment`` added to its
-    own (``LD_LIBRARY_PATH``, which JupyterHub passes on to the servers)."""
-
-    def __init__(self, folder, port, students=STUDENTS, python=sys.executable, environment=None, **options):
-        self.folder, self.port, self.students, self.python, self.options = folder, port, students, python, options
-        self.environment = environment or {}
-        self.instructor = classhub.instructor_name(options.get("prefix", ""))
-        self.url = f"http://127.0.0.1:{port}/"
-        self.token = secrets.token_hex(16)
-        self.accounts = classhub.read_accounts(folder)
-        self.process = None
-        self._tokens = {}
-
-    def start(self, timeout=180):
-        env = classhub.hub_environment(self.folder, self.students, self.port, mem_limit=MEM_LIMIT,
-                                       api_token=self.token, **self.options)
-        env["PATH"] = os.pathsep.join([str(pathlib.Path(self.python).parent), env["PATH"]])
-        env.update(self.environment)
-        self.log = open(self.folder / "hub" / "hub.log", "a")
-        self.process = subprocess.Popen([self.python, *classhub.hub_command()[1:]], env=env, cwd=self.folder / "hub",
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "the hub exited:\n" + self.log_tail()
-            try:
-                if requests.get(self.url + "hub/api/", timeout=2).ok:
-                    return
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.25)
-        raise AssertionError("the hub did not answer:\n" + self.log_tail())
-
-    def stop(self):
-        """Ctrl-C: the hub stops every server and its proxy."""
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-
-    def log_tail(self):
-        return (self.folder / "hub" / "hub.log").read_text()[-4000:]
-
-    def api(self, method, path, **kwargs):
-        response = requests.request(method, self.url + "hub/api/" + path, timeout=30,
-                                    headers={"Authorization": f"token {self.token}"}, **kwargs)
-        response.raise_for_status()
-        return response.json() if response.content else None
-
-    def ensure_server(self, user, timeout=90):
-        """Start ``user``'s server when it is not running; wait until it answers."""
-        if not self.api("GET", f"users/{user}")["servers"].get("", {}).get("ready"):
-            requests.post(self.url + f"hub/api/users/{user}/server", timeout=60,
-                          headers={"Authorization": f"token {self.token}"})
-        deadline = time.monotonic() + timeout
-        while not self.api("GET", f"users/{user}")["servers"].get("", {}).get("ready"):
-            assert time.monotonic() < deadline, f"{user}'s server did not start:\n" + self.log_tail()
-            time.sleep(0.5)
-
-    def user_token(self, user):
-        if user not in self._tokens:
-            self._tokens[user] = self.api("POST", f"users/{user}/tokens", json={"expires_in": 3600})["token"]
-        return self._tokens[user]
-
-    def server(self, user, method, path, as_user=None, **kwargs):
-        """A request to ``user``'s server, with ``as_user``'s token (default: the user's own)."""
-        token = self.user_token(as_user or user)
-        return requests.request(method, self.url + f"user/{user}/{path}", timeout=120, allow_redirects=False,
-                                headers={"Authorization": f"token {token}"}, **kwargs)
+class Hub(hubapi.RunningHub):
+    """A running class hub (teaching/hub/hubapi.py) with nbgrader's buttons: a student's
+    Assignment List and the instructor's formgrader, through their REST endpoints."""
 
     def nbgrader_student(self, user, action):
         """The Assignment List's buttons: fetch, submit, fetch_feedback (nbgrader's REST endpoints)."""
@@ -160,33 +86,19 @@ class Hub:
             f"{result.get('log', '')[-3000:]}\n{result.get('error', result)}")
         return result
 
-    def home(self, user):
-        return self.folder / "home" / user
-
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class") / "class"
     classhub.prepare(folder, STUDENTS)
-    hub = Hub(folder, classhub.free_port())
+    hub = Hub(folder, classhub.free_port(), STUDENTS, mem_limit=MEM_LIMIT)
     try:
-        started = time.monotonic()
-        hub.start()
-        hub.startup_seconds = time.monotonic() - started
-        hub.startup_cpu_seconds = cpu_seconds(hub.process.pid)
+        hub.startup_seconds = hub.start()
+        hub.startup_cpu_seconds = hubapi.cpu_seconds(hub.hub_processes())
         yield hub
     finally:
         if hub.process is not None and hub.process.poll() is None:
             hub.stop()
-
-
-def cpu_seconds(pid):
-    """CPU time (user + system) of a process and its children so far."""
-    import psutil
-
-    processes = [psutil.Process(pid)]
-    processes += processes[0].children(recursive=True)
-    return sum(sum(p.cpu_times()[:2]) for p in processes)
 
 
 # --- a student's work --------------------------------------------------------------------
@@ -221,18 +133,20 @@ def save_notebook(hub, user, nb):
 
 # --- the browser ------------------------------------------------------------------------
 
-def log_in(browser, hub, user):
+def log_in(browser, hub, user, then="lab"):
     """A new browser window; ``user`` logs in with their password; their server starts and
-    JupyterLab opens. Returns the window, its page and the seconds from login to JupyterLab."""
+    the page ``then`` of it opens (JupyterLab; the instructor: the formgrader). Returns the
+    window, its page and the seconds from login to that page (the server's spawn included)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.goto(hub.url + "hub/login", wait_until="domcontentloaded")
+    page.goto(hub.url + f"hub/login?next=/user/{user}/{then}", wait_until="domcontentloaded")
     page.fill("#username_input", user)
     page.fill("#password_input", hub.accounts[user])
     started = time.monotonic()
     page.click("#login_submit")
-    page.wait_for_url(f"**/user/{user}/lab**", timeout=120_000)
-    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    page.wait_for_url(f"**/user/{user}/{then}**", timeout=120_000, wait_until="domcontentloaded")
+    if then == "lab":
+        page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
     return context, page, time.monotonic() - started
 
 
@@ -306,61 +220,6 @@ def wait_for_idle_kernel(page, timeout_ms=60_000):
 
 # --- kernels ----------------------------------------------------------------------------
 
-def start_kernel(hub, user):
-    response = hub.server(user, "POST", "api/kernels", json={"name": "python3"})
-    assert response.status_code == 201, response.text
-    return response.json()["id"]
-
-
-def execute(hub, user, kernel, code, timeout=60):
-    """Run ``code`` in a kernel through the hub (the kernel's websocket); ``(status, text)``."""
-    url = hub.url.replace("http", "ws") + f"user/{user}/api/kernels/{kernel}/channels"
-    ws = websocket.create_connection(url, header=[f"Authorization: token {hub.user_token(user)}"], timeout=timeout)
-    msg_id = uuid.uuid4().hex
-    ws.send(json.dumps({
-        "header": {"msg_id": msg_id, "username": user, "session": uuid.uuid4().hex, "msg_type": "execute_request",
-                   "version": "5.3"},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))
-    text, status, idle = [], None, False
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            # short reads: the server's websocket pings (every 30 s) would keep one long read alive forever
-            ws.settimeout(min(5.0, max(0.1, deadline - time.monotonic())))
-            try:
-                msg = json.loads(ws.recv())
-            except websocket.WebSocketTimeoutException:
-                continue  # nothing for a few seconds: look at the deadline again
-            except websocket.WebSocketConnectionClosedException:
-                return "closed", "".join(text)
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "status" and content["execution_state"] in ("restarting", "dead"):
-                return content["execution_state"], "".join(text)  # the server says the kernel died
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            if kind == "stream":
-                text.append(content["text"])
-            elif kind in ("execute_result", "display_data"):
-                text.append(content["data"].get("text/plain", ""))
-            elif kind == "error":
-                text.append(f"{content['ename']}: {content['evalue']}")
-            elif kind == "execute_reply":
-                status = content["status"]
-            elif kind == "status" and content["execution_state"] == "idle":
-                idle = True
-            # the reply (shell channel) and the idle status (iopub) may come in either order
-            if status and idle:
-                return status, "".join(text)
-    except websocket.WebSocketTimeoutException:
-        return "timeout", "".join(text)
-    finally:
-        ws.close()
-    return "timeout", "".join(text)
-
-
 # --- the tests ----------------------------------------------------------------------------
 
 def gradebook_scores(course_root):
@@ -384,28 +243,26 @@ def test_the_hub_of_a_class_of_30_starts_within_30_seconds(hub):
 
 
 def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browser, tmp_path):
-    instructor, teacher, _ = log_in(browser, hub, classhub.INSTRUCTOR)
-    # the instructor: formgrader ▸ Manage Assignments ▸ generate the student version, release it
-    teacher.goto(hub.url + "user/instructor/formgrader/manage_assignments", wait_until="domcontentloaded")
+    # the instructor logs in to the formgrader: Manage Assignments ▸ generate the student version, release it
+    instructor, teacher, _ = log_in(browser, hub, classhub.INSTRUCTOR, then="formgrader/manage_assignments")
     formgrader_click(teacher, "assign", f"Successfully created the student version of '{NAME}'")
     formgrader_click(teacher, "release", f"Successfully released '{NAME}'")
 
-    # student01: Assignment List ▸ Fetch, open the lesson (timed: first open to kernel idle), Submit
+    # student01: Assignment List ▸ Fetch; the lesson opened from the list (timed: the click to
+    # its kernel idle); the answers typed and saved; back in the list ▸ Submit
     student, page, spawn = log_in(browser, hub, RIGHT)
     open_assignment_list(page)
-    page.click(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Fetch')", timeout=30_000)
-    page.wait_for_selector(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Submit')",
-                           timeout=60_000)
+    fetched = f"#nbgrader-assignment-list .list_item:has-text('{NAME}')"
+    page.click(f"{fetched} button:has-text('Fetch')", timeout=30_000)
+    page.click(f"#fetched_assignments_list {fetched} .assignment-notebooks-link", timeout=60_000)
     opened = time.monotonic()
-    page.goto(hub.url + f"user/{RIGHT}/lab/tree/{NAME}/{NAME}.ipynb", wait_until="domcontentloaded")
+    page.click(f"#fetched_assignments_list .assignment-notebooks a:text-is('{NAME}')", timeout=30_000)
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=60_000)
     wait_for_idle_kernel(page)
     first_open = time.monotonic() - opened
     assert type_answers(page, hub.home(RIGHT) / NAME / f"{NAME}.ipynb") == len(answer_ids())
-    page.goto(hub.url + f"user/{RIGHT}/lab", wait_until="domcontentloaded")
-    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
     open_assignment_list(page)
-    page.click(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Submit')", timeout=30_000)
+    page.click(f"#fetched_assignments_list {fetched} button:has-text('Submit')", timeout=30_000)
     page.wait_for_selector("#nbgrader-assignment-list #submitted_assignments_list .list_item", timeout=60_000)
 
     # student02 through the same endpoints: a blank notebook first, then, after the due
@@ -413,9 +270,9 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     hub.ensure_server(PARTLY)
     hub.nbgrader_student(PARTLY, "fetch")
     hub.nbgrader_student(PARTLY, "submit")
+    due = time.gmtime(time.time() - 1)  # a second ago (whole seconds): what comes now is late
     hub.formgrader(f"assignment/{NAME}", method="PUT", json={
-        "duedate_notimezone": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()), "duedate_timezone": "UTC"})
-    time.sleep(1.5)
+        "duedate_notimezone": time.strftime("%Y-%m-%dT%H:%M:%S", due), "duedate_timezone": "UTC"})
     save_notebook(hub, PARTLY, answered(hub.home(PARTLY) / NAME / f"{NAME}.ipynb", every=2))
     hub.nbgrader_student(PARTLY, "submit")
     inbound = sorted(p.name for p in (hub.folder / "exchange" / course.COURSE_ID / "inbound").iterdir())
@@ -478,7 +335,8 @@ def list_class_servers(hub):
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             continue
-        if b"jupyterhub-singleuser" in cmdline and cwd.startswith(str(hub.folder)):
+        if b"\0".join(arg.encode() for arg in classhub.server_command()[1:]) in cmdline \
+                and cwd.startswith(str(hub.folder)):
             running.append(int(pid))
     return running
 
@@ -498,7 +356,7 @@ def test_students_cannot_reach_each_other_or_the_instructor(hub, browser):
     page.fill("#username_input", RIGHT)
     page.fill("#password_input", hub.accounts[RIGHT])
     page.click("#login_submit")
-    page.wait_for_url(f"**/user/{RIGHT}/**", timeout=60_000)
+    page.wait_for_url(f"**/user/{RIGHT}/**", timeout=60_000, wait_until="commit")  # logged in: no need to load it
     response = page.goto(hub.url + f"user/{PARTLY}/lab", wait_until="domcontentloaded")
     assert response.status == 403 or f"/user/{PARTLY}/" not in page.url
     context.close()
@@ -528,15 +386,15 @@ def test_a_kernel_that_fills_memory_or_dies_does_not_take_the_hub_down(hub):
     for user in (RIGHT, PARTLY):
         hub.ensure_server(user)
     kernel = start_kernel(hub, PARTLY)
-    # a new kernel may drop a request that comes before it is ready (JupyterLab waits for its
-    # kernel_info_reply first): ask until it answers, then fill its memory
-    assert any(execute(hub, PARTLY, kernel, "pass", timeout=15)[0] == "ok" for _ in range(6)), "kernel never ready"
+    hubapi.wait_for_idle_kernel(hub, PARTLY, kernel)  # as JupyterLab does before it sends a cell
     status, text = execute(hub, PARTLY, kernel, f"block = bytearray({2 * MEM_LIMIT})")
     assert status == "error" and "MemoryError" in text, (status, text)
     assert execute(hub, PARTLY, kernel, "print(6 * 7)") == ("ok", "42\n")  # the kernel lives on
     status, _ = execute(hub, PARTLY, kernel, "import os; os._exit(1)", timeout=20)
     assert status in ("restarting", "dead", "closed", "timeout")  # no reply: the kernel is gone
-    # the server restarts the kernel (a new process, the same kernel id); code runs again
+    # the server restarts the kernel (a new process, the same kernel id; it notices the death
+    # within a few seconds): once the kernel answers again, code runs again
+    hubapi.wait_for_idle_kernel(hub, PARTLY, kernel)
     assert execute(hub, PARTLY, kernel, "print('back')") == ("ok", "back\n")
     assert requests.get(hub.url + "hub/api/", timeout=10).ok
     for user in (RIGHT, PARTLY):
