@@ -133,19 +133,23 @@ def save_notebook(hub, user, nb):
 
 # --- the browser ------------------------------------------------------------------------
 
-def log_in(browser, hub, user, then="lab"):
-    """A new browser window; ``user`` logs in with their password; their server starts and
-    the page ``then`` of it opens (JupyterLab; the instructor: the formgrader). Returns the
-    window, its page and the seconds from login to that page (the server's spawn included)."""
+def log_in(browser, hub, user, then=None):
+    """A new browser window; ``user`` logs in with their password; the hub starts their
+    server and sends them to JupyterLab, which opens; or, with ``then``, as soon as the
+    hub sent them there, they go to the page ``then`` of their server instead (the
+    instructor: the formgrader; JupyterLab's own loading is not waited for). Returns the
+    window, its page and the seconds from login to JupyterLab (the server's spawn included)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
-    page.goto(hub.url + f"hub/login?next=/user/{user}/{then}", wait_until="domcontentloaded")
+    page.goto(hub.url + "hub/login", wait_until="domcontentloaded")
     page.fill("#username_input", user)
     page.fill("#password_input", hub.accounts[user])
     started = time.monotonic()
     page.click("#login_submit")
-    page.wait_for_url(f"**/user/{user}/{then}**", timeout=120_000, wait_until="domcontentloaded")
-    if then == "lab":
+    page.wait_for_url(f"**/user/{user}/lab**", timeout=120_000, wait_until="commit")
+    if then:
+        page.goto(hub.url + f"user/{user}/{then}", wait_until="domcontentloaded")
+    else:
         page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
     return context, page, time.monotonic() - started
 
@@ -252,9 +256,9 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     # its kernel idle); the answers typed and saved; back in the list ▸ Submit
     student, page, spawn = log_in(browser, hub, RIGHT)
     open_assignment_list(page)
-    fetched = f"#nbgrader-assignment-list .list_item:has-text('{NAME}')"
-    page.click(f"{fetched} button:has-text('Fetch')", timeout=30_000)
-    page.click(f"#fetched_assignments_list {fetched} .assignment-notebooks-link", timeout=60_000)
+    released, fetched = (f"#{status}_assignments_list .list_item:has-text('{NAME}')" for status in ("released", "fetched"))
+    page.click(f"{released} button:has-text('Fetch')", timeout=30_000)
+    page.click(f"{fetched} .assignment-notebooks-link", timeout=60_000)  # its notebooks, unfolded
     opened = time.monotonic()
     page.click(f"#fetched_assignments_list .assignment-notebooks a:text-is('{NAME}')", timeout=30_000)
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=60_000)
@@ -262,7 +266,7 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     first_open = time.monotonic() - opened
     assert type_answers(page, hub.home(RIGHT) / NAME / f"{NAME}.ipynb") == len(answer_ids())
     open_assignment_list(page)
-    page.click(f"#fetched_assignments_list {fetched} button:has-text('Submit')", timeout=30_000)
+    page.click(f"{fetched} button:has-text('Submit')", timeout=30_000)
     page.wait_for_selector("#nbgrader-assignment-list #submitted_assignments_list .list_item", timeout=60_000)
 
     # student02 through the same endpoints: a blank notebook first, then, after the due
