@@ -41,14 +41,15 @@ def wait_until(condition, timeout, failure):
 
 
 def cpu_seconds(processes):
-    """CPU time (user + system) the ``processes`` (psutil's) spent so far; gone ones count 0."""
+    """CPU time (user + system) the ``processes`` (psutil's) spent so far, with their children
+    that ended (a live child counts when it is in ``processes``); gone ones count 0."""
     total = 0.0
     for process in processes:
         try:
             times = process.cpu_times()
         except psutil.NoSuchProcess:
             continue
-        total += times.user + times.system
+        total += times.user + times.system + times.children_user + times.children_system
     return total
 
 

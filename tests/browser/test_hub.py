@@ -101,6 +101,30 @@ def hub(tmp_path_factory):
             hub.stop()
 
 
+class Stopwatch:
+    """Wall and CPU seconds of a test's steps, printed at its end (CI's log says where the
+    time went). CPU: this process and every process under it (Chromium, the hub, its
+    servers and kernels), which other jobs on the machine do not change."""
+
+    def __init__(self):
+        self.steps, self.last = [], self.now()
+
+    @staticmethod
+    def now():
+        import psutil
+
+        test = psutil.Process()
+        return time.monotonic(), hubapi.cpu_seconds([test, *test.children(recursive=True)])
+
+    def lap(self, step):
+        now = self.now()
+        self.steps.append(f"{step} {now[0] - self.last[0]:.0f} s ({now[1] - self.last[1]:.0f} CPU s)")
+        self.last = now
+
+    def __str__(self):
+        return "; ".join(self.steps)
+
+
 # --- a student's work --------------------------------------------------------------------
 
 def answer_ids(every=1):
@@ -247,11 +271,13 @@ def test_the_hub_of_a_class_of_30_starts_within_30_seconds(hub):
 
 
 def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browser, tmp_path):
+    watch = Stopwatch()
     # the instructor logs in to the formgrader: Manage Assignments ▸ generate the student version, release it
     instructor, teacher, _ = log_in(browser, hub, classhub.INSTRUCTOR, then="formgrader/manage_assignments")
     formgrader_click(teacher, "assign", f"Successfully created the student version of '{NAME}'")
     formgrader_click(teacher, "release", f"Successfully released '{NAME}'")
 
+    watch.lap("instructor: release")
     # student01: Assignment List ▸ Fetch; the lesson opened from the list (timed: the click to
     # its kernel idle); the answers typed and saved; back in the list ▸ Submit
     student, page, spawn = log_in(browser, hub, RIGHT)
@@ -264,11 +290,14 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=60_000)
     wait_for_idle_kernel(page)
     first_open = time.monotonic() - opened
+    watch.lap("student01: log in, fetch, open")
     assert type_answers(page, hub.home(RIGHT) / NAME / f"{NAME}.ipynb") == len(answer_ids())
+    watch.lap("student01: type, save")
     open_assignment_list(page)
     page.click(f"{fetched} button:has-text('Submit')", timeout=30_000)
     page.wait_for_selector("#nbgrader-assignment-list #submitted_assignments_list .list_item", timeout=60_000)
 
+    watch.lap("student01: submit")
     # student02 through the same endpoints: a blank notebook first, then, after the due
     # date, a notebook with every other exercise answered (nbgrader keeps the latest)
     hub.ensure_server(PARTLY)
@@ -282,11 +311,13 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     inbound = sorted(p.name for p in (hub.folder / "exchange" / course.COURSE_ID / "inbound").iterdir())
     assert [name.split("+")[0] for name in inbound] == [RIGHT, PARTLY, PARTLY]
 
+    watch.lap("student02")
     # the hub restarts (Ctrl-C, every server stopped, started again): no submission is lost
     student.close()
     hub.stop()
     assert not list_class_servers(hub), "Ctrl-C leaves no server running"
     hub.start()
+    watch.lap("hub restart")
     hub.ensure_server(classhub.INSTRUCTOR)  # what the hub's "Start My Server" button does
     teacher.goto(hub.url + "user/instructor/formgrader/manage_assignments", wait_until="domcontentloaded")
     formgrader_click(teacher, "collect", f"Successfully collected submissions of '{NAME}'")
@@ -295,6 +326,7 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     formgrader_click(teacher, "generate-feedback", f"Successfully generated feedback of '{NAME}'")
     formgrader_click(teacher, "release-feedback", f"Successfully released feedback of '{NAME}'")
     instructor.close()
+    watch.lap("instructor: collect, grade, feedback")
 
     # each student fetches feedback: the executed notebook as HTML in their own home, polished
     # as `./dev grade`'s (exercises by number, no folder of the instructor's)
@@ -310,6 +342,7 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     for noise in ("Object of type <Submitted", "running over TCP without encryption", "not recognized by"):
         assert noise not in log, noise
 
+    watch.lap("students: feedback")
     # the gradebook: student01 full marks, student02 the points of the answered exercises,
     # late; the same scores as `./dev grade` on the very notebooks collected
     root = classhub.course_folder(hub.folder)
@@ -326,8 +359,9 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
         dev_rows = [line.split(",") for line in f.read().splitlines()[1:]]
     assert {(s, course._exercise_name(g)): v for (s, g), v in scores.items()} == {
         (s, e): float(v) for s, _, e, v, _ in dev_rows}
-    print(f"hub up in {hub.startup_seconds:.1f} s ({hub.startup_cpu_seconds:.1f} CPU s); {RIGHT}: login to JupyterLab (server spawn) {spawn:.1f} s, "
-          f"first lesson open to kernel idle {first_open:.1f} s")
+    watch.lap("./dev grade")
+    print(f"hub up in {hub.startup_seconds:.1f} s ({hub.startup_cpu_seconds:.1f} CPU s); {RIGHT}: login to JupyterLab "
+          f"(server spawn) {spawn:.1f} s, first lesson open to kernel idle {first_open:.1f} s\n{watch}")
 
 
 def list_class_servers(hub):
