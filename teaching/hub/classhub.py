@@ -10,6 +10,8 @@ One folder holds the whole class (default ``class/``, git-ignored)::
                                        submitted/, autograded/, feedback/, grades.csv)
         home/student01/ ...            each student's home: fetched lessons, their work
         hub/                           JupyterHub's database and cookie secret (the log: on screen)
+        python/                        --system-users, when this environment's Python is closed to
+                                       other users: the same Python, hard links, read-only to them
 
 The hub (``teaching/hub/jupyterhub_config.py``) gives each account its own
 JupyterLab, started as a local process in that account's home: the
@@ -23,7 +25,9 @@ the servers (docs/teaching.md says what each protects):
 * with ``--system-users`` (the hub run as root) every account is an
   operating-system user of its own, with a private home (mode 700), and its
   server runs as that user (``SystemUserSpawner``, JupyterHub's
-  ``LocalProcessSpawner``); nbgrader's exchange has nbgrader's permissions.
+  ``LocalProcessSpawner``); nbgrader's exchange has nbgrader's permissions. Where this
+  environment's Python is in a folder other users cannot enter (a venv of a Python
+  under /root), the class runs on ``CLASS/python`` (``make_class_python``).
   ``--user-prefix P`` names the accounts (and users) ``Pinstructor``, ``Pstudent01``, ...
 
 Command line (what ``./dev hub`` calls)::

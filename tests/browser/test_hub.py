@@ -297,6 +297,10 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=60_000)
     wait_for_idle_kernel(page)
     first_open = time.monotonic() - opened
+    # the limit "a student's first lesson open (server spawn to kernel idle) <= 15 s on 2 cores",
+    # in CPU seconds of their server (spawned, JupyterLab served, the lesson fetched) and kernel
+    student_cpu = hubapi.cpu_seconds(hub.user_processes(RIGHT))
+    assert student_cpu < 15, f"{RIGHT}'s server and kernel: {student_cpu:.1f} CPU s to the lesson's idle kernel"
     watch.lap("student01: log in, fetch, open")
     assert type_answers(page, hub.home(RIGHT) / NAME / f"{NAME}.ipynb") == len(answer_ids())
     watch.lap("student01: type, save")
@@ -368,7 +372,8 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
         (s, e): float(v) for s, _, e, v, _ in dev_rows}
     watch.lap("./dev grade")
     print(f"hub up in {hub.startup_seconds:.1f} s ({hub.startup_cpu_seconds:.1f} CPU s); {RIGHT}: login to JupyterLab "
-          f"(server spawn) {spawn:.1f} s, first lesson open to kernel idle {first_open:.1f} s\n{watch}")
+          f"(server spawn) {spawn:.1f} s, first lesson open to kernel idle {first_open:.1f} s, their server and "
+          f"kernel {student_cpu:.1f} CPU s\n{watch}")
 
 
 def list_class_servers(hub):
