@@ -5,9 +5,10 @@ One hub for the module (two students and the instructor, free ports, a temporary
 folder), started with ``teaching/hub/classhub.py`` as ``./dev hub`` starts it:
 
 * the cycle: the instructor logs in and, in the formgrader, generates and releases
-  lesson 01; ``student01`` logs in, fetches it in the Assignment List, opens it
-  (kernel idle, timed), types every exercise's answer into its cell, saves with Ctrl+S
-  and submits; ``student02`` fetches, submits a blank notebook, then (after the due
+  lesson 01; ``student01`` logs in, fetches it in the Assignment List, opens it from
+  there (kernel idle, timed, and under 15 CPU seconds of their server and kernel),
+  types every exercise's answer into its cell, saves with Ctrl+S and submits in the
+  Assignment List; ``student02`` fetches, submits a blank notebook, then (after the due
   date) a partly answered one; the hub is restarted; the instructor collects in the formgrader, autogrades, generates and
   releases feedback; the students fetch their feedback. The scores (5/5, partial) and
   the late flag come from nbgrader's gradebook and equal what ``./dev grade`` gives for
@@ -17,6 +18,9 @@ folder), started with ``teaching/hub/classhub.py`` as ``./dev hub`` starts it:
   another home through their own server; the exchange's inbound folder is not listable;
 * faults: a kernel that asks for more than the memory limit gets ``MemoryError``, a
   kernel that dies is restarted, and the hub and the other servers go on.
+
+The hub is driven with teaching/hub/hubapi.py (the hub's and the servers' REST APIs,
+kernels through their websocket); the cycle prints each step's wall and CPU seconds.
 
 Skips with a reason without JupyterHub, configurable-http-proxy (node), nbgrader,
 Chromium or playwright. Under nbgrader the student servers run nbgrader's own
