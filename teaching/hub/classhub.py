@@ -10,6 +10,8 @@ One folder holds the whole class (default ``class/``, git-ignored)::
                                        submitted/, autograded/, feedback/, grades.csv)
         home/student01/ ...            each student's home: fetched lessons, their work
         hub/                           JupyterHub's database and cookie secret (the log: on screen)
+        python/                        --system-users, when this environment's Python is closed to
+                                       other users: the same Python, hard links, read-only to them
 
 The hub (``teaching/hub/jupyterhub_config.py``) gives each account its own
 JupyterLab, started as a local process in that account's home: the
@@ -23,7 +25,9 @@ the servers (docs/teaching.md says what each protects):
 * with ``--system-users`` (the hub run as root) every account is an
   operating-system user of its own, with a private home (mode 700), and its
   server runs as that user (``SystemUserSpawner``, JupyterHub's
-  ``LocalProcessSpawner``); nbgrader's exchange has nbgrader's permissions.
+  ``LocalProcessSpawner``); nbgrader's exchange has nbgrader's permissions. Where this
+  environment's Python is in a folder other users cannot enter (a venv of a Python
+  under /root), the class runs on ``CLASS/python`` (``make_class_python``).
   ``--user-prefix P`` names the accounts (and users) ``Pinstructor``, ``Pstudent01``, ...
 
 Command line (what ``./dev hub`` calls)::
@@ -45,6 +49,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 HUB = Path(__file__).resolve().parent
@@ -201,6 +206,76 @@ def closed_to_others(path):
     pass (no ``o+x``), or None: their servers need this Python and teaching/hub/."""
     real = Path(os.path.realpath(path))
     return next((folder for folder in reversed(real.parents) if not folder.stat().st_mode & 0o001), None)
+
+
+def class_python(folder):
+    """``(python, environment)``: the interpreter every server of a ``--system-users`` class
+    runs on. This one where every user may run it; else (a venv made from a Python under
+    ``/root``, mode 700, as on this project's machines) the copy ``make_class_python``
+    puts in ``CLASS/python``, and the ``LD_LIBRARY_PATH`` that finds its libpython."""
+    if closed_to_others(sys.executable) is None:
+        return sys.executable, {}
+    copy = Path(folder) / "python"
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    return str(copy / "bin" / version), {"LD_LIBRARY_PATH": str(copy / "lib")}
+
+
+def make_class_python(folder):
+    """``CLASS/python``: this environment's Python where every user may run it, read-only.
+
+    The base interpreter and its standard library, hard links to the very files (nothing
+    duplicated; copies where the class is on another file system), without the base's own
+    site-packages: in its place a ``.pth`` line adds this environment's site-packages (so
+    every package installed here, edutorch included, is there); this environment's Jupyter
+    folders (kernels, extensions) and its ``alembic`` (nbgrader runs it). Owned by root, like
+    the originals: a student may run and read it, not change it. Made again when the base
+    interpreter changed (a running class keeps the one it has)."""
+    base, copy = Path(sys.base_prefix), Path(folder) / "python"
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    python, pth = copy / "bin" / version, f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n"
+    if python.exists() and same_file(python, base / "bin" / version) and \
+            (copy / "lib" / version / "site-packages" / "edutorch-class.pth").read_text() == pth:
+        return class_python(folder)
+    shutil.rmtree(copy, ignore_errors=True)
+    (copy / "bin").mkdir(parents=True)
+    copy.chmod(0o755)
+
+    def link(source, target):
+        try:
+            os.link(source, target)
+        except OSError:  # another file system
+            shutil.copy2(source, target)
+
+    link(base / "bin" / version, copy / "bin" / version)
+    shutil.copytree(base / "lib", copy / "lib", copy_function=link,
+                    ignore=lambda path, names: ["site-packages"] if path == str(base / "lib" / version) else [])
+    site = copy / "lib" / version / "site-packages"
+    site.mkdir()
+    (site / "edutorch-class.pth").write_text(pth)
+    for shared in ("etc/jupyter", "share/jupyter"):
+        (copy / shared).parent.mkdir(parents=True, exist_ok=True)
+        (copy / shared).symlink_to(Path(sys.prefix) / shared)
+    script = (Path(sys.prefix) / "bin" / "alembic").read_text().split("\n", 1)[1]
+    (copy / "bin" / "alembic").write_text(f"#!{copy / 'bin' / version}\n{script}")
+    (copy / "bin" / "alembic").chmod(0o755)
+    return class_python(folder)
+
+
+def same_file(a, b):
+    """``a`` is ``b`` (a hard link) or a copy of it (``shutil.copy2`` keeps the time)."""
+    a, b = a.stat(), b.stat()
+    return (a.st_size, a.st_mtime) == (b.st_size, b.st_mtime)
+
+
+def open_to_everyone(folder):
+    """What a ``--system-users`` class needs every user to reach, or SystemExit saying what is closed:
+    the class folder (their homes), teaching/hub/, this environment's packages."""
+    for needed, what in ((Path(folder), "the class folder"), (HUB, "the repository"),
+                         (Path(sysconfig.get_path("purelib")), "the environment's packages")):
+        closed = closed_to_others(needed)
+        if closed is not None:
+            sys.exit(f"--system-users: other users cannot pass {closed} to reach {needed} ({what}), which their "
+                     f"servers need: give it o+x (chmod o+x {closed}), or keep {what} elsewhere")
 
 
 def system_user(name, home):
@@ -375,7 +450,13 @@ def hub_environment(folder, students, port, ip="127.0.0.1", mem_limit="2G", idle
 
 
 def hub_command():
-    return [sys.executable, "-m", "jupyterhub", "-f", str(HUB / "jupyterhub_config.py")]
+    """JupyterHub with the class's configuration (``launch.py``: a faster start)."""
+    return [sys.executable, str(HUB / "launch.py"), "hub", "-f", str(HUB / "jupyterhub_config.py")]
+
+
+def server_command():
+    """An account's server, ``jupyterhub-singleuser`` (``launch.py``: a faster start)."""
+    return [sys.executable, str(HUB / "launch.py"), "server"]
 
 
 def prepare(folder, students, release=(), prefix="", system_users=False):
@@ -418,6 +499,7 @@ def main(argv=None):
     parser.add_argument("--dry-run", action="store_true", help="prepare the class folder, print the command")
     # what --system-users runs as the instructor's user: the course and the released lessons
     parser.add_argument("--instructor-part", action="store_true", help=argparse.SUPPRESS)
+    argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(argv)
     release = lessons_named(args.release) if args.release else []
     folder = Path(args.folder).resolve()
@@ -428,10 +510,15 @@ def main(argv=None):
         sys.exit("configurable-http-proxy not found: npm install --prefix .hub/node configurable-http-proxy")
     if args.system_users and os.geteuid() != 0:
         sys.exit("--system-users needs root: it creates the users and starts each server as its user")
-    for needed in (sys.executable, HUB) if args.system_users else ():
-        if closed_to_others(needed):
-            sys.exit(f"--system-users: other users cannot pass {closed_to_others(needed)} to reach {needed}, "
-                     "which their servers run: keep the environment and the repository where everyone can read them")
+    if args.system_users:
+        folder.mkdir(parents=True, exist_ok=True)
+        open_to_everyone(folder)
+        if closed_to_others(sys.executable) is not None:  # a Python no student may run: run on CLASS/python
+            python, environment = make_class_python(folder)
+            print(f"{sys.executable} is closed to other users: the class runs on {python} "
+                  f"(the same Python and packages, where every user may run it)")
+            sys.stdout.flush()
+            os.execve(python, [python, __file__, *argv], {**os.environ, **environment})
     accounts = prepare(folder, args.students, release, args.user_prefix, args.system_users)
     instructor = instructor_name(args.user_prefix)
     print(f"class folder: {folder}")
@@ -441,7 +528,8 @@ def main(argv=None):
                           prefix=args.user_prefix, system_users=args.system_users)
     command = hub_command()
     if args.dry_run:
-        print(f"(cd {folder / 'hub'} && {' '.join(command)})")
+        libraries = f"LD_LIBRARY_PATH={env['LD_LIBRARY_PATH']} " if env.get("LD_LIBRARY_PATH") else ""
+        print(f"(cd {folder / 'hub'} && {libraries}{' '.join(command)})")
         return 0
     # this process becomes the hub: Ctrl-C reaches JupyterHub, which stops every server and the proxy
     os.chdir(folder / "hub")

@@ -12,11 +12,29 @@ student's Run All does, sampling the kernel's resident memory every 50 ms:
 A student's JupyterLab server adds its own memory (printed from one started here).
 docs/teaching.md (Sizing) holds the numbers and what they mean for a class.
 
-    python teaching/hub/measure.py [NN ...]      # default: every lesson
+``--hub`` measures instead the two limits of a class hub (docs/teaching.md, "The limits,
+as measured"), ``--times`` times over, each on a new class of ``--students`` accounts:
+
+* hub up: ``./dev hub``'s preparation of the class folder (its ``--dry-run``), then from
+  starting JupyterHub (as ``./dev hub`` does) to its API answering;
+* a student's first lesson open: from asking for their server (the hub's spawn) to the
+  server answering, then to a new kernel answering its ``kernel_info_request`` (what
+  JupyterLab waits for before it shows the kernel "Idle"); the browser's own drawing of
+  JupyterLab is not in it (tests/browser/test_hub.py times that too, with Chromium).
+
+Each with its wall seconds, the CPU seconds of the processes concerned (the hub and its
+proxy; the student's server and kernel), which other jobs on the machine do not change,
+and the load average (1 minute) when it was taken: the wall time of a loaded machine
+says more about the other jobs than about the hub.
+
+    python teaching/hub/measure.py [NN ...]                   # default: every lesson
+    python teaching/hub/measure.py --hub [--times 3] [--students 30]
 """
 from __future__ import annotations
 
+import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -103,8 +121,60 @@ def measure_server():
             server.wait(timeout=30)
 
 
+def measure_hub(students):
+    """``{prepare, prepare_cpu, hub, hub_cpu, server, kernel, student_cpu, load}`` of a new class (seconds)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import classhub
+    import hubapi
+
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder) / "class"
+        # what ./dev hub does before JupyterHub starts (accounts, homes, the course): its --dry-run
+        started, children = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, str(Path(classhub.__file__)), "--students", str(students),
+                        "--folder", str(folder), "--dry-run"], check=True, stdout=subprocess.DEVNULL)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        result = {"prepare": time.monotonic() - started,
+                  "prepare_cpu": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime}
+        hub = hubapi.RunningHub(folder, classhub.free_port(), students)
+        try:
+            result.update(hub=hub.start(), hub_cpu=hubapi.cpu_seconds(hub.hub_processes()))
+            result["load"] = os.getloadavg()[0]
+            student = classhub.student_names(1)[0]
+            started = time.monotonic()
+            hub.ensure_server(student)
+            result["server"] = time.monotonic() - started
+            hubapi.wait_for_idle_kernel(hub, student, hubapi.start_kernel(hub, student))
+            result["kernel"] = time.monotonic() - started - result["server"]
+            result["student_cpu"] = hubapi.cpu_seconds(hub.user_processes(student))
+            result["load"] = max(result["load"], os.getloadavg()[0])
+        finally:
+            if hub.process is not None:
+                hub.stop()
+    return result
+
+
+def main_hub(times, students):
+    print(f"| class of {students} prepared (s) | CPU (s) | hub up (s) | CPU (s) | a student's server up (s) "
+          "| then its kernel idle (s) | spawn to kernel idle (s) | CPU (s) | load (1 min) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for _ in range(times):
+        r = measure_hub(students)
+        print(f"| {r['prepare']:.1f} | {r['prepare_cpu']:.1f} | {r['hub']:.1f} | {r['hub_cpu']:.1f} "
+              f"| {r['server']:.1f} | {r['kernel']:.1f} | {r['server'] + r['kernel']:.1f} | {r['student_cpu']:.1f} "
+              f"| {r['load']:.1f} |", flush=True)
+
+
 def main(argv=None):
-    wanted = set(argv if argv is not None else sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("lessons", nargs="*", help="lesson numbers (default: every lesson)")
+    parser.add_argument("--hub", action="store_true", help="the hub's limits instead: hub up, first lesson open")
+    parser.add_argument("--times", type=int, default=3, help="--hub: how many classes to measure (default 3)")
+    parser.add_argument("--students", type=int, default=30, help="--hub: accounts per class (default 30)")
+    args = parser.parse_args(argv)
+    if args.hub:
+        return main_hub(args.times, args.students)
+    wanted = set(args.lessons)
     lessons = [p for p in sorted(LESSONS.glob("[0-9][0-9]-*.ipynb")) if not wanted or p.name[:2] in wanted]
     memory, start = measure_server()
     print(f"JupyterLab server, idle: {memory / MB:.0f} MB resident, {start:.1f} CPU s to start")

@@ -5,9 +5,10 @@ One hub for the module (two students and the instructor, free ports, a temporary
 folder), started with ``teaching/hub/classhub.py`` as ``./dev hub`` starts it:
 
 * the cycle: the instructor logs in and, in the formgrader, generates and releases
-  lesson 01; ``student01`` logs in, fetches it in the Assignment List, opens it
-  (kernel idle, timed), types every exercise's answer into its cell, saves with Ctrl+S
-  and submits; ``student02`` fetches, submits a blank notebook, then (after the due
+  lesson 01; ``student01`` logs in, fetches it in the Assignment List, opens it from
+  there (kernel idle, timed, and under 15 CPU seconds of their server and kernel),
+  types every exercise's answer into its cell, saves with Ctrl+S and submits in the
+  Assignment List; ``student02`` fetches, submits a blank notebook, then (after the due
   date) a partly answered one; the hub is restarted; the instructor collects in the formgrader, autogrades, generates and
   releases feedback; the students fetch their feedback. The scores (5/5, partial) and
   the late flag come from nbgrader's gradebook and equal what ``./dev grade`` gives for
@@ -17,6 +18,9 @@ folder), started with ``teaching/hub/classhub.py`` as ``./dev hub`` starts it:
   another home through their own server; the exchange's inbound folder is not listable;
 * faults: a kernel that asks for more than the memory limit gets ``MemoryError``, a
   kernel that dies is restarted, and the hub and the other servers go on.
+
+The hub is driven with teaching/hub/hubapi.py (the hub's and the servers' REST APIs,
+kernels through their websocket); the cycle prints each step's wall and CPU seconds.
 
 Skips with a reason without JupyterHub, configurable-http-proxy (node), nbgrader,
 Chromium or playwright. Under nbgrader the student servers run nbgrader's own
@@ -28,12 +32,8 @@ import copy
 import json
 import os
 import pathlib
-import secrets
-import signal
-import subprocess
 import sys
 import time
-import uuid
 
 import pytest
 
@@ -48,6 +48,8 @@ sys.path.insert(0, str(ROOT / "teaching" / "hub"))
 sys.path.insert(0, str(ROOT / "teaching"))
 import classhub  # noqa: E402  (teaching/hub/classhub.py)
 import course  # noqa: E402  (teaching/course.py)
+import hubapi  # noqa: E402  (teaching/hub/hubapi.py: the hub's and the servers' APIs, kernels)
+from hubapi import execute, start_kernel  # noqa: E402
 
 if classhub.proxy_command() is None:
     pytest.skip("configurable-http-proxy (node) not found: class hub test skipped "
@@ -68,81 +70,9 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 # --- the hub ---------------------------------------------------------------------------
 
-class Hub:
-    """A running class hub: its URL, the class folder, the accounts, an admin API token.
-
-    ``options`` go to ``classhub.hub_environment`` (``prefix``, ``system_users``); the hub
-    runs on the interpreter ``python`` (default: this one) with ``environment`` added to its
-    own (``LD_LIBRARY_PATH``, which JupyterHub passes on to the servers)."""
-
-    def __init__(self, folder, port, students=STUDENTS, python=sys.executable, environment=None, **options):
-        self.folder, self.port, self.students, self.python, self.options = folder, port, students, python, options
-        self.environment = environment or {}
-        self.instructor = classhub.instructor_name(options.get("prefix", ""))
-        self.url = f"http://127.0.0.1:{port}/"
-        self.token = secrets.token_hex(16)
-        self.accounts = classhub.read_accounts(folder)
-        self.process = None
-        self._tokens = {}
-
-    def start(self, timeout=180):
-        env = classhub.hub_environment(self.folder, self.students, self.port, mem_limit=MEM_LIMIT,
-                                       api_token=self.token, **self.options)
-        env["PATH"] = os.pathsep.join([str(pathlib.Path(self.python).parent), env["PATH"]])
-        env.update(self.environment)
-        self.log = open(self.folder / "hub" / "hub.log", "a")
-        self.process = subprocess.Popen([self.python, *classhub.hub_command()[1:]], env=env, cwd=self.folder / "hub",
-                                        stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            assert self.process.poll() is None, "the hub exited:\n" + self.log_tail()
-            try:
-                if requests.get(self.url + "hub/api/", timeout=2).ok:
-                    return
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.25)
-        raise AssertionError("the hub did not answer:\n" + self.log_tail())
-
-    def stop(self):
-        """Ctrl-C: the hub stops every server and its proxy."""
-        self.process.send_signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-
-    def log_tail(self):
-        return (self.folder / "hub" / "hub.log").read_text()[-4000:]
-
-    def api(self, method, path, **kwargs):
-        response = requests.request(method, self.url + "hub/api/" + path, timeout=30,
-                                    headers={"Authorization": f"token {self.token}"}, **kwargs)
-        response.raise_for_status()
-        return response.json() if response.content else None
-
-    def ensure_server(self, user, timeout=90):
-        """Start ``user``'s server when it is not running; wait until it answers."""
-        if not self.api("GET", f"users/{user}")["servers"].get("", {}).get("ready"):
-            requests.post(self.url + f"hub/api/users/{user}/server", timeout=60,
-                          headers={"Authorization": f"token {self.token}"})
-        deadline = time.monotonic() + timeout
-        while not self.api("GET", f"users/{user}")["servers"].get("", {}).get("ready"):
-            assert time.monotonic() < deadline, f"{user}'s server did not start:\n" + self.log_tail()
-            time.sleep(0.5)
-
-    def user_token(self, user):
-        if user not in self._tokens:
-            self._tokens[user] = self.api("POST", f"users/{user}/tokens", json={"expires_in": 3600})["token"]
-        return self._tokens[user]
-
-    def server(self, user, method, path, as_user=None, **kwargs):
-        """A request to ``user``'s server, with ``as_user``'s token (default: the user's own)."""
-        token = self.user_token(as_user or user)
-        return requests.request(method, self.url + f"user/{user}/{path}", timeout=120, allow_redirects=False,
-                                headers={"Authorization": f"token {token}"}, **kwargs)
+class Hub(hubapi.RunningHub):
+    """A running class hub (teaching/hub/hubapi.py) with nbgrader's buttons: a student's
+    Assignment List and the instructor's formgrader, through their REST endpoints."""
 
     def nbgrader_student(self, user, action):
         """The Assignment List's buttons: fetch, submit, fetch_feedback (nbgrader's REST endpoints)."""
@@ -160,33 +90,43 @@ class Hub:
             f"{result.get('log', '')[-3000:]}\n{result.get('error', result)}")
         return result
 
-    def home(self, user):
-        return self.folder / "home" / user
-
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     folder = tmp_path_factory.mktemp("class") / "class"
     classhub.prepare(folder, STUDENTS)
-    hub = Hub(folder, classhub.free_port())
+    hub = Hub(folder, classhub.free_port(), STUDENTS, mem_limit=MEM_LIMIT)
     try:
-        started = time.monotonic()
-        hub.start()
-        hub.startup_seconds = time.monotonic() - started
-        hub.startup_cpu_seconds = cpu_seconds(hub.process.pid)
+        hub.startup_seconds = hub.start()
+        hub.startup_cpu_seconds = hubapi.cpu_seconds(hub.hub_processes())
         yield hub
     finally:
         if hub.process is not None and hub.process.poll() is None:
             hub.stop()
 
 
-def cpu_seconds(pid):
-    """CPU time (user + system) of a process and its children so far."""
-    import psutil
+class Stopwatch:
+    """Wall and CPU seconds of a test's steps, printed at its end (CI's log says where the
+    time went). CPU: this process and every process under it (Chromium, the hub, its
+    servers and kernels), which other jobs on the machine do not change."""
 
-    processes = [psutil.Process(pid)]
-    processes += processes[0].children(recursive=True)
-    return sum(sum(p.cpu_times()[:2]) for p in processes)
+    def __init__(self):
+        self.steps, self.last = [], self.now()
+
+    @staticmethod
+    def now():
+        import psutil
+
+        test = psutil.Process()
+        return time.monotonic(), hubapi.cpu_seconds([test, *test.children(recursive=True)])
+
+    def lap(self, step):
+        now = self.now()
+        self.steps.append(f"{step} {now[0] - self.last[0]:.0f} s ({now[1] - self.last[1]:.0f} CPU s)")
+        self.last = now
+
+    def __str__(self):
+        return "; ".join(self.steps)
 
 
 # --- a student's work --------------------------------------------------------------------
@@ -221,9 +161,12 @@ def save_notebook(hub, user, nb):
 
 # --- the browser ------------------------------------------------------------------------
 
-def log_in(browser, hub, user):
-    """A new browser window; ``user`` logs in with their password; their server starts and
-    JupyterLab opens. Returns the window, its page and the seconds from login to JupyterLab."""
+def log_in(browser, hub, user, then=None):
+    """A new browser window; ``user`` logs in with their password; the hub starts their
+    server and sends them to JupyterLab, which opens; or, with ``then``, as soon as the
+    hub sent them there, they go to the page ``then`` of their server instead (the
+    instructor: the formgrader; JupyterLab's own loading is not waited for). Returns the
+    window, its page and the seconds from login to JupyterLab (the server's spawn included)."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.goto(hub.url + "hub/login", wait_until="domcontentloaded")
@@ -231,8 +174,11 @@ def log_in(browser, hub, user):
     page.fill("#password_input", hub.accounts[user])
     started = time.monotonic()
     page.click("#login_submit")
-    page.wait_for_url(f"**/user/{user}/lab**", timeout=120_000)
-    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    page.wait_for_url(f"**/user/{user}/lab**", timeout=120_000, wait_until="commit")
+    if then:
+        page.goto(hub.url + f"user/{user}/{then}", wait_until="domcontentloaded")
+    else:
+        page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
     return context, page, time.monotonic() - started
 
 
@@ -253,22 +199,32 @@ def open_assignment_list(page):
     page.wait_for_selector("#nbgrader-assignment-list", timeout=30_000)
 
 
-def type_code(page, code):
-    """Type ``code`` into the cell editor that has the focus, key by key. After each Enter,
-    CodeMirror indents the new line by itself: that indentation is selected (Shift+Home) and
-    deleted, then the line is typed with its own (nothing follows the cursor: the cell was emptied)."""
+def type_code(page, code, key_by_key):
+    """Type ``code`` into the cell editor that has the focus, line by line: each line key by key,
+    or (``key_by_key`` false) as one text input, what a paste or an input method sends. After
+    each Enter, CodeMirror indents the new line by itself: that indentation is selected
+    (Shift+Home) and deleted, then the line is typed with its own (nothing follows the
+    cursor: the cell was emptied)."""
     for number, line in enumerate(code.split("\n")):
         if number:
             page.keyboard.press("Enter")
             page.keyboard.press("Shift+Home")
             page.keyboard.press("Delete")
-        page.keyboard.type(line)
+        if key_by_key:
+            page.keyboard.type(line)
+        else:
+            page.keyboard.insert_text(line)
 
 
 def type_answers(page, path):
     """In the lesson open in JupyterLab (``path``: its file), a student's answers: click into
     each exercise's answer cell, select its stub (Ctrl+A), type the worked answer over it;
-    then save with Ctrl+S and wait until the file holds the answers."""
+    then save with Ctrl+S and wait until the file holds the answers.
+
+    The last answer (a class: indented blocks, brackets) is typed key by key, so CodeMirror's
+    own indenting and closing of brackets are in play; the others line by line as text
+    input: every key costs headless Chromium about 27 ms of CPU (the whole lesson key by
+    key: 28 CPU s, a third of the test)."""
     cells = json.loads(pathlib.Path(path).read_text(encoding="utf-8"))["cells"]
     answers = answered(path)["cells"]
     typed = []
@@ -279,13 +235,10 @@ def type_answers(page, path):
         page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").nth(index).locator(".cm-content").click()
         page.keyboard.press("Control+A")
         page.keyboard.press("Delete")
-        type_code(page, source)
+        type_code(page, source, key_by_key=len(typed) == len(answer_ids()) - 1)
         typed.append(source)
     page.keyboard.press("Control+S")
-    deadline = time.monotonic() + 60
-    while saved_answers(path) != typed:
-        assert time.monotonic() < deadline, "the typed answers were not saved"
-        time.sleep(0.25)
+    hubapi.wait_until(lambda: saved_answers(path) == typed, 60, lambda: "the typed answers were not saved")
     return len(typed)
 
 
@@ -305,61 +258,6 @@ def wait_for_idle_kernel(page, timeout_ms=60_000):
 
 
 # --- kernels ----------------------------------------------------------------------------
-
-def start_kernel(hub, user):
-    response = hub.server(user, "POST", "api/kernels", json={"name": "python3"})
-    assert response.status_code == 201, response.text
-    return response.json()["id"]
-
-
-def execute(hub, user, kernel, code, timeout=60):
-    """Run ``code`` in a kernel through the hub (the kernel's websocket); ``(status, text)``."""
-    url = hub.url.replace("http", "ws") + f"user/{user}/api/kernels/{kernel}/channels"
-    ws = websocket.create_connection(url, header=[f"Authorization: token {hub.user_token(user)}"], timeout=timeout)
-    msg_id = uuid.uuid4().hex
-    ws.send(json.dumps({
-        "header": {"msg_id": msg_id, "username": user, "session": uuid.uuid4().hex, "msg_type": "execute_request",
-                   "version": "5.3"},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))
-    text, status, idle = [], None, False
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            # short reads: the server's websocket pings (every 30 s) would keep one long read alive forever
-            ws.settimeout(min(5.0, max(0.1, deadline - time.monotonic())))
-            try:
-                msg = json.loads(ws.recv())
-            except websocket.WebSocketTimeoutException:
-                continue  # nothing for a few seconds: look at the deadline again
-            except websocket.WebSocketConnectionClosedException:
-                return "closed", "".join(text)
-            kind, content = msg["msg_type"], msg["content"]
-            if kind == "status" and content["execution_state"] in ("restarting", "dead"):
-                return content["execution_state"], "".join(text)  # the server says the kernel died
-            if msg.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            if kind == "stream":
-                text.append(content["text"])
-            elif kind in ("execute_result", "display_data"):
-                text.append(content["data"].get("text/plain", ""))
-            elif kind == "error":
-                text.append(f"{content['ename']}: {content['evalue']}")
-            elif kind == "execute_reply":
-                status = content["status"]
-            elif kind == "status" and content["execution_state"] == "idle":
-                idle = True
-            # the reply (shell channel) and the idle status (iopub) may come in either order
-            if status and idle:
-                return status, "".join(text)
-    except websocket.WebSocketTimeoutException:
-        return "timeout", "".join(text)
-    finally:
-        ws.close()
-    return "timeout", "".join(text)
-
 
 # --- the tests ----------------------------------------------------------------------------
 
@@ -384,48 +282,57 @@ def test_the_hub_of_a_class_of_30_starts_within_30_seconds(hub):
 
 
 def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browser, tmp_path):
-    instructor, teacher, _ = log_in(browser, hub, classhub.INSTRUCTOR)
-    # the instructor: formgrader ▸ Manage Assignments ▸ generate the student version, release it
-    teacher.goto(hub.url + "user/instructor/formgrader/manage_assignments", wait_until="domcontentloaded")
+    watch = Stopwatch()
+    # the instructor logs in to the formgrader: Manage Assignments ▸ generate the student version, release it
+    instructor, teacher, _ = log_in(browser, hub, classhub.INSTRUCTOR, then="formgrader/manage_assignments")
     formgrader_click(teacher, "assign", f"Successfully created the student version of '{NAME}'")
     formgrader_click(teacher, "release", f"Successfully released '{NAME}'")
 
-    # student01: Assignment List ▸ Fetch, open the lesson (timed: first open to kernel idle), Submit
+    watch.lap("instructor: release")
+    # student01: Assignment List ▸ Fetch; the lesson opened from the list (timed: the click to
+    # its kernel idle); the answers typed and saved; back in the list ▸ Submit
     student, page, spawn = log_in(browser, hub, RIGHT)
     open_assignment_list(page)
-    page.click(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Fetch')", timeout=30_000)
-    page.wait_for_selector(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Submit')",
-                           timeout=60_000)
+    released, fetched = (f"#{status}_assignments_list .list_item:has-text('{NAME}')" for status in ("released", "fetched"))
+    page.click(f"{released} button:has-text('Fetch')", timeout=30_000)
+    page.click(f"{fetched} .assignment-notebooks-link", timeout=60_000)  # its notebooks, unfolded
     opened = time.monotonic()
-    page.goto(hub.url + f"user/{RIGHT}/lab/tree/{NAME}/{NAME}.ipynb", wait_until="domcontentloaded")
+    page.click(f"#fetched_assignments_list .assignment-notebooks a:text-is('{NAME}')", timeout=30_000)
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=60_000)
     wait_for_idle_kernel(page)
     first_open = time.monotonic() - opened
+    # the limit "a student's first lesson open (server spawn to kernel idle) <= 15 s on 2 cores",
+    # in CPU seconds of their server (spawned, JupyterLab served, the lesson fetched) and kernel
+    student_cpu = hubapi.cpu_seconds(hub.user_processes(RIGHT))
+    assert student_cpu < 15, f"{RIGHT}'s server and kernel: {student_cpu:.1f} CPU s to the lesson's idle kernel"
+    watch.lap("student01: log in, fetch, open")
     assert type_answers(page, hub.home(RIGHT) / NAME / f"{NAME}.ipynb") == len(answer_ids())
-    page.goto(hub.url + f"user/{RIGHT}/lab", wait_until="domcontentloaded")
-    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    watch.lap("student01: type, save")
     open_assignment_list(page)
-    page.click(f"#nbgrader-assignment-list .list_item:has-text('{NAME}') button:has-text('Submit')", timeout=30_000)
+    page.click(f"{fetched} button:has-text('Submit')", timeout=30_000)
     page.wait_for_selector("#nbgrader-assignment-list #submitted_assignments_list .list_item", timeout=60_000)
 
+    watch.lap("student01: submit")
     # student02 through the same endpoints: a blank notebook first, then, after the due
     # date, a notebook with every other exercise answered (nbgrader keeps the latest)
     hub.ensure_server(PARTLY)
     hub.nbgrader_student(PARTLY, "fetch")
     hub.nbgrader_student(PARTLY, "submit")
+    due = time.gmtime(time.time() - 1)  # a second ago (whole seconds): what comes now is late
     hub.formgrader(f"assignment/{NAME}", method="PUT", json={
-        "duedate_notimezone": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()), "duedate_timezone": "UTC"})
-    time.sleep(1.5)
+        "duedate_notimezone": time.strftime("%Y-%m-%dT%H:%M:%S", due), "duedate_timezone": "UTC"})
     save_notebook(hub, PARTLY, answered(hub.home(PARTLY) / NAME / f"{NAME}.ipynb", every=2))
     hub.nbgrader_student(PARTLY, "submit")
     inbound = sorted(p.name for p in (hub.folder / "exchange" / course.COURSE_ID / "inbound").iterdir())
     assert [name.split("+")[0] for name in inbound] == [RIGHT, PARTLY, PARTLY]
 
+    watch.lap("student02")
     # the hub restarts (Ctrl-C, every server stopped, started again): no submission is lost
     student.close()
     hub.stop()
     assert not list_class_servers(hub), "Ctrl-C leaves no server running"
     hub.start()
+    watch.lap("hub restart")
     hub.ensure_server(classhub.INSTRUCTOR)  # what the hub's "Start My Server" button does
     teacher.goto(hub.url + "user/instructor/formgrader/manage_assignments", wait_until="domcontentloaded")
     formgrader_click(teacher, "collect", f"Successfully collected submissions of '{NAME}'")
@@ -434,6 +341,7 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     formgrader_click(teacher, "generate-feedback", f"Successfully generated feedback of '{NAME}'")
     formgrader_click(teacher, "release-feedback", f"Successfully released feedback of '{NAME}'")
     instructor.close()
+    watch.lap("instructor: collect, grade, feedback")
 
     # each student fetches feedback: the executed notebook as HTML in their own home, polished
     # as `./dev grade`'s (exercises by number, no folder of the instructor's)
@@ -449,6 +357,7 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     for noise in ("Object of type <Submitted", "running over TCP without encryption", "not recognized by"):
         assert noise not in log, noise
 
+    watch.lap("students: feedback")
     # the gradebook: student01 full marks, student02 the points of the answered exercises,
     # late; the same scores as `./dev grade` on the very notebooks collected
     root = classhub.course_folder(hub.folder)
@@ -465,8 +374,10 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
         dev_rows = [line.split(",") for line in f.read().splitlines()[1:]]
     assert {(s, course._exercise_name(g)): v for (s, g), v in scores.items()} == {
         (s, e): float(v) for s, _, e, v, _ in dev_rows}
-    print(f"hub up in {hub.startup_seconds:.1f} s ({hub.startup_cpu_seconds:.1f} CPU s); {RIGHT}: login to JupyterLab (server spawn) {spawn:.1f} s, "
-          f"first lesson open to kernel idle {first_open:.1f} s")
+    watch.lap("./dev grade")
+    print(f"hub up in {hub.startup_seconds:.1f} s ({hub.startup_cpu_seconds:.1f} CPU s); {RIGHT}: login to JupyterLab "
+          f"(server spawn) {spawn:.1f} s, first lesson open to kernel idle {first_open:.1f} s, their server and "
+          f"kernel {student_cpu:.1f} CPU s\n{watch}")
 
 
 def list_class_servers(hub):
@@ -478,7 +389,8 @@ def list_class_servers(hub):
             cwd = os.readlink(f"/proc/{pid}/cwd")
         except OSError:
             continue
-        if b"jupyterhub-singleuser" in cmdline and cwd.startswith(str(hub.folder)):
+        if b"\0".join(arg.encode() for arg in classhub.server_command()[1:]) in cmdline \
+                and cwd.startswith(str(hub.folder)):
             running.append(int(pid))
     return running
 
@@ -498,7 +410,7 @@ def test_students_cannot_reach_each_other_or_the_instructor(hub, browser):
     page.fill("#username_input", RIGHT)
     page.fill("#password_input", hub.accounts[RIGHT])
     page.click("#login_submit")
-    page.wait_for_url(f"**/user/{RIGHT}/**", timeout=60_000)
+    page.wait_for_url(f"**/user/{RIGHT}/**", timeout=60_000, wait_until="commit")  # logged in: no need to load it
     response = page.goto(hub.url + f"user/{PARTLY}/lab", wait_until="domcontentloaded")
     assert response.status == 403 or f"/user/{PARTLY}/" not in page.url
     context.close()
@@ -528,15 +440,15 @@ def test_a_kernel_that_fills_memory_or_dies_does_not_take_the_hub_down(hub):
     for user in (RIGHT, PARTLY):
         hub.ensure_server(user)
     kernel = start_kernel(hub, PARTLY)
-    # a new kernel may drop a request that comes before it is ready (JupyterLab waits for its
-    # kernel_info_reply first): ask until it answers, then fill its memory
-    assert any(execute(hub, PARTLY, kernel, "pass", timeout=15)[0] == "ok" for _ in range(6)), "kernel never ready"
+    hubapi.wait_for_idle_kernel(hub, PARTLY, kernel)  # as JupyterLab does before it sends a cell
     status, text = execute(hub, PARTLY, kernel, f"block = bytearray({2 * MEM_LIMIT})")
     assert status == "error" and "MemoryError" in text, (status, text)
     assert execute(hub, PARTLY, kernel, "print(6 * 7)") == ("ok", "42\n")  # the kernel lives on
     status, _ = execute(hub, PARTLY, kernel, "import os; os._exit(1)", timeout=20)
     assert status in ("restarting", "dead", "closed", "timeout")  # no reply: the kernel is gone
-    # the server restarts the kernel (a new process, the same kernel id); code runs again
+    # the server restarts the kernel (a new process, the same kernel id; it notices the death
+    # within a few seconds): once the kernel answers again, code runs again
+    hubapi.wait_for_idle_kernel(hub, PARTLY, kernel)
     assert execute(hub, PARTLY, kernel, "print('back')") == ("ok", "back\n")
     assert requests.get(hub.url + "hub/api/", timeout=10).ok
     for user in (RIGHT, PARTLY):

@@ -19,8 +19,9 @@ is started on free ports (no browser: tests/browser/test_hub.py drives one).
 * preparing the class again (a restart) changes nothing of a student's work.
 
 Where this environment's Python is closed to other users (this project's machines keep
-the venv's interpreter under /root, mode 700), the class runs on a venv of the system's
-Python of the same version that adds this venv's packages (``python_every_user_can_run``).
+the venv's interpreter under /root, mode 700), ``./dev hub --system-users`` runs the class
+on its read-only copy in ``CLASS/python`` (``classhub.make_class_python``): the test checks
+it said so and runs the hub on it.
 """
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 
 import pytest
@@ -44,7 +44,7 @@ if os.geteuid() != 0:
                 "as its user, which only root may do (class hub with system users skipped)", allow_module_level=True)
 
 import test_hub  # noqa: E402  (tests/browser/test_hub.py: the Hub helper, kernels, answers; its skips)
-from test_hub import NAME, Hub, answered, classhub, course, execute, gradebook_scores, start_kernel  # noqa: E402
+from test_hub import NAME, Hub, answered, classhub, course, execute, gradebook_scores, hubapi, start_kernel  # noqa: E402
 
 pytestmark = test_hub.pytestmark
 STUDENTS = 2
@@ -62,34 +62,6 @@ PREFIX = unused_prefix()
 INSTRUCTOR = classhub.instructor_name(PREFIX)
 RIGHT, BLANK = classhub.student_names(STUDENTS, PREFIX)
 USERS = [INSTRUCTOR, RIGHT, BLANK]
-
-
-def python_every_user_can_run(folder):
-    """``(python, environment)``: this interpreter when every user may run it. Else (this
-    project's machines keep the venv's base Python under /root, mode 700) a copy of that
-    base Python in ``folder`` (hard links: nothing is duplicated) whose site-packages add this
-    venv's (a ``.pth`` line), with this venv's Jupyter folders, the two scripts the class runs
-    (``jupyterhub-singleuser``, nbgrader's ``alembic``) and ``LD_LIBRARY_PATH`` to its libpython
-    (JupyterHub's ``LocalProcessSpawner`` passes it on to the servers)."""
-    if classhub.closed_to_others(sys.executable) is None:
-        return sys.executable, {}
-    base, version = pathlib.Path(sys.base_prefix), f"python{sys.version_info[0]}.{sys.version_info[1]}"
-    copy = folder / "python"
-    (copy / "bin").mkdir(parents=True)
-    os.link(base / "bin" / version, copy / "bin" / version)
-    shutil.copytree(base / "lib", copy / "lib", copy_function=os.link,
-                    ignore=lambda path, names: ["site-packages"] if path == str(base / "lib" / version) else [])
-    site = copy / "lib" / version / "site-packages"
-    site.mkdir()
-    (site / "edutorch-shared-venv.pth").write_text(f"import site; site.addsitedir({sysconfig.get_path('purelib')!r})\n")
-    for shared in ("etc/jupyter", "share/jupyter"):
-        (copy / shared).parent.mkdir(parents=True, exist_ok=True)
-        (copy / shared).symlink_to(pathlib.Path(sys.prefix) / shared)
-    for script in ("jupyterhub-singleuser", "alembic"):
-        text = (pathlib.Path(sys.prefix) / "bin" / script).read_text().split("\n", 1)[1]
-        (copy / "bin" / script).write_text(f"#!{copy / 'bin' / version}\n{text}")
-        (copy / "bin" / script).chmod(0o755)
-    return str(copy / "bin" / version), {"LD_LIBRARY_PATH": str(copy / "lib")}
 
 
 def remove_users(users):
@@ -114,10 +86,11 @@ def remove_users(users):
 
 def prepare(hub):
     """``./dev hub --system-users --dry-run`` for this class: users, homes, exchange, course."""
-    result = subprocess.run([hub.python, str(classhub.HUB / "classhub.py"), "--system-users", "--user-prefix", PREFIX,
-                             "--students", str(STUDENTS), "--folder", str(hub.folder), "--dry-run"],
-                            capture_output=True, text=True, timeout=240, env={**os.environ, **hub.environment})
+    result = subprocess.run([sys.executable, str(classhub.HUB / "classhub.py"), "--system-users", "--user-prefix",
+                             PREFIX, "--students", str(STUDENTS), "--folder", str(hub.folder), "--dry-run"],
+                            capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
 
 
 @pytest.fixture(scope="module")
@@ -126,10 +99,12 @@ def hub():
     root.chmod(0o755)
     hub = None
     try:
-        python, environment = python_every_user_can_run(root)
-        hub = Hub(root / "class", classhub.free_port(), students=STUDENTS, python=python, environment=environment,
-                  prefix=PREFIX, system_users=True)
-        prepare(hub)
+        hub = Hub(root / "class", classhub.free_port(), STUDENTS, mem_limit=test_hub.MEM_LIMIT, prefix=PREFIX,
+                  system_users=True)
+        printed = prepare(hub)
+        # the Python the class runs on: this one, or (closed to other users) CLASS/python, which ./dev hub made
+        hub.python, hub.environment = classhub.class_python(hub.folder)
+        assert (hub.python != sys.executable) == (f"the class runs on {hub.python}" in printed), printed
         hub.accounts = classhub.read_accounts(hub.folder)
         hub.start()
         yield hub
@@ -152,7 +127,7 @@ def server_owners(hub):
 def run_in_kernel(hub, user, code):
     """Run ``code`` in a new kernel of ``user``'s server (as a cell of theirs); what it prints."""
     kernel = start_kernel(hub, user)
-    assert any(execute(hub, user, kernel, "pass", timeout=15)[0] == "ok" for _ in range(6)), "kernel never ready"
+    hubapi.wait_for_idle_kernel(hub, user, kernel)
     status, text = execute(hub, user, kernel, code)
     assert status == "ok", text
     hub.server(user, "DELETE", f"api/kernels/{kernel}")
