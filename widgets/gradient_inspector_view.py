@@ -27,7 +27,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, font_size, html_style,
-                      joined_png, small_fonts, text_scale)
+                      joined_png, set_title, small_fonts, text_scale)
 from .gradient_inspector import LOG_EDGES, SAMPLE_SIZE, GradientInspectorModel
 
 GREY, NORM_COLOUR, VALUE_COLOUR = "#b8b8b8", "#219ebc", "#f77f00"
@@ -304,7 +304,7 @@ class NormsPanel:
         ax.set_xscale("log")
         ax.set_yticks(self.y, labels=labels)
         ax.set_ylim(len(labels) - 0.5, -0.5)
-        ax.set_title("gradient norm (log scale)", fontsize=font_size("title"))
+        set_title(ax, "gradient norm (log scale)")
         small_fonts(ax, "‖grad‖ (2-norm)")
         self.before = ax.add_collection(PolyCollection([], facecolor=GREY, label="before"))
         self.after_norm = ax.add_collection(
@@ -409,7 +409,7 @@ class HistogramPanel:
                                    vmin=0.0, vmax=1.0, antialiased=False)
         ax.set_ylim(n - 0.5, -0.5)  # the first parameter at the top
         ax.set_yticks(np.arange(len(names)), labels=names)
-        ax.set_title("histogram of |grad| (log)", fontsize=font_size("title"))
+        set_title(ax, "histogram of |grad| (log)")
         small_fonts(ax, "|grad| (exact zeros not shown)")
         inch = 1 / self.figure.get_figwidth()  # the colorbar and its labels: the slot's right end
         box = ax.get_position()
@@ -487,8 +487,7 @@ class TimelinePanel:
         box = canvas.slots[0]  # room on the right for the legend
         room = TIMELINE_LEGEND_INCHES * text_scale() / canvas.figure.get_figwidth()
         self.ax.set_position([box.x0, box.y0, box.width - room, box.height])
-        self.ax.set_title("gradient norms over training (log; first layer darkest)",
-                          fontsize=font_size("title"))
+        set_title(self.ax, "gradient norms over training (log; first layer darkest)")
         small_fonts(self.ax, "optimizer steps taken", "‖grad‖")
         self.ax.legend(fontsize=font_size("tick"), loc="upper left", bbox_to_anchor=(1.02, 1.0),
                        ncols=1 + len(self.names) // 8, borderaxespad=0)
