@@ -16,10 +16,10 @@ within 100 ms (limit 100 ms, as the other widget rows).
   on a profile of one training step of a 64-32-10 MLP (bars drawn as HTML);
 - BackwardStepper on lesson 12's graph: a 4-block MLP of width 8 through
   ``checkpoint_sequential(..., 2, use_reentrant=False)``, the step slider
-  forward through its 18 steps (every step drawn: no event loop, so nothing is
-  rendered ahead); "next" and "prev" between two steps already drawn (what a
-  click costs in a kernel, where the neighbour steps are rendered while the
-  controls rest);
+  forward through its 18 steps (every step drawn: the pictures it keeps are
+  emptied first, and without an event loop nothing is rendered ahead); "next"
+  and "prev" between two steps already drawn (what a click costs in a kernel,
+  where the neighbour steps are rendered while the controls rest);
 - GradientInspector on lesson 07's exploding network (six hidden ReLU layers of
   32, weights ×5, the digits batch of 256), in the state the lesson leaves it
   (5 steps clipped by norm): "step" (clipping by norm), the ``max_norm`` and
@@ -111,7 +111,11 @@ def _lesson12_stepper():
 def _checkpointed_stepper():
     view = _lesson12_stepper()
     steps = itertools.cycle(range(1, view.slider.max + 1))
-    return lambda: setattr(view.slider, "value", next(steps))
+
+    def move():
+        view.rendered.clear()  # draw the step, not the pictures kept from the last lap
+        view.slider.value = next(steps)
+    return move
 
 
 def _stepper_next_prev():
