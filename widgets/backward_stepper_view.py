@@ -76,9 +76,9 @@ class GraphPicture:
     has a label per box, and matplotlib lays out and renders each text in
     milliseconds (seconds for the whole graph) where Pillow takes microseconds.
     Labels are written the first time their box comes into the window shown.
-    Every step copies that window out of the picture's pixels (a NumPy array,
-    read again only after new labels), tints the boxes by state and paints
-    the arrows of the gradients sent: a few milliseconds.
+    Every step copies that window out of the picture's pixels (a NumPy array
+    kept beside the image), tints the boxes by state and paints the arrows of
+    the gradients sent: a few milliseconds.
     """
 
     def __init__(self):
@@ -117,19 +117,24 @@ class GraphPicture:
             if box.retained:
                 _dashed_outline(draw, rect, dash=4 * px, width=px)
         self.image, self.draw = image, draw
-        self.pixels = None  # the picture as a NumPy array, once read (after new labels)
+        self.pixels = np.array(image)  # the same picture as a NumPy array, kept up to date
         self.labels = [box.label for box in lay.boxes]
         self.labelled = set()  # boxes whose label is drawn: each the first time it is seen
 
     def _label(self, top, bottom):
-        """Write the labels of the boxes between rows ``top`` and ``bottom`` (once each)."""
+        """Write the labels of the boxes between rows ``top`` and ``bottom`` (once each),
+        in the picture and in its array (the rows of the boxes labelled, copied over)."""
+        rows = []
         for b, rect in enumerate(self.rects):
             if b not in self.labelled and rect[3] >= top and rect[1] <= bottom:
                 self.labelled.add(b)
-                self.pixels = None  # the picture changed: read it again
                 label = self._fit(self.labels[b], rect[2] - rect[0] - 6 * self.px)
                 self.draw.text(((rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2), label,
                                fill="black", font=self.font, anchor="mm")
+                rows += [rect[1], rect[3] + 1]
+        if rows:
+            first, last = min(rows), min(max(rows), self.image.height)
+            self.pixels[first:last] = np.asarray(self.image.crop((0, first, self.width, last)))
 
     def _top(self, b):
         x0, y0, x1, _ = self.rects[b]
@@ -157,8 +162,6 @@ class GraphPicture:
             top = min(max(centre - self.window // 2, 0), height - self.window)
         bottom = min(top + self.window, height)
         self._label(top, bottom)
-        if self.pixels is None:
-            self.pixels = np.asarray(self.image)
         pixels = self.pixels[top:bottom].copy()  # the window, uint8 RGB
         for (x0, y0, x1, y1), state in zip(self.rects, states):
             r, g, b, alpha = STATE_COLOURS[state]
