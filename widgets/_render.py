@@ -119,9 +119,11 @@ def html_style(extra=""):
 class Canvas:
     """A reusable Agg figure with ``ncols`` slots side by side; ``png()`` renders it.
 
-    Panels register their dynamic artists with ``animate``; everything else is
-    background, cached per ``layout`` (a tuple the panels report, e.g. which
-    kind of picture each slot shows).
+    Panels register their dynamic artists with ``animate`` and the axes whose
+    range follows the data with ``frame_part``; everything else is background,
+    cached per ``layout`` (a tuple the panels report, e.g. which kind of
+    picture each slot shows). A picture is the background, the frame parts,
+    the slow artists, then the dynamic ones.
     """
 
     def __init__(self, ncols=1, width=4.0, height=2.8, dpi=None):
@@ -229,7 +231,8 @@ class FramePart:
             canvas.restore_region(self.kept[1])
             return
         for artist in self.artists:
-            self.figure.draw_artist(artist)
+            if artist.axes.get_visible():  # a plot hidden in this layout shows no axis
+                self.figure.draw_artist(artist)
         self.kept = (key, canvas.copy_from_bbox(self.box()))
 
     def box(self):
