@@ -25,6 +25,11 @@ Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text
   histogram image under a clipping line), can be marked ``slow``: they are
   drawn once over the background into a second kept layer (until
   ``new_data()``), so a slider pays only for the artists it moves;
+- parts of the frame that follow the data's range (an axis whose limits move
+  with the gradients: its ticks, tick labels and label) can be kept apart with
+  ``frame_part``: each is rendered into its own kept rectangle, again only when
+  its key (the axis limits) changes, so a new range costs that axis (~20 ms)
+  instead of the whole frame (100-200 ms: text is most of matplotlib's drawing);
 - a big matrix is subsampled to about the axes' pixel size before drawing,
   which is what nearest-neighbour display would do anyway (and before any
   conversion: a 4096x4096 mask costs what a 240x240 one does).
@@ -52,6 +57,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 from matplotlib import font_manager
 from PIL import Image, ImageDraw, ImageFont
 
@@ -113,9 +119,11 @@ def html_style(extra=""):
 class Canvas:
     """A reusable Agg figure with ``ncols`` slots side by side; ``png()`` renders it.
 
-    Panels register their dynamic artists with ``animate``; everything else is
-    background, cached per ``layout`` (a tuple the panels report, e.g. which
-    kind of picture each slot shows).
+    Panels register their dynamic artists with ``animate`` and the axes whose
+    range follows the data with ``frame_part``; everything else is background,
+    cached per ``layout`` (a tuple the panels report, e.g. which kind of
+    picture each slot shows). A picture is the background, the frame parts,
+    the slow artists, then the dynamic ones.
     """
 
     def __init__(self, ncols=1, width=4.0, height=2.8, dpi=None):
@@ -131,7 +139,8 @@ class Canvas:
         self.dynamic = []  # artists drawn on every update
         self.slow = []  # dynamic artists that change only with new data
         self.backgrounds = {}  # layout -> rendered static picture
-        self.data_layer = None  # (layout, the background with the slow artists drawn)
+        self.parts = []  # FramePart: pieces of the frame that follow the data's range
+        self.data_layer = None  # (key, the background with the parts and slow artists drawn)
 
     def animate(self, *artists, slow=False):
         """Mark artists as dynamic: left out of the background, drawn on each update;
@@ -139,6 +148,16 @@ class Canvas:
         for artist in artists:
             artist.set_animated(True)
             (self.slow if slow else self.dynamic).append(artist)
+
+    def frame_part(self, artists, key):
+        """Keep ``artists`` (an axis, or both axes of one plot) out of the background: they
+        change with the data's range, which ``key()`` describes (the axis limits). They are
+        drawn into their own rectangle (``FramePart``), kept until ``key()`` changes. The
+        rectangles of two parts must not overlap (the x axes of two plots side by side,
+        at least 0.6 inch apart, do not)."""
+        for artist in artists:
+            artist.set_animated(True)
+        self.parts.append(FramePart(self.figure, artists, key))
 
     def new_data(self):
         """The slow artists changed: draw them again at the next ``png()``."""
@@ -148,18 +167,24 @@ class Canvas:
         """Forget cached backgrounds (call after changing a static frame)."""
         self.backgrounds.clear()
         self.data_layer = None
+        for part in self.parts:
+            part.kept = None
 
     def png(self):
-        """Render the figure (background + visible dynamic artists) as PNG bytes."""
+        """Render the figure (background, frame parts, slow and then dynamic artists) as
+        PNG bytes."""
         canvas = self.figure.canvas
         layout = tuple(panel.layout() for panel in self.panels)
-        if self.data_layer is not None and self.data_layer[0] == layout:
+        key = (layout, tuple(part.key() for part in self.parts))
+        if self.data_layer is not None and self.data_layer[0] == key:
             canvas.restore_region(self.data_layer[1])
         else:
             self._paste_background(layout)
-            if self.slow:
+            for part in self.parts:
+                part.paste(layout)
+            if self.slow or self.parts:
                 self._draw_visible(self.slow)
-                self.data_layer = (layout, canvas.copy_from_bbox(self.figure.bbox))
+                self.data_layer = (key, canvas.copy_from_bbox(self.figure.bbox))
         self._draw_visible(self.dynamic)
         return png_bytes(canvas)
 
@@ -178,6 +203,48 @@ class Canvas:
         for artist in artists:
             if artist.axes is None or artist.axes.get_visible():
                 self.figure.draw_artist(artist)
+
+
+class FramePart:
+    """Artists of a frame that follow the data's range (``Canvas.frame_part``), rendered
+    into a rectangle of their own: the pixels are kept with the key they were drawn for
+    and pasted back while ``key()`` returns the same.
+
+    The rectangle of an x axis is its plot's columns (widened by ``SIDE_INCHES`` times
+    the text scale, for tick labels past the ends) from the figure's bottom to the plot's
+    top; of a y axis, its rows from the figure's left. It may hold pieces of the static
+    frame as well (the plot's inside, a legend below): those are the background's pixels.
+    """
+
+    SIDE_INCHES = 0.3
+
+    def __init__(self, figure, artists, key):
+        self.figure, self.artists, self.key = figure, list(artists), key
+        self.margin = self.SIDE_INCHES * text_scale() * figure.dpi  # pixels
+        self.kept = None  # (layout, key, the rectangle's pixels)
+
+    def paste(self, layout):
+        """Over a freshly pasted background: the kept pixels, or the artists drawn anew."""
+        canvas = self.figure.canvas
+        key = (layout, self.key())
+        if self.kept is not None and self.kept[0] == key:
+            canvas.restore_region(self.kept[1])
+            return
+        for artist in self.artists:
+            if artist.axes.get_visible():  # a plot hidden in this layout shows no axis
+                self.figure.draw_artist(artist)
+        self.kept = (key, canvas.copy_from_bbox(self.box()))
+
+    def box(self):
+        """The rectangle (display pixels) the artists are drawn in: see the class doc."""
+        m, boxes = self.margin, []
+        for axis in self.artists:
+            ax = axis.axes.bbox
+            if axis.axis_name == "x":
+                boxes.append(Bbox([[ax.x0 - m, 0], [ax.x1 + m, ax.y1]]))
+            else:
+                boxes.append(Bbox([[0, ax.y0 - m], [ax.x1, ax.y1 + m]]))
+        return Bbox.intersection(Bbox.union(boxes), self.figure.bbox)
 
 
 class RenderAhead:
@@ -371,6 +438,16 @@ def subsample(matrix, limit=MAX_PIXELS):
     return matrix[::row_step, ::col_step]
 
 
+def set_title(ax, text):
+    """``ax``'s title at the widgets' title size, placed at the top of the plot (``y=1``).
+
+    Placed, not measured: with no ``y``, matplotlib measures every tick label of
+    the plot at each full draw to see whether one reaches above it (none of ours
+    does: their x labels are at the bottom), which costs more than the title itself.
+    """
+    ax.set_title(text, fontsize=font_size("title"), y=1.0)
+
+
 def small_fonts(ax, xlabel="", ylabel=""):
     """Axis labels and tick labels at the widgets' text sizes."""
     ax.set_xlabel(xlabel, fontsize=font_size("label"))
@@ -437,7 +514,7 @@ class TensorPanel:
         """Show the axes for ``kind`` (building it on first use) and return its data artist."""
         if kind not in self.axes:
             ax = self.figure.add_axes(self.box)
-            ax.set_title(self.title, fontsize=font_size("title"))
+            set_title(ax, self.title)
             self.axes[kind] = ax
             self.artists[kind] = getattr(self, "_build_" + kind)(ax)
             self.canvas.animate(self.artists[kind])

@@ -22,7 +22,7 @@ import html
 import ipywidgets as W
 import numpy as np
 from matplotlib import font_manager
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageColor, ImageDraw, ImageFont
 
 from ._render import (CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, RenderAhead, TensorPanel,
                       html_style, joined_png, pixels_png, text_scale)
@@ -44,6 +44,7 @@ LEVEL_PX = 46  # one level of the graph
 BOX_PX = 28  # a box's height
 MARGIN_PX = 8
 WINDOW_PX = 560  # a taller graph is cropped to this many pixels around the current node
+KEEP = 16  # steps whose pictures a BackwardStepper keeps (~150 KB each)
 
 
 def colour_chip(rgba, text, border="#888"):
@@ -75,8 +76,9 @@ class GraphPicture:
     has a label per box, and matplotlib lays out and renders each text in
     milliseconds (seconds for the whole graph) where Pillow takes microseconds.
     Labels are written the first time their box comes into the window shown.
-    Every step copies that window, tints the boxes by state and draws the
-    arrows of the gradients sent: a few milliseconds.
+    Every step copies that window out of the picture's pixels (a NumPy array
+    kept beside the image), tints the boxes by state and paints the arrows of
+    the gradients sent: a few milliseconds.
     """
 
     def __init__(self):
@@ -115,17 +117,24 @@ class GraphPicture:
             if box.retained:
                 _dashed_outline(draw, rect, dash=4 * px, width=px)
         self.image, self.draw = image, draw
+        self.pixels = np.array(image)  # the same picture as a NumPy array, kept up to date
         self.labels = [box.label for box in lay.boxes]
         self.labelled = set()  # boxes whose label is drawn: each the first time it is seen
 
     def _label(self, top, bottom):
-        """Write the labels of the boxes between rows ``top`` and ``bottom`` (once each)."""
+        """Write the labels of the boxes between rows ``top`` and ``bottom`` (once each),
+        in the picture and in its array (the rows of the boxes labelled, copied over)."""
+        rows = []
         for b, rect in enumerate(self.rects):
             if b not in self.labelled and rect[3] >= top and rect[1] <= bottom:
                 self.labelled.add(b)
                 label = self._fit(self.labels[b], rect[2] - rect[0] - 6 * self.px)
                 self.draw.text(((rect[0] + rect[2]) / 2, (rect[1] + rect[3]) / 2), label,
                                fill="black", font=self.font, anchor="mm")
+                rows += [rect[1], rect[3] + 1]
+        if rows:
+            first, last = min(rows), min(max(rows), self.image.height)
+            self.pixels[first:last] = np.asarray(self.image.crop((0, first, self.width, last)))
 
     def _top(self, b):
         x0, y0, x1, _ = self.rects[b]
@@ -153,7 +162,7 @@ class GraphPicture:
             top = min(max(centre - self.window // 2, 0), height - self.window)
         bottom = min(top + self.window, height)
         self._label(top, bottom)
-        pixels = np.array(self.image.crop((0, top, width, bottom)))  # uint8, a copy
+        pixels = self.pixels[top:bottom].copy()  # the window, uint8 RGB
         for (x0, y0, x1, y1), state in zip(self.rects, states):
             r, g, b, alpha = STATE_COLOURS[state]
             y0, y1 = max(y0 - top, 0), min(y1 - top, pixels.shape[0] - 1)
@@ -161,15 +170,23 @@ class GraphPicture:
                 region = pixels[y0:y1 + 1, x0:x1 + 1]
                 tint = alpha * 255 * np.array([r, g, b], dtype=np.float32)
                 region[...] = region * np.float32(1 - alpha) + tint
-        image = Image.fromarray(pixels)
-        if current_box is not None:
-            draw = ImageDraw.Draw(image)
-            for b in sent_to:
-                start, end = self._bottom(current_box), self._top(b)
-                start, end = (start[0], start[1] - top), (end[0], end[1] - top)
-                draw.line([start, end], fill=SENT, width=3 * self.px)
-                _arrowhead(draw, start, end, SENT, size=8 * self.px)
-        return pixels_png(np.asarray(image))
+        if current_box is not None and sent_to:
+            self._paint_arrows(pixels, top, current_box, sent_to)
+        return pixels_png(pixels)
+
+    def _paint_arrows(self, pixels, top, current_box, sent_to):
+        """The arrows ``current_box → sent_to`` in ``SENT`` red, into the window ``pixels``
+        (which starts at row ``top``). Pillow draws them on a one-byte mask, painted into
+        the array: the same pixels as drawing on an image of the window (Pillow's lines
+        have no antialiasing), without converting the window to an image and back."""
+        mask = Image.new("L", (pixels.shape[1], pixels.shape[0]), 0)
+        draw = ImageDraw.Draw(mask)
+        for b in sent_to:
+            start, end = self._bottom(current_box), self._top(b)
+            start, end = (start[0], start[1] - top), (end[0], end[1] - top)
+            draw.line([start, end], fill=255, width=3 * self.px)
+            _arrowhead(draw, start, end, 255, size=8 * self.px)
+        pixels[np.asarray(mask) > 0] = ImageColor.getrgb(SENT)
 
 
 def _arrowhead(draw, start, end, colour, size=5):
@@ -264,7 +281,8 @@ class BackwardStepper(StepperView):
         self.left_panel = TensorPanel(self.canvas, 0, title="gradient arriving")
         self.right_panel = TensorPanel(self.canvas, 1, title="sent on / leaf .grad")
         self._layout_key = None
-        self.ahead = RenderAhead(delay_s=0.3)  # the neighbour steps' frames, while nobody waits
+        self.rendered = {}  # (expanded groups, step) -> its pictures and caption, KEEP at most
+        self.ahead = RenderAhead(delay_s=0.3)  # the neighbour steps, while nobody waits
 
         groups = self.trace.groups
         named = [(f"{g or '(root)'}: {self.trace.group_classes.get(g, 'module')}", g)
@@ -302,28 +320,41 @@ class BackwardStepper(StepperView):
             self.picture.draw_layout(self.graph_layout)
             self._layout_key = self.expanded
         step = self.slider.value
-        states, event = trace.state(step)
+        self.image.value, self.caption.value, self.detail.value = self._rendered(step)
+        self.title.value = (f"<b>BackwardStepper</b> — {len(trace.nodes)} graph nodes, "
+                            f"{len(trace.node_events())} run by backward; "
+                            f"{len(self.graph_layout.boxes)} boxes drawn")
+        self.position.value = f"step {step} / {len(trace.events)}"
+        self._describe(trace.describe(step))
+        neighbours = [s for s in (step + 1, step - 1) if 0 <= s <= self.slider.max]
+        self.ahead.schedule(lambda s=s: self._rendered(s) for s in neighbours)
+
+    def _rendered(self, step):
+        """``(graph PNG, caption HTML, gradients PNG)`` of ``step`` with the groups expanded
+        now: rendered once and kept (the last ``KEEP``), so a step rendered ahead while the
+        controls rested (the next and the previous one) is shown at once."""
+        key = (self.expanded, step)
+        if key not in self.rendered:
+            if len(self.rendered) >= KEEP:
+                del self.rendered[next(iter(self.rendered))]  # the oldest
+            states, event = self.trace.state(step)
+            self.rendered[key] = (self._graph_png(states, event), *self._render_detail(event))
+        return self.rendered[key]
+
+    def _graph_png(self, states, event):
+        """The graph with the boxes tinted by ``states`` and the arrows ``event`` sends."""
         current_box = sent_to = None
         if event is not None:
             current_box = self.graph_layout.box_of[event.node]
             sent_to = {self.graph_layout.box_of[c] for c, g in event.sent
                        if c is not None and g is not None} - {current_box}
-        self.image.value = self.picture.png(box_states(self.graph_layout, states), sent_to or (),
-                                            current_box)
-        self.title.value = (f"<b>BackwardStepper</b> — {len(trace.nodes)} graph nodes, "
-                            f"{len(trace.node_events())} run by backward; "
-                            f"{len(self.graph_layout.boxes)} boxes drawn")
-        self.position.value = f"step {step} / {len(trace.events)}"
-        self.caption.value, self.detail.value = self._render_detail(event)
-        self._describe(trace.describe(step))
-        neighbours = [s for s in (step + 1, step - 1) if 0 <= s <= self.slider.max]
-        self.ahead.schedule(lambda s=s: self._render_detail(trace.state(s)[1]) for s in neighbours)
+        return self.picture.png(box_states(self.graph_layout, states), sent_to or (),
+                                current_box)
 
     def _render_detail(self, event):
         """``(caption HTML, PNG)``: the gradient arriving (left/top) and the one sent on, or
         the leaf's .grad after (right/bottom), both on ONE colour scale: the larger |max| of
-        the two, so a gradient three times larger than the other looks three times stronger.
-        (Rendered ahead for the neighbour steps, it leaves their frames ready.)"""
+        the two, so a gradient three times larger than the other looks three times stronger."""
         if event is None:
             self.left_panel.message("backward starts at the top:\nd output / d output = 1")
             self.right_panel.message("")

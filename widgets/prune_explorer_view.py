@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.transforms import ScaledTranslation
 
 from ._render import (MAX_PIXELS, Canvas, PictureFallback, RenderAhead, TensorPanel, as_matrix,
-                      font_size, html_style, small_fonts)
+                      font_size, html_style, set_title, small_fonts)
 from .prune_explorer import GLOBAL, METHOD_LABELS, PruneExplorerModel
 
 #: short descriptions take only their own width (the default reserves ~90 px and clips the value)
@@ -289,7 +289,7 @@ class CurvePanel:
                                    transform=self.ax.transAxes + below_ticks)
         self.ax.set_xlim(-0.02, 1.02)
         small_fonts(self.ax, "", "accuracy")
-        self.ax.set_title("what the pruning costs (red: preview)", fontsize=font_size("title"))
+        set_title(self.ax, "what the pruning costs (red: preview)")
         canvas.animate(self.line, self.marker, self.xlabel)
         canvas.panels.append(self)
         self.kind = "curve"

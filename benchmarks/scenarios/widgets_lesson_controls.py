@@ -16,19 +16,40 @@ within 100 ms (limit 100 ms, as the other widget rows).
   on a profile of one training step of a 64-32-10 MLP (bars drawn as HTML);
 - BackwardStepper on lesson 12's graph: a 4-block MLP of width 8 through
   ``checkpoint_sequential(..., 2, use_reentrant=False)``, the step slider
-  forward through its 18 steps.
+  forward through its 18 steps (every step drawn: the pictures it keeps are
+  emptied first, and without an event loop nothing is rendered ahead); "next"
+  and "prev" between two steps already drawn (what a click costs in a kernel,
+  where the neighbour steps are rendered while the controls rest);
+- GradientInspector on lesson 07's exploding network (six hidden ReLU layers of
+  32, weights ×5, the digits batch of 256), in the state the lesson leaves it
+  (5 steps clipped by norm): "step" (clipping by norm), the ``max_norm`` and
+  ``clip_value`` sliders.
+
+``python benchmarks/scenarios/widgets_lesson_controls.py`` (not ``bench.py``) times
+the clicks of the browser benchmark on lesson 07 instead: "when training" left
+at "no clipping", five steps, during which the gradients explode (their ranges,
+hence the axes, change at every step) and then turn NaN.
 """
-import itertools
+import os
+import sys
+import time
+import warnings
 
-import numpy as np
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
-import edutorch as et
-import edutorch.nn as nn
-import edutorch.nn.functional as F
-from edutorch.datasets import load_digits
-from edutorch.profiler import profile, record_function
-from edutorch.utils.checkpoint import checkpoint_sequential
-from widgets import BackwardStepper, ProfilerView, PruneExplorer
+import itertools  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import edutorch as et  # noqa: E402
+import edutorch.nn as nn  # noqa: E402
+import edutorch.nn.functional as F  # noqa: E402
+from edutorch.datasets import load_digits  # noqa: E402
+from edutorch.profiler import profile, record_function  # noqa: E402
+from edutorch.utils.checkpoint import checkpoint_sequential  # noqa: E402
+from widgets import BackwardStepper, GradientInspector, ProfilerView, PruneExplorer  # noqa: E402
 
 LIMITS = {"torch": None, "numpy": None, "ms": 100}
 
@@ -79,14 +100,68 @@ def _profiler_sort():
     return _cycle(ProfilerView(prof, sort_by="count", row_limit=8).sort_by)
 
 
-def _checkpointed_stepper():
+def _lesson12_stepper():
     et.manual_seed(0)
     deep = nn.Sequential(*[nn.Sequential(nn.Linear(8, 8), nn.ReLU()) for _ in range(4)])
     x = et.tensor(np.random.default_rng(0).standard_normal((2, 8)).astype(np.float32),
                   requires_grad=True)
-    view = BackwardStepper(checkpoint_sequential(deep, 2, x, use_reentrant=False).sum())
+    return BackwardStepper(checkpoint_sequential(deep, 2, x, use_reentrant=False).sum())
+
+
+def _checkpointed_stepper():
+    view = _lesson12_stepper()
     steps = itertools.cycle(range(1, view.slider.max + 1))
-    return lambda: setattr(view.slider, "value", next(steps))
+
+    def move():
+        view.rendered.clear()  # draw the step, not the pictures kept from the last lap
+        view.slider.value = next(steps)
+    return move
+
+
+def _stepper_next_prev():
+    """Alternately "next" and "prev" between steps 5 and 6, both drawn once before."""
+    view = _lesson12_stepper()
+    view.slider.value = 5
+    buttons = itertools.cycle([view.next_button, view.prev_button])
+    next(buttons).click()
+    next(buttons).click()
+    return lambda: next(buttons).click()
+
+
+def _exploding_net():
+    """Lesson 07's ``exploding_net()``: six hidden ReLU layers of 32, every weight × 5."""
+    et.manual_seed(0)
+    layers, size = [], 64
+    for _ in range(6):
+        layers += [nn.Linear(size, 32), nn.ReLU()]
+        size = 32
+    model = nn.Sequential(*layers, nn.Linear(size, 10))
+    with et.no_grad():
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                layer.weight.mul_(5.0)
+    return model
+
+
+def _lesson07_inspector():
+    """The lesson's cell: clipping by norm when training, five steps, clip_value 0.1."""
+    x, y = load_digits("train")
+    inspector = GradientInspector(_exploding_net(), (x[:256], y[:256]), lr=0.1)
+    inspector.clip_mode.value = "norm"
+    inspector.max_norm.value = 1.0
+    inspector.train(5)
+    inspector.clip_value.value = 0.1
+    return inspector
+
+
+def _lesson07_step():
+    return _lesson07_inspector().step_button.click
+
+
+def _lesson07_slider(name, exponents):
+    slider = getattr(_lesson07_inspector(), name)
+    values = itertools.cycle(10.0 ** np.array(exponents))
+    return lambda: setattr(slider, "value", next(values))
 
 
 def scenarios():
@@ -102,6 +177,38 @@ def scenarios():
          _profiler_sort()),
         ("widget BackwardStepper step slider (lesson 12: 4 checkpointed blocks, 18 steps)",
          _checkpointed_stepper()),
+        ("widget BackwardStepper next/prev, steps drawn before (lesson 12)",
+         _stepper_next_prev()),
+        ("widget GradientInspector step, clipping by norm (lesson 07 exploding net)",
+         _lesson07_step()),
+        ("widget GradientInspector max_norm slider (lesson 07 exploding net)",
+         _lesson07_slider("max_norm", [-1, -0.5, 0, 0.5, 1])),
+        ("widget GradientInspector clip_value slider (lesson 07 exploding net)",
+         _lesson07_slider("clip_value", [-2, -1.5, -1, -0.5, 0])),
     ]
     return [{"name": name, "contenders": {"edutorch": fn, "numpy": None, "torch": None},
              "limits": dict(LIMITS), "setup_note": note} for name, fn in cases]
+
+
+def lesson07_unclipped_steps(runs=3):
+    """CPU ms of each of the five "step" clicks of the browser benchmark on lesson 07 (the
+    "when training" dropdown left at "no clipping"), the median over ``runs`` fresh
+    inspectors: the gradients explode, then turn NaN."""
+    warnings.simplefilter("ignore", RuntimeWarning)  # the overflow is the lesson's point
+    times = []
+    for _ in range(runs):
+        inspector = _lesson07_inspector()
+        inspector.clip_mode.value = "none"
+        clicks = []
+        for _ in range(5):
+            start = time.thread_time()
+            inspector.step_button.click()
+            clicks.append(1000 * (time.thread_time() - start))
+        times.append(clicks)
+    return [float(np.median(column)) for column in zip(*times)]
+
+
+if __name__ == "__main__":
+    steps = lesson07_unclipped_steps()
+    print("lesson 07, five steps without clipping, CPU ms per click:",
+          " ".join(f"{t:.0f}" for t in steps), f"(median {np.median(steps):.0f})")

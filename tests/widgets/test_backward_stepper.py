@@ -361,3 +361,51 @@ def test_the_neighbour_steps_are_rendered_ahead_while_the_controls_rest():
     fresh.slider.value = 1
     assert bytes(view.detail.value) == bytes(fresh.detail.value)
     assert view.caption.value == fresh.caption.value
+
+
+def test_a_step_rendered_ahead_is_shown_without_drawing_again(monkeypatch):
+    """Once the controls rest, the next step's pictures are ready: "next ▶" shows them
+    without drawing anything (what a fresh stepper draws at that step), and "◀ prev"
+    comes back to the step's own pictures."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    def build():
+        output, tensors = shared_subexpression(et)
+        return BackwardStepper(output, tensors)
+
+    view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
+    first = (bytes(view.image.value), bytes(view.detail.value))
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.canvas, "png", no_drawing)
+    monkeypatch.setattr(view.picture, "png", no_drawing)
+    view.next_button.click()
+    fresh = build()
+    fresh.slider.value = 1
+    assert bytes(view.image.value) == bytes(fresh.image.value)
+    assert bytes(view.detail.value) == bytes(fresh.detail.value)
+    view.prev_button.click()
+    assert (bytes(view.image.value), bytes(view.detail.value)) == first
+
+
+def test_the_arrows_of_the_gradients_sent_are_painted_red_from_the_node_to_its_children():
+    output, tensors = shared_subexpression(et)
+    view = BackwardStepper(output, tensors)
+    red = (0xd6, 0x28, 0x28)  # SENT
+
+    def pixels():
+        return np.asarray(Image.open(io.BytesIO(bytes(view.image.value))).convert("RGB"))
+    assert not (pixels() == red).all(axis=2).any()  # step 0: nothing sent yet
+    view.slider.value = 1
+    event = view.trace.events[0]
+    current = view.graph_layout.box_of[event.node]
+    children = {view.graph_layout.box_of[c] for c, g in event.sent if c is not None}
+    assert children - {current}
+    picture = pixels()
+    for child in children - {current}:
+        (x0, y0), (x1, y1) = view.picture._bottom(current), view.picture._top(child)
+        middle = picture[(y0 + y1) // 2, (x0 + x1) // 2]
+        assert tuple(middle) == red

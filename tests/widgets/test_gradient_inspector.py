@@ -260,6 +260,27 @@ def test_pictures_drawn_in_layers_are_the_pictures_of_a_full_render(small_mlp, e
     assert png_bytes(view.timeline) == timeline
 
 
+def test_gradients_on_a_new_scale_redraw_their_axes_not_the_frames(monkeypatch, small_mlp,
+                                                                    eval_batch):
+    """Gradients a million times larger move every axis range: the axes are drawn again
+    (frame parts), the frames are pasted; the pictures are those of a full render."""
+    view = GradientInspector(small_mlp, eval_batch)
+    limits = (view.norms_panel.ax.get_xlim(), view.hist_panel.ax.get_xlim())
+    full_draws = []
+    for canvas in (view.canvas, view.timeline_canvas):
+        monkeypatch.setattr(canvas.figure.canvas, "draw", lambda: full_draws.append(1))
+    with et.no_grad():
+        for p in small_mlp.parameters():
+            p.mul_(1e3)
+    view.refresh()
+    assert (view.norms_panel.ax.get_xlim(), view.hist_panel.ax.get_xlim()) != limits
+    assert not full_draws
+    monkeypatch.undo()
+    for canvas, picture in ((view.canvas, view.image), (view.timeline_canvas, view.timeline)):
+        canvas.invalidate()
+        assert png_bytes(picture) == canvas.png()
+
+
 def test_view_on_a_real_torch_module(real_torch):
     model = deep_mlp(real_torch.nn, "Sigmoid", depth=4)
     view = GradientInspector(model, batch(real_torch), optimizer=real_torch.optim.Adam(
