@@ -212,8 +212,9 @@ class FramePart:
 
     The rectangle of an x axis is its plot's columns (widened by ``SIDE_INCHES`` times
     the text scale, for tick labels past the ends) from the figure's bottom to the plot's
-    top; of a y axis, its rows from the figure's left. It may hold pieces of the static
-    frame as well (the plot's inside, a legend below): those are the background's pixels.
+    top; of a y axis, its rows from the figure's left; and the axis label wherever it
+    reaches. It may hold pieces of the static frame as well (the plot's inside, a
+    legend below): those are the background's pixels.
     """
 
     SIDE_INCHES = 0.3
@@ -238,12 +239,15 @@ class FramePart:
     def box(self):
         """The rectangle (display pixels) the artists are drawn in: see the class doc."""
         m, boxes = self.margin, []
+        renderer = self.figure.canvas.get_renderer()
         for axis in self.artists:
             ax = axis.axes.bbox
             if axis.axis_name == "x":
                 boxes.append(Bbox([[ax.x0 - m, 0], [ax.x1 + m, ax.y1]]))
             else:
                 boxes.append(Bbox([[0, ax.y0 - m], [ax.x1, ax.y1 + m]]))
+            if axis.label.get_text():  # a label wider than its plot (large text)
+                boxes.append(axis.label.get_window_extent(renderer).padded(4))
         return Bbox.intersection(Bbox.union(boxes), self.figure.bbox)
 
 

@@ -7,7 +7,7 @@ import pytest
 import edutorch as et
 import edutorch.nn as nn
 from test_layering import WIDGETS, imported_top_level_names
-from widgets import GradientInspector, GradientInspectorModel
+from widgets import GradientInspector, GradientInspectorModel, set_text_scale
 from widgets.gradient_inspector import LOG_EDGES
 from widget_helpers import copy_weights, is_png, mlp, png_bytes
 
@@ -260,11 +260,17 @@ def test_pictures_drawn_in_layers_are_the_pictures_of_a_full_render(small_mlp, e
     assert png_bytes(view.timeline) == timeline
 
 
+@pytest.mark.parametrize("scale", [1.0, 1.5])
 def test_gradients_on_a_new_scale_redraw_their_axes_not_the_frames(monkeypatch, small_mlp,
-                                                                    eval_batch):
+                                                                    eval_batch, scale):
     """Gradients a million times larger move every axis range: the axes are drawn again
-    (frame parts), the frames are pasted; the pictures are those of a full render."""
-    view = GradientInspector(small_mlp, eval_batch)
+    (frame parts), the frames are pasted; the pictures are those of a full render (also
+    with larger text, where an axis label is wider than its plot)."""
+    set_text_scale(scale)
+    try:
+        view = GradientInspector(small_mlp, eval_batch)
+    finally:
+        set_text_scale()
     limits = (view.norms_panel.ax.get_xlim(), view.hist_panel.ax.get_xlim())
     full_draws = []
     for canvas in (view.canvas, view.timeline_canvas):
@@ -276,6 +282,7 @@ def test_gradients_on_a_new_scale_redraw_their_axes_not_the_frames(monkeypatch, 
     assert (view.norms_panel.ax.get_xlim(), view.hist_panel.ax.get_xlim()) != limits
     assert not full_draws
     monkeypatch.undo()
+    view.refresh()  # new gradients on the same scale: the kept axes are pasted back
     for canvas, picture in ((view.canvas, view.image), (view.timeline_canvas, view.timeline)):
         canvas.invalidate()
         assert png_bytes(picture) == canvas.png()
