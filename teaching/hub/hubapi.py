@@ -107,7 +107,14 @@ class RunningHub:
     def hub_processes(self):
         """The hub and what it started itself (the proxy, the idle culler), not the servers."""
         hub = psutil.Process(self.process.pid)
-        return [hub, *(p for p in hub.children() if "launch.py" not in " ".join(p.cmdline()))]
+        return [hub, *(p for p in hub.children() if not self._is_server(p))]
+
+    @staticmethod
+    def _is_server(process):
+        try:
+            return classhub.server_command()[1] in process.cmdline()
+        except psutil.NoSuchProcess:
+            return True  # gone: counts for nothing either way
 
     def user_processes(self, user):
         """``user``'s server and its kernels: the processes working in ``user``'s home."""

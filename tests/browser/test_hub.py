@@ -293,7 +293,8 @@ def test_release_fetch_submit_collect_grade_feedback_through_the_hub(hub, browse
     # its kernel idle); the answers typed and saved; back in the list ▸ Submit
     student, page, spawn = log_in(browser, hub, RIGHT)
     open_assignment_list(page)
-    released, fetched = (f"#{status}_assignments_list .list_item:has-text('{NAME}')" for status in ("released", "fetched"))
+    released = f"#released_assignments_list .list_item:has-text('{NAME}')"
+    fetched = f"#fetched_assignments_list .list_item:has-text('{NAME}')"
     page.click(f"{released} button:has-text('Fetch')", timeout=30_000)
     page.click(f"{fetched} .assignment-notebooks-link", timeout=60_000)  # its notebooks, unfolded
     opened = time.monotonic()
