@@ -24,7 +24,7 @@ WRITES = [
     "v[:, 1:2] = torch.tensor([[7.0], [8.0], [9.0]])", "v.unsqueeze(0).fill_(2)", "v.diagonal().add_(1)",
     "v[:, 0].add_(1)", "v.select(1, 2).mul_(3)", "torch.nn.functional.threshold_(v, 1.5, 0.0)",
     "torch.nn.functional.relu(v, inplace=True)", "v[...] = 1", "v[:] = 1", "v[0][0] = 5", "v[1].fill_(2)",
-    "v.add_(torch.ones(3, 3))", "v.expand(2, 3, 3)[0, 0].fill_(4)",
+    "v.add_(torch.ones(3, 3))", "v.expand(2, 3, 3)[0, 0].fill_(4)", "v.copy_(v)",
 ]
 WITH_GRAPH = ["v.fill_(1)", "v[:, 0].mul_(3)", "v[0, 1] = 7", "v[0, 1:2] = 4", "v[:, 0] = 1", "v[0] = 1",
               "v[[0]] = 1", "v.masked_fill_(torch.tensor([[True], [False], [False]]), 5)", "v.add_(1)"]

@@ -898,3 +898,12 @@ def test_view_and_unsqueeze_give_size_1_dims_pytorchs_strides():
     assert view_strides((2, 3), (1, 2), (6,)) is None  # a transpose cannot be flattened by a view
     a = torch.zeros(2, 3, dtype=torch.float64).t().unsqueeze(1)
     assert tuple(s // 8 for s in a._data.strides) == (1, 6, 3)  # PyTorch's a.stride()
+
+
+def test_copying_an_expand_onto_itself_runs():
+    # fuzz: `v9 = v8.expand((2, -1, 2, 1)); v9.copy_(v9)` was refused; PyTorch's copy_ returns at once
+    # when the source is the tensor itself
+    x = torch.tensor([[1.0], [2.0]], dtype=torch.float64)
+    v = x.expand(2, 3)
+    assert v.copy_(v) is v
+    assert x.tolist() == [[1.0], [2.0]]
