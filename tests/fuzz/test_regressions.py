@@ -907,3 +907,16 @@ def test_copying_an_expand_onto_itself_runs():
     v = x.expand(2, 3)
     assert v.copy_(v) is v
     assert x.tolist() == [[1.0], [2.0]]
+
+
+def test_take_is_not_a_view():
+    # fuzz: `v7 = x.movedim(1, 2).take(index); v7.detach_()` was refused (take ended in a reshape,
+    # a view); PyTorch's take is one node, TakeBackward0, whose result is a tensor of its own
+    x = torch.tensor([[0.64, -0.93, 1.76], [-0.14, -1.81, -0.68]], dtype=torch.float64, requires_grad=True)
+    v = x.t().take(torch.tensor([5, 2, -1]))
+    assert v.grad_fn.name() == "TakeBackward0" and v.tolist() == [-0.68, -0.93, -0.68]
+    v.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+    with pytest.raises(IndexError, match=r"out of range: tried to access index 6 on a tensor of 6 elements\."):
+        x.take(torch.tensor([6]))
+    v.detach_()

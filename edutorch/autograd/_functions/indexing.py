@@ -6,6 +6,7 @@ gradient of every repeat instead of keeping only the last write.
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .tangents import auto_linear
 from .utils import wrap_dim
@@ -220,6 +221,36 @@ class Gather(Function):
     def backward(ctx, grad):
         _, index = ctx.saved_tensors
         return grad.new_zeros(ctx.in_shape).scatter_add(ctx.axis, index, grad), None, None
+
+    jvp = auto_linear(0)
+
+
+class Take(Function):
+    """``x.take(index)``: the elements of the flattened ``x`` at ``index`` (negative counts from the
+    end), shaped like ``index``.  The gradient adds back at those positions (PyTorch's ``TakeBackward0``,
+    which keeps the input and the index)."""
+
+    _backward_name = "TakeBackward0"
+    _saved_attrs = {"index": Saved(1), "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, a, index):
+        x, idx = a._data.reshape(-1), index._data
+        if idx.dtype != np.int64:
+            raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype.scalar_type_name(index.dtype)}")
+        if x.size == 0 and idx.size:
+            raise IndexError("take(): tried to take from an empty tensor")
+        outside = idx[(idx < -x.size) | (idx >= x.size)]
+        if outside.size:
+            raise IndexError(f"out of range: tried to access index {int(outside[0])} on a tensor of {x.size} elements.")
+        ctx.save_for_backward(a, index)
+        return x[idx]
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, index = ctx.saved_tensors
+        flat = index.reshape(-1) % max(a.numel(), 1)  # (negative positions counted from the end)
+        return grad.new_zeros(a.numel()).index_add(0, flat, grad.reshape(-1)).reshape(a.shape), None
 
     jvp = auto_linear(0)
 
