@@ -920,3 +920,13 @@ def test_take_is_not_a_view():
     with pytest.raises(IndexError, match=r"out of range: tried to access index 6 on a tensor of 6 elements\."):
         x.take(torch.tensor([6]))
     v.detach_()
+
+
+def test_an_indexed_write_of_a_value_that_requires_grad_into_an_expand_runs():
+    # fuzz (double mode, seed 0): `v6 = torch.broadcast_to(v5, ...); v6[torch.tensor([0])] = x7` with x7
+    # requiring grad was refused; PyTorch's index_put_ runs when the base does not require grad
+    v = torch.tensor([[1.0], [2.0]], dtype=torch.float64).expand(2, 3)
+    w = torch.tensor([0.5, 0.5, 0.5], dtype=torch.float64, requires_grad=True)
+    v[torch.tensor([0])] = w
+    (v * v).sum().backward()
+    assert v.tolist() == [[0.5, 0.5, 0.5], [2.0, 2.0, 2.0]] and w.grad.tolist() == [3.0, 3.0, 3.0]  # as PyTorch
