@@ -2,8 +2,8 @@
 
 A fuzzed program that disagrees with PyTorch is counted as *known* (not a
 failure) when it matches one of these entries' ``matches(program, ref, got)``;
-each entry also has a minimal ``example`` that ``test_fuzz.py`` runs as a
-strict xfail, so an entry whose bug got fixed turns the suite red until it is
+each entry also has a minimal ``example`` that ``test_fuzz.py`` checks still
+disagrees, so an entry whose bug got fixed turns the suite red until it is
 deleted here.  Delete an entry when its fix is merged.
 
 The predicates read the program's structure: which ops ran, on what shapes,
