@@ -930,3 +930,14 @@ def test_an_indexed_write_of_a_value_that_requires_grad_into_an_expand_runs():
     v[torch.tensor([0])] = w
     (v * v).sum().backward()
     assert v.tolist() == [[0.5, 0.5, 0.5], [2.0, 2.0, 2.0]] and w.grad.tolist() == [3.0, 3.0, 3.0]  # as PyTorch
+
+
+def test_retain_grad_of_an_unbind_output_whose_base_was_written_is_refused():
+    # fuzz: `v5, v6, v7, v8 = v4.unbind(2); v4.sin_(); v8.retain_grad()` ran; PyTorch refuses to use
+    # such an output, retain_grad() included
+    v4 = torch.ones(3, 1, 4, 3, dtype=torch.float64, requires_grad=True) * 1
+    v8 = v4.unbind(2)[3]
+    v4.sin_()
+    with pytest.raises(RuntimeError, match="Output 3 of Unbind is a view and its base or another view of its base "
+                                           "has been modified inplace"):
+        v8.retain_grad()
