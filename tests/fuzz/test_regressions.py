@@ -941,3 +941,13 @@ def test_retain_grad_of_an_unbind_output_whose_base_was_written_is_refused():
     with pytest.raises(RuntimeError, match="Output 3 of Unbind is a view and its base or another view of its base "
                                            "has been modified inplace"):
         v8.retain_grad()
+
+
+def test_index_add_of_empty_slices_does_not_check_the_indices():
+    # fuzz: `v5.index_add_(0, torch.tensor([3, -2, 2]), x7)` with slices of size 0 raised here; PyTorch's
+    # kernel checks each index as it adds its slice, so nothing is checked (backward refuses later)
+    v = torch.zeros((4, 2, 0), dtype=torch.float64)
+    v.index_add_(0, torch.tensor([3, -2, 2]), torch.zeros((3, 2, 0), dtype=torch.float64))
+    assert v.shape == (4, 2, 0)
+    with pytest.raises(RuntimeError, match="index -2 is out of bounds for dimension 0 with size 4"):
+        torch.zeros(4, 2).index_add_(0, torch.tensor([3, -2, 2]), torch.ones(3, 2))

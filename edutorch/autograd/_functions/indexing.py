@@ -442,6 +442,8 @@ def _check_index_add(x, axis, idx, src):
         raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
                            f"({n_src}), for dim: {axis}")
     size = x.shape[axis] if x.ndim else 1
+    if src.size == 0:  # PyTorch's kernel checks each index as it adds its (here empty) slice
+        return
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size and x.ndim <= 1:  # PyTorch's kernel for one row of values checks as index_select does
         raise IndexError("index out of range in self")
