@@ -341,6 +341,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self.__dict__.get("_retains_grad"):
             return
+        if self.grad_fn._use_error is not None:  # a split/unbind output whose base was written since
+            _function.refuse_use(self.grad_fn, self)
         self._retains_grad = True
         self.grad_fn._retain(self._output_nr, self)
 

@@ -101,7 +101,7 @@ class IndexingMethods:
 
     def take(self, index):
         """Elements of the flattened tensor at ``index`` (shaped like ``index``)."""
-        return self.reshape(-1).gather(0, index.reshape(-1)).reshape(tuple(index.shape))
+        return indexing.Take.apply(self, index)
 
     def take_along_dim(self, indices, dim=None):
         """``gather`` with broadcasting; without ``dim`` on the flattened tensor."""

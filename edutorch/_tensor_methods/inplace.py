@@ -54,11 +54,20 @@ def _check_memory(t, fn, args):
         if has_internal_overlap(data) and indexing.is_basic(idx) and has_internal_overlap(data[idx]):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
         return
-    if has_internal_overlap(data) and not getattr(fn, "skips_overlap_check", False):
+    itself = fn is Copy and args[0] is t  # PyTorch's copy_ returns at once when the source is the tensor
+    if has_internal_overlap(data) and not (getattr(fn, "skips_overlap_check", False) or itself):
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
     for a in args:
         if isinstance(a, utils._Tensor):  # scatter_, index_add_: not even the tensor itself (full_ok)
             check_no_overlap(t, a, full_ok=not getattr(fn, "writes_scattered", False))
+
+
+def _writes_an_expand_with_graph(fn, base):
+    """Does PyTorch let ``fn`` write a tensor that requires grad into an expand of ``base``?  Besides
+    ``x[basic index] = v`` (always), an indexed write or ``masked_fill_`` when ``base`` does not require
+    grad itself (then only the written value does); never ``fill_``."""
+    unchecked = getattr(fn, "writes_part", False) or getattr(fn, "skips_overlap_check", False)
+    return unchecked and fn is not Fill and not base._requires_grad
 
 
 def _write(t, fn, args, result):
@@ -187,9 +196,6 @@ class InplaceMethods:
         if base._requires_grad and base.grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         _check_memory(self, fn, args)
-        repeats = has_internal_overlap(self._data)  # an expand: with a graph PyTorch refuses all but x[i] = v
-        if repeats and fn is not CopySlices:
-            raise RuntimeError(EXPANDED_INPLACE_ERROR)
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
             del self._view_of
@@ -202,8 +208,11 @@ class InplaceMethods:
             source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
         _check_fits(self, result)
-        if repeats:  # x[idx] = v into an expand: only x[idx] goes to the base (the rest repeats old values)
-            base._inplace(CopySlices, tuple(i[args[0]] for i in index), result[args[0]])
+        repeats = has_internal_overlap(self._data)  # an expand (checked after the op's own checks, as PyTorch)
+        if repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, base):
+            raise RuntimeError(EXPANDED_INPLACE_ERROR)
+        if repeats and getattr(fn, "writes_part", False):  # x[idx] = v: only x[idx] goes to the base (the
+            base._inplace(CopySlices, tuple(i[args[0]] for i in index), result[args[0]])  # rest repeats old values)
         else:
             base._inplace(CopySlices, index, result)
         if result.grad_fn is not None:

@@ -24,7 +24,7 @@ WRITES = [
     "v[:, 1:2] = torch.tensor([[7.0], [8.0], [9.0]])", "v.unsqueeze(0).fill_(2)", "v.diagonal().add_(1)",
     "v[:, 0].add_(1)", "v.select(1, 2).mul_(3)", "torch.nn.functional.threshold_(v, 1.5, 0.0)",
     "torch.nn.functional.relu(v, inplace=True)", "v[...] = 1", "v[:] = 1", "v[0][0] = 5", "v[1].fill_(2)",
-    "v.add_(torch.ones(3, 3))", "v.expand(2, 3, 3)[0, 0].fill_(4)",
+    "v.add_(torch.ones(3, 3))", "v.expand(2, 3, 3)[0, 0].fill_(4)", "v.copy_(v)",
 ]
 WITH_GRAPH = ["v.fill_(1)", "v[:, 0].mul_(3)", "v[0, 1] = 7", "v[0, 1:2] = 4", "v[:, 0] = 1", "v[0] = 1",
               "v[[0]] = 1", "v.masked_fill_(torch.tensor([[True], [False], [False]]), 5)", "v.add_(1)"]
@@ -76,3 +76,31 @@ REFUSED = "RuntimeError: unsupported operation: more than one element of the wri
 ])
 def test_writes_into_an_expand_without_torch(write, graph, expected):
     assert run(edutorch, write, graph) == expected
+
+
+VALUE_WRITES = ["v[[0]] = w", "v[[0]] = 1.0", "v[0] = w[0]", "v[0, 1] = w[0, 1]", "v[:, 0] = w[:, 0]", "v.fill_(w[0, 0])",
+                "v.masked_fill_(torch.tensor([[True], [False], [False]]), w[0, 0])", "v.copy_(w)", "v.add_(w)"]
+
+
+def run_with_value(torch, write, base_grad):
+    """``write`` of a value ``w`` that requires grad into an expand of a base that may not."""
+    x = torch.tensor([[1.0], [2.0], [3.0]], requires_grad=base_grad)
+    a = x * 1
+    v = a.expand(3, 3)
+    w = torch.ones(3, 3, requires_grad=True)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(write, {"v": v, "torch": torch, "w": w})
+        (v * v).sum().backward()
+        return a.tolist(), w.grad.tolist()
+    except RuntimeError as e:
+        return "RuntimeError: " + str(e).split(".")[0][:60]
+
+
+@pytest.mark.parametrize("base_grad", [False, True])
+@pytest.mark.parametrize("write", VALUE_WRITES)
+def test_writing_a_value_that_requires_grad_into_an_expand_as_in_pytorch(write, base_grad):
+    # (PyTorch lets index_put_ and masked_fill_ through when only the value requires grad)
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    assert run_with_value(edutorch, write, base_grad) == run_with_value(torch, write, base_grad)

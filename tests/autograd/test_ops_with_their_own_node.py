@@ -1,5 +1,5 @@
-"""``F.logsigmoid``, ``F.softshrink``, ``F.hardshrink``, ``kthvalue``, ``cummax`` and ``cummin``
-as one node each (issue 23).
+"""``F.logsigmoid``, ``F.softshrink``, ``F.hardshrink``, ``kthvalue``, ``cummax``, ``cummin`` and
+``take`` as one node each (issue 23).
 
 Each is its own ``Function`` keeping what PyTorch's node keeps (``LogSigmoidBackward0``:
 the input and a buffer; the shrinks: the input; ``KthvalueBackward0``: the indices only;
@@ -28,6 +28,7 @@ OPS = {
     "cummax": lambda lib, x: x.cummax(1).values,
     "cummin": lambda lib, x: x.cummin(0).values,
     "cummax_0d": lambda lib, x: x[1, 0].cummax(0).values,
+    "take": lambda lib, x: x.t().take(lib.tensor([[5, 0], [-1, 5]])),
 }
 
 
@@ -97,7 +98,7 @@ def _saved(node):
 
 
 @pytest.mark.parametrize("name", ["logsigmoid", "softshrink", "hardshrink", "kthvalue", "kthvalue_keepdim", "cummax",
-                                  "cummin", "cummax_0d"])
+                                  "cummin", "cummax_0d", "take"])
 def test_names_and_saved_attributes_match_torch(name):
     torch = pytest.importorskip("torch", reason=REASON)
     mine, theirs = _node(et, name), _node(torch, name)

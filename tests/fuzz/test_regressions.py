@@ -898,3 +898,56 @@ def test_view_and_unsqueeze_give_size_1_dims_pytorchs_strides():
     assert view_strides((2, 3), (1, 2), (6,)) is None  # a transpose cannot be flattened by a view
     a = torch.zeros(2, 3, dtype=torch.float64).t().unsqueeze(1)
     assert tuple(s // 8 for s in a._data.strides) == (1, 6, 3)  # PyTorch's a.stride()
+
+
+def test_copying_an_expand_onto_itself_runs():
+    # fuzz: `v9 = v8.expand((2, -1, 2, 1)); v9.copy_(v9)` was refused; PyTorch's copy_ returns at once
+    # when the source is the tensor itself
+    x = torch.tensor([[1.0], [2.0]], dtype=torch.float64)
+    v = x.expand(2, 3)
+    assert v.copy_(v) is v
+    assert x.tolist() == [[1.0], [2.0]]
+
+
+def test_take_is_not_a_view():
+    # fuzz: `v7 = x.movedim(1, 2).take(index); v7.detach_()` was refused (take ended in a reshape,
+    # a view); PyTorch's take is one node, TakeBackward0, whose result is a tensor of its own
+    x = torch.tensor([[0.64, -0.93, 1.76], [-0.14, -1.81, -0.68]], dtype=torch.float64, requires_grad=True)
+    v = x.t().take(torch.tensor([5, 2, -1]))
+    assert v.grad_fn.name() == "TakeBackward0" and v.tolist() == [-0.68, -0.93, -0.68]
+    v.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 2.0]]
+    with pytest.raises(IndexError, match=r"out of range: tried to access index 6 on a tensor of 6 elements\."):
+        x.take(torch.tensor([6]))
+    v.detach_()
+
+
+def test_an_indexed_write_of_a_value_that_requires_grad_into_an_expand_runs():
+    # fuzz (double mode, seed 0): `v6 = torch.broadcast_to(v5, ...); v6[torch.tensor([0])] = x7` with x7
+    # requiring grad was refused; PyTorch's index_put_ runs when the base does not require grad
+    v = torch.tensor([[1.0], [2.0]], dtype=torch.float64).expand(2, 3)
+    w = torch.tensor([0.5, 0.5, 0.5], dtype=torch.float64, requires_grad=True)
+    v[torch.tensor([0])] = w
+    (v * v).sum().backward()
+    assert v.tolist() == [[0.5, 0.5, 0.5], [2.0, 2.0, 2.0]] and w.grad.tolist() == [3.0, 3.0, 3.0]  # as PyTorch
+
+
+def test_retain_grad_of_an_unbind_output_whose_base_was_written_is_refused():
+    # fuzz: `v5, v6, v7, v8 = v4.unbind(2); v4.sin_(); v8.retain_grad()` ran; PyTorch refuses to use
+    # such an output, retain_grad() included
+    v4 = torch.ones(3, 1, 4, 3, dtype=torch.float64, requires_grad=True) * 1
+    v8 = v4.unbind(2)[3]
+    v4.sin_()
+    with pytest.raises(RuntimeError, match="Output 3 of Unbind is a view and its base or another view of its base "
+                                           "has been modified inplace"):
+        v8.retain_grad()
+
+
+def test_index_add_of_empty_slices_does_not_check_the_indices():
+    # fuzz: `v5.index_add_(0, torch.tensor([3, -2, 2]), x7)` with slices of size 0 raised here; PyTorch's
+    # kernel checks each index as it adds its slice, so nothing is checked (backward refuses later)
+    v = torch.zeros((4, 2, 0), dtype=torch.float64)
+    v.index_add_(0, torch.tensor([3, -2, 2]), torch.zeros((3, 2, 0), dtype=torch.float64))
+    assert v.shape == (4, 2, 0)
+    with pytest.raises(RuntimeError, match="index -2 is out of bounds for dimension 0 with size 4"):
+        torch.zeros(4, 2).index_add_(0, torch.tensor([3, -2, 2]), torch.ones(3, 2))

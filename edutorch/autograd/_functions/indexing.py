@@ -6,6 +6,7 @@ gradient of every repeat instead of keeping only the last write.
 import numpy as np
 
 from ..function import Function
+from .._saved_attrs import Saved
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
 from .tangents import auto_linear
 from .utils import wrap_dim
@@ -224,6 +225,36 @@ class Gather(Function):
     jvp = auto_linear(0)
 
 
+class Take(Function):
+    """``x.take(index)``: the elements of the flattened ``x`` at ``index`` (negative counts from the
+    end), shaped like ``index``.  The gradient adds back at those positions (PyTorch's ``TakeBackward0``,
+    which keeps the input and the index)."""
+
+    _backward_name = "TakeBackward0"
+    _saved_attrs = {"index": Saved(1), "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, a, index):
+        x, idx = a._data.reshape(-1), index._data
+        if idx.dtype != np.int64:
+            raise RuntimeError(f"take(): Expected a long tensor for index, but got {_dtype.scalar_type_name(index.dtype)}")
+        if x.size == 0 and idx.size:
+            raise IndexError("take(): tried to take from an empty tensor")
+        outside = idx[(idx < -x.size) | (idx >= x.size)]
+        if outside.size:
+            raise IndexError(f"out of range: tried to access index {int(outside[0])} on a tensor of {x.size} elements.")
+        ctx.save_for_backward(a, index)
+        return x[idx]
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, index = ctx.saved_tensors
+        flat = index.reshape(-1) % max(a.numel(), 1)  # (negative positions counted from the end)
+        return grad.new_zeros(a.numel()).index_add(0, flat, grad.reshape(-1)).reshape(a.shape), None
+
+    jvp = auto_linear(0)
+
+
 def _take_along(x, idx, axis):
     xp = backend.get_array_module(x)
     if idx.size and (idx.min() < -x.shape[axis] or idx.max() >= x.shape[axis]):
@@ -411,6 +442,8 @@ def _check_index_add(x, axis, idx, src):
         raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
                            f"({n_src}), for dim: {axis}")
     size = x.shape[axis] if x.ndim else 1
+    if src.size == 0:  # PyTorch's kernel checks each index as it adds its (here empty) slice
+        return
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size and x.ndim <= 1:  # PyTorch's kernel for one row of values checks as index_select does
         raise IndexError("index out of range in self")

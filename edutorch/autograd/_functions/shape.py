@@ -234,7 +234,8 @@ class Unfold(Function):
     ``dim``, the window as a new last dim.
 
     Overlapping windows (``step < size``) show one memory location through several
-    elements: that view is read-only (a write through it is refused, as for ``expand``).
+    elements: that view is read-only (every write through it is refused: PyTorch would leave
+    the result to memory order).
     The gradient adds each window's gradient back at its positions (``index_add``).
     """
 
