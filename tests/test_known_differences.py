@@ -226,6 +226,22 @@ def test_cdist_built_from_other_ops_does_not_save_its_operands():
     assert "modified by an inplace operation" in backward_after_changing_a_cdist_operand(torch_or_skip())
 
 
+def tangent_of_a_product_by_a_number(lib):
+    """``x * 2.0`` on a dual of a leaf that requires grad: the tangent's grad_fn and requires_grad."""
+    forward_ad = lib.autograd.forward_ad
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    with forward_ad.dual_level():
+        tangent = forward_ad.unpack_dual(forward_ad.make_dual(x, lib.ones(2)) * 2.0).tangent
+        assert tangent.tolist() == [2.0, 2.0]  # the values agree
+        return (tangent.grad_fn.name() if tangent.grad_fn else None), tangent.requires_grad
+
+
+@documents("Forward mode: where an op's input has no tangent")
+def test_a_missing_tangent_is_left_out_not_an_efficient_zero():
+    assert tangent_of_a_product_by_a_number(et) == (None, False)
+    assert tangent_of_a_product_by_a_number(torch_or_skip()) == ("AddBackward0", True)
+
+
 @documents("NumPy warns (`RuntimeWarning: overflow encountered in exp`")
 def test_overflow_warns_where_pytorch_is_silent():
     with pytest.warns(RuntimeWarning, match="overflow encountered in exp"):
