@@ -109,7 +109,7 @@ def _follow_base_requires_grad(view, base):
     from the base (``AsStridedBackward0``): its gradient then reaches the base."""
     from ._tensor_methods import views
 
-    if view.grad_fn is not None:
+    if view.grad_fn is not None or own_requires_grad(view):
         return
     if not base._requires_grad:
         if view.__dict__.pop("_requires_grad_of_base", False):
@@ -132,14 +132,10 @@ _DETACH_VIEW_ERROR = (
 )
 
 
-def _refuse_stale_no_grad_view(view):
-    """A view made under ``no_grad`` of a base that requires grad, after it or its base was written in
-    place (under ``no_grad`` too): PyTorch refuses to read its graph (``grad_fn``, ``is_leaf``, an op
-    that records it), as it cannot tell which graph the write should have."""
-    from ._tensor_methods import views
-
-    if "_made_in_no_grad" in view.__dict__ and view._view_version != view._view_of._version_counter[0]:
-        raise RuntimeError(views.view_error(view, base_modified=True))
+def own_requires_grad(view):
+    """Was a view made under ``no_grad`` given ``requires_grad_()``?  PyTorch's flag is then its own or
+    its base's: it keeps its own gradient whatever its base's flag becomes."""
+    return view._requires_grad and "_made_in_no_grad" in view.__dict__ and "_requires_grad_of_base" not in view.__dict__
 
 
 class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, LinalgMethods, ReductionMethods,
@@ -251,8 +247,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """True for tensors not made by a recorded op (their ``grad_fn`` is None)."""
         fn = self.grad_fn
         if fn is None:
-            if "_requires_grad_of_base" in self.__dict__:
-                _refuse_stale_no_grad_view(self)
+            if "_made_in_no_grad" in self.__dict__:
+                _function.refuse_stale_no_grad_view(self)
             return True
         if fn._use_error is not None:  # PyTorch refuses to read the graph of a stale split/unbind output
             _function.refuse_use(fn, self)
@@ -296,8 +292,9 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """The graph edge a gradient for this tensor flows into: ``(node, output_nr)``."""
         if self.grad_fn is not None:
             return (self.grad_fn, self._output_nr)
+        if "_made_in_no_grad" in self.__dict__:
+            _function.refuse_stale_no_grad_view(self)
         if "_requires_grad_of_base" in self.__dict__:  # its gradient goes nowhere (_follow_base_requires_grad)
-            _refuse_stale_no_grad_view(self)
             return (None, 0)
         acc = self._accumulator() if self._accumulator is not None else None
         if acc is None:

@@ -29,8 +29,8 @@ VIEW_OF_LEAF_INPLACE_ERROR = (
 def leaf_inplace_error(t):
     """PyTorch's refusal of an in-place op on a leaf that requires grad (or on a view whose flag is its
     base's: made before the base was set to require grad, ``_follow_base_requires_grad``, or made under
-    ``no_grad``, refused as such first)."""
-    if "_requires_grad_of_base" not in t.__dict__:
+    ``no_grad``, refused as such first, also after ``requires_grad_()`` gave it a gradient of its own)."""
+    if "_requires_grad_of_base" not in t.__dict__ and "_made_in_no_grad" not in t.__dict__:
         return RuntimeError(LEAF_INPLACE_ERROR)
     return RuntimeError(view_error(t) or VIEW_OF_LEAF_INPLACE_ERROR)
 

@@ -81,6 +81,17 @@ class _StaleViewCheck:
         return None if self.counter[0] == self.version else view_error(view, base_modified=True)
 
 
+def stale_no_grad_view_error(view):
+    """PyTorch's refusal of a view made under ``no_grad`` whose base requires grad and was written in
+    place since (the view's own writes count: they are its base's), or None."""
+    if "_made_in_no_grad" not in view.__dict__:
+        return None
+    base = view._view_of
+    if base._requires_grad and view._view_version != base._version_counter[0]:
+        return view_error(view, base_modified=True)
+    return None
+
+
 def _refuse_once_base_changes(view, base):
     if view.grad_fn is not None and view.grad_fn._use_error is None:
         view.grad_fn._use_error = _StaleViewCheck(base)
@@ -185,7 +196,7 @@ def refresh_views(base):
     # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
     for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):
         if "_requires_grad_of_base" in view.__dict__ and "_made_in_no_grad" in view.__dict__:
-            continue  # no graph to remake: its use is refused (_tensor._refuse_stale_no_grad_view)
+            continue  # no graph to remake: its use is refused (function.refuse_stale_no_grad_view)
         message = view_error(view, base_modified=True)
         if message is not None:  # PyTorch refuses such a view once its base changed
             if view.grad_fn is not None and type(view.grad_fn._use_error) is str:

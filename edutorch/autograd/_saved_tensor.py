@@ -184,6 +184,12 @@ class SavedVariable:
             creator, nr, value = node, self.output_nr, _function._Tensor._make(self.data)
         else:
             value = self.data
+            from .._tensor_methods.views import stale_no_grad_view_error
+
+            # a view made under no_grad whose base was written: PyTorch, reading its graph, refuses it first
+            message = stale_no_grad_view_error(value)
+            if message is not None:
+                return message
             if "_multi_view" in value.__dict__:
                 # a split/unbind output whose base changed: PyTorch, regenerating the view's
                 # node to unpack it, raises the multi-view error instead

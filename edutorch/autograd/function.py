@@ -257,9 +257,23 @@ class AccumulateGrad(Node):
     def apply(self, grad):
         # a leaf that stopped requiring grad after the graph was built (``x.detach_()``,
         # ``x.requires_grad = False``) gets no gradient, as in PyTorch's AccumulateGrad
+        if "_made_in_no_grad" in self.variable.__dict__:  # a view made under no_grad: PyTorch refuses it
+            refuse_stale_no_grad_view(self.variable)  # here if its base was written since the graph was built
         if self.variable._requires_grad:
             accumulate_grad(self.variable, grad)
         return ()
+
+
+def refuse_stale_no_grad_view(view):
+    """A view made under ``no_grad`` of a base that requires grad, after it or its base was written in
+    place (under ``no_grad`` too): PyTorch refuses to read its graph (``grad_fn``, ``is_leaf``, an op
+    that records it, a backward that reaches its own gradient), as it cannot tell which graph the
+    write should have.  Also when ``requires_grad_()`` gave it a gradient of its own."""
+    from .._tensor_methods.views import stale_no_grad_view_error  # (views imports this module)
+
+    message = stale_no_grad_view_error(view)
+    if message is not None:
+        raise RuntimeError(message)
 
 
 def accumulate_grad(variable, grad):

@@ -51,21 +51,8 @@ class Known:
     example: str  # a minimal program (run on both libraries; must still disagree)
 
 
-# (the four classes of issue 23 are fixed: regressions in test_regressions.py)
-KNOWN = {
-    # --- found by the long runs after those fixes (seed 257, double mode): still open ---------------
-    "no-grad-view-own-grad": Known(
-        "a view made under no_grad of a tensor that requires grad, given requires_grad_() (it gets a "
-        "gradient of its own), then its base written in place: PyTorch still refuses it at backward "
-        "(\"A view was created in no_grad mode and its base ... has been modified inplace\"); here "
-        "requires_grad_() makes it a plain leaf and backward runs. A fix keeps the stale-view check "
-        "(views._StaleViewCheck) on such a leaf's own gradient edge.",
-        lambda p, ref, got: got.error is None and ref.error is not None
-        and "A view was created in no_grad mode" in ref.error[2],
-        "x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64, requires_grad=True)\na = x * 1\n"
-        "with torch.no_grad(): v = a.diagonal()\nv.requires_grad_()\nwith torch.no_grad(): a.mul_(2.0)\n"
-        "loss = (v * v).sum()\nloss.backward()"),
-}
+# (the four classes of issue 23 and no-grad-view-own-grad are fixed: regressions in test_regressions.py)
+KNOWN = {}
 
 
 def known_issue(program, ref, got):
