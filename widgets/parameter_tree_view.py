@@ -26,13 +26,15 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ._render import (BLUE, CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, TensorPanel, css_width,
-                      font_size, html_style, png_bytes, small_fonts, text_scale)
+from ._render import (BLUE, CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, RenderAhead,
+                      TensorPanel, css_width, font_size, html_style, png_bytes, small_fonts,
+                      text_scale)
 from .parameter_tree import SAMPLE_SIZE, ParameterTreeModel
 
 DERIVED_COLOR = "#1a7f37"  # derived (computed) tensors in the tree
 ORIGINAL_COLOR = "#8250df"  # the stored tensors they are computed from
 MAX_DISTRIBUTIONS = 12  # weights drawn in the distributions picture (the first ones)
+KEEP = 8  # tensors whose (picture, caption) the view keeps, rendered ahead or shown
 
 
 class _RetitledPanel(TensorPanel):
@@ -64,6 +66,8 @@ class ParameterTree(PictureFallback, W.VBox):
         self.values_panel = _RetitledPanel(self.canvas, 0, title="values")
         self.grad_panel = _RetitledPanel(self.canvas, 1, title=".grad")
         self.distributions_picture = DistributionsPicture()
+        self.rendered = {}  # tensor name -> (the tensors drawn, (row, versions), PNG, caption)
+        self.ahead = RenderAhead(delay_s=0.3)  # the dropdown's neighbours, while nobody waits
 
         self.title = W.HTML()
         self.tree_html = W.HTML(layout=W.Layout(width="420px", max_height="440px",
@@ -131,32 +135,67 @@ class ParameterTree(PictureFallback, W.VBox):
             self.values_panel.message("this module has no\nparameters or buffers")
             self.grad_panel.message("")
             self.caption.value = self.summary.value = ""
+            self.image.value = self.canvas.png()
+            return
+        self.image.value, caption = self._rendered(name)
+        self.caption.value = f"<div style='{self.style}'>{caption}</div>"
+        self.summary.value = self._summary_html(name)
+        names = list(self.select.options)
+        at = names.index(name)
+        self.ahead.schedule(lambda other=other: self._rendered(other)
+                            for other in names[at + 1:at + 2] + names[max(at - 1, 0):at])
+
+    def _rendered(self, name):
+        """``(PNG, caption HTML)`` of tensor ``name``: rendered once and kept (the last
+        ``KEEP``), so a tensor rendered ahead while the controls rested (the dropdown's next
+        and previous one) is shown at once. Kept with the tensors drawn and their
+        ``_version`` (bumped by every in-place change, as in PyTorch: an optimizer step,
+        a gradient accumulated), and with its row of the tree (frozen since? a .grad
+        now?): a tensor changed since is drawn anew."""
+        drawn = self._drawn_tensors(name)
+        state = (self.model.tensor_row(name),
+                 tuple(None if t is None else t._version for t in drawn))
+        kept = self.rendered.get(name)
+        if (kept is None or kept[1] != state
+                or any(a is not b for a, b in zip(kept[0], drawn))):
+            if len(self.rendered) >= KEEP:
+                del self.rendered[next(iter(self.rendered))]  # the oldest
+            self.rendered[name] = kept = (drawn, state, *self._render(name))
+        return kept[2:]
+
+    def _drawn_tensors(self, name):
+        """The tensors the picture of ``name`` depends on: it, its .grad or stored original."""
+        tensor, kind = self.model.tensor(name), self.model.tensor_row(name).kind
+        if kind == "derived":
+            return (tensor, self.model.tensor(self._shown_original(name)))
+        return (tensor, tensor.grad if kind == "parameter" else None)
+
+    def _render(self, name):
+        """The values (left) and .grad or stored original (right) of ``name``, and the
+        caption with their colour scales."""
+        scale = self.values_panel.show(self.model.values_view(name))
+        caption = f"<b>{html.escape(name)}</b> values: |max| = {scale:.3g}"
+        grad = self.model.grad_view(name)
+        row = self.model.tensor_row(name)
+        self.values_panel.retitle("values")
+        self.grad_panel.retitle(".grad")
+        if row.kind == "derived":
+            original = self._shown_original(name)
+            self.values_panel.retitle(f"{name.rsplit('.', 1)[-1]} (derived)")
+            self.grad_panel.retitle(f"{original.rsplit('.', 1)[-1]} (stored)")
+            scale = self.grad_panel.show(self.model.values_view(original))
+            caption += (f" (derived); stored <b>{html.escape(original)}</b>: "
+                        f"|max| = {scale:.3g}")
+        elif row.kind == "buffer":
+            self.grad_panel.message("buffers never get a .grad")
+        elif grad is None and not row.requires_grad:
+            self.grad_panel.message("frozen (requires_grad=False):\n"
+                                    "backward never fills its .grad")
+        elif grad is None:
+            self.grad_panel.message("no .grad yet\n(run backward first)")
         else:
-            scale = self.values_panel.show(self.model.values_view(name))
-            caption = f"<b>{html.escape(name)}</b> values: |max| = {scale:.3g}"
-            grad = self.model.grad_view(name)
-            row = self.model.tensor_row(name)
-            self.values_panel.retitle("values")
-            self.grad_panel.retitle(".grad")
-            if row.kind == "derived":
-                original = self._shown_original(name)
-                self.values_panel.retitle(f"{name.rsplit('.', 1)[-1]} (derived)")
-                self.grad_panel.retitle(f"{original.rsplit('.', 1)[-1]} (stored)")
-                scale = self.grad_panel.show(self.model.values_view(original))
-                caption += (f" (derived); stored <b>{html.escape(original)}</b>: "
-                            f"|max| = {scale:.3g}")
-            elif row.kind == "buffer":
-                self.grad_panel.message("buffers never get a .grad")
-            elif grad is None and not row.requires_grad:
-                self.grad_panel.message("frozen (requires_grad=False):\n"
-                                        "backward never fills its .grad")
-            elif grad is None:
-                self.grad_panel.message("no .grad yet\n(run backward first)")
-            else:
-                caption += f"; .grad: |max| = {self.grad_panel.show(grad):.3g}"
-            self.caption.value = f"<div style='{self.style}'>{caption}</div>"
-            self.summary.value = self._summary_html(name)
-        self.image.value = self.canvas.png()
+            caption += f"; .grad: |max| = {self.grad_panel.show(grad):.3g}"
+        return self.canvas.png(), caption
 
     def _shown_original(self, name):
         """The source drawn next to a derived tensor: the first one of the same shape."""

@@ -410,3 +410,52 @@ def test_distributions_of_a_big_weight_count_a_stated_sample(monkeypatch):
     view = ParameterTree(net)
     view.show.value = "distributions"
     assert "a random sample of 50 entries" in view.caption.value
+
+
+def _tree_with_grads():
+    et.manual_seed(0)
+    model = mlp(nn)
+    model(et.ones(3, 20)).sum().backward()
+    return ParameterTree(model)
+
+
+def test_a_tensor_rendered_ahead_is_shown_without_drawing(monkeypatch):
+    """In a kernel, once the controls rest, the dropdown's next tensor is ready: choosing
+    it shows its picture without drawing, byte for byte what a fresh tree draws, and
+    going back shows the first tensor's picture again."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    view = asyncio.run(built_in_a_kernel(_tree_with_grads, lambda view: not view.ahead.pending))
+    first = (bytes(view.image.value), view.caption.value)
+    second = view.select.options[1]
+    assert second in view.rendered
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.canvas, "png", no_drawing)
+    view.select.value = second
+    fresh = _tree_with_grads()
+    fresh.select.value = second
+    assert bytes(view.image.value) == bytes(fresh.image.value)
+    assert view.caption.value == fresh.caption.value
+    view.select.value = view.select.options[0]
+    assert (bytes(view.image.value), view.caption.value) == first
+
+
+def test_a_kept_picture_is_drawn_anew_after_the_tensor_changed_in_place():
+    """An optimizer step (or a gradient accumulated) bumps ``_version``: the kept picture of
+    that tensor is not shown, a new one is (what a fresh tree shows)."""
+    view = _tree_with_grads()
+    name = view.select.value
+    before = (bytes(view.image.value), view.caption.value)
+    view.select.value = view.select.options[1]
+    with et.no_grad():
+        view.model.tensor(name).mul_(3.0)
+    view.model.tensor(name).grad.mul_(0.5)
+    view.select.value = name
+    assert (bytes(view.image.value), view.caption.value) != before
+    fresh = ParameterTree(view.model.module)
+    assert (bytes(view.image.value), view.caption.value) == (
+        bytes(fresh.image.value), fresh.caption.value)
