@@ -67,6 +67,7 @@ class ParameterTree(PictureFallback, W.VBox):
         self.grad_panel = _RetitledPanel(self.canvas, 1, title=".grad")
         self.distributions_picture = DistributionsPicture()
         self.rendered = {}  # tensor name -> (the tensors drawn, (row, versions), PNG, caption)
+        self.distributions_kept = None  # (the weights, their versions, what the picture shows)
         self.ahead = RenderAhead(delay_s=0.3)  # the dropdown's neighbours, while nobody waits
 
         self.title = W.HTML()
@@ -142,8 +143,9 @@ class ParameterTree(PictureFallback, W.VBox):
         self.summary.value = self._summary_html(name)
         names = list(self.select.options)
         at = names.index(name)
-        self.ahead.schedule(lambda other=other: self._rendered(other)
-                            for other in names[at + 1:at + 2] + names[max(at - 1, 0):at])
+        neighbours = names[at + 1:at + 2] + names[max(at - 1, 0):at]
+        self.ahead.schedule([lambda other=other: self._rendered(other) for other in neighbours]
+                            + [self._distributions_rendered])
 
     def _rendered(self, name):
         """``(PNG, caption HTML)`` of tensor ``name``: rendered once and kept (the last
@@ -205,23 +207,41 @@ class ParameterTree(PictureFallback, W.VBox):
         return (same or list(sources))[0]
 
     def _draw_distributions(self):
+        png, width, self.caption.value, self.summary.value = self._distributions_rendered()
+        self.image.layout.width = width
+        self.image.value = png
+        name = self.select.value
+        self.ahead.schedule([lambda: self._rendered(name)] if name is not None else [])
+
+    def _distributions_rendered(self):
+        """``(PNG, CSS width, caption, summary)`` of every weight's distribution: rendered
+        once and kept with the weights and their ``_version`` (as ``_rendered``), so a
+        picture rendered ahead while the controls rested is shown at once."""
+        weights = tuple(self.model.tensor(name) for name in self.model.weight_names())
+        versions = tuple(w._version for w in weights)
+        kept = self.distributions_kept
+        if (kept is None or kept[1] != versions or len(kept[0]) != len(weights)
+                or any(a is not b for a, b in zip(kept[0], weights))):
+            self.distributions_kept = kept = (weights, versions, *self._render_distributions())
+        return kept[2:]
+
+    def _render_distributions(self):
+        """The distributions picture, its CSS width, its caption and its summary (HTML)."""
         distributions = self.model.distributions()
         shown = distributions[:MAX_DISTRIBUTIONS]
         more = len(distributions) - len(shown)
         reach = distributions[0].edges[-1] if distributions else 0.0
         sampled = [d.name for d in shown if d.sampled < np.prod(d.shape, dtype=np.int64)]
-        self.caption.value = (
+        caption = (
             f"<div style='{self.style}'><b>every weight's values</b>, one histogram per layer on one "
             f"x-axis, max = {reach:.3g}; dashed: ±1/√fan_in (nn.Linear's default bound)"
             + (f"; {more} more not shown" if more else "")
             + (f"; {html.escape(', '.join(sampled))}: a random sample of {SAMPLE_SIZE:,} entries "
                f"each (numpy default_rng(0))" if sampled else "") + "</div>")
-        self.summary.value = f"<div style='{self.style}'>" + "<br>".join(
+        summary = f"<div style='{self.style}'>" + "<br>".join(
             html.escape(f"{d.name} {d.shape}: std {d.std:.3g}, fan_in {d.fan_in}, "
                         f"1/√fan_in {d.bound:.3g}") for d in distributions) + "</div>"
-        png, width = self.distributions_picture.png(shown)
-        self.image.layout.width = width
-        self.image.value = png
+        return (*self.distributions_picture.png(shown), caption, summary)
 
     def _tree_table(self, selected):
         rows = []

@@ -459,3 +459,30 @@ def test_a_kept_picture_is_drawn_anew_after_the_tensor_changed_in_place():
     fresh = ParameterTree(view.model.module)
     assert (bytes(view.image.value), view.caption.value) == (
         bytes(fresh.image.value), fresh.caption.value)
+
+
+def test_the_distributions_rendered_ahead_are_shown_without_drawing(monkeypatch):
+    """Once the controls rest, the other side of the *show* toggle is ready both ways:
+    every weight's distribution (what a fresh tree draws) and back the tensor's picture;
+    a weight changed in place is drawn anew."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    view = asyncio.run(built_in_a_kernel(_tree_with_grads, lambda view: not view.ahead.pending))
+    tensor_picture = bytes(view.image.value)
+    drawn = []
+    real = view.distributions_picture.png
+    monkeypatch.setattr(view.distributions_picture, "png", lambda d: drawn.append(1) or real(d))
+    view.show.value = "distributions"
+    fresh = _tree_with_grads()
+    fresh.show.value = "distributions"
+    assert not drawn
+    assert (bytes(view.image.value), view.caption.value, view.summary.value) == (
+        bytes(fresh.image.value), fresh.caption.value, fresh.summary.value)
+    view.show.value = "tensor"
+    assert bytes(view.image.value) == tensor_picture
+    with et.no_grad():
+        view.model.tensor("0.weight").mul_(2.0)
+    view.show.value = "distributions"
+    assert drawn and bytes(view.image.value) != bytes(fresh.image.value)
