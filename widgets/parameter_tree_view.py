@@ -35,6 +35,9 @@ DERIVED_COLOR = "#1a7f37"  # derived (computed) tensors in the tree
 ORIGINAL_COLOR = "#8250df"  # the stored tensors they are computed from
 MAX_DISTRIBUTIONS = 12  # weights drawn in the distributions picture (the first ones)
 KEEP = 8  # tensors whose (picture, caption) the view keeps, rendered ahead or shown
+#: weights (elements, all together) up to which the distributions are rendered ahead: more
+#: take hundreds of ms (33M: ~300 ms), which a click arriving meanwhile would wait for
+AHEAD_MAX_ELEMENTS = 1 << 22
 
 
 class _RetitledPanel(TensorPanel):
@@ -144,8 +147,10 @@ class ParameterTree(PictureFallback, W.VBox):
         names = list(self.select.options)
         at = names.index(name)
         neighbours = names[at + 1:at + 2] + names[max(at - 1, 0):at]
+        weights = sum(self.model.tensor_row(w).numel for w in self.model.weight_names())
         self.ahead.schedule([lambda other=other: self._rendered(other) for other in neighbours]
-                            + [self._distributions_rendered])
+                            + ([self._distributions_rendered]
+                               if weights <= AHEAD_MAX_ELEMENTS else []))
 
     def _rendered(self, name):
         """``(PNG, caption HTML)`` of tensor ``name``: rendered once and kept (the last

@@ -486,3 +486,16 @@ def test_the_distributions_rendered_ahead_are_shown_without_drawing(monkeypatch)
         view.model.tensor("0.weight").mul_(2.0)
     view.show.value = "distributions"
     assert drawn and bytes(view.image.value) != bytes(fresh.image.value)
+
+
+def test_big_weights_distributions_are_not_rendered_ahead(monkeypatch):
+    """Above AHEAD_MAX_ELEMENTS weight elements the distributions take long: a click would
+    wait for them, so only the neighbour tensors are rendered ahead."""
+    import asyncio
+
+    import widgets.parameter_tree_view as view_module
+    from widget_helpers import built_in_a_kernel
+
+    monkeypatch.setattr(view_module, "AHEAD_MAX_ELEMENTS", 100)
+    view = asyncio.run(built_in_a_kernel(_tree_with_grads, lambda view: not view.ahead.pending))
+    assert view.distributions_kept is None and view.select.options[1] in view.rendered
