@@ -27,6 +27,7 @@ public ``nn.Module`` API only:
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -134,6 +135,7 @@ class TrainEvalExplorerModel:
         self._rng_state = self.torch.get_rng_state()
         self.comparisons = []
         self._ahead = None  # (tensors, key: _depends_on; the next comparison, generator after it)
+        self.compare_seconds = 0.0  # what the last comparison computed took (both passes)
         self.history = {name: [self._state(m, 0, None)] for name, m in self.batch_norms()}
         self.steps = 0
         self._modal = None
@@ -225,16 +227,19 @@ class TrainEvalExplorerModel:
                          tuple((id(t), t._version) for t in tensors))
 
     def _compare(self):
+        started = time.perf_counter()
         record = self.named_submodules()
         train_out, train_calls = self._run(self.module, (self.x,), True, record=record)
         eval_out, eval_calls = self._run(self.module, (self.x,), False, record=record)
         previous = self.comparisons[-1] if self.comparisons else None
         if previous is not None and previous.steps != self.steps:
             previous = None  # the buffers changed in between: nothing to compare with
-        return Comparison(
+        comparison = Comparison(
             len(self.comparisons), self.steps, train_out, eval_out, train_calls, eval_calls,
             None if previous is None else _max_change(train_out, previous.train_output),
             None if previous is None else _max_change(eval_out, previous.eval_output))
+        self.compare_seconds = time.perf_counter() - started
+        return comparison
 
     def modal_modules(self):
         """Each submodule fed, alone, the input it saw in eval mode, in both modes.

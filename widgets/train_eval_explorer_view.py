@@ -28,6 +28,9 @@ WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 TRAIN_COLOUR, EVAL_COLOUR, BATCH_COLOUR = "#c0392b", "#219ebc", "#f77f00"
 MAX_CHANNELS = 32  # channels drawn in the BatchNorm pictures
 TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
+#: the next run is prepared ahead only when a comparison takes at most this long (a big
+#: model's would make a click arriving meanwhile wait for it)
+AHEAD_MAX_SECONDS = 0.1
 
 
 class TrainEvalExplorer(PictureFallback, W.VBox):
@@ -139,8 +142,9 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
                                                                self.step.value, new_frame)
         self.text.value = f"<div style='{self.style}'>{text}</div>"
         others = {m.kind: m for m in self.modal.values() if m.kind != modal.kind}
+        prepare = self.model.compare_seconds <= AHEAD_MAX_SECONDS
         self.ahead.schedule([lambda m=m: self._render_ahead(m) for m in others.values()]
-                            + [self._prepare_again])
+                            + ([self._prepare_again] if prepare else []))
 
     def _rendered_outputs(self, comparison):
         """``(PNG, colour scale)`` of both outputs of ``comparison``; kept, so the next run

@@ -351,3 +351,16 @@ def test_a_run_prepared_ahead_changes_nothing_when_it_is_not_used():
             explorer.model.module[0].weight.mul_(2.0)
         explorer.again_button.click()
     assert _shown(view) == _shown(fresh)
+
+
+def test_no_run_is_prepared_ahead_when_a_comparison_is_slow(monkeypatch):
+    """A big model's comparison takes long: a click would wait for one prepared ahead, so
+    none is (the other kinds' frames still are)."""
+    import asyncio
+
+    import widgets.train_eval_explorer_view as view_module
+    from widget_helpers import built_in_a_kernel
+
+    monkeypatch.setattr(view_module, "AHEAD_MAX_SECONDS", 0.0)
+    view = asyncio.run(built_in_a_kernel(_dropout_explorer, lambda view: not view.ahead.pending))
+    assert view.model._ahead is None and view.details["batchnorm"].canvas.backgrounds
