@@ -14,13 +14,14 @@ import warnings
 
 import ipywidgets as W
 
-from ._render import Canvas, PictureFallback, TensorPanel, html_style
+from ._render import Canvas, PictureFallback, RenderAhead, TensorPanel, html_style
 from .hook_monitor import HookRecorder
 
 #: a <pre> in JupyterLab breaks lines anywhere ("i\ns ready"): wrap at spaces only
 WRAP = "; white-space: pre-wrap; word-break: normal; overflow-wrap: break-word; margin: 0"
 KIND_COLOURS = {"forward_pre": "#577590", "forward": "#277da1",
                 "backward_pre": "#f3722c", "backward": "#c0392b"}
+KEEP = 8  # events whose (picture, caption) the view keeps, rendered ahead or shown
 
 
 class HookMonitor(PictureFallback, W.VBox):
@@ -39,6 +40,8 @@ class HookMonitor(PictureFallback, W.VBox):
         self.style = html_style()  # the text scale when the widget was built
         self.canvas = Canvas(ncols=1, width=4.4, height=3.2)
         self.panel = TensorPanel(self.canvas, 0, title="the tensor this hook received")
+        self.rendered = {}  # event index -> (the event, its PNG, its caption): see _rendered
+        self.ahead = RenderAhead(delay_s=0.3)  # the neighbour events, while nobody waits
 
         self.title = W.HTML()
         self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"))
@@ -150,25 +153,49 @@ class HookMonitor(PictureFallback, W.VBox):
             self.position.value = ("no events yet: run the model (or monitor.run(x))" if attached
                                    else "hooks detached: monitor.attach() to record again")
             self.panel.message("no events recorded yet")
+            self.image.value = self.canvas.png()
             self.caption.value = self.timeline.value = self.description.value = ""
         else:
             # the slider, the timeline and event.index count from 0: so does this label
             self.position.value = f"event #{event.index} (of #0–#{len(self.events) - 1})" + (
                 f" ({self.recorder.dropped} later calls not recorded: clear() to record again)"
                 if self.recorder.dropped else "")
-            shown = event.primary()
-            heading = f"#{event.index} {event.kind} '{html.escape(event.module_name)}'"
-            if shown is None:
-                self.panel.message("no tensor to show (all None)")
-                self.caption.value = f"<div style='{self.style}'><b>{heading}</b></div>"
-            else:
-                scale = self.panel.show(shown.values)
-                self.caption.value = (f"<div style='{self.style}'><b>{heading}</b>: {shown.label} "
-                                      f"{shown.shape}, |max| = {scale:.3g}</div>")
+            self.image.value, self.caption.value = self._rendered(event)
             self.timeline.value = self._timeline(event.index)
             self.description.value = (f"<pre style='{self.style}{WRAP}'>"
                                       f"{html.escape(event.describe())}</pre>")
-        self.image.value = self.canvas.png()
+            self.ahead.schedule(lambda i=i: self._render_ahead(i)
+                                for i in (event.index + 1, event.index - 1))
+
+    def _rendered(self, event):
+        """``(PNG, caption HTML)`` of ``event``: rendered once and kept (the last ``KEEP``), so
+        an event rendered ahead while the controls rested (the next and the previous one)
+        is shown at once. Kept with the event itself: after ``clear()`` and a new run, index
+        3 is another event."""
+        kept = self.rendered.get(event.index)
+        if kept is None or kept[0] is not event:
+            if len(self.rendered) >= KEEP:
+                del self.rendered[next(iter(self.rendered))]  # the oldest
+            self.rendered[event.index] = kept = (event, *self._render(event))
+        return kept[1:]
+
+    def _render_ahead(self, index):
+        """Render event ``index`` into ``rendered`` if it (still) exists."""
+        if 0 <= index < len(self.events):
+            self._rendered(self.events[index])
+
+    def _render(self, event):
+        """The picture of the tensor ``event`` shows and its caption (the colour scale)."""
+        shown = event.primary()
+        heading = f"#{event.index} {event.kind} '{html.escape(event.module_name)}'"
+        if shown is None:
+            self.panel.message("no tensor to show (all None)")
+            caption = f"<div style='{self.style}'><b>{heading}</b></div>"
+        else:
+            scale = self.panel.show(shown.values)
+            caption = (f"<div style='{self.style}'><b>{heading}</b>: {shown.label} "
+                       f"{shown.shape}, |max| = {scale:.3g}</div>")
+        return self.canvas.png(), caption
 
     def _timeline(self, current):
         """Every event as one line; the current one highlighted."""

@@ -232,6 +232,12 @@ class ParameterTreeModel:
             "grad_stats": None if grad is None else self.stats(grad),
         }
 
+    def weight_names(self):
+        """Every parameter with two or more dimensions: the weights, whose spread an
+        initialisation (``nn.init``) chooses (what ``distributions()`` draws by default)."""
+        return [t.name for row in self._rows for t in row.tensors
+                if t.kind == "parameter" and len(t.shape) >= 2]
+
     def distributions(self, names=None, bins=41):
         """A ``Distribution`` per tensor, all on ONE symmetric range ``[-R, R]`` (``R`` the largest
         finite |value| among them), so layers compare at a glance.
@@ -241,9 +247,7 @@ class ParameterTreeModel:
         entries is histogrammed on a seeded random sample of that many (``Distribution.sampled``);
         ``R`` and the std use every entry.
         """
-        if names is None:
-            names = [t.name for row in self._rows for t in row.tensors
-                     if t.kind == "parameter" and len(t.shape) >= 2]
+        names = self.weight_names() if names is None else names
         arrays = {name: self.values_view(name) for name in names}
         reach = max((max_abs(a) for a in arrays.values()), default=0.0) or 1.0
         edges = np.linspace(-reach, reach, bins + 1)

@@ -26,13 +26,18 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ._render import (BLUE, CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, TensorPanel, css_width,
-                      font_size, html_style, png_bytes, small_fonts, text_scale)
+from ._render import (BLUE, CSS_DPI, PIXEL_RATIO, Canvas, PictureFallback, RenderAhead,
+                      TensorPanel, css_width, font_size, html_style, png_bytes, small_fonts,
+                      text_scale)
 from .parameter_tree import SAMPLE_SIZE, ParameterTreeModel
 
 DERIVED_COLOR = "#1a7f37"  # derived (computed) tensors in the tree
 ORIGINAL_COLOR = "#8250df"  # the stored tensors they are computed from
 MAX_DISTRIBUTIONS = 12  # weights drawn in the distributions picture (the first ones)
+KEEP = 8  # tensors whose (picture, caption) the view keeps, rendered ahead or shown
+#: weights (elements, all together) up to which the distributions are rendered ahead: more
+#: take hundreds of ms (33M: ~300 ms), which a click arriving meanwhile would wait for
+AHEAD_MAX_ELEMENTS = 1 << 22
 
 
 class _RetitledPanel(TensorPanel):
@@ -64,6 +69,9 @@ class ParameterTree(PictureFallback, W.VBox):
         self.values_panel = _RetitledPanel(self.canvas, 0, title="values")
         self.grad_panel = _RetitledPanel(self.canvas, 1, title=".grad")
         self.distributions_picture = DistributionsPicture()
+        self.rendered = {}  # tensor name -> (the tensors drawn, (row, versions), PNG, caption)
+        self.distributions_kept = None  # (the weights, their versions, what the picture shows)
+        self.ahead = RenderAhead(delay_s=0.3)  # the dropdown's neighbours, while nobody waits
 
         self.title = W.HTML()
         self.tree_html = W.HTML(layout=W.Layout(width="420px", max_height="440px",
@@ -131,32 +139,70 @@ class ParameterTree(PictureFallback, W.VBox):
             self.values_panel.message("this module has no\nparameters or buffers")
             self.grad_panel.message("")
             self.caption.value = self.summary.value = ""
+            self.image.value = self.canvas.png()
+            return
+        self.image.value, caption = self._rendered(name)
+        self.caption.value = f"<div style='{self.style}'>{caption}</div>"
+        self.summary.value = self._summary_html(name)
+        names = list(self.select.options)
+        at = names.index(name)
+        neighbours = names[at + 1:at + 2] + names[max(at - 1, 0):at]
+        weights = sum(self.model.tensor_row(w).numel for w in self.model.weight_names())
+        self.ahead.schedule([lambda other=other: self._rendered(other) for other in neighbours]
+                            + ([self._distributions_rendered]
+                               if weights <= AHEAD_MAX_ELEMENTS else []))
+
+    def _rendered(self, name):
+        """``(PNG, caption HTML)`` of tensor ``name``: rendered once and kept (the last
+        ``KEEP``), so a tensor rendered ahead while the controls rested (the dropdown's next
+        and previous one) is shown at once. Kept with the tensors drawn and their
+        ``_version`` (bumped by every in-place change, as in PyTorch: an optimizer step,
+        a gradient accumulated), and with its row of the tree (frozen since? a .grad
+        now?): a tensor changed since is drawn anew."""
+        drawn = self._drawn_tensors(name)
+        state = (self.model.tensor_row(name),
+                 tuple(None if t is None else t._version for t in drawn))
+        kept = self.rendered.get(name)
+        if (kept is None or kept[1] != state
+                or any(a is not b for a, b in zip(kept[0], drawn))):
+            if len(self.rendered) >= KEEP:
+                del self.rendered[next(iter(self.rendered))]  # the oldest
+            self.rendered[name] = kept = (drawn, state, *self._render(name))
+        return kept[2:]
+
+    def _drawn_tensors(self, name):
+        """The tensors the picture of ``name`` depends on: it, its .grad or stored original."""
+        tensor, kind = self.model.tensor(name), self.model.tensor_row(name).kind
+        if kind == "derived":
+            return (tensor, self.model.tensor(self._shown_original(name)))
+        return (tensor, tensor.grad if kind == "parameter" else None)
+
+    def _render(self, name):
+        """The values (left) and .grad or stored original (right) of ``name``, and the
+        caption with their colour scales."""
+        scale = self.values_panel.show(self.model.values_view(name))
+        caption = f"<b>{html.escape(name)}</b> values: |max| = {scale:.3g}"
+        grad = self.model.grad_view(name)
+        row = self.model.tensor_row(name)
+        self.values_panel.retitle("values")
+        self.grad_panel.retitle(".grad")
+        if row.kind == "derived":
+            original = self._shown_original(name)
+            self.values_panel.retitle(f"{name.rsplit('.', 1)[-1]} (derived)")
+            self.grad_panel.retitle(f"{original.rsplit('.', 1)[-1]} (stored)")
+            scale = self.grad_panel.show(self.model.values_view(original))
+            caption += (f" (derived); stored <b>{html.escape(original)}</b>: "
+                        f"|max| = {scale:.3g}")
+        elif row.kind == "buffer":
+            self.grad_panel.message("buffers never get a .grad")
+        elif grad is None and not row.requires_grad:
+            self.grad_panel.message("frozen (requires_grad=False):\n"
+                                    "backward never fills its .grad")
+        elif grad is None:
+            self.grad_panel.message("no .grad yet\n(run backward first)")
         else:
-            scale = self.values_panel.show(self.model.values_view(name))
-            caption = f"<b>{html.escape(name)}</b> values: |max| = {scale:.3g}"
-            grad = self.model.grad_view(name)
-            row = self.model.tensor_row(name)
-            self.values_panel.retitle("values")
-            self.grad_panel.retitle(".grad")
-            if row.kind == "derived":
-                original = self._shown_original(name)
-                self.values_panel.retitle(f"{name.rsplit('.', 1)[-1]} (derived)")
-                self.grad_panel.retitle(f"{original.rsplit('.', 1)[-1]} (stored)")
-                scale = self.grad_panel.show(self.model.values_view(original))
-                caption += (f" (derived); stored <b>{html.escape(original)}</b>: "
-                            f"|max| = {scale:.3g}")
-            elif row.kind == "buffer":
-                self.grad_panel.message("buffers never get a .grad")
-            elif grad is None and not row.requires_grad:
-                self.grad_panel.message("frozen (requires_grad=False):\n"
-                                        "backward never fills its .grad")
-            elif grad is None:
-                self.grad_panel.message("no .grad yet\n(run backward first)")
-            else:
-                caption += f"; .grad: |max| = {self.grad_panel.show(grad):.3g}"
-            self.caption.value = f"<div style='{self.style}'>{caption}</div>"
-            self.summary.value = self._summary_html(name)
-        self.image.value = self.canvas.png()
+            caption += f"; .grad: |max| = {self.grad_panel.show(grad):.3g}"
+        return self.canvas.png(), caption
 
     def _shown_original(self, name):
         """The source drawn next to a derived tensor: the first one of the same shape."""
@@ -166,23 +212,41 @@ class ParameterTree(PictureFallback, W.VBox):
         return (same or list(sources))[0]
 
     def _draw_distributions(self):
+        png, width, self.caption.value, self.summary.value = self._distributions_rendered()
+        self.image.layout.width = width
+        self.image.value = png
+        name = self.select.value
+        self.ahead.schedule([lambda: self._rendered(name)] if name is not None else [])
+
+    def _distributions_rendered(self):
+        """``(PNG, CSS width, caption, summary)`` of every weight's distribution: rendered
+        once and kept with the weights and their ``_version`` (as ``_rendered``), so a
+        picture rendered ahead while the controls rested is shown at once."""
+        weights = tuple(self.model.tensor(name) for name in self.model.weight_names())
+        versions = tuple(w._version for w in weights)
+        kept = self.distributions_kept
+        if (kept is None or kept[1] != versions or len(kept[0]) != len(weights)
+                or any(a is not b for a, b in zip(kept[0], weights))):
+            self.distributions_kept = kept = (weights, versions, *self._render_distributions())
+        return kept[2:]
+
+    def _render_distributions(self):
+        """The distributions picture, its CSS width, its caption and its summary (HTML)."""
         distributions = self.model.distributions()
         shown = distributions[:MAX_DISTRIBUTIONS]
         more = len(distributions) - len(shown)
         reach = distributions[0].edges[-1] if distributions else 0.0
         sampled = [d.name for d in shown if d.sampled < np.prod(d.shape, dtype=np.int64)]
-        self.caption.value = (
+        caption = (
             f"<div style='{self.style}'><b>every weight's values</b>, one histogram per layer on one "
             f"x-axis, max = {reach:.3g}; dashed: ±1/√fan_in (nn.Linear's default bound)"
             + (f"; {more} more not shown" if more else "")
             + (f"; {html.escape(', '.join(sampled))}: a random sample of {SAMPLE_SIZE:,} entries "
                f"each (numpy default_rng(0))" if sampled else "") + "</div>")
-        self.summary.value = f"<div style='{self.style}'>" + "<br>".join(
+        summary = f"<div style='{self.style}'>" + "<br>".join(
             html.escape(f"{d.name} {d.shape}: std {d.std:.3g}, fan_in {d.fan_in}, "
                         f"1/√fan_in {d.bound:.3g}") for d in distributions) + "</div>"
-        png, width = self.distributions_picture.png(shown)
-        self.image.layout.width = width
-        self.image.value = png
+        return (*self.distributions_picture.png(shown), caption, summary)
 
     def _tree_table(self, selected):
         rows = []

@@ -27,6 +27,7 @@ public ``nn.Module`` API only:
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,6 +134,8 @@ class TrainEvalExplorerModel:
         self._batches = _cycle(batches if batches is not None else [x])
         self._rng_state = self.torch.get_rng_state()
         self.comparisons = []
+        self._ahead = None  # (tensors, key: _depends_on; the next comparison, generator after it)
+        self.compare_seconds = 0.0  # what the last comparison computed took (both passes)
         self.history = {name: [self._state(m, 0, None)] for name, m in self.batch_norms()}
         self.steps = 0
         self._modal = None
@@ -193,7 +196,38 @@ class TrainEvalExplorerModel:
 
     # -- train vs eval -------------------------------------------------------------------
     def compare(self):
-        """``x`` through the model in train() and in eval(); returns a ``Comparison``."""
+        """``x`` through the model in train() and in eval(); returns a ``Comparison``.
+
+        The one ``compare_ahead()`` computed, when nothing it depends on has changed since."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[1] == self._depends_on()[1]:
+            comparison, self._rng_state = ahead[2], ahead[3]
+        else:
+            comparison = self._compare()
+        self.comparisons.append(comparison)
+        return comparison
+
+    def compare_ahead(self):
+        """What the next ``compare()`` will return, computed now (while the controls rest)
+        without changing anything: the explorer's generator is put back, so whatever runs
+        next (a batch, or ``compare()`` after the model changed) draws the same numbers."""
+        rng = self._rng_state
+        comparison = self._compare()
+        self._ahead = (*self._depends_on(), comparison, self._rng_state)
+        self._rng_state = rng
+        return comparison
+
+    def _depends_on(self):
+        """``(tensors, key)``: what a comparison depends on besides the generator. The key:
+        the comparisons so far, the batches fed, and the ``id`` and ``_version`` (bumped by
+        every in-place change) of every parameter, buffer and ``x``; the tensors are kept
+        with it, so that no other tensor can take one of those ids."""
+        tensors = (*self.module.parameters(), *self.module.buffers(), self.x)
+        return tensors, (len(self.comparisons), self.steps,
+                         tuple((id(t), t._version) for t in tensors))
+
+    def _compare(self):
+        started = time.perf_counter()
         record = self.named_submodules()
         train_out, train_calls = self._run(self.module, (self.x,), True, record=record)
         eval_out, eval_calls = self._run(self.module, (self.x,), False, record=record)
@@ -204,7 +238,7 @@ class TrainEvalExplorerModel:
             len(self.comparisons), self.steps, train_out, eval_out, train_calls, eval_calls,
             None if previous is None else _max_change(train_out, previous.train_output),
             None if previous is None else _max_change(eval_out, previous.eval_output))
-        self.comparisons.append(comparison)
+        self.compare_seconds = time.perf_counter() - started
         return comparison
 
     def modal_modules(self):

@@ -28,6 +28,9 @@ WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 TRAIN_COLOUR, EVAL_COLOUR, BATCH_COLOUR = "#c0392b", "#219ebc", "#f77f00"
 MAX_CHANNELS = 32  # channels drawn in the BatchNorm pictures
 TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
+#: the next run is prepared ahead only when a comparison takes at most this long (a big
+#: model's would make a click arriving meanwhile wait for it)
+AHEAD_MAX_SECONDS = 0.1
 
 
 class TrainEvalExplorer(PictureFallback, W.VBox):
@@ -48,7 +51,9 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.eval_panel = SharedScalePanel(self.output_canvas, 1, title="model(x) in eval()")
         self.details = {"dropout": DropoutDetails(), "batchnorm": BatchNormDetails(),
                         "module": ModuleDetails()}
-        self.ahead = RenderAhead()  # the other kinds' frames, while the controls rest
+        self.ahead = RenderAhead()  # the other kinds' frames, the next run, while nobody waits
+        self.kept_outputs = None  # (comparison, PNG, colour scale): see _rendered_outputs
+        self.kept_details = None  # (comparison, module, step, PNG, text): _rendered_details
 
         self.title = W.HTML()
         self.again_button = W.Button(description="run again ↻", tooltip="the same x through "
@@ -115,8 +120,7 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
     # -- drawing ------------------------------------------------------------------------
     def _draw_outputs(self):
         c = self.comparison
-        scale = show_pair(self.train_panel, self.eval_panel, c.train_output, c.eval_output)
-        self.image.value = self.output_canvas.png()
+        self.image.value, scale = self._rendered_outputs(c)
         modal = ", ".join(f"{html.escape(m.name)} ({html.escape(m.class_name)})"
                           for m in self.modal.values()) or "none"
         self.title.value = (
@@ -134,12 +138,42 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
                                f"differently in train() and eval()</div>")
             return
         modal = self.modal[name]
-        details = self.details[modal.kind]
-        self.detail_image.value, text = details.draw(self.model, self.comparison, modal,
-                                                     self.step.value, new_frame)
+        self.detail_image.value, text = self._rendered_details(self.comparison, name,
+                                                               self.step.value, new_frame)
         self.text.value = f"<div style='{self.style}'>{text}</div>"
         others = {m.kind: m for m in self.modal.values() if m.kind != modal.kind}
-        self.ahead.schedule(lambda m=m: self._render_ahead(m) for m in others.values())
+        prepare = self.model.compare_seconds <= AHEAD_MAX_SECONDS
+        self.ahead.schedule([lambda m=m: self._render_ahead(m) for m in others.values()]
+                            + ([self._prepare_again] if prepare else []))
+
+    def _rendered_outputs(self, comparison):
+        """``(PNG, colour scale)`` of both outputs of ``comparison``; kept, so the next run
+        prepared ahead (``_prepare_again``) is shown without drawing."""
+        kept = self.kept_outputs
+        if kept is None or kept[0] is not comparison:
+            scale = show_pair(self.train_panel, self.eval_panel, comparison.train_output,
+                              comparison.eval_output)
+            self.kept_outputs = kept = (comparison, self.output_canvas.png(), scale)
+        return kept[1:]
+
+    def _rendered_details(self, comparison, name, step, new_frame=True):
+        """``(PNG, text)`` of module ``name``'s details in ``comparison`` at ``step``; kept,
+        like ``_rendered_outputs``."""
+        kept = self.kept_details
+        if kept is None or kept[0] is not comparison or kept[1:3] != (name, step):
+            modal = self.modal[name]
+            png, text = self.details[modal.kind].draw(self.model, comparison, modal, step,
+                                                      new_frame)
+            self.kept_details = kept = (comparison, name, step, png, text)
+        return kept[3:]
+
+    def _prepare_again(self):
+        """The next "run again", computed (``compare_ahead``) and drawn now, while the
+        controls rest: a click then only shows it."""
+        comparison = self.model.compare_ahead()
+        self._rendered_outputs(comparison)
+        if self.module.value is not None:
+            self._rendered_details(comparison, self.module.value, self.step.value)
 
     def _render_ahead(self, modal):
         """Draw the details of ``modal`` (a module of another kind than the one shown) into

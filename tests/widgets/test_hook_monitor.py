@@ -204,3 +204,50 @@ def test_recording_stops_at_max_events(small_mlp):
     small_mlp(et.randn(3, 20))
     assert len(recorder.events) == 10
     recorder.detach()
+
+
+def _monitor_after_one_run():
+    et.manual_seed(0)
+    monitor = HookMonitor(mlp(nn))
+    x = et.tensor(np.random.default_rng(3).standard_normal((6, 20)).astype(np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        monitor.run(x)
+    return monitor
+
+
+def test_an_event_rendered_ahead_is_shown_without_drawing(monkeypatch):
+    """In a kernel, once the controls rest, the next event's picture is ready: "next ▶"
+    shows it without drawing, byte for byte what a fresh monitor draws there, and
+    "◀ prev" comes back to the first event's picture."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    view = asyncio.run(built_in_a_kernel(_monitor_after_one_run,
+                                         lambda view: not view.ahead.pending))
+    first = (bytes(view.image.value), view.caption.value)
+    assert 1 in view.rendered
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.canvas, "png", no_drawing)
+    view.next_button.click()
+    fresh = _monitor_after_one_run()
+    fresh.slider.value = 1
+    assert bytes(view.image.value) == bytes(fresh.image.value)
+    assert view.caption.value == fresh.caption.value
+    view.prev_button.click()
+    assert (bytes(view.image.value), view.caption.value) == first
+
+
+def test_a_kept_picture_is_not_shown_for_a_new_event_at_the_same_index():
+    """After clear() and a new run, event 0 is another event: drawn anew, not the kept one."""
+    monitor = _monitor_after_one_run()
+    before = bytes(monitor.image.value)
+    monitor.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        monitor.run(et.ones(6, 20) * 5)
+    assert bytes(monitor.image.value) != before
+    assert monitor.rendered[0][0] is monitor.events[0]

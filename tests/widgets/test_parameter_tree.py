@@ -410,3 +410,92 @@ def test_distributions_of_a_big_weight_count_a_stated_sample(monkeypatch):
     view = ParameterTree(net)
     view.show.value = "distributions"
     assert "a random sample of 50 entries" in view.caption.value
+
+
+def _tree_with_grads():
+    et.manual_seed(0)
+    model = mlp(nn)
+    model(et.ones(3, 20)).sum().backward()
+    return ParameterTree(model)
+
+
+def test_a_tensor_rendered_ahead_is_shown_without_drawing(monkeypatch):
+    """In a kernel, once the controls rest, the dropdown's next tensor is ready: choosing
+    it shows its picture without drawing, byte for byte what a fresh tree draws, and
+    going back shows the first tensor's picture again."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    view = asyncio.run(built_in_a_kernel(_tree_with_grads, lambda view: not view.ahead.pending))
+    first = (bytes(view.image.value), view.caption.value)
+    second = view.select.options[1]
+    assert second in view.rendered
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.canvas, "png", no_drawing)
+    view.select.value = second
+    fresh = _tree_with_grads()
+    fresh.select.value = second
+    assert bytes(view.image.value) == bytes(fresh.image.value)
+    assert view.caption.value == fresh.caption.value
+    view.select.value = view.select.options[0]
+    assert (bytes(view.image.value), view.caption.value) == first
+
+
+def test_a_kept_picture_is_drawn_anew_after_the_tensor_changed_in_place():
+    """An optimizer step (or a gradient accumulated) bumps ``_version``: the kept picture of
+    that tensor is not shown, a new one is (what a fresh tree shows)."""
+    view = _tree_with_grads()
+    name = view.select.value
+    before = (bytes(view.image.value), view.caption.value)
+    view.select.value = view.select.options[1]
+    with et.no_grad():
+        view.model.tensor(name).mul_(3.0)
+    view.model.tensor(name).grad.mul_(0.5)
+    view.select.value = name
+    assert (bytes(view.image.value), view.caption.value) != before
+    fresh = ParameterTree(view.model.module)
+    assert (bytes(view.image.value), view.caption.value) == (
+        bytes(fresh.image.value), fresh.caption.value)
+
+
+def test_the_distributions_rendered_ahead_are_shown_without_drawing(monkeypatch):
+    """Once the controls rest, the other side of the *show* toggle is ready both ways:
+    every weight's distribution (what a fresh tree draws) and back the tensor's picture;
+    a weight changed in place is drawn anew."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    view = asyncio.run(built_in_a_kernel(_tree_with_grads, lambda view: not view.ahead.pending))
+    tensor_picture = bytes(view.image.value)
+    drawn = []
+    real = view.distributions_picture.png
+    monkeypatch.setattr(view.distributions_picture, "png", lambda d: drawn.append(1) or real(d))
+    view.show.value = "distributions"
+    fresh = _tree_with_grads()
+    fresh.show.value = "distributions"
+    assert not drawn
+    assert (bytes(view.image.value), view.caption.value, view.summary.value) == (
+        bytes(fresh.image.value), fresh.caption.value, fresh.summary.value)
+    view.show.value = "tensor"
+    assert bytes(view.image.value) == tensor_picture
+    with et.no_grad():
+        view.model.tensor("0.weight").mul_(2.0)
+    view.show.value = "distributions"
+    assert drawn and bytes(view.image.value) != bytes(fresh.image.value)
+
+
+def test_big_weights_distributions_are_not_rendered_ahead(monkeypatch):
+    """Above AHEAD_MAX_ELEMENTS weight elements the distributions take long: a click would
+    wait for them, so only the neighbour tensors are rendered ahead."""
+    import asyncio
+
+    import widgets.parameter_tree_view as view_module
+    from widget_helpers import built_in_a_kernel
+
+    monkeypatch.setattr(view_module, "AHEAD_MAX_ELEMENTS", 100)
+    view = asyncio.run(built_in_a_kernel(_tree_with_grads, lambda view: not view.ahead.pending))
+    assert view.distributions_kept is None and view.select.options[1] in view.rendered

@@ -302,3 +302,65 @@ def test_the_other_kinds_of_module_are_drawn_ahead_while_the_controls_rest():
     fresh = build()
     fresh.module.value = "2"
     assert bytes(view.detail_image.value) == bytes(fresh.detail_image.value)
+
+
+def _dropout_explorer():
+    et.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 5), nn.BatchNorm1d(5), nn.Dropout(0.5), nn.Linear(5, 3))
+    view = TrainEvalExplorer(model, et.randn(4, 6), batches=[et.randn(8, 6) for _ in range(3)])
+    view.module.value = "2"  # the Dropout: its mask changes with every run
+    return view
+
+
+def _shown(view):
+    return (bytes(view.image.value), bytes(view.detail_image.value), view.change.value,
+            view.text.value)
+
+
+def test_the_next_run_prepared_ahead_is_shown_without_drawing(monkeypatch):
+    """Once the controls rest, the next "run again" is computed and drawn: the click shows
+    it without drawing, exactly what a fresh explorer shows after the same click."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    view = asyncio.run(built_in_a_kernel(_dropout_explorer, lambda view: not view.ahead.pending))
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.output_canvas, "png", no_drawing)
+    monkeypatch.setattr(view.details["dropout"].canvas, "png", no_drawing)
+    view.again_button.click()
+    fresh = _dropout_explorer()
+    fresh.again_button.click()
+    assert _shown(view) == _shown(fresh)
+
+
+def test_a_run_prepared_ahead_changes_nothing_when_it_is_not_used():
+    """A batch fed (or the model changed in place) after a run was prepared: the prepared
+    run is dropped and the explorer's generator was put back, so every later picture is
+    what an explorer that never prepared anything shows."""
+    view, fresh = _dropout_explorer(), _dropout_explorer()
+    view._prepare_again()
+    view.next_button.click()
+    fresh.next_button.click()
+    assert _shown(view) == _shown(fresh)
+    view._prepare_again()
+    for explorer in (view, fresh):
+        with et.no_grad():
+            explorer.model.module[0].weight.mul_(2.0)
+        explorer.again_button.click()
+    assert _shown(view) == _shown(fresh)
+
+
+def test_no_run_is_prepared_ahead_when_a_comparison_is_slow(monkeypatch):
+    """A big model's comparison takes long: a click would wait for one prepared ahead, so
+    none is (the other kinds' frames still are)."""
+    import asyncio
+
+    import widgets.train_eval_explorer_view as view_module
+    from widget_helpers import built_in_a_kernel
+
+    monkeypatch.setattr(view_module, "AHEAD_MAX_SECONDS", 0.0)
+    view = asyncio.run(built_in_a_kernel(_dropout_explorer, lambda view: not view.ahead.pending))
+    assert view.model._ahead is None and view.details["batchnorm"].canvas.backgrounds
