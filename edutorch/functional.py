@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from ._tensor import Tensor
+from .autograd._functions.utils import wrap_dim
 from .autograd.function import composite_op  # autocast casts a composite op once, at entry
 
 __all__ = ["broadcast_tensors", "cdist", "einsum", "meshgrid", "tensordot", "unique"]
@@ -198,19 +199,28 @@ def meshgrid(*tensors, indexing=None):
 
 # -- contractions and distances ----------------------------------------------------------
 @composite_op("tensordot")
+def _contracted_dim(dim, t):
+    """``dim`` of ``t`` made positive, with PyTorch's IndexError (a 0-d tensor has no dim to contract)."""
+    if t.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return wrap_dim(dim, t.ndim)
+
+
 def tensordot(a, b, dims=2, out=None):
     """Sum the products over ``dims``: the last ``dims`` of ``a`` with the first of ``b``,
     or the listed pairs ``dims=([dims of a], [dims of b])``."""
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > a.ndim or dims > b.ndim:
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
         dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
         if len(dims_a) != len(dims_b):
             raise RuntimeError("both dimension lists should have same length")
-    dims_a = [d % a.ndim for d in dims_a]
-    dims_b = [d % b.ndim for d in dims_b]
+    dims_a = [_contracted_dim(d, a) for d in dims_a]
+    dims_b = [_contracted_dim(d, b) for d in dims_b]
     for da, db in zip(dims_a, dims_b):
         if b.shape[db] == 1:  # a contracted dim of size 1 broadcasts: PyTorch sums the other side first
             a = a.sum(da, keepdim=True)

@@ -1015,3 +1015,24 @@ def test_a_no_grad_view_of_a_plain_tensor_keeps_its_own_flag(base_requires_grad)
     assert y.requires_grad
     y.backward()
     assert v.grad.tolist() == [2.0, 2.0]
+
+
+TENSORDOT_REFUSALS = [  # (shapes, dims, error type, PyTorch's message); fuzz seed 257 found the first
+    (((3,), ()), 1, RuntimeError, "tensordot expects dims < ndim_a or ndim_b, but got dims=1"),
+    (((3,), (3,)), 2, RuntimeError, "tensordot expects dims < ndim_a or ndim_b, but got dims=2"),
+    (((3,), ()), ([0], [0]), IndexError, "Dimension specified as 0 but tensor has no dimensions"),
+    (((2, 3), (3,)), ([3], [0]), IndexError, "Dimension out of range (expected to be in range of [-2, 1], but got 3)"),
+]
+
+
+@pytest.mark.parametrize("shapes, dims, error, message", TENSORDOT_REFUSALS)
+def test_tensordot_refuses_dims_the_tensors_do_not_have(shapes, dims, error, message):
+    # before: ZeroDivisionError for a 0-d operand, and dim 3 of a 2-d tensor silently taken as dim 1
+    def refusal(lib):
+        with pytest.raises(error) as caught:
+            lib.tensordot(lib.ones(shapes[0]), lib.ones(shapes[1]), dims=dims)
+        return str(caught.value)
+
+    assert refusal(torch) == message
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert refusal(real_torch) == message
