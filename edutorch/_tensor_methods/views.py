@@ -299,8 +299,10 @@ class _RefusedView(Function):
 
 def has_internal_overlap(array):
     """Do several elements of ``array`` share one memory location?  PyTorch's test: a stride 0
-    along a dim of size > 1 (an ``expand``), in a tensor that is not empty."""
-    return array.size > 1 and any(s == 0 and n > 1 for s, n in zip(array.strides, array.shape))
+    along a dim of size > 1 (an ``expand``), in a tensor that is not empty.  Every in-place write asks:
+    the usual array has no stride 0 at all, which ``0 in strides`` tells at once."""
+    strides = array.strides
+    return 0 in strides and array.size > 1 and any(s == 0 and n > 1 for s, n in zip(strides, array.shape))
 
 
 def check_no_overlap(target, source, full_ok=True):
