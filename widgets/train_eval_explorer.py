@@ -23,9 +23,17 @@ public ``nn.Module`` API only:
   ``running_mean``, ``running_var`` and ``num_batches_tracked`` (``history``),
   with the factor used: ``momentum``, or ``1/num_batches_tracked`` when
   ``momentum=None`` (a cumulative average).
+
+Looking ahead (what the view does while its controls rest): ``compare_ahead()``
+computes the next ``compare()`` and ``prepare_next_batch()`` the next
+``next_batch()`` with the comparison after it, both without changing anything
+(buffers, steps, history and the explorer's generator are put back). The click
+then applies what was computed, while nothing it depends on has changed: the
+state after it is the one computing it then would have left.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import time
 from dataclasses import dataclass
@@ -132,6 +140,12 @@ class TrainEvalExplorerModel:
         self.torch = framework_of(module)
         self.x = x
         self._batches = _cycle(batches if batches is not None else [x])
+        self._peeked = []  # the next batch, taken from ``batches`` by prepare_next_batch()
+        #: taking a batch early draws no random number of the user's: a list, or a loader with
+        #: its own generator (a shuffling DataLoader without one draws from the global generator)
+        self.can_prepare_batches = (batches is None or isinstance(batches, (list, tuple))
+                                    or getattr(batches, "generator", None) is not None)
+        self._batch_ahead = None  # (tensors, key: _depends_on; state fed, comparison, generator)
         self._rng_state = self.torch.get_rng_state()
         self.comparisons = []
         self._ahead = None  # (tensors, key: _depends_on; the next comparison, generator after it)
@@ -211,11 +225,27 @@ class TrainEvalExplorerModel:
         """What the next ``compare()`` will return, computed now (while the controls rest)
         without changing anything: the explorer's generator is put back, so whatever runs
         next (a batch, or ``compare()`` after the model changed) draws the same numbers."""
-        rng = self._rng_state
-        comparison = self._compare()
-        self._ahead = (*self._depends_on(), comparison, self._rng_state)
-        self._rng_state = rng
+        with self._looking_ahead():
+            comparison = self._compare()
+            after = self._rng_state
+        self._ahead = (*self._depends_on(), comparison, after)
         return comparison
+
+    @contextlib.contextmanager
+    def _looking_ahead(self):
+        """Around a computation that puts back what it changes (buffer values, the generator):
+        what was computed ahead before it stays valid after it. Putting a buffer back is an
+        in-place copy, which bumps its ``_version``: the keys are taken again."""
+        key, rng = self._depends_on()[1], self._rng_state
+        try:
+            yield
+        finally:
+            self._rng_state = rng
+            tensors, now = self._depends_on()
+            for name in ("_ahead", "_batch_ahead"):
+                kept = getattr(self, name)
+                if kept is not None and kept[1] == key:
+                    setattr(self, name, (tensors, now, *kept[2:]))
 
     def _depends_on(self):
         """``(tensors, key)``: what a comparison depends on besides the generator. The key:
@@ -289,15 +319,73 @@ class TrainEvalExplorerModel:
 
     # -- running statistics over batches ---------------------------------------------
     def next_batch(self, count=1):
-        """Feed ``count`` batches in train mode (buffers really change); record the states."""
-        norms = self.batch_norms()
-        for _ in range(count):
-            batch = next(self._batches)
-            _, calls = self._run(self.module, (batch,), True, keep_buffers=False, record=norms)
-            self.steps += 1
-            for name, m in norms:
-                self.history[name].append(self._state(m, self.steps, calls.get(name)))
+        """Feed ``count`` batches in train mode (buffers really change); record the states.
+
+        The first is the one ``prepare_next_batch()`` computed, when nothing it depends on
+        has changed since: its buffers, history and generator are taken as it left them,
+        and the next ``compare()`` returns the comparison computed after it."""
+        ahead, self._batch_ahead = self._batch_ahead, None
+        for i in range(count):
+            if i == 0 and ahead is not None and ahead[1] == self._depends_on()[1]:
+                self._peeked.clear()  # the batch it fed
+                fed, comparison, rng = ahead[2:]
+                self._restore(fed)
+                self._ahead = (*self._depends_on(), comparison, rng)
+            else:
+                self._feed(self._peeked.pop() if self._peeked else next(self._batches))
         return self.steps
+
+    def prepare_next_batch(self):
+        """What the next ``next_batch()`` (one batch) and the ``compare()`` after it will do,
+        computed now without changing anything (the batch is taken from ``batches`` now and
+        kept for it); returns that comparison. ``after_next_batch()`` shows the state it
+        leaves."""
+        if not self._peeked:
+            self._peeked.append(next(self._batches))
+        with self._looking_ahead():
+            before = self._snapshot()
+            self._feed(self._peeked[0])
+            fed = self._snapshot()
+            comparison = self._compare()
+            after = self._rng_state
+            self._restore(before)
+        self._batch_ahead = (*self._depends_on(), fed, comparison, after)
+        return comparison
+
+    @contextlib.contextmanager
+    def after_next_batch(self):
+        """The explorer in the state ``prepare_next_batch()`` computed (buffers, steps,
+        history), for the ``with`` block only (to draw it); yields the comparison."""
+        fed, comparison = self._batch_ahead[2:4]
+        with self._looking_ahead():
+            before = self._snapshot()
+            self._restore(fed)
+            try:
+                yield comparison
+            finally:
+                self._restore(before)
+
+    def _feed(self, batch):
+        """``batch`` through the model in train mode: its BatchNorms' buffers move."""
+        norms = self.batch_norms()
+        _, calls = self._run(self.module, (batch,), True, keep_buffers=False, record=norms)
+        self.steps += 1
+        for name, m in norms:
+            self.history[name].append(self._state(m, self.steps, calls.get(name)))
+
+    def _snapshot(self):
+        """What feeding a batch changes: the buffers' values, the steps, the history, the
+        explorer's generator."""
+        return ([b.detach().clone() for b in self.module.buffers()], self.steps,
+                {name: list(states) for name, states in self.history.items()}, self._rng_state)
+
+    def _restore(self, snapshot):
+        values, self.steps, history, self._rng_state = snapshot
+        with self.torch.no_grad():
+            for buffer, value in zip(self.module.buffers(), values):
+                buffer.copy_(value)
+        for name, states in history.items():
+            self.history[name][:] = states
 
     def _state(self, module, step, call):
         nbt = int(module.num_batches_tracked)

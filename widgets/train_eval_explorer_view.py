@@ -31,6 +31,7 @@ TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
 #: the next run is prepared ahead only when a comparison takes at most this long (a big
 #: model's would make a click arriving meanwhile wait for it)
 AHEAD_MAX_SECONDS = 0.1
+KEEP = 4  # pictures kept per image: the one shown, the next run's, the next batch's
 
 
 class TrainEvalExplorer(PictureFallback, W.VBox):
@@ -51,9 +52,9 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.eval_panel = SharedScalePanel(self.output_canvas, 1, title="model(x) in eval()")
         self.details = {"dropout": DropoutDetails(), "batchnorm": BatchNormDetails(),
                         "module": ModuleDetails()}
-        self.ahead = RenderAhead()  # the other kinds' frames, the next run, while nobody waits
-        self.kept_outputs = None  # (comparison, PNG, colour scale): see _rendered_outputs
-        self.kept_details = None  # (comparison, module, step, PNG, text): _rendered_details
+        self.ahead = RenderAhead(delay_s=0.3)  # the next run and batch, the other kinds' frames
+        self.kept_outputs = []  # (comparison, PNG, colour scale): see _rendered_outputs
+        self.kept_details = []  # (comparison, module, step, PNG, text): _rendered_details
 
         self.title = W.HTML()
         self.again_button = W.Button(description="run again ↻", tooltip="the same x through "
@@ -143,29 +144,31 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.text.value = f"<div style='{self.style}'>{text}</div>"
         others = {m.kind: m for m in self.modal.values() if m.kind != modal.kind}
         prepare = self.model.compare_seconds <= AHEAD_MAX_SECONDS
-        self.ahead.schedule([lambda m=m: self._render_ahead(m) for m in others.values()]
-                            + ([self._prepare_again] if prepare else []))
+        batch = prepare and self.model.can_prepare_batches
+        self.ahead.schedule(([self._prepare_again] if prepare else [])
+                            + ([self._prepare_next_batch] if batch else [])
+                            + [lambda m=m: self._render_ahead(m) for m in others.values()])
 
     def _rendered_outputs(self, comparison):
-        """``(PNG, colour scale)`` of both outputs of ``comparison``; kept, so the next run
-        prepared ahead (``_prepare_again``) is shown without drawing."""
-        kept = self.kept_outputs
-        if kept is None or kept[0] is not comparison:
-            scale = show_pair(self.train_panel, self.eval_panel, comparison.train_output,
-                              comparison.eval_output)
-            self.kept_outputs = kept = (comparison, self.output_canvas.png(), scale)
-        return kept[1:]
+        """``(PNG, colour scale)`` of both outputs of ``comparison``; the last ``KEEP`` are
+        kept, so a run or a batch prepared ahead (``_prepare_again``, ``_prepare_next_batch``)
+        is shown without drawing."""
+        for kept in self.kept_outputs:
+            if kept[0] is comparison:
+                return kept[1:]
+        scale = show_pair(self.train_panel, self.eval_panel, comparison.train_output,
+                          comparison.eval_output)
+        return _keep(self.kept_outputs, (comparison, self.output_canvas.png(), scale))[1:]
 
     def _rendered_details(self, comparison, name, step, new_frame=True):
         """``(PNG, text)`` of module ``name``'s details in ``comparison`` at ``step``; kept,
         like ``_rendered_outputs``."""
-        kept = self.kept_details
-        if kept is None or kept[0] is not comparison or kept[1:3] != (name, step):
-            modal = self.modal[name]
-            png, text = self.details[modal.kind].draw(self.model, comparison, modal, step,
-                                                      new_frame)
-            self.kept_details = kept = (comparison, name, step, png, text)
-        return kept[3:]
+        for kept in self.kept_details:
+            if kept[0] is comparison and kept[1:3] == (name, step):
+                return kept[3:]
+        modal = self.modal[name]
+        png, text = self.details[modal.kind].draw(self.model, comparison, modal, step, new_frame)
+        return _keep(self.kept_details, (comparison, name, step, png, text))[3:]
 
     def _prepare_again(self):
         """The next "run again", computed (``compare_ahead``) and drawn now, while the
@@ -175,11 +178,31 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         if self.module.value is not None:
             self._rendered_details(comparison, self.module.value, self.step.value)
 
+    def _prepare_next_batch(self):
+        """The next "next batch" (one batch fed, then both modes run), computed
+        (``prepare_next_batch``) and drawn in the state it leaves, which is then put back.
+        The BatchNorm pictures' axis ranges only grow: they are put back too, so a picture
+        drawn later for the state before the batch is the one it would have been."""
+        frame = self.details["batchnorm"].frame()
+        self.model.prepare_next_batch()
+        with self.model.after_next_batch() as comparison:
+            self._rendered_outputs(comparison)
+            if self.module.value is not None:
+                self._rendered_details(comparison, self.module.value, self.model.steps)
+        self.details["batchnorm"].set_frame(frame)
+
     def _render_ahead(self, modal):
         """Draw the details of ``modal`` (a module of another kind than the one shown) into
         its canvas, not on screen: its frame is then ready when the dropdown picks it."""
         self.details[modal.kind].draw(self.model, self.comparison, modal, self.step.value,
                                       new_frame=True)
+
+
+def _keep(kept, entry):
+    """Add ``entry`` to the list ``kept``, dropping the oldest beyond ``KEEP``; return it."""
+    kept.append(entry)
+    del kept[:-KEEP]
+    return entry
 
 
 def _label(modal):
@@ -330,7 +353,19 @@ class BatchNormDetails:
         self.limits = {}  # axis ranges so far
 
     def layout(self):
-        return "batchnorm"
+        """The frame depends on the axis ranges: one background per ranges (few: they grow)."""
+        return "batchnorm", tuple(sorted(self.limits.items()))
+
+    def frame(self):
+        """The module whose ranges these are and the ranges (``set_frame`` puts them back)."""
+        return self.key, dict(self.limits)
+
+    def set_frame(self, frame):
+        key, limits = frame
+        if (key, limits) != (self.key, self.limits):
+            self.key, self.limits = key, limits
+            if limits:
+                self._apply_limits(limits)
 
     def draw(self, model, comparison, modal, step, new_frame):
         history = model.history[modal.name]
@@ -369,9 +404,14 @@ class BatchNormDetails:
                   "steps": max(10, 2 ** int(np.ceil(np.log2(max(history[-1].step, 1))))),
                   "channels": channels}
         grown = {k: max(v, self.limits.get(k, 0)) for k, v in wanted.items()}
-        if grown == self.limits:
-            return
-        self.limits = grown
+        if grown != self.limits:
+            self.limits = grown
+            self._apply_limits(grown)
+
+    def _apply_limits(self, grown):
+        """The axes' ranges and the timeline's legend (which lists the channels shown)."""
+        channels = grown["channels"]
+        shown = min(TIMELINE_CHANNELS, channels)
         self.axes[0].set_ylim(-grown["mean"], grown["mean"])  # means: symmetric around zero
         self.axes[1].set_ylim(10.0 ** -grown["var_low"], 10.0 ** grown["var_high"])
         for ax in self.axes[:2]:
@@ -385,7 +425,6 @@ class BatchNormDetails:
                             handlelength=1.0, labelspacing=0.2, ncols=2, columnspacing=0.8,
                             title="line: running · dots: batch",
                             title_fontsize=font_size("tick") * 0.9)
-        self.canvas.invalidate()
 
     def _draw_timeline(self, history):
         steps = [s.step for s in history]

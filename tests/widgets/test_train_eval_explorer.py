@@ -364,3 +364,103 @@ def test_no_run_is_prepared_ahead_when_a_comparison_is_slow(monkeypatch):
     monkeypatch.setattr(view_module, "AHEAD_MAX_SECONDS", 0.0)
     view = asyncio.run(built_in_a_kernel(_dropout_explorer, lambda view: not view.ahead.pending))
     assert view.model._ahead is None and view.details["batchnorm"].canvas.backgrounds
+
+
+def _explorer_showing(module):
+    """``_dropout_explorer``'s model with ``module`` shown ("1": the BatchNorm1d; "2": the
+    Dropout), fed batches ever larger: the BatchNorm pictures' axis ranges grow with each."""
+    et.manual_seed(0)
+    model = nn.Sequential(nn.Linear(6, 5), nn.BatchNorm1d(5), nn.Dropout(0.5), nn.Linear(5, 3))
+    view = TrainEvalExplorer(model, et.randn(4, 6),
+                             batches=[et.randn(8, 6) * scale + scale for scale in (3, 10, 30)])
+    view.module.value = module
+    return view
+
+
+def _state(view):
+    """Everything a click can change in the model, as comparable values."""
+    m = view.model
+    history = {name: [(s.step, s.running_mean.tobytes(), s.running_var.tobytes(),
+                       s.num_batches_tracked) for s in states]
+               for name, states in m.history.items()}
+    return ({n: b.tobytes() for n, b in buffers(m.module).items()}, m.steps, history,
+            bytes(m._rng_state.numpy()),
+            len(m.comparisons), view.step.max, view.step.value)
+
+
+@pytest.mark.parametrize("module", ["1", "2"])
+def test_the_next_batch_prepared_ahead_is_shown_without_drawing(monkeypatch, module):
+    """Once the controls rest, the next "next batch" is computed and drawn in the state it
+    leaves, which is then put back: the click shows it without drawing, and the explorer is
+    left exactly as one that never prepared anything (pictures, buffers, history, generator)."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    view = asyncio.run(built_in_a_kernel(lambda: _explorer_showing(module),
+                                         lambda view: not view.ahead.pending))
+    fresh = _explorer_showing(module)
+    assert _state(view) == _state(fresh)  # preparing changed nothing
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    for canvas in (view.output_canvas, view.details["batchnorm"].canvas,
+                   view.details["dropout"].canvas):
+        monkeypatch.setattr(canvas, "png", no_drawing)
+    view.next_button.click()
+    fresh.next_button.click()
+    assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
+    monkeypatch.undo()
+    for click in ("again_button", "next_button", "next_button", "again_button"):
+        for explorer in (view, fresh):
+            getattr(explorer, click).click()
+        assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
+    view.step.value = fresh.step.value = 1  # the BatchNorm's ranges: those of the batches fed
+    assert _shown(view) == _shown(fresh)
+
+
+@pytest.mark.parametrize("module", ["1", "2"])
+def test_a_batch_prepared_ahead_changes_nothing_when_it_is_not_used(module):
+    """Both clicks prepared, then "run again" (or the model changed in place): the prepared
+    batch is not used, but the batch it took from ``batches`` is the next one fed, and the
+    BatchNorm's axis ranges are those of the batches really fed."""
+    view, fresh = _explorer_showing(module), _explorer_showing(module)
+    view.next_button.click()
+    fresh.next_button.click()
+    for prepare in (view._prepare_again, view._prepare_next_batch):
+        prepare()
+    view.again_button.click()
+    fresh.again_button.click()
+    assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
+    view.step.value = fresh.step.value = 0  # drawn with the ranges of the batch fed
+    assert _shown(view) == _shown(fresh)
+    view._prepare_next_batch()
+    for explorer in (view, fresh):
+        with et.no_grad():
+            explorer.model.module[0].weight.mul_(2.0)
+        explorer.next_button.click()
+    assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
+
+
+def test_no_batch_is_taken_early_from_a_loader_that_shuffles_with_the_global_generator():
+    """A DataLoader that shuffles without its own generator draws from the global one when
+    an epoch starts: taking its next batch early would move those draws, so it is not done."""
+    from edutorch.utils.data import DataLoader, TensorDataset
+
+    x, fed = inputs(et)
+    data = TensorDataset(et.cat(fed))
+    own = et.Generator().manual_seed(0)
+    assert TrainEvalExplorerModel(net(et), x, batches=fed).can_prepare_batches
+    assert TrainEvalExplorerModel(net(et), x, batches=DataLoader(
+        data, batch_size=16, shuffle=True, generator=own)).can_prepare_batches
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    def build():
+        return TrainEvalExplorer(net(et), x, batches=DataLoader(data, batch_size=16,
+                                                                 shuffle=True))
+    view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
+    assert not view.model.can_prepare_batches
+    assert view.model._ahead is not None  # the next run was prepared, no batch was taken
+    assert view.model._batch_ahead is None and not view.model._peeked
