@@ -375,9 +375,9 @@ class TrainingStepperModel:
             pass
         return done
 
-    def request_stop(self):
-        """Ask a running ``run`` to stop before its next iteration."""
-        self._stop = True
+    def request_stop(self, stop=True):
+        """Ask a running ``run`` to stop before its next iteration (``False``: take it back)."""
+        self._stop = stop
 
     @property
     def stopping(self):

@@ -13,12 +13,18 @@ Layout::
 "run N steps" trains in chunks inside an asyncio task, so the kernel handles
 a click on "stop" between two chunks (a plain loop would block the kernel
 until it ends); without a running event loop (a script, a test) ``run`` trains
-synchronously.
+synchronously. What a person sees of a run is paced for the browser: the
+status at once, then a picture of the curves at most every ``REDRAW_S``, each
+followed by a short rest of the kernel (``PAUSE_S``): the server and the browser
+share the machine's cores with the kernel, and pictures sent faster than they
+can show them only queue up (one every 30-50 ms made a person wait 300 ms for
+the first and 400 ms between two on a 2-core machine).
 """
 from __future__ import annotations
 
 import asyncio
 import html
+import time
 
 import ipywidgets as W
 import numpy as np
@@ -30,7 +36,9 @@ from .training_stepper import OPTIMIZERS, SCHEDULERS, TrainingStepperModel
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 CODE_PX = 380  # the loop's code; its caption takes the rest of the width
 ORANGE = "#e85d04"
-CHUNK = 5  # iterations between two redraws (and two chances to stop) during a run
+CHUNK = 5  # iterations between two chances to stop (and to redraw) during a run
+REDRAW_S = 0.1  # during a run, a new picture of the curves at most this often (seconds)
+PAUSE_S = 0.04  # the kernel rests this long after the first status and after each picture
 
 
 class CurvesPicture:
@@ -217,23 +225,33 @@ class TrainingStepper(PictureFallback, W.VBox):
     async def run_async(self, steps, chunk=CHUNK):
         """Train chunk by chunk, giving the kernel a chance to handle "stop" in between.
 
-        What a person sees: "0 / N steps" at once, the curves after the first iteration
-        (a few milliseconds), then after every ``chunk`` iterations.
+        What a person sees: "0 / N steps" at once, the curves after the first iteration,
+        then at most every ``REDRAW_S`` seconds (after a chunk), and at the end.
         """
         self._running(True)
         self.progress.max, self.progress.value = steps, 0
         self.status.value = f"0 / {steps} steps"
+        done = 0
         try:
-            done = 0
-            for done, _ in self.model.run(1, chunk=1):  # the first point, at once
-                self._show_progress(done, steps)
-            await asyncio.sleep(0.01)
-            if done < steps and not self.model.stopping:  # (stop clicked meanwhile)
+            await asyncio.sleep(PAUSE_S)  # shown before training takes the CPU
+            if not self.model.stopping:  # (stop clicked meanwhile)
+                for done, _ in self.model.run(1, chunk=1):  # the first point, at once
+                    self._show_progress(done, steps)
+                await asyncio.sleep(PAUSE_S)
+            drawn, first = time.perf_counter(), done
+            if done < steps and not self.model.stopping:
                 for more, _ in self.model.run(steps - done, chunk):
-                    self._show_progress(done + more, steps)
-                    await asyncio.sleep(0.01)
+                    done = first + more
+                    if time.perf_counter() - drawn < REDRAW_S:
+                        await asyncio.sleep(0.01)
+                        continue
+                    self._show_progress(done, steps)
+                    await asyncio.sleep(PAUSE_S)
+                    drawn = time.perf_counter()
         finally:
+            self.model.request_stop(False)  # a stop asked for between two runs is used up
             self._running(False)
+            self._show_progress(done, steps, curves=False)  # the curves: in _draw_all
             self._draw_all()
 
     def stop(self):
@@ -265,13 +283,14 @@ class TrainingStepper(PictureFallback, W.VBox):
             self._draw_stage()
 
     # -- drawing -----------------------------------------------------------------------------
-    def _show_progress(self, done, total):
+    def _show_progress(self, done, total, curves=True):
         self.progress.max, self.progress.value = total, done
         last = self.model.evaluations[-1] if self.model.evaluations else None
         held_out = "" if last is None or last["accuracy"] is None else \
             f", held-out accuracy {last['accuracy']:.1%}"
         self.status.value = f"{done} / {total} steps{held_out}"
-        self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations)
+        if curves:
+            self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations)
         self._draw_title()
 
     def _draw_all(self, curves=True):

@@ -269,7 +269,8 @@ def test_view_stop_button_interrupts_a_running_task():
 
     async def click_run_then_stop():
         task = view.start_run(10_000)
-        await asyncio.sleep(0)  # the task trains its first chunk, then yields
+        while view.model.steps == 0:  # the task shows "0 / N", rests, trains its first step
+            await asyncio.sleep(0.01)
         assert view.run_button.disabled and not view.stop_button.disabled
         view.stop_button.click()
         await task
@@ -342,9 +343,13 @@ def test_stage_results_copy_only_what_the_stage_overwrites():
         assert p.norm == pytest.approx(np.linalg.norm(m.values(p.name)), rel=1e-6)
 
 
-def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_step():
+def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_step(monkeypatch):
     """"run N steps" in a kernel: "0 / N steps" before any training, the curves redrawn
-    after the first iteration, then after every chunk, up to N."""
+    after the first iteration, then after a chunk when ``REDRAW_S`` has passed (here: every
+    chunk), up to N."""
+    import widgets.training_stepper_view as view_module
+
+    monkeypatch.setattr(view_module, "REDRAW_S", 0.0)
     view = view_of(optimizer="SGD", lr=0.1)
     statuses, curves = [], []
     view.status.observe(lambda change: statuses.append(change["new"]), names="value")
@@ -358,6 +363,43 @@ def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_ste
     assert statuses[0] == "0 / 11 steps" and statuses[1].startswith("1 / 11 steps")
     assert [steps for steps, _ in curves] == [1, 6, 11]  # after the first step, then two chunks
     assert view.model.steps == 11 and view.progress.value == 11
+
+
+def test_a_run_in_a_kernel_sends_pictures_no_faster_than_the_browser_shows_them(monkeypatch):
+    """A picture of the curves at most every ``REDRAW_S``: a run shorter than that shows the
+    first step's curves and the last ones; the progress bar and the status follow the
+    pictures, and say where the run ended."""
+    import widgets.training_stepper_view as view_module
+
+    monkeypatch.setattr(view_module, "REDRAW_S", 60.0)
+    view = view_of(optimizer="SGD", lr=0.1)
+    curves, progress = [], []
+    view.curves_image.observe(lambda change: curves.append(view.model.steps), names="value")
+    view.progress.observe(lambda change: progress.append(change["new"]), names="value")
+
+    async def click_run():
+        await view.start_run(26)
+
+    asyncio.run(click_run())
+    assert curves == [1, 26] and progress == [1, 26]
+    assert view.status.value.startswith("26 / 26 steps, held-out accuracy")
+
+
+def test_stop_before_the_first_step_trains_nothing_and_the_next_run_trains():
+    """"stop" clicked while the run shows "0 / N" (before its first step): nothing is
+    trained, and the next click on "run N steps" trains N steps (the stop is used up)."""
+    view = view_of(optimizer="SGD", lr=0.1)
+
+    async def click_run_stop_run():
+        task = view.start_run(50)
+        await asyncio.sleep(0)  # the task shows "0 / 50 steps" and rests
+        view.stop_button.click()
+        await task
+        assert view.model.steps == 0 and view.status.value.startswith("0 / 50 steps")
+        await view.start_run(7)
+
+    asyncio.run(click_run_stop_run())
+    assert view.model.steps == 7 and view.progress.value == 7
 
 
 def test_the_parameter_menu_is_disabled_while_no_parameter_is_shown():
