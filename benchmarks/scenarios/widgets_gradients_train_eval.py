@@ -14,6 +14,13 @@ model's recomputation, the redraw and the PNG encoding. Limit: 100 ms median.
   with its 8192 units redrawn); "next batch" (one batch in train mode, the
   running statistics, both pictures); the step slider (BatchNorm pictures at
   an earlier step).
+- TrainEvalExplorer as lesson 06 builds it (digits MLP 64-32-10 with a
+  BatchNorm1d, a noisy ReLU of the user's and a Dropout; x of 12 digits,
+  a shuffling DataLoader of 64 with its own generator), five batches fed:
+  "run again" and "next batch" with nothing prepared (a click that comes before
+  the controls rested 0.3 s), and what the explorer computes and draws while
+  they rest: the next run and the next batch (a click then shows those
+  pictures: ~1 ms, see benchmarks/README.md).
 """
 import itertools
 
@@ -21,6 +28,8 @@ import numpy as np
 
 import edutorch as et
 import edutorch.nn as nn
+from edutorch.datasets import load_digits
+from edutorch.utils.data import DataLoader, TensorDataset
 from widgets import GradientInspector, TrainEvalExplorer
 
 SIZES = (784, 256, 128, 10)
@@ -98,6 +107,45 @@ def _step_slider():
     return move
 
 
+class _NoisyReLU(nn.Module):
+    """Lesson 06's module of the user's: ReLU with a little noise in training only."""
+
+    def forward(self, x):
+        if self.training:
+            x = x + 0.1 * et.randn(x.shape)
+        return x.relu()
+
+
+def _lesson06_explorer():
+    et.manual_seed(0)
+    x_train, y_train = load_digits("train")
+    model = nn.Sequential(nn.Linear(64, 32), nn.BatchNorm1d(32), _NoisyReLU(), nn.Dropout(p=0.25),
+                          nn.Linear(32, 10))
+    loader = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True,
+                        generator=et.Generator().manual_seed(0))
+    view = TrainEvalExplorer(model, x_train[:12], batches=loader)
+    view.next_batch(5)
+    view.module.value = "1"  # the BatchNorm1d, as the lesson leaves it
+    return view
+
+
+def _lesson06_run_again():
+    return _lesson06_explorer().again_button.click
+
+
+def _lesson06_next_batch():
+    return _lesson06_explorer().next_button.click
+
+
+def _lesson06_prepare():
+    view = _lesson06_explorer()
+
+    def prepare():
+        view._prepare_again()
+        view._prepare_next_batch()
+    return prepare
+
+
 def scenarios():
     note = "784-256-128-10 MLP; one control change = recompute + redraw + PNG encode"
     cases = [
@@ -107,6 +155,11 @@ def scenarios():
         ("widget TrainEvalExplorer run again (784 BN+Dropout MLP)", _run_again),
         ("widget TrainEvalExplorer next batch (784 BN+Dropout MLP)", _next_batch),
         ("widget TrainEvalExplorer step slider (784 BN+Dropout MLP)", _step_slider),
+        ("widget TrainEvalExplorer run again, nothing prepared (lesson 06)", _lesson06_run_again),
+        ("widget TrainEvalExplorer next batch, nothing prepared (lesson 06)",
+         _lesson06_next_batch),
+        ("widget TrainEvalExplorer preparing the next run and batch (lesson 06)",
+         _lesson06_prepare),
     ]
     return [{"name": name, "contenders": {"edutorch": build(), "numpy": None, "torch": None},
              "limits": dict(LIMITS), "setup_note": note} for name, build in cases]

@@ -8,6 +8,8 @@ Limit: 100 ms median; no NumPy or torch contender.
   (batch 32, Adam): cycles through zero_grad, forward, loss, backward, step
   (the step also redraws the loss/accuracy curves);
 - TrainingStepper, change the learning rate slider between two steps;
+- TrainingStepper, "next stage" as lesson 05 builds it (64-32-10, SGD with
+  momentum, lr 0.05, 40 steps trained);
 - BackwardStepper, the step slider on the lesson-sized MLP 64-32-10 with its
   cross-entropy loss (grouped by module, 14 nodes);
 - BackwardStepper, the step slider on a 60-layer MLP + loss (241 nodes), all
@@ -54,6 +56,15 @@ def _next_stage():
     return lambda: view.next_button.click()
 
 
+def _lesson05_next_stage():
+    view = TrainingStepper(_digits_mlp(), load_digits("train"), load_digits("test"),
+                           optimizer="SGD+momentum", lr=0.05)
+    view.run(40)
+    for _ in range(10):  # every stage drawn once
+        view.next_button.click()
+    return view.next_button.click
+
+
 def _lr_slider():
     view = _training_stepper()
     values = itertools.cycle([0.001, 0.003, 0.01, 0.03])
@@ -94,6 +105,7 @@ def scenarios():
     cases = [
         ("widget TrainingStepper next stage (digits MLP 64-32-10, Adam, batch 32)", _next_stage()),
         ("widget TrainingStepper lr slider between steps (digits MLP)", _lr_slider()),
+        ("widget TrainingStepper next stage (lesson 05: SGD+momentum)", _lesson05_next_stage()),
         ("widget BackwardStepper step slider (MLP 64-32-10 + loss, 14 nodes)", _step_slider((32,))),
         ("widget BackwardStepper step slider (60-layer MLP + loss, 241 nodes, expanded)",
          _step_slider((32,) * 59, "(all)")),
