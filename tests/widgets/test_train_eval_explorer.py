@@ -342,15 +342,20 @@ def test_a_run_prepared_ahead_changes_nothing_when_it_is_not_used():
     what an explorer that never prepared anything shows."""
     view, fresh = _dropout_explorer(), _dropout_explorer()
     view._prepare_again()
-    view.next_button.click()
-    fresh.next_button.click()
+    _click_both(view, fresh, "next_button")
     assert _shown(view) == _shown(fresh)
     view._prepare_again()
-    for explorer in (view, fresh):
-        with et.no_grad():
-            explorer.model.module[0].weight.mul_(2.0)
-        explorer.again_button.click()
+    _click_both(view, fresh, "again_button", weights_changed=True)
     assert _shown(view) == _shown(fresh)
+
+
+def _click_both(view, fresh, button, weights_changed=False):
+    """Click ``button`` on both explorers (first doubling, in place, their first weights)."""
+    for explorer in (view, fresh):
+        if weights_changed:
+            with et.no_grad():
+                explorer.model.module[0].weight.mul_(2.0)
+        getattr(explorer, button).click()
 
 
 def test_no_run_is_prepared_ahead_when_a_comparison_is_slow(monkeypatch):
@@ -407,13 +412,11 @@ def test_the_next_batch_prepared_ahead_is_shown_without_drawing(monkeypatch, mod
     for canvas in (view.output_canvas, view.details["batchnorm"].canvas,
                    view.details["dropout"].canvas):
         monkeypatch.setattr(canvas, "png", no_drawing)
-    view.next_button.click()
-    fresh.next_button.click()
+    _click_both(view, fresh, "next_button")
     assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
     monkeypatch.undo()
-    for click in ("again_button", "next_button", "next_button", "again_button"):
-        for explorer in (view, fresh):
-            getattr(explorer, click).click()
+    for button in ("again_button", "next_button", "next_button", "again_button"):
+        _click_both(view, fresh, button)
         assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
     view.step.value = fresh.step.value = 1  # the BatchNorm's ranges: those of the batches fed
     assert _shown(view) == _shown(fresh)
@@ -425,20 +428,15 @@ def test_a_batch_prepared_ahead_changes_nothing_when_it_is_not_used(module):
     batch is not used, but the batch it took from ``batches`` is the next one fed, and the
     BatchNorm's axis ranges are those of the batches really fed."""
     view, fresh = _explorer_showing(module), _explorer_showing(module)
-    view.next_button.click()
-    fresh.next_button.click()
+    _click_both(view, fresh, "next_button")
     for prepare in (view._prepare_again, view._prepare_next_batch):
         prepare()
-    view.again_button.click()
-    fresh.again_button.click()
+    _click_both(view, fresh, "again_button")
     assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
     view.step.value = fresh.step.value = 0  # drawn with the ranges of the batch fed
     assert _shown(view) == _shown(fresh)
     view._prepare_next_batch()
-    for explorer in (view, fresh):
-        with et.no_grad():
-            explorer.model.module[0].weight.mul_(2.0)
-        explorer.next_button.click()
+    _click_both(view, fresh, "next_button", weights_changed=True)
     assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
 
 
