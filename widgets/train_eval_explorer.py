@@ -214,7 +214,7 @@ class TrainEvalExplorerModel:
 
         The one ``compare_ahead()`` computed, when nothing it depends on has changed since."""
         ahead, self._ahead = self._ahead, None
-        if ahead is not None and ahead[1] == self._depends_on()[1]:
+        if self._ready(ahead):
             comparison, self._rng_state = ahead[2], ahead[3]
         else:
             comparison = self._compare()
@@ -224,12 +224,19 @@ class TrainEvalExplorerModel:
     def compare_ahead(self):
         """What the next ``compare()`` will return, computed now (while the controls rest)
         without changing anything: the explorer's generator is put back, so whatever runs
-        next (a batch, or ``compare()`` after the model changed) draws the same numbers."""
+        next (a batch, or ``compare()`` after the model changed) draws the same numbers.
+        Asked again while nothing changed, it returns the same comparison."""
+        if self._ready(self._ahead):
+            return self._ahead[2]
         with self._looking_ahead():
             comparison = self._compare()
             after = self._rng_state
         self._ahead = (*self._depends_on(), comparison, after)
         return comparison
+
+    def _ready(self, ahead):
+        """Whether ``ahead`` (``_ahead``, ``_batch_ahead``) was computed for the state now."""
+        return ahead is not None and ahead[1] == self._depends_on()[1]
 
     @contextlib.contextmanager
     def _looking_ahead(self):
@@ -326,7 +333,7 @@ class TrainEvalExplorerModel:
         and the next ``compare()`` returns the comparison computed after it."""
         ahead, self._batch_ahead = self._batch_ahead, None
         for i in range(count):
-            if i == 0 and ahead is not None and ahead[1] == self._depends_on()[1]:
+            if i == 0 and self._ready(ahead):
                 self._peeked.clear()  # the batch it fed
                 fed, comparison, rng = ahead[2:]
                 self._restore(fed)
@@ -338,8 +345,10 @@ class TrainEvalExplorerModel:
     def prepare_next_batch(self):
         """What the next ``next_batch()`` (one batch) and the ``compare()`` after it will do,
         computed now without changing anything (the batch is taken from ``batches`` now and
-        kept for it); returns that comparison. ``after_next_batch()`` shows the state it
-        leaves."""
+        kept for it); returns that comparison (the same when asked again while nothing
+        changed). ``after_next_batch()`` shows the state it leaves."""
+        if self._ready(self._batch_ahead):
+            return self._batch_ahead[3]
         if not self._peeked:
             self._peeked.append(next(self._batches))
         with self._looking_ahead():

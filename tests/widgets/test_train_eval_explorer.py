@@ -440,6 +440,23 @@ def test_a_batch_prepared_ahead_changes_nothing_when_it_is_not_used(module):
     assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
 
 
+def test_what_was_prepared_is_not_computed_again_while_nothing_changed(monkeypatch):
+    """The controls rest again (a step or a module picked) while nothing changed: the next
+    run and the next batch prepared before are kept, with their pictures."""
+    view = _explorer_showing("1")
+    view._prepare_again()
+    view._prepare_next_batch()
+
+    def no_computing(*args):
+        raise AssertionError("computed again")
+    monkeypatch.setattr(view.model, "_compare", no_computing)
+    monkeypatch.setattr(view.model, "_feed", no_computing)
+    for canvas in (view.output_canvas, view.details["batchnorm"].canvas):
+        monkeypatch.setattr(canvas, "png", no_computing)
+    view._prepare_again()
+    view._prepare_next_batch()
+
+
 def test_no_batch_is_taken_early_from_a_loader_that_shuffles_with_the_global_generator():
     """A DataLoader that shuffles without its own generator draws from the global one when
     an epoch starts: taking its next batch early would move those draws, so it is not done."""
