@@ -31,7 +31,7 @@ TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
 #: the next run is prepared ahead only when a comparison takes at most this long (a big
 #: model's would make a click arriving meanwhile wait for it)
 AHEAD_MAX_SECONDS = 0.1
-KEEP = 4  # pictures kept per image: the one shown, the next run's, the next batch's
+KEEP = 6  # pictures kept per image: the one shown, the next run's and batch's, other kinds'
 
 
 class TrainEvalExplorer(PictureFallback, W.VBox):
@@ -192,10 +192,10 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.details["batchnorm"].set_frame(frame)
 
     def _render_ahead(self, modal):
-        """Draw the details of ``modal`` (a module of another kind than the one shown) into
-        its canvas, not on screen: its frame is then ready when the dropdown picks it."""
-        self.details[modal.kind].draw(self.model, self.comparison, modal, self.step.value,
-                                      new_frame=True)
+        """The details of ``modal`` (a module of another kind than the one shown) drawn and
+        kept, not shown: the dropdown then shows them without drawing (its frame too is
+        ready for later draws)."""
+        self._rendered_details(self.comparison, modal.name, self.step.value)
 
 
 def _keep(kept, entry):

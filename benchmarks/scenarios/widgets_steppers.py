@@ -21,13 +21,27 @@ Limit: 100 ms median; no NumPy or torch contender.
 A BackwardStepper keeps the pictures of the last steps it showed (and, in a
 kernel, renders the neighbour steps ahead): every BackwardStepper row empties
 that store before each move, so it times drawing a step, not showing a kept one.
+
+``python benchmarks/scenarios/widgets_steppers.py`` (not ``bench.py``) clicks
+the buttons of the lessons' widgets in a real ipykernel instead, as the
+browser does (a ``comm_msg`` "click" on the button's comm), each once the
+kernel sent nothing for ``--quiet`` seconds (default 0.5: the browser
+benchmark's pace, which waits that long after the last picture), and prints for each click
+the milliseconds until the kernel's first message (what a person sees first),
+until each new picture left the kernel, and until its last message: the
+kernel's part of what ``browser_latency.py`` measures, render-ahead included.
 """
 import itertools
+import os
+import sys
+import time
 
-import edutorch as et
-import edutorch.nn as nn
-from edutorch.datasets import load_digits
-from widgets import BackwardStepper, TrainingStepper
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+import edutorch as et  # noqa: E402
+import edutorch.nn as nn  # noqa: E402
+from edutorch.datasets import load_digits  # noqa: E402
+from widgets import BackwardStepper, TrainingStepper  # noqa: E402
 
 LIMITS = {"torch": None, "numpy": None, "ms": 100}
 
@@ -56,13 +70,17 @@ def _next_stage():
     return lambda: view.next_button.click()
 
 
-def _lesson05_next_stage():
+def _lesson05_stepper():
     view = TrainingStepper(_digits_mlp(), load_digits("train"), load_digits("test"),
                            optimizer="SGD+momentum", lr=0.05)
     view.run(40)
     for _ in range(10):  # every stage drawn once
         view.next_button.click()
-    return view.next_button.click
+    return view
+
+
+def _lesson05_next_stage():
+    return _lesson05_stepper().next_button.click
 
 
 def _lr_slider():
@@ -115,3 +133,81 @@ def scenarios():
     ]
     return [{"name": name, "contenders": {"edutorch": fn, "numpy": None, "torch": None},
              "limits": dict(LIMITS), "setup_note": note} for name, fn in cases]
+
+
+#: the widgets clicked in a kernel: (module, function building it, its buttons to click)
+KERNEL_WIDGETS = {
+    "05": ("benchmarks.scenarios.widgets_steppers", "_lesson05_stepper",
+           ["next_button", "run_button"]),
+    "06": ("benchmarks.scenarios.widgets_gradients_train_eval", "_lesson06_explorer",
+           ["again_button", "next_button"]),
+    "12": ("benchmarks.scenarios.widgets_lesson_controls", "_lesson12_stepper",
+           ["next_button", "prev_button"]),
+}
+
+
+def kernel_clicks(lesson, button, clicks=5, quiet=0.5):
+    """Click ``button`` of lesson ``lesson``'s widget ``clicks`` times in a fresh ipykernel,
+    each once the kernel sent nothing for ``quiet`` seconds; yield ``(first message,
+    [pictures], last message)`` in ms after each click was sent."""
+    import queue
+
+    from jupyter_client.manager import start_new_kernel
+
+    module, build, _ = KERNEL_WIDGETS[lesson]
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    manager, client = start_new_kernel(kernel_name="python3", cwd=root)
+    try:
+        found = {}
+        client.execute_interactive(
+            f"import sys; sys.path.insert(0, {root!r})\n"
+            f"from {module} import {build}\nview = {build}()\n"
+            f"print(view.{button}.comm.comm_id)",
+            output_hook=lambda m: found.update(id=m["content"].get("text", "").strip())
+            if m["msg_type"] == "stream" else None, timeout=300)
+        time.sleep(3.0)  # the widget renders ahead, as a lesson's would after Run All
+        _drain(client, queue.Empty, quiet)
+        for _ in range(clicks):
+            click = client.session.msg("comm_msg", {"comm_id": found["id"], "data": {
+                "method": "custom", "content": {"event": "click"}}})
+            start = time.perf_counter()
+            client.shell_channel.send(click)
+            times = _drain(client, queue.Empty, quiet, start)
+            pictures = [t for t, size in times if size > 1000]
+            yield (times[0][0] if times else None), pictures, (times[-1][0] if times else None)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def _drain(client, empty, quiet, start=None):
+    """The widget messages the kernel sends until it sent none for ``quiet`` seconds (at
+    most 60 s): ``(ms after start, bytes of their buffers)``."""
+    seen, end, cap = [], time.perf_counter() + quiet, time.perf_counter() + 60
+    while time.perf_counter() < min(end, cap):
+        try:
+            message = client.get_iopub_msg(timeout=max(0.01, end - time.perf_counter()))
+        except empty:
+            continue
+        end = time.perf_counter() + quiet
+        if message["msg_type"] == "comm_msg" and start is not None:
+            size = sum(len(b) for b in message.get("buffers") or [])
+            seen.append((round(1000 * (time.perf_counter() - start)), size))
+    return seen
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="the lessons' buttons clicked in a kernel")
+    parser.add_argument("--only", default="05,06,12", help="lessons: 05, 06, 12")
+    parser.add_argument("--clicks", type=int, default=5)
+    parser.add_argument("--quiet", type=float, default=0.5,
+                        help="seconds without a message before the next click")
+    args = parser.parse_args()
+    for lesson in args.only.split(","):
+        for button in KERNEL_WIDGETS[lesson][2]:
+            for first, pictures, last in kernel_clicks(lesson, button, args.clicks, args.quiet):
+                shown = " ".join(str(t) for t in pictures[:8]) + (" …" if len(pictures) > 8 else "")
+                print(f"{lesson} {button}: first message {first} ms, pictures at [{shown}] ms, "
+                      f"last {last} ms", flush=True)

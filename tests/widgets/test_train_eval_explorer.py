@@ -282,10 +282,10 @@ def test_batch_norm_2d_and_dropout_2d_work_per_channel():
     assert set(np.unique(per_map)) <= {0.0, 1.0} and 0 < per_map.mean() < 1
 
 
-def test_the_other_kinds_of_module_are_drawn_ahead_while_the_controls_rest():
+def test_the_other_kinds_of_module_are_drawn_ahead_while_the_controls_rest(monkeypatch):
     """In a kernel, once the controls rest, the details of a module of each other kind are
-    drawn into their canvas (their frames rendered), so the dropdown only pastes them; the
-    picture a module then shows is the one a fresh explorer draws."""
+    drawn and kept, so the dropdown shows them without drawing; the picture a module then
+    shows is the one a fresh explorer draws."""
     import asyncio
 
     from widget_helpers import built_in_a_kernel
@@ -298,6 +298,10 @@ def test_the_other_kinds_of_module_are_drawn_ahead_while_the_controls_rest():
     view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
     assert view.module.value == "1"  # the BatchNorm1d; the Dropout's frame is ready
     assert view.details["dropout"].canvas.backgrounds
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.details["dropout"].canvas, "png", no_drawing)
     view.module.value = "2"
     fresh = build()
     fresh.module.value = "2"
