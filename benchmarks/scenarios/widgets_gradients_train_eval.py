@@ -141,6 +141,10 @@ def _lesson06_prepare():
     view = _lesson06_explorer()
 
     def prepare():
+        model = view.model  # forget what was prepared and drawn: prepare afresh
+        model._ahead = model._batch_ahead = None
+        view.kept_outputs.clear()
+        view.kept_details.clear()
         view._prepare_again()
         view._prepare_next_batch()
     return prepare
