@@ -28,7 +28,7 @@ WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 TRAIN_COLOUR, EVAL_COLOUR, BATCH_COLOUR = "#c0392b", "#219ebc", "#f77f00"
 MAX_CHANNELS = 32  # channels drawn in the BatchNorm pictures
 TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
-#: the next run is prepared ahead only when a comparison takes at most this long (a big
+#: the next run and batch are prepared ahead only when a comparison takes at most this long (a big
 #: model's would make a click arriving meanwhile wait for it)
 AHEAD_MAX_SECONDS = 0.1
 KEEP = 6  # pictures kept per image: the one shown, the next run's and batch's, other kinds'
