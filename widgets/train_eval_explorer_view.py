@@ -55,6 +55,7 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.ahead = RenderAhead(delay_s=0.3)  # the next run and batch, the other kinds' frames
         self.kept_outputs = []  # (comparison, PNG, colour scale): see _rendered_outputs
         self.kept_details = []  # (comparison, module, step, PNG, text): _rendered_details
+        self.last_click = None  # "run again" or "next batch": prepared first while resting
 
         self.title = W.HTML()
         self.again_button = W.Button(description="run again ↻", tooltip="the same x through "
@@ -101,6 +102,7 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
     def run_again(self):
         """``x`` through the model in both modes once more; redraw everything."""
         self.comparison = self.model.compare()
+        self.last_click = "run again"
         self._draw_outputs()
         self._draw_details(new_frame=True)
 
@@ -112,6 +114,7 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.step.value = self.model.steps
         self.step.observe(self._on_step, names="value")
         self.comparison = self.model.compare()  # eval() now uses the new running stats
+        self.last_click = "next batch"
         self._draw_outputs()
         self._draw_details(new_frame=True)
 
@@ -144,10 +147,11 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.text.value = f"<div style='{self.style}'>{text}</div>"
         others = {m.kind: m for m in self.modal.values() if m.kind != modal.kind}
         prepare = self.model.compare_seconds <= AHEAD_MAX_SECONDS
-        batch = prepare and self.model.can_prepare_batches
-        self.ahead.schedule(([self._prepare_again] if prepare else [])
-                            + ([self._prepare_next_batch] if batch else [])
-                            + [lambda m=m: self._render_ahead(m) for m in others.values()])
+        clicks = ([self._prepare_again] if prepare else []) + (
+            [self._prepare_next_batch] if prepare and self.model.can_prepare_batches else [])
+        if self.last_click == "next batch":  # the likelier next click first: the same again
+            clicks.reverse()
+        self.ahead.schedule(clicks + [lambda m=m: self._render_ahead(m) for m in others.values()])
 
     def _rendered_outputs(self, comparison):
         """``(PNG, colour scale)`` of both outputs of ``comparison``; the last ``KEEP`` are

@@ -483,3 +483,15 @@ def test_no_batch_is_taken_early_from_a_loader_that_shuffles_with_the_global_gen
     assert not view.model.can_prepare_batches
     assert view.model._ahead is not None  # the next run was prepared, no batch was taken
     assert view.model._batch_ahead is None and not view.model._peeked
+
+
+def test_the_click_just_made_is_prepared_first():
+    """While the controls rest, the click just made is prepared first (a person clicking
+    "next batch" clicks it again more often than "run again"), then the other one."""
+    view = _explorer_showing("1")
+    scheduled = []
+    view.ahead.schedule = lambda tasks: scheduled.append(list(tasks))
+    view.next_button.click()
+    assert scheduled[-1][:2] == [view._prepare_next_batch, view._prepare_again]
+    view.again_button.click()
+    assert scheduled[-1][:2] == [view._prepare_again, view._prepare_next_batch]
