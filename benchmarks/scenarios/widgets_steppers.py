@@ -141,9 +141,18 @@ KERNEL_WIDGETS = {
            ["next_button", "run_button"]),
     "06": ("benchmarks.scenarios.widgets_gradients_train_eval", "_lesson06_explorer",
            ["again_button", "next_button"]),
-    "12": ("benchmarks.scenarios.widgets_lesson_controls", "_lesson12_stepper",
+    "12": ("benchmarks.scenarios.widgets_steppers", "_lesson12_stepper_at_step_9",
            ["next_button", "prev_button"]),
 }
+
+
+def _lesson12_stepper_at_step_9():
+    """Lesson 12's BackwardStepper half way (18 steps): "prev" has somewhere to go."""
+    from benchmarks.scenarios.widgets_lesson_controls import _lesson12_stepper
+
+    view = _lesson12_stepper()
+    view.slider.value = 9
+    return view
 
 
 def kernel_clicks(lesson, button, clicks=5, quiet=0.5):
