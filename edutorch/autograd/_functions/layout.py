@@ -141,16 +141,14 @@ _rules = {}
 
 
 def _rule(cls):
-    """Which of the three layout rules ``cls``'s results follow (looked up once per class)."""
-    rule = _rules.get(cls)
-    if rule is None:
-        if getattr(cls, "_expanded_result", False):
-            rule = EXPANDED
-        elif cls._backward_name in CONTIGUOUS or getattr(cls, "_contiguous_result", False):
-            rule = CONTIGUOUS_RESULT
-        else:
-            rule = ELEMENTWISE
-        _rules[cls] = rule
+    """Which of the three layout rules ``cls``'s results follow (worked out once per class)."""
+    if getattr(cls, "_expanded_result", False):
+        rule = EXPANDED
+    elif cls._backward_name in CONTIGUOUS or getattr(cls, "_contiguous_result", False):
+        rule = CONTIGUOUS_RESULT
+    else:
+        rule = ELEMENTWISE
+    _rules[cls] = rule
     return rule
 
 
@@ -159,9 +157,12 @@ def _array(cls, out, args):
 
     The usual case is checked first and fast: a contiguous result of fewer than 2 dims
     (one dense layout only), of an op whose results are contiguous, or of contiguous inputs."""
-    rule = _rule(cls)
-    if out.flags.c_contiguous:
-        if out.ndim < 2 or rule is CONTIGUOUS_RESULT or _inputs_contiguous(out, args):
+    contiguous = out.flags.c_contiguous
+    if contiguous and out.ndim < 2:
+        return out
+    rule = _rules.get(cls) or _rule(cls)
+    if contiguous:
+        if rule is CONTIGUOUS_RESULT or _inputs_contiguous(out, args):
             return out
     elif rule is EXPANDED:  # PyTorch's expand: a view, stride 0 where broadcast
         return out
