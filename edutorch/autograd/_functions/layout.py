@@ -86,7 +86,12 @@ def laid_out(a, perm):
     if _has_strides(a, strides):
         return a
     slowest_first = perm[::-1]
-    out = np.empty([a.shape[d] for d in slowest_first], dtype=a.dtype).transpose(np.argsort(slowest_first))
+    if slowest_first == list(range(a.ndim)):  # C order
+        return a.copy(order="C")
+    place = [0] * a.ndim  # where each of a's dims sits in memory order
+    for i, d in enumerate(slowest_first):
+        place[d] = i
+    out = np.empty([a.shape[d] for d in slowest_first], dtype=a.dtype).transpose(place)
     out[...] = a
     return out
 
@@ -95,9 +100,9 @@ def _elementwise_order(out, inputs):
     """``iteration_order`` of an element-wise op's inputs, or None when ``out`` is not element-wise
     (its shape is not the inputs' broadcast shape)."""
     try:
-        if not inputs or np.broadcast_shapes(*(a.shape for a in inputs)) != out.shape:
+        if not inputs or np.broadcast(*inputs).shape != out.shape:
             return None
-    except ValueError:
+    except ValueError:  # the inputs do not broadcast together (more than 32 of them, too)
         return None
     if all(_plainly_contiguous(a, out) for a in inputs):  # PyTorch's fast path: all contiguous, result too
         return list(range(out.ndim))[::-1]
