@@ -9,7 +9,12 @@ CPU executes for the same Python code is the same on every run: this script
 runs the scenario's contender under ``valgrind --tool=cachegrind
 --cache-sim=no`` twice, with ``N`` and ``2N`` calls after one warm-up call, and
 prints ``(I(2N) - I(N)) / N``: the instructions of one call, start-up and
-imports cancelled.  Run it from each tree (``PYTHONPATH`` set to that tree) and
+imports cancelled.  The cyclic garbage collector is off during the calls: a
+collection walks the whole heap (millions of instructions) and would fall in
+one of the two runs and not the other.  ``N`` must be large for a small
+scenario: with 50 calls of one op (~60 k instructions each) two runs of the
+same tree differed by a third (the allocators' one-off work, a few million
+instructions, divided by ``N``); with 400 they agree within 1%.  Run it from each tree (``PYTHONPATH`` set to that tree) and
 compare.  It says nothing about cache misses or memory bandwidth (large arrays),
 only about the work done, which is what Python overhead is.
 
@@ -17,6 +22,7 @@ PyTorch is not imported (``sys.modules["torch"] = None``): under valgrind its
 import alone takes minutes, and its contender is not counted.
 """
 import argparse
+import gc
 import os
 import re
 import subprocess
@@ -37,6 +43,8 @@ def _inner(args):
         raise SystemExit(f"no scenario matches {args.only!r}")
     fn = found[0]["contenders"][args.contender]
     fn()
+    gc.collect()
+    gc.disable()  # a collection of the whole heap would land in one run and not the other
     for _ in range(args.calls):
         fn()
     print(found[0]["name"], file=sys.stderr)
@@ -65,7 +73,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", required=True, help="the first scenario whose name contains this")
     parser.add_argument("--files", help="build only these scenario files (comma-separated stems)")
-    parser.add_argument("--calls", type=int, default=50, help="N (default 50)")
+    parser.add_argument("--calls", type=int, default=200, help="N (default 200)")
     parser.add_argument("--contender", default="edutorch", choices=("edutorch", "numpy"))
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

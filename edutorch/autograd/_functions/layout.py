@@ -12,7 +12,10 @@ memory as PyTorch does, not as NumPy happens to:
 * every other op (reductions, ``softmax``, ``cumsum``, ``cat``, ``mm``,
   indexing...) returns a contiguous (C-order) result.  Those that keep their
   input's shape are listed in ``CONTIGUOUS`` by node name (``contiguous()``,
-  whose node is ``clone``'s, says ``_contiguous_result = True`` instead).
+  whose node is ``clone``'s, says ``_contiguous_result = True`` instead);
+* ``expand`` returns a view with stride 0 along the expanded dims: an op whose
+  result is such a broadcast of its input (``sum``'s gradient) says
+  ``_expanded_result = True`` and its result is left as NumPy broadcast it.
 
 ``Function.apply`` passes each new result of a built-in op through
 ``torch_layout``; it copies only when NumPy chose another layout.
@@ -83,7 +86,12 @@ def laid_out(a, perm):
     if _has_strides(a, strides):
         return a
     slowest_first = perm[::-1]
-    out = np.empty([a.shape[d] for d in slowest_first], dtype=a.dtype).transpose(np.argsort(slowest_first))
+    if slowest_first == list(range(a.ndim)):  # C order
+        return a.copy(order="C")
+    place = [0] * a.ndim  # where each of a's dims sits in memory order
+    for i, d in enumerate(slowest_first):
+        place[d] = i
+    out = np.empty([a.shape[d] for d in slowest_first], dtype=a.dtype).transpose(place)
     out[...] = a
     return out
 
@@ -92,9 +100,9 @@ def _elementwise_order(out, inputs):
     """``iteration_order`` of an element-wise op's inputs, or None when ``out`` is not element-wise
     (its shape is not the inputs' broadcast shape)."""
     try:
-        if not inputs or np.broadcast_shapes(*(a.shape for a in inputs)) != out.shape:
+        if not inputs or np.broadcast(*inputs).shape != out.shape:
             return None
-    except ValueError:
+    except ValueError:  # the inputs do not broadcast together (more than 32 of them, too)
         return None
     if all(_plainly_contiguous(a, out) for a in inputs):  # PyTorch's fast path: all contiguous, result too
         return list(range(out.ndim))[::-1]
@@ -113,6 +121,8 @@ def torch_layout(cls, outputs, args):
     """``outputs`` of the built-in op ``cls`` laid out in memory as PyTorch lays them out."""
     if cls._backward_name is None:  # a custom Function: its results are laid out as its forward made them
         return outputs
+    if type(outputs) is np.ndarray:  # the usual case: one new array
+        return _array(cls, outputs, args)
     if type(outputs) is tuple:
         return tuple(_one(cls, o, args) for o in outputs)
     return _one(cls, outputs, args)
@@ -122,20 +132,52 @@ def _one(cls, out, args):
     """One output: an array, or a Tensor the forward made (a fresh one gets its array replaced;
     a view or alias of an input, which shares the input's version counter, is left alone)."""
     if type(out) is np.ndarray:
-        return out if _nothing_to_do(out, args) else _relaid(cls, out, args)
-    if isinstance(out, _utils._Tensor) and type(out._data) is np.ndarray and not _nothing_to_do(out._data, args):
+        return _array(cls, out, args)
+    if isinstance(out, _utils._Tensor) and type(out._data) is np.ndarray:
         if not any(isinstance(a, _utils._Tensor) and out._version_counter is a._version_counter for a in args):
-            out._data = _relaid(cls, out._data, args)
+            out._data = _array(cls, out._data, args)
     return out
 
 
-def _nothing_to_do(out, args):
-    """The usual case, checked first and fast: a contiguous result of contiguous inputs (or a
-    result of fewer than 2 dims, which has one dense layout only)."""
-    if not out.flags.c_contiguous:
-        return False
-    if out.ndim < 2:
-        return True
+# The rule of each op class (``_rule``): its result is contiguous, laid out like its
+# inputs (element-wise), or a broadcast view of its input, left as it is.
+CONTIGUOUS_RESULT, ELEMENTWISE, EXPANDED = "contiguous", "element-wise", "expanded"
+_rules = {}
+
+
+def _rule(cls):
+    """Which of the three layout rules ``cls``'s results follow (worked out once per class)."""
+    if getattr(cls, "_expanded_result", False):
+        rule = EXPANDED
+    elif cls._backward_name in CONTIGUOUS or getattr(cls, "_contiguous_result", False):
+        rule = CONTIGUOUS_RESULT
+    else:
+        rule = ELEMENTWISE
+    _rules[cls] = rule
+    return rule
+
+
+def _array(cls, out, args):
+    """One new array of ``cls``: as it is when NumPy laid it out as PyTorch would, else a copy.
+
+    The usual case is checked first and fast: a contiguous result of fewer than 2 dims
+    (one dense layout only), of an op whose results are contiguous, or of contiguous inputs."""
+    contiguous = out.flags.c_contiguous
+    if contiguous and out.ndim < 2:
+        return out
+    rule = _rules.get(cls) or _rule(cls)
+    if contiguous:
+        if rule is CONTIGUOUS_RESULT or _inputs_contiguous(out, args):
+            return out
+    elif rule is EXPANDED:  # PyTorch's expand: a view, stride 0 where broadcast
+        return out
+    inputs = [a._data for a in args if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray]
+    order = _elementwise_order(out, inputs) if rule is ELEMENTWISE else None
+    return laid_out(out, order if order is not None else list(range(out.ndim))[::-1])
+
+
+def _inputs_contiguous(out, args):
+    """Are all of an element-wise op's tensor inputs contiguous, so that PyTorch's result is too?"""
     for a in args:
         if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray:
             x = a._data
@@ -157,13 +199,6 @@ def _c_strides(a):
         strides.append(step)
         step *= n
     return tuple(reversed(strides))
-
-
-def _relaid(cls, out, args):
-    inputs = [a._data for a in args if isinstance(a, _utils._Tensor) and type(a._data) is np.ndarray]
-    contiguous = cls._backward_name in CONTIGUOUS or getattr(cls, "_contiguous_result", False)
-    order = None if contiguous else _elementwise_order(out, inputs)
-    return laid_out(out, order if order is not None else list(range(out.ndim))[::-1])
 
 
 def like(a, template):

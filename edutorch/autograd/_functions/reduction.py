@@ -52,6 +52,7 @@ class SumBackward(Function):
     """
 
     _backward_name = "ExpandBackward0"  # PyTorch's last op here is an expand
+    _expanded_result = True  # layout.py: left a broadcast view, as PyTorch's expand
 
     @staticmethod
     def forward(ctx, grad, in_shape, axes, keepdim, count):
@@ -79,6 +80,7 @@ class MeanBackward(SumBackward):
     """The gradient of ``mean``: the sum's gradient divided by the number of elements."""
 
     _backward_name = "DivBackward1"  # PyTorch computes ``grad.expand(sizes) / numel``
+    _expanded_result = False  # layout.py: a division's new, contiguous result
 
 
 class Sum(Function):
