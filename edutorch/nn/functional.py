@@ -386,7 +386,11 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      (0, _ntuple(padding, 1)[0]), (1, _ntuple(dilation, 1)[0]), ceil_mode, return_indices)
     if return_indices:
         return res[0].squeeze(-2), res[1].squeeze(-2)
-    return res.squeeze(-2)
+    # PyTorch computes through max_pool1d_with_indices (its result a view of the 2-D one) only when it
+    # records a graph (or a tangent); otherwise its own kernel gives a new tensor (``detach_()`` allowed)
+    if (input.requires_grad and is_grad_enabled()) or _forward_ad.tangent_of(input) is not None:
+        return res.squeeze(-2)
+    return _shape_fns.SqueezeDim.apply(res, tuple(res.shape[:-2]) + tuple(res.shape[-1:]))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,

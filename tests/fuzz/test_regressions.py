@@ -1036,3 +1036,26 @@ def test_tensordot_refuses_dims_the_tensors_do_not_have(shapes, dims, error, mes
     assert refusal(torch) == message
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert refusal(real_torch) == message
+
+
+@pytest.mark.parametrize("requires_grad, grad_mode, is_view", [
+    (False, True, False), (True, False, False), (True, True, True)])
+def test_max_pool1d_is_a_view_only_when_it_records_a_graph(requires_grad, grad_mode, is_view):
+    # fuzz (seed 257): `MaxPool1d(1, 1, 0)(x).detach_()` was refused here as a view; PyTorch's max_pool1d
+    # goes through max_pool1d_with_indices (a squeeze of the 2-D result: a view) only to record a graph,
+    # its own kernel gives a new tensor otherwise
+    def detach_in_place(lib):
+        x = lib.tensor([[[0.3, -1.2, 2.5]]], dtype=lib.float64, requires_grad=requires_grad)
+        with lib.set_grad_enabled(grad_mode):
+            y = lib.nn.MaxPool1d(1, 1, 0)(x)
+        try:
+            y.detach_()
+        except RuntimeError as error:
+            assert str(error).startswith("Can't detach views in-place")
+            return True
+        assert y.tolist() == [[[0.3, -1.2, 2.5]]] and not y.requires_grad
+        return False
+
+    assert detach_in_place(torch) == is_view
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert detach_in_place(real_torch) == is_view
