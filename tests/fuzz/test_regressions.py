@@ -1059,3 +1059,41 @@ def test_max_pool1d_is_a_view_only_when_it_records_a_graph(requires_grad, grad_m
     assert detach_in_place(torch) == is_view
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert detach_in_place(real_torch) == is_view
+
+
+@pytest.mark.parametrize("operands, written, refused", [
+    # fuzz (double mode, seed 257500003725): b.mT of a (2, 3, 1) folds into a (2, 3) matrix as a view,
+    # so mv saves b's memory and a later write of b refuses backward; a (2, 3, 2) one folds into a copy
+    ("a = lib.ones(3, dtype=lib.float64, requires_grad=True)\nb = lib.ones(2, 3, 1, dtype=lib.float64)", "b", True),
+    ("a = lib.ones(3, dtype=lib.float64, requires_grad=True)\nb = lib.ones(2, 3, 2, dtype=lib.float64)", "b", False),
+    # a 3-D operand with one batch matrix that requires grad is squeezed to a matrix, then b is folded
+    ("a = lib.ones(1, 2, 3, dtype=lib.float64, requires_grad=True)\nb = lib.ones(2, 3, 1, dtype=lib.float64)",
+     "b", True),
+    # the folded operand is a copy when its memory cannot be viewed as one matrix (a transpose)
+    ("a = lib.ones(2, 3, 2, dtype=lib.float64).mT.requires_grad_()\nb = lib.ones(1, 3, 1, dtype=lib.float64)\n"
+     "b.requires_grad_()", "a", False),
+    # bmm: each operand expanded to the common batch and flattened, a copy when that cannot be a view
+    ("a = lib.ones(2, 1, 3, 3, dtype=lib.float64).movedim(-1, 0)\n"
+     "b = lib.ones(2, 3, 2, dtype=lib.float64, requires_grad=True)", "a", False),
+    ("a = lib.ones(2, 2, 3, dtype=lib.float64)\nb = lib.ones(2, 3, 2, dtype=lib.float64, requires_grad=True)",
+     "a", True),
+])
+def test_matmul_saves_an_operand_as_pytorch_does_so_a_later_write_refuses_alike(operands, written, refused):
+    # PyTorch's matmul saves a view of an operand, or the copy it made on the way to mm/mv/bmm
+    def backward_refused(lib):
+        scope = {"lib": lib}
+        exec(operands, scope)
+        a, b = scope["a"], scope["b"]
+        y = lib.matmul(a, b)
+        with lib.no_grad():
+            scope[written].mul_(2)
+        try:
+            (y * y).sum().backward()
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            return True
+        return False
+
+    assert backward_refused(torch) == refused
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert backward_refused(real_torch) == refused
