@@ -1097,3 +1097,53 @@ def test_matmul_saves_an_operand_as_pytorch_does_so_a_later_write_refuses_alike(
     assert backward_refused(torch) == refused
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert backward_refused(real_torch) == refused
+
+
+def _norm_grads(lib, x, p):
+    """The gradient of vector_norm(x, p) and the gradient of its sum (double backward), as lists."""
+    x = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(lib.linalg.vector_norm(x, p), x, create_graph=True)
+    (gg,) = lib.autograd.grad(g.sum(), x)
+    return g.tolist(), gg.tolist()
+
+
+@pytest.mark.parametrize("x, p, first, second", [
+    # fuzz (double mode, seed 257500003565: log_softmax of a 0-d tensor is 0, then F.normalize): PyTorch's
+    # norm backward divides, then masks the 0/0 (x / norm).masked_fill(norm == 0, 0), so its derivative
+    # at a zero norm is 0/0 = NaN; here the division by a "safe" norm had made it 0
+    ([0.0, 0.0], 2, [0.0, 0.0], [float("nan")] * 2),
+    ([0.0, 0.0], 1.5, [0.0, 0.0], [float("nan")] * 2),
+    # p < 1: |x_i|^(p-1) is infinite at x_i = 0 and masked to 0 there (the gradient was NaN)
+    ([0.0, 4.0], 0.5, [0.0, 1.0], [float("nan"), 0.0]),
+])
+def test_vector_norm_backward_is_pytorchs_formula_at_zero(x, p, first, second):
+    def same(a, b):
+        return all(u == v or (u != u and v != v) for u, v in zip(a, b))
+
+    got = _norm_grads(torch, x, p)
+    assert same(got[0], first) and same(got[1], second), got
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    expected = _norm_grads(real_torch, x, p)
+    assert same(got[0], expected[0]) and same(got[1], expected[1]), expected
+
+
+def test_normalize_of_a_0d_zero_has_pytorchs_nan_second_derivative():
+    # fuzz (double mode, seed 257500003565), shrunk: x.grad was 0 here, NaN in PyTorch
+    x = torch.tensor(1.62, dtype=torch.float64, requires_grad=True)
+    v = torch.nn.functional.normalize(torch.nn.LogSoftmax(-1)(x), dim=-1).topk(1, -1).values.softmax(-1)
+    loss = (v * (v + 0.5)).sum()
+    (g,) = torch.autograd.grad(loss, [x], create_graph=True)
+    (loss + (g * g).sum()).backward()
+    assert g.item() == 0.0 and x.grad.isnan().item()
+
+
+def test_the_0_norm_has_no_gradient():
+    # PyTorch's norm_backward returns no gradient for p = 0 (a count): x is not reached (here it got zeros)
+    def refused(lib):
+        x = lib.tensor([1.0, 0.0], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            lib.autograd.grad(lib.linalg.vector_norm(x, 0), x)
+        return lib.autograd.grad(lib.dist(x, lib.ones(2, dtype=lib.float64), 0), x, allow_unused=True)[0] is None
+
+    assert refused(torch)
+    assert refused(pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half"))
