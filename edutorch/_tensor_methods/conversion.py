@@ -57,7 +57,7 @@ class ConversionMethods:
         as in PyTorch.  A leaf is copied field by field: its values, ``.grad``,
         version and the attributes a user set.
         """
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
                 "the moment.  If you were attempting to deepcopy a module, this may be because of a "

@@ -151,7 +151,7 @@ class InplaceMethods:
     def _write_inplace(self, fn, args):
         grad_mode.check_inplace_allowed(self)
         recording = grad_mode.is_grad_enabled()
-        if recording and self._requires_grad and self.grad_fn is None:
+        if recording and self._requires_grad and self._grad_fn is None:
             raise leaf_inplace_error(self)
         base = self.__dict__.get("_view_of") if recording else None
         if base is not None and (self._requires_grad or base._requires_grad or _any_requires_grad(args)):
@@ -164,18 +164,18 @@ class InplaceMethods:
             # under saved-tensor hooks the pack hook keeps the input before the write below: give it
             # a copy of the old values (PyTorch saves a clone of self), not the array about to change
             data = self._data.copy() if _saved_tensor._stack else self._data
-            source = utils._Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
+            source = utils._Tensor._make(data, self._requires_grad, self._grad_fn, self._output_nr)
         if forward_ad._state.active:  # forward-mode AD: the op reads the tangent with the values
             source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
-        if source is not self and result.grad_fn is not None and result.grad_fn._saves(source):
+        if source is not self and result._grad_fn is not None and result._grad_fn._saves(source):
             source._data = source._data.copy()  # saved for backward: keep the old values
         _check_fits(self, result)
         _write(self, fn, args, result)
         self._version_counter[0] += 1
         if result._fw_grad is not None:  # forward-mode AD: the new tangent, written into the old one
             forward_ad.copy_tangent_in_place(self, result)
-        if result.grad_fn is not None:
+        if result._grad_fn is not None:
             set_graph(self, result)
             saved_output_now_is(result, self)
             refresh_views(self)
@@ -193,7 +193,7 @@ class InplaceMethods:
         message = view_error(self)  # a split/unbind output, or a view made under no_grad
         if message is not None:
             raise RuntimeError(message)
-        if base._requires_grad and base.grad_fn is None:
+        if base._requires_grad and base._grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         _check_memory(self, fn, args)
         index = base_index(self, base)
@@ -203,7 +203,7 @@ class InplaceMethods:
         if getattr(fn, "overwrites", False):  # copy_, fill_: the old values (and their graph) are not read
             source = utils._Tensor._make(self._data)
         else:
-            source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+            source = utils._Tensor._make(self._data.copy(), self._requires_grad, self._grad_fn, self._output_nr)
         if forward_ad._state.active:
             source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
@@ -215,7 +215,7 @@ class InplaceMethods:
             base._inplace(CopySlices, tuple(i[args[0]] for i in index), result[args[0]])  # rest repeats old values)
         else:
             base._inplace(CopySlices, index, result)
-        if result.grad_fn is not None:
+        if result._grad_fn is not None:
             saved_output_now_is(result, self)
         return self
 
@@ -236,17 +236,17 @@ class InplaceMethods:
             message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
             if message is not None:
                 raise RuntimeError(message)
-            if self.grad_fn is None:
+            if self._grad_fn is None:
                 raise leaf_inplace_error(self)
             base = self.__dict__.get("_view_of")
-            if base is not None and base._requires_grad and base.grad_fn is None:
+            if base is not None and base._requires_grad and base._grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         out = fn.apply(self, *arguments())
         self._data = out._data
         self._version_counter[0] += 1
         if out._fw_grad is not None:  # forward-mode AD: the tangent becomes the same view of itself
             forward_ad.set_tangent(self, out._fw_grad)
-        if out.grad_fn is not None:
+        if out._grad_fn is not None:
             set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
             refresh_views(self)
         return self

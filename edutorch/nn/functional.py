@@ -481,7 +481,27 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
     _check_norm_dtypes(input, weight, bias)
-    return _norm.GroupNorm.apply(input, num_groups, weight, bias, eps)
+    return _norm.GroupNorm.apply(_contiguous_in_its_format(input), num_groups, weight, bias, eps)
+
+
+def _contiguous_in_its_format(input):
+    """``input.contiguous(input.suggest_memory_format())``, as PyTorch's ``group_norm`` takes it: a copy
+    (``CloneBackward0``) unless laid out contiguously already, in C order or (4-D) channels last.  So
+    the node saves that copy, and writing ``input`` in place later does not refuse backward."""
+    if input.ndim == 4 and _channels_last_contiguous(input._data):
+        return input
+    return input.contiguous()
+
+
+def _channels_last_contiguous(x):
+    """Is a 4-D (N, C, H, W) array laid out as (N, H, W, C) in C order (dims of size 1 aside)?"""
+    expected = 1
+    for d in (1, 3, 2, 0):  # the channels innermost, then W, H, N
+        if x.shape[d] != 1:
+            if x.strides[d] != expected * x.itemsize:
+                return False
+            expected *= x.shape[d]
+    return True
 
 
 # ---------------------------------------------------------------- dropout ----

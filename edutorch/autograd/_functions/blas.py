@@ -213,7 +213,7 @@ def _broadcast_batch(s1, s2):
             raise RuntimeError(
                 f"The size of tensor a ({u}) must match the size of tensor b ({v}) at non-singleton dimension {i}"
             )
-    return tuple(max(u, v) for u, v in zip(p1, p2))
+    return tuple(v if u == 1 else u for u, v in zip(p1, p2))  # (a size 0 wins over 1)
 
 
 def copied_operands(a, b, grads):
