@@ -9,7 +9,7 @@ straight into the array (``_inplace_no_graph``): the optimizers' path.
 """
 import numpy as np
 
-from .. import _dtype
+from .. import _dtype, backend
 from ..autograd.function import _requires_grad as _any_requires_grad, inplace_interceptors, saved_output_now_is
 from ..autograd import _saved_tensor, forward_ad, grad_mode
 from ..autograd._functions import linalg as linalg_fns
@@ -70,12 +70,23 @@ def _writes_an_expand_with_graph(fn, base):
     return unchecked and fn is not Fill and not base._requires_grad
 
 
+def _written_part(fn, args, target):
+    """What an op writes of ``target`` (an array) whose elements repeat (an ``expand``), as an index:
+    ``x[idx] = v`` writes ``x[idx]``, ``masked_fill_`` where the mask is True (PyTorch's kernels leave
+    the rest alone: written back, the repeated elements would undo the write); None: every element."""
+    if getattr(fn, "writes_part", False):
+        return args[0]
+    if getattr(fn, "writes_where_masked", False):
+        return backend.get_array_module(target).broadcast_to(args[0]._data, target.shape)
+    return None
+
+
 def _write(t, fn, args, result):
-    """Copy ``result`` into ``t``'s memory.  Where elements of ``t`` repeat (an ``expand``), ``x[idx] = v``
-    writes only ``x[idx]``: the repeated elements elsewhere would write their old values back."""
+    """Copy ``result`` into ``t``'s memory (where elements of ``t`` repeat, only the part the op writes)."""
     target, values = t._data, result._data
-    if getattr(fn, "writes_part", False) and has_internal_overlap(target):
-        target[args[0]] = values[args[0]]
+    part = _written_part(fn, args, target) if has_internal_overlap(target) else None
+    if part is not None:
+        target[part] = values[part]
     elif type(target) is np.ndarray:
         np.copyto(target, values, casting="same_kind")
     else:
@@ -211,8 +222,9 @@ class InplaceMethods:
         repeats = has_internal_overlap(self._data)  # an expand (checked after the op's own checks, as PyTorch)
         if repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, base):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
-        if repeats and getattr(fn, "writes_part", False):  # x[idx] = v: only x[idx] goes to the base (the
-            base._inplace(CopySlices, tuple(i[args[0]] for i in index), result[args[0]])  # rest repeats old values)
+        part = _written_part(fn, args, self._data) if repeats else None
+        if part is not None:  # x[idx] = v, masked_fill_: only that part goes to the base (the rest repeats old values)
+            base._inplace(CopySlices, tuple(i[part] for i in index), result[part])
         else:
             base._inplace(CopySlices, index, result)
         if result._grad_fn is not None:

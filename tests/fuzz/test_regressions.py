@@ -1217,3 +1217,34 @@ def test_reading_grad_fn_of_a_stale_view_raises_as_in_pytorch(code, error):
     assert got == error if error is None else got.startswith(error), got
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert read(real_torch) == got
+
+
+@pytest.mark.parametrize("value_requires_grad", [False, True])
+def test_masked_fill_of_an_expand_writes_only_where_the_mask_is_true(value_requires_grad):
+    # fuzz (seed 259): masked_fill_ into broadcast_to(x, ...) wrote every element, so a repeated element
+    # whose mask was False wrote its old value back; PyTorch's kernel writes only the masked ones, so a
+    # memory location is filled when any of its elements is masked
+    x = torch.tensor([[-0.31], [-0.63], [1.76]], dtype=torch.float64)
+    v = torch.broadcast_to(x, (3, 2))
+    mask = torch.tensor([[True, False], [False, False], [False, True]])
+    value = torch.tensor(0.25, dtype=torch.float64, requires_grad=value_requires_grad)
+    v.masked_fill_(mask, value if value_requires_grad else 0.25)
+    assert x.tolist() == [[0.25], [-0.63], [0.25]] and v.tolist() == [[0.25, 0.25], [-0.63, -0.63], [0.25, 0.25]]
+    if value_requires_grad:  # as PyTorch: each element of v that now holds the value passes its gradient to it
+        (v * torch.arange(6, dtype=torch.float64).reshape(3, 2)).sum().backward()
+        assert value.grad.item() == 0.0 + 1.0 + 4.0 + 5.0
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 3), ()])
+def test_cumprod_over_one_factor_passes_the_gradient_on_as_is(shape):
+    # fuzz (double mode, seed 259500002312): a retained .grad of cumprod over a dim of size 1 differed in
+    # double backward; PyTorch's cumprod_backward returns the gradient itself there (for one element
+    # too), so the second backward sends nothing through the saved result
+    x = torch.full(shape, 0.31, dtype=torch.float64, requires_grad=True)
+    v = torch.cumprod(x * 1, dim=0)
+    v.retain_grad()
+    loss = (v * (v - 1.25)).sum()
+    (g,) = torch.autograd.grad(loss, [x], create_graph=True)
+    (loss + (g * g).sum()).backward()
+    # d/dv of loss + (dloss/dv)^2: (2v - 1.25)(1 + 4), plus the grad retained in autograd.grad: 2v - 1.25
+    assert torch.allclose(v.grad, torch.full(shape, -0.63 * 6, dtype=torch.float64))

@@ -717,7 +717,9 @@ class Cumprod(Function):
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
-        if a.ndim == 0:
+        # one factor per running product: PyTorch's cumprod_backward passes the gradient on as it
+        # is (so a double backward sends nothing through the saved result)
+        if a.numel() <= 1 or a.shape[ctx.axis] == 1:
             return grad, None, None
         axis = ctx.axis
         if not bool((a._data == 0).any()):
