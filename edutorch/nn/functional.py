@@ -1181,12 +1181,19 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 @composite_op("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``."""
+    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``, as PyTorch computes it: the
+    operands themselves when their shapes agree (else both expanded), each divided by its norm, which is
+    clamped to ``eps`` without recording the clamp (the gradient passes through the norm unchanged)."""
+    from ..autograd.grad_mode import no_grad
     from ..functional import broadcast_tensors
 
-    x1, x2 = broadcast_tensors(x1, x2)
-    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
-    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    if x1.shape != x2.shape:  # (PyTorch's expand_outplace: the same tensors when they agree)
+        x1, x2 = broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 

@@ -1248,3 +1248,23 @@ def test_cumprod_over_one_factor_passes_the_gradient_on_as_is(shape):
     (loss + (g * g).sum()).backward()
     # d/dv of loss + (dloss/dv)^2: (2v - 1.25)(1 + 4), plus the grad retained in autograd.grad: 2v - 1.25
     assert torch.allclose(v.grad, torch.full(shape, -0.63 * 6, dtype=torch.float64))
+
+
+def test_cosine_similarity_saves_its_operands_themselves_when_their_shapes_agree():
+    # fuzz (seed 260): `v5 = F.cosine_similarity(v3, v2, dim=1); v3.detach_()` then backward ran here (it
+    # had expanded both operands, saving views); PyTorch's expand_outplace keeps the tensors themselves
+    x = torch.tensor([-1.4, -1.08, -0.74], dtype=torch.float64, requires_grad=True)
+    v2 = torch.stack([x, x], -1)
+    v3 = torch.atan2(v2, v2)
+    v5 = torch.nn.functional.cosine_similarity(v3, v2, dim=1)
+    v3.detach_()
+    with pytest.raises(RuntimeError, match="Trying to use a saved tensor that has been detached in-place"):
+        v5.sum().backward()
+
+
+def test_cosine_similarity_clamps_the_norm_without_recording_it():
+    # PyTorch clamps each norm to eps in place under no_grad: the gradient passes through a tiny norm
+    x = torch.tensor([[1e-10, 0.0]], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([[0.5, 1.0]], dtype=torch.float64)
+    torch.nn.functional.cosine_similarity(x, y).sum().backward()
+    assert torch.allclose(x.grad, torch.tensor([[44274145.95449584, 89442719.09999159]], dtype=torch.float64))
