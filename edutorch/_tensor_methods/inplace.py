@@ -10,7 +10,8 @@ straight into the array (``_inplace_no_graph``): the optimizers' path.
 import numpy as np
 
 from .. import _dtype, backend
-from ..autograd.function import _requires_grad as _any_requires_grad, inplace_interceptors, saved_output_now_is
+from ..autograd.function import Function, _requires_grad as _any_requires_grad, inplace_interceptors
+from ..autograd.function import saved_output_now_is
 from ..autograd import _saved_tensor, forward_ad, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
@@ -68,6 +69,30 @@ def _writes_an_expand_with_graph(fn, base):
     grad itself (then only the written value does); never ``fill_``."""
     unchecked = getattr(fn, "writes_part", False) or getattr(fn, "skips_overlap_check", False)
     return unchecked and fn is not Fill and not base._requires_grad
+
+
+def _refused_at_backward(fn, base):
+    """Does PyTorch write an expand of ``base`` (which requires grad) with ``fn`` and refuse only at
+    backward?  Its kernels without the overlap check (``fill_``, ``zero_``, ``masked_fill_``,
+    ``threshold_``, an indexed write) write; the ``CopySlices`` node then cannot write the gradient
+    back through the repeated elements."""
+    unchecked = getattr(fn, "writes_part", False) or getattr(fn, "skips_overlap_check", False)
+    return unchecked and base._requires_grad
+
+
+class _CopySlicesThroughAnExpand(Function):
+    """The node of a base written through an expand of it (``_refused_at_backward``): PyTorch's
+    ``CopySlices``, whose backward refuses."""
+
+    _backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base):  # only the node counts: the base keeps its values
+        return base._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(EXPANDED_INPLACE_ERROR)
 
 
 def _written_part(fn, args, target):
@@ -220,13 +245,17 @@ class InplaceMethods:
         result = fn.apply(source, *args)
         _check_fits(self, result)
         repeats = has_internal_overlap(self._data)  # an expand (checked after the op's own checks, as PyTorch)
-        if repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, base):
+        refused = repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, base)
+        if refused and not _refused_at_backward(fn, base):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
         part = _written_part(fn, args, self._data) if repeats else None
         if part is not None:  # x[idx] = v, masked_fill_: only that part goes to the base (the rest repeats old values)
             base._inplace(CopySlices, tuple(i[part] for i in index), result[part])
         else:
             base._inplace(CopySlices, index, result)
+        if refused:  # written as PyTorch's kernel writes; its backward refuses
+            set_graph(base, _CopySlicesThroughAnExpand.apply(base))
+            refresh_views(base)
         if result._grad_fn is not None:
             saved_output_now_is(result, self)
         return self

@@ -83,6 +83,8 @@ SHARED = {
 SHARED_WITHOUT_PROGRAM = {
     "Error": {"autograd.function.DelayedError", "_tensor_methods.views._RefusedView"},
     "AsStridedBackward0": {"_tensor_methods.views.AsStrided", "_tensor_methods.views._AsStridedOf0d"},
+    # and its ``CopySlices`` of a base written through an expand of it, which refuses at backward
+    "CopySlices": {"autograd._functions.tensor.CopySlices", "_tensor_methods.inplace._CopySlicesThroughAnExpand"},
 }
 
 

@@ -1268,3 +1268,36 @@ def test_cosine_similarity_clamps_the_norm_without_recording_it():
     y = torch.tensor([[0.5, 1.0]], dtype=torch.float64)
     torch.nn.functional.cosine_similarity(x, y).sum().backward()
     assert torch.allclose(x.grad, torch.tensor([[44274145.95449584, 89442719.09999159]], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_over_every_dim_of_an_empty_tensor_wants_a_dim(name):
+    # fuzz (double mode, seed 261500001922): `v.amax(None)` of an empty tensor raised an IndexError about
+    # dim 0; PyTorch reads None as every dim, as (), and raises its RuntimeError
+    with pytest.raises(RuntimeError, match=rf"{name}\(\): Expected reduction dim to be specified for input.numel\(\) == 0"):
+        getattr(torch.zeros(0), name)(None, keepdim=False)
+
+
+_WRITES_THROUGH_AN_EXPAND = {  # kernels without PyTorch's overlap check: they write, CopySlices refuses later
+    "fill_": lambda v: v.fill_(0.5),
+    "zero_": lambda v: v.zero_(),
+    "masked_fill_": lambda v: v.masked_fill_(v.detach() > 1.5, 0.5),
+    "index_put": lambda v: v.__setitem__(torch.tensor([0]), 0.5),
+    "threshold_": lambda v: torch.nn.functional.threshold_(v, 1.5, 0.5),
+    "of_a_row": lambda v: v[0].fill_(0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(_WRITES_THROUGH_AN_EXPAND))
+def test_a_write_through_an_expand_of_a_tensor_that_requires_grad_is_refused_at_backward(name):
+    # issue 23 (expanded writes): PyTorch's kernels without the overlap check write an expand of a tensor
+    # that requires grad; its CopySlices refuses at backward.  Here the write itself was refused.
+    x = torch.tensor([[1.0], [2.0]], dtype=torch.float64, requires_grad=True)
+    base = x * 1
+    v = base.expand(2, 3)
+    _WRITES_THROUGH_AN_EXPAND[name](v)
+    assert base.grad_fn.name() == "CopySlices" and base.tolist() != [[1.0], [2.0]]  # written, as in PyTorch
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
+        v.sum().backward()
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        (x * 1).expand(2, 3).mul_(2)  # a kernel with the check refuses the write

@@ -519,7 +519,7 @@ class Amax(Function):
         x = a._data
         axes = normalize_dims(dim if dim != () else None, x.ndim)
         name = cls.__name__.lower()
-        if x.size == 0 and dim == ():
+        if x.size == 0 and (dim is None or dim == ()):  # None: every dim, as ()
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
         empty = [ax for ax in axes if x.shape[ax] == 0]
