@@ -1301,3 +1301,13 @@ def test_a_write_through_an_expand_of_a_tensor_that_requires_grad_is_refused_at_
         v.sum().backward()
     with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
         (x * 1).expand(2, 3).mul_(2)  # a kernel with the check refuses the write
+
+
+def test_logaddexp_backward_is_pytorchs_formula_far_apart():
+    # fuzz (double mode, seed 262500001916): logaddexp(735, -1.98): the second derivative is NaN in PyTorch
+    # (its grad / (1 + exp(x - y)) overflows: inf / inf), ~1e-317 here (grad * sigmoid(y - x))
+    a = torch.tensor([737.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([-1.98], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(torch.logaddexp(a, b).sum(), b, create_graph=True)
+    assert g.tolist() == [0.0]
+    assert all(t.isnan().item() for t in torch.autograd.grad(g.sum(), [a, b]))
