@@ -113,8 +113,9 @@ class Logaddexp(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         ma, mb = ctx.meta
-        ga = grad_for(grad / (1 + (b - a).exp()), ma) if ctx.needs_input_grad[0] else None
-        gb = grad_for(grad / (1 + (a - b).exp()), mb) if ctx.needs_input_grad[1] else None
+        with np.errstate(over="ignore"):  # far apart exp overflows to inf, the gradient is 0: no warning
+            ga = grad_for(grad / (1 + (b - a).exp()), ma) if ctx.needs_input_grad[0] else None
+            gb = grad_for(grad / (1 + (a - b).exp()), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
     @staticmethod
