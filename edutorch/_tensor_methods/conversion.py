@@ -66,7 +66,7 @@ class ConversionMethods:
             return memo[id(self)]
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        for name in ("_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter"):
+        for name in ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter"):
             setattr(new, name, copy.deepcopy(getattr(self, name), memo))  # values, .grad and version
         new.__dict__.update(copy.deepcopy(self.__dict__, memo))  # attributes a user set (t.foo = ...)
         return new
