@@ -1311,3 +1311,18 @@ def test_logaddexp_backward_is_pytorchs_formula_far_apart():
     (g,) = torch.autograd.grad(torch.logaddexp(a, b).sum(), b, create_graph=True)
     assert g.tolist() == [0.0]
     assert all(t.isnan().item() for t in torch.autograd.grad(g.sum(), [a, b]))
+
+
+def test_an_input_whose_gradient_goes_nowhere_is_not_saved_for():
+    # fuzz (double mode, seed 263500001929): `v3, v4, v5 = x.unbind(-2)` under no_grad (views whose
+    # gradient goes nowhere), `v8 = v3 * c; v10 = v8.dot(v5); v8.neg_()` then backward refused here;
+    # PyTorch's edge of v5 is invalid, so dot needs no gradient for it and does not save v8
+    x = torch.tensor([[0.44, -2.31, 0.84], [-0.31, 0.63, 0.22]], dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        v3, v5 = x.unbind(0)
+    v8 = v3 * torch.tensor(-1.17, dtype=torch.float64)
+    v10 = v8.dot(v5)
+    assert v10.requires_grad and v10.grad_fn.needs_input_grad == (True, False)  # v8 (a node), v5
+    v8.neg_()
+    v10.backward()  # nothing reaches x (its views were made under no_grad), as in PyTorch
+    assert x.grad is None
