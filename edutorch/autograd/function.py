@@ -194,7 +194,9 @@ class Node(FunctionCtx):
     def apply(self, *grad_outputs):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
         if self._unpacks_all and not any(self.needs_input_grad):  # a built-in whose inputs' gradients go
-            positions = self._tensor_positions                    # nowhere (views made under no_grad)
+            if self._for_backward:                                # nowhere (views made under no_grad):
+                self._check_saved_versions()                      # what it saved is still checked
+            positions = self._tensor_positions
             return [None] * (self._num_inputs if positions is None else len(positions))
         if self._output_meta is not None and self.materialize_grads:
             grad_outputs = _materialize(self, grad_outputs)

@@ -1326,3 +1326,15 @@ def test_an_input_whose_gradient_goes_nowhere_is_not_saved_for():
     v8.neg_()
     v10.backward()  # nothing reaches x (its views were made under no_grad), as in PyTorch
     assert x.grad is None
+
+
+def test_a_node_whose_inputs_lead_nowhere_still_checks_its_saved_result():
+    # fuzz (seed 264000003170): min of a view made under no_grad (its edge goes nowhere), its result then
+    # written in place: PyTorch's MinBackward1 saved its result regardless and refuses at backward
+    x = torch.tensor([[2.15, -0.47]], dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        v = x[0]
+    m = torch.min(v)
+    m.sub_(torch.tensor(-2.09, dtype=torch.float64, requires_grad=True), alpha=2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        (m * m).sum().backward()
