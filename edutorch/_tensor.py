@@ -109,7 +109,7 @@ def _follow_base_requires_grad(view, base):
     from the base (``AsStridedBackward0``): its gradient then reaches the base."""
     from ._tensor_methods import views
 
-    if view.grad_fn is not None or own_requires_grad(view):
+    if view._grad_fn is not None or own_requires_grad(view):
         return
     if not base._requires_grad:
         if view.__dict__.pop("_requires_grad_of_base", False):
@@ -144,7 +144,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     """A multi-dimensional array that can record the operations applied to it."""
 
     __slots__ = (
-        "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter",
+        "_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter",
         "__weakref__", "__dict__",
     )
     __array_priority__ = 1000  # so ``ndarray + Tensor`` calls Tensor.__radd__
@@ -154,6 +154,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
     _hooks = None                        # {id: hook} from register_hook on a leaf
     _post_accumulate_grad_hooks = None   # {id: hook} run after .grad is updated
     _fw_grad = None                      # the tangent of forward-mode AD (autograd/forward_ad.py)
+    _made_in_no_grad = False             # a view made under no_grad (views.track_view)
 
     # -- .data: the same storage, outside autograd ---------------------------
     @property
@@ -199,7 +200,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         t._data = data
         t._requires_grad = requires_grad
         t._grad = None
-        t.grad_fn = grad_fn
+        t._grad_fn = grad_fn
         t._output_nr = output_nr
         if version_counter is None:  # a new storage; inside inference_mode, an inference tensor's
             version_counter = [0] if not _grad_state["inference"] else _grad_mode.InferenceVersionCounter((0,))
@@ -213,7 +214,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
 
     @requires_grad.setter
     def requires_grad(self, value):
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             hint = "" if value else (
                 " If you want to use a computed variable in a subgraph that doesn't require "
                 "differentiation use var_no_grad = var.detach()."
@@ -237,26 +238,40 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         On a non-leaf (which requires grad already) ``requires_grad_(True)`` changes
         nothing, as in PyTorch; ``requires_grad_(False)`` raises.
         """
-        if requires_grad and self.grad_fn is not None:
+        if requires_grad and self._grad_fn is not None:
             return self
         self.requires_grad = requires_grad
         return self
 
     @property
+    def grad_fn(self):
+        """The graph node of the op that made this tensor (None for a leaf).
+
+        PyTorch refuses to read it (its graph is ambiguous) for a view whose base was written
+        in place since, when the view was made under ``no_grad`` or by ``split``/``unbind``
+        (``is_leaf``, ``backward`` and ops that record it refuse the same way).  The engine
+        reads the node itself, ``_grad_fn``."""
+        fn = self._grad_fn
+        if fn is None:
+            if self._made_in_no_grad:
+                _function.refuse_stale_no_grad_view(self)
+            return None
+        if fn._use_error is not None:  # a split/unbind output (or a view of a no_grad view) gone stale
+            _function.refuse_use(fn, self)
+        return fn
+
+    @grad_fn.setter
+    def grad_fn(self, node):
+        self._grad_fn = node
+
+    @property
     def is_leaf(self):
         """True for tensors not made by a recorded op (their ``grad_fn`` is None)."""
-        fn = self.grad_fn
-        if fn is None:
-            if "_made_in_no_grad" in self.__dict__:
-                _function.refuse_stale_no_grad_view(self)
-            return True
-        if fn._use_error is not None:  # PyTorch refuses to read the graph of a stale split/unbind output
-            _function.refuse_use(fn, self)
-        return False
+        return self.grad_fn is None
 
     @property
     def grad(self):
-        if self.grad_fn is not None and not self.__dict__.get("_retains_grad"):
+        if self._grad_fn is not None and not self.__dict__.get("_retains_grad"):
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. "
                 "Its .grad attribute won't be populated during autograd.backward(). If you "
@@ -290,8 +305,8 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
 
     def _edge(self):
         """The graph edge a gradient for this tensor flows into: ``(node, output_nr)``."""
-        if self.grad_fn is not None:
-            return (self.grad_fn, self._output_nr)
+        if self._grad_fn is not None:
+            return (self._grad_fn, self._output_nr)
         if "_made_in_no_grad" in self.__dict__:
             _function.refuse_stale_no_grad_view(self)
         if "_requires_grad_of_base" in self.__dict__:  # its gradient goes nowhere (_follow_base_requires_grad)
@@ -317,7 +332,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
                 if acc is not None:  # a node made before the first hook: tell it
                     acc._tensor_hooks = {0: self._hooks}
             return _function._add_hook(self._hooks, hook)
-        node = self.grad_fn
+        node = self._grad_fn
         if node._tensor_hooks is None:
             node._tensor_hooks = {}
         return _function._add_hook(node._tensor_hooks.setdefault(self._output_nr, {}), hook)
@@ -326,7 +341,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """Call ``hook(tensor)`` on a leaf after its ``.grad`` has been updated."""
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
         if self._post_accumulate_grad_hooks is None:
             self._post_accumulate_grad_hooks = {}
@@ -336,12 +351,12 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is None or self.__dict__.get("_retains_grad"):
+        if self._grad_fn is None or self.__dict__.get("_retains_grad"):
             return
-        if self.grad_fn._use_error is not None:  # a split/unbind output whose base was written since
-            _function.refuse_use(self.grad_fn, self)
+        if self._grad_fn._use_error is not None:  # a split/unbind output whose base was written since
+            _function.refuse_use(self._grad_fn, self)
         self._retains_grad = True
-        self.grad_fn._retain(self._output_nr, self)
+        self._grad_fn._retain(self._output_nr, self)
 
     @property
     def retains_grad(self):
@@ -358,9 +373,9 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         this tensor before refuses it at backward (``SavedVariable.unpack``)."""
         if "_view_of" in self.__dict__:
             raise RuntimeError(_DETACH_VIEW_ERROR)
-        if self.grad_fn is not None:  # when, in the order nodes are made (``_sequence_nr``)
+        if self._grad_fn is not None:  # when, in the order nodes are made (``_sequence_nr``)
             self._detached_in_place = next(_function._sequence)
-        self.grad_fn = None
+        self._grad_fn = None
         self._requires_grad = False
         for view in list(self.__dict__.get("_views", ())):  # those whose flag is this tensor's
             _follow_base_requires_grad(view, self)

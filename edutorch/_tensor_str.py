@@ -136,10 +136,14 @@ def _suffixes(t):
         default = t.dtype in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool)
     if not default:
         out.append(f"dtype={t.dtype}")
-    if t.grad_fn is not None:
-        # PyTorch prints the node's class name: ``Error`` for a node whose name() is
-        # ``torch::autograd::Error`` (a once_differentiable backward's output)
-        out.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    # PyTorch prints the node's class name: ``Error`` for a node whose name() is
+    # ``torch::autograd::Error`` (a once_differentiable backward's output)
+    try:
+        node = None if t.grad_fn is None else type(t.grad_fn).__name__
+    except RuntimeError:  # a view whose graph PyTorch refuses to read (its base was written since)
+        node = "Invalid"
+    if node is not None:
+        out.append(f"grad_fn=<{node}>")
     elif t.requires_grad:
         out.append("requires_grad=True")
     if t._fw_grad is not None:  # a dual tensor of forward-mode AD

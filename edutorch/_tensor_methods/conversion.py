@@ -57,7 +57,7 @@ class ConversionMethods:
         as in PyTorch.  A leaf is copied field by field: its values, ``.grad``,
         version and the attributes a user set.
         """
-        if self.grad_fn is not None:
+        if self._grad_fn is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at "
                 "the moment.  If you were attempting to deepcopy a module, this may be because of a "
@@ -66,7 +66,7 @@ class ConversionMethods:
             return memo[id(self)]
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        for name in ("_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter"):
+        for name in ("_data", "_requires_grad", "_grad", "_grad_fn", "_output_nr", "_version_counter"):
             setattr(new, name, copy.deepcopy(getattr(self, name), memo))  # values, .grad and version
         new.__dict__.update(copy.deepcopy(self.__dict__, memo))  # attributes a user set (t.foo = ...)
         return new

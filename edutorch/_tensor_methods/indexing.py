@@ -45,7 +45,7 @@ class IndexingMethods:
         idx = indexing.to_index(index)
         parts = indexing.integers_first(idx, self._data.ndim)
         if parts is not None:  # PyTorch's order: write into the view the integers select
-            if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None:
+            if grad_mode.is_grad_enabled() and self._requires_grad and self._grad_fn is None:
                 raise leaf_inplace_error(self)
             self[parts[0]][parts[1]] = value
             return
@@ -57,7 +57,7 @@ class IndexingMethods:
                 check_no_overlap(self, value, full_ok=False)
             self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
             return
-        if grad_mode.is_grad_enabled() and self._requires_grad and self.grad_fn is None and idx is not Ellipsis:
+        if grad_mode.is_grad_enabled() and self._requires_grad and self._grad_fn is None and idx is not Ellipsis:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # PyTorch writes through the view ``x[index]``
         if isinstance(value, utils._Tensor):
             region = utils._Tensor._make(indexing.basic_view(self._data, idx))

@@ -9,8 +9,9 @@ straight into the array (``_inplace_no_graph``): the optimizers' path.
 """
 import numpy as np
 
-from .. import _dtype
-from ..autograd.function import _requires_grad as _any_requires_grad, inplace_interceptors, saved_output_now_is
+from .. import _dtype, backend
+from ..autograd.function import Function, _requires_grad as _any_requires_grad, inplace_interceptors
+from ..autograd.function import saved_output_now_is
 from ..autograd import _saved_tensor, forward_ad, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
@@ -70,12 +71,47 @@ def _writes_an_expand_with_graph(fn, base):
     return unchecked and fn is not Fill and not base._requires_grad
 
 
+def _refused_at_backward(fn, base):
+    """Does PyTorch write an expand of ``base`` (which requires grad) with ``fn`` and refuse only at
+    backward?  Its kernels without the overlap check (``fill_``, ``zero_``, ``masked_fill_``,
+    ``threshold_``, an indexed write) write; the ``CopySlices`` node then cannot write the gradient
+    back through the repeated elements."""
+    unchecked = getattr(fn, "writes_part", False) or getattr(fn, "skips_overlap_check", False)
+    return unchecked and base._requires_grad
+
+
+class _CopySlicesThroughAnExpand(Function):
+    """The node of a base written through an expand of it (``_refused_at_backward``): PyTorch's
+    ``CopySlices``, whose backward refuses."""
+
+    _backward_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base):  # only the node counts: the base keeps its values
+        return base._data
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(EXPANDED_INPLACE_ERROR)
+
+
+def _written_part(fn, args, target):
+    """What an op writes of ``target`` (an array) whose elements repeat (an ``expand``), as an index:
+    ``x[idx] = v`` writes ``x[idx]``, ``masked_fill_`` where the mask is True (PyTorch's kernels leave
+    the rest alone: written back, the repeated elements would undo the write); None: every element."""
+    if getattr(fn, "writes_part", False):
+        return args[0]
+    if getattr(fn, "writes_where_masked", False):
+        return backend.get_array_module(target).broadcast_to(args[0]._data, target.shape)
+    return None
+
+
 def _write(t, fn, args, result):
-    """Copy ``result`` into ``t``'s memory.  Where elements of ``t`` repeat (an ``expand``), ``x[idx] = v``
-    writes only ``x[idx]``: the repeated elements elsewhere would write their old values back."""
+    """Copy ``result`` into ``t``'s memory (where elements of ``t`` repeat, only the part the op writes)."""
     target, values = t._data, result._data
-    if getattr(fn, "writes_part", False) and has_internal_overlap(target):
-        target[args[0]] = values[args[0]]
+    part = _written_part(fn, args, target) if has_internal_overlap(target) else None
+    if part is not None:
+        target[part] = values[part]
     elif type(target) is np.ndarray:
         np.copyto(target, values, casting="same_kind")
     else:
@@ -151,7 +187,7 @@ class InplaceMethods:
     def _write_inplace(self, fn, args):
         grad_mode.check_inplace_allowed(self)
         recording = grad_mode.is_grad_enabled()
-        if recording and self._requires_grad and self.grad_fn is None:
+        if recording and self._requires_grad and self._grad_fn is None:
             raise leaf_inplace_error(self)
         base = self.__dict__.get("_view_of") if recording else None
         if base is not None and (self._requires_grad or base._requires_grad or _any_requires_grad(args)):
@@ -164,18 +200,18 @@ class InplaceMethods:
             # under saved-tensor hooks the pack hook keeps the input before the write below: give it
             # a copy of the old values (PyTorch saves a clone of self), not the array about to change
             data = self._data.copy() if _saved_tensor._stack else self._data
-            source = utils._Tensor._make(data, self._requires_grad, self.grad_fn, self._output_nr)
+            source = utils._Tensor._make(data, self._requires_grad, self._grad_fn, self._output_nr)
         if forward_ad._state.active:  # forward-mode AD: the op reads the tangent with the values
             source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
-        if source is not self and result.grad_fn is not None and result.grad_fn._saves(source):
+        if source is not self and result._grad_fn is not None and result._grad_fn._saves(source):
             source._data = source._data.copy()  # saved for backward: keep the old values
         _check_fits(self, result)
         _write(self, fn, args, result)
         self._version_counter[0] += 1
         if result._fw_grad is not None:  # forward-mode AD: the new tangent, written into the old one
             forward_ad.copy_tangent_in_place(self, result)
-        if result.grad_fn is not None:
+        if result._grad_fn is not None:
             set_graph(self, result)
             saved_output_now_is(result, self)
             refresh_views(self)
@@ -193,7 +229,7 @@ class InplaceMethods:
         message = view_error(self)  # a split/unbind output, or a view made under no_grad
         if message is not None:
             raise RuntimeError(message)
-        if base._requires_grad and base.grad_fn is None:
+        if base._requires_grad and base._grad_fn is None:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         _check_memory(self, fn, args)
         index = base_index(self, base)
@@ -203,19 +239,24 @@ class InplaceMethods:
         if getattr(fn, "overwrites", False):  # copy_, fill_: the old values (and their graph) are not read
             source = utils._Tensor._make(self._data)
         else:
-            source = utils._Tensor._make(self._data.copy(), self._requires_grad, self.grad_fn, self._output_nr)
+            source = utils._Tensor._make(self._data.copy(), self._requires_grad, self._grad_fn, self._output_nr)
         if forward_ad._state.active:
             source = forward_ad.with_tangent_of(self, source)
         result = fn.apply(source, *args)
         _check_fits(self, result)
         repeats = has_internal_overlap(self._data)  # an expand (checked after the op's own checks, as PyTorch)
-        if repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, base):
+        refused = repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, base)
+        if refused and not _refused_at_backward(fn, base):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
-        if repeats and getattr(fn, "writes_part", False):  # x[idx] = v: only x[idx] goes to the base (the
-            base._inplace(CopySlices, tuple(i[args[0]] for i in index), result[args[0]])  # rest repeats old values)
+        part = _written_part(fn, args, self._data) if repeats else None
+        if part is not None:  # x[idx] = v, masked_fill_: only that part goes to the base (the rest repeats old values)
+            base._inplace(CopySlices, tuple(i[part] for i in index), result[part])
         else:
             base._inplace(CopySlices, index, result)
-        if result.grad_fn is not None:
+        if refused:  # written as PyTorch's kernel writes; its backward refuses
+            set_graph(base, _CopySlicesThroughAnExpand.apply(base))
+            refresh_views(base)
+        if result._grad_fn is not None:
             saved_output_now_is(result, self)
         return self
 
@@ -236,17 +277,17 @@ class InplaceMethods:
             message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
             if message is not None:
                 raise RuntimeError(message)
-            if self.grad_fn is None:
+            if self._grad_fn is None:
                 raise leaf_inplace_error(self)
             base = self.__dict__.get("_view_of")
-            if base is not None and base._requires_grad and base.grad_fn is None:
+            if base is not None and base._requires_grad and base._grad_fn is None:
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         out = fn.apply(self, *arguments())
         self._data = out._data
         self._version_counter[0] += 1
         if out._fw_grad is not None:  # forward-mode AD: the tangent becomes the same view of itself
             forward_ad.set_tangent(self, out._fw_grad)
-        if out.grad_fn is not None:
+        if out._grad_fn is not None:
             set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
             refresh_views(self)
         return self

@@ -17,7 +17,7 @@ from .views import has_internal_overlap
 def _fill(t, draw, generator):
     """Write ``draw(rng, shape)`` into ``t`` in place, without autograd history (as PyTorch's
     samplers and ``nn.init`` do); a ``meta`` tensor has no data to fill: nothing is drawn."""
-    if grad_mode.is_grad_enabled() and t._requires_grad and t.grad_fn is None:
+    if grad_mode.is_grad_enabled() and t._requires_grad and t._grad_fn is None:
         raise leaf_inplace_error(t)
     if type(t._data) is backend.MetaArray:
         return t

@@ -57,7 +57,7 @@ def track_view(base, view):
     view._view_version = base._version_counter[0]  # (a later write of the base: _follow_base_requires_grad)
     if made_in_no_grad:
         view._made_in_no_grad = True
-        if base._requires_grad and view.grad_fn is None:  # PyTorch: requires_grad is the base's
+        if base._requires_grad and view._grad_fn is None:  # PyTorch: requires_grad is the base's
             view._requires_grad = view._requires_grad_of_base = True
     if made_in_no_grad or multi is not None:
         _refuse_once_base_changes(view, base)
@@ -93,8 +93,8 @@ def stale_no_grad_view_error(view):
 
 
 def _refuse_once_base_changes(view, base):
-    if view.grad_fn is not None and view.grad_fn._use_error is None:
-        view.grad_fn._use_error = _StaleViewCheck(base)
+    if view._grad_fn is not None and view._grad_fn._use_error is None:
+        view._grad_fn._use_error = _StaleViewCheck(base)
 
 
 def _address(a):
@@ -199,7 +199,7 @@ def refresh_views(base):
             continue  # no graph to remake: its use is refused (function.refuse_stale_no_grad_view)
         message = view_error(view, base_modified=True)
         if message is not None:  # PyTorch refuses such a view once its base changed
-            if view.grad_fn is not None and type(view.grad_fn._use_error) is str:
+            if view._grad_fn is not None and type(view._grad_fn._use_error) is str:
                 continue  # refused already
             fresh = _RefusedView.apply(base, message)
         else:
@@ -223,13 +223,13 @@ def set_graph(t, fresh, move_retained=True):
     ``requires_grad``.  ``retain_grad()`` follows the new node, as in PyTorch (not after an in-place
     view op such as ``unsqueeze_``: ``move_retained=False``, ``.grad`` keeps the old shape); hooks
     registered on the old value stay with the old node."""
-    old_node, old_nr = t.grad_fn, t._output_nr
-    t.grad_fn, t._output_nr, t._requires_grad = fresh.grad_fn, fresh._output_nr, fresh._requires_grad
+    old_node, old_nr = t._grad_fn, t._output_nr
+    t._grad_fn, t._output_nr, t._requires_grad = fresh._grad_fn, fresh._output_nr, fresh._requires_grad
     if not move_retained:
         return
-    if t.__dict__.get("_retains_grad") and t.grad_fn is not None and old_node is not None and old_node._retained:
+    if t.__dict__.get("_retains_grad") and t._grad_fn is not None and old_node is not None and old_node._retained:
         old_node._retained.pop(old_nr, None)
-        t.grad_fn._retain(t._output_nr, t)
+        t._grad_fn._retain(t._output_nr, t)
 
 
 def multi_view(base, outs, name):
@@ -249,7 +249,7 @@ def view_error(view, base_modified=False):
     Refused: an output of ``split``/``unbind`` (a function that returns several
     views), and a view made under ``no_grad`` written with grad mode on.
     """
-    fn = view.grad_fn
+    fn = view._grad_fn
     if fn is not None and type(fn._use_error) is str:  # refused already (refresh_views): its own node is gone
         if base_modified:
             return fn._use_error

@@ -113,7 +113,7 @@ class SavedVariable:
         if hooks is not None:
             self._pack(tensor, node, *hooks)
             return
-        if node is not None and tensor.grad_fn is node:  # an output of this node
+        if node is not None and tensor._grad_fn is node:  # an output of this node
             self.is_output = True
             self.data = tensor._data
             self.output_nr = tensor._output_nr
@@ -141,9 +141,9 @@ class SavedVariable:
         self.requires_grad = tensor._requires_grad
         self.output_nr = tensor._output_nr
         # a saved output does not keep its own node (the node would keep itself alive)
-        self.is_output = node is not None and tensor.grad_fn is node
-        self.grad_fn = None if self.is_output else tensor.grad_fn
-        self.accumulator = tensor._accumulator if tensor.grad_fn is None else None
+        self.is_output = node is not None and tensor._grad_fn is node
+        self.grad_fn = None if self.is_output else tensor._grad_fn
+        self.accumulator = tensor._accumulator if tensor._grad_fn is None else None
 
     # -- unpacking -----------------------------------------------------------------
     def unpack(self, node=None, check_version=True):
@@ -158,7 +158,7 @@ class SavedVariable:
             if self._fw_grad is not None:  # a backward run under forward AD sees the output's tangent
                 _function._dual.set_tangent(output, self._fw_grad)
             return output
-        if self.data.grad_fn is None and node is not None and _detached_since(self.data, node):
+        if self.data._grad_fn is None and node is not None and _detached_since(self.data, node):
             raise RuntimeError(DETACHED_ERROR)
         return self.data
 
@@ -196,7 +196,7 @@ class SavedVariable:
                 from .._tensor_methods.views import view_error
 
                 return view_error(value, base_modified=True)
-            creator, nr = value.grad_fn, value._output_nr
+            creator, nr = value._grad_fn, value._output_nr
         # PyTorch 2.x prints the op's name: "Exp" for ExpBackward0, "MyFn" for MyFnBackward
         origin = f", which is output {nr} of {_forward_name(creator)}," if creator is not None else ""
         shape = ", ".join(str(s) for s in value.shape)

@@ -193,6 +193,11 @@ class Node(FunctionCtx):
     # -- backward ------------------------------------------------------------
     def apply(self, *grad_outputs):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
+        if self._unpacks_all and not any(self.needs_input_grad):  # a built-in whose inputs' gradients go
+            if self._for_backward:                                # nowhere (views made under no_grad):
+                self._check_saved_versions()                      # what it saved is still checked
+            positions = self._tensor_positions
+            return [None] * (self._num_inputs if positions is None else len(positions))
         if self._output_meta is not None and self.materialize_grads:
             grad_outputs = _materialize(self, grad_outputs)
         if self._for_backward and self._unpacks_all:
@@ -606,11 +611,12 @@ def _new_node(cls, args):
             if positions is not None:
                 positions.append(i)
             if a._requires_grad:
-                needs.append(True)
-                fn = a.grad_fn
+                fn = a._grad_fn
                 if fn is not None and fn._use_error is not None:  # a stale split/unbind output
                     refuse_use(fn, a)
-                edges.append((fn, a._output_nr) if fn is not None else a._edge())
+                edge = (fn, a._output_nr) if fn is not None else a._edge()
+                needs.append(edge[0] is not None)  # not for a view whose gradient goes nowhere (PyTorch's
+                edges.append(edge)                 # invalid edge: a view made under no_grad, say)
                 meta.append((a._data.shape, a._data.dtype))
             else:
                 needs.append(False)

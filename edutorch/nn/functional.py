@@ -386,7 +386,11 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      (0, _ntuple(padding, 1)[0]), (1, _ntuple(dilation, 1)[0]), ceil_mode, return_indices)
     if return_indices:
         return res[0].squeeze(-2), res[1].squeeze(-2)
-    return res.squeeze(-2)
+    # PyTorch computes through max_pool1d_with_indices (its result a view of the 2-D one) only when it
+    # records a graph (or a tangent); otherwise its own kernel gives a new tensor (``detach_()`` allowed)
+    if (input.requires_grad and is_grad_enabled()) or _forward_ad.tangent_of(input) is not None:
+        return res.squeeze(-2)
+    return _shape_fns.SqueezeDim.apply(res, tuple(res.shape[:-2]) + tuple(res.shape[-1:]))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -477,7 +481,27 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
     _check_norm_dtypes(input, weight, bias)
-    return _norm.GroupNorm.apply(input, num_groups, weight, bias, eps)
+    return _norm.GroupNorm.apply(_contiguous_in_its_format(input), num_groups, weight, bias, eps)
+
+
+def _contiguous_in_its_format(input):
+    """``input.contiguous(input.suggest_memory_format())``, as PyTorch's ``group_norm`` takes it: a copy
+    (``CloneBackward0``) unless laid out contiguously already, in C order or (4-D) channels last.  So
+    the node saves that copy, and writing ``input`` in place later does not refuse backward."""
+    if input.ndim == 4 and _channels_last_contiguous(input._data):
+        return input
+    return input.contiguous()
+
+
+def _channels_last_contiguous(x):
+    """Is a 4-D (N, C, H, W) array laid out as (N, H, W, C) in C order (dims of size 1 aside)?"""
+    expected = 1
+    for d in (1, 3, 2, 0):  # the channels innermost, then W, H, N
+        if x.shape[d] != 1:
+            if x.strides[d] != expected * x.itemsize:
+                return False
+            expected *= x.shape[d]
+    return True
 
 
 # ---------------------------------------------------------------- dropout ----
@@ -1157,12 +1181,19 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 @composite_op("cosine_similarity")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``."""
+    """``x1 . x2 / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim``, as PyTorch computes it: the
+    operands themselves when their shapes agree (else both expanded), each divided by its norm, which is
+    clamped to ``eps`` without recording the clamp (the gradient passes through the norm unchanged)."""
+    from ..autograd.grad_mode import no_grad
     from ..functional import broadcast_tensors
 
-    x1, x2 = broadcast_tensors(x1, x2)
-    n1 = x1.norm(2, dim, keepdim=True).clamp_min(eps)
-    n2 = x2.norm(2, dim, keepdim=True).clamp_min(eps)
+    if x1.shape != x2.shape:  # (PyTorch's expand_outplace: the same tensors when they agree)
+        x1, x2 = broadcast_tensors(x1, x2)
+    n1 = x1.norm(2, dim, keepdim=True).clone()
+    n2 = x2.norm(2, dim, keepdim=True).clone()
+    with no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 

@@ -69,6 +69,7 @@ SHARED = {
     },
     "CloneBackward0": {
         "autograd._functions.tensor.Clone": lambda T, dev: _x(T).clone(),
+        "autograd._functions.tensor.Contiguous": lambda T, dev: _x(T).t().contiguous(),  # was ContiguousBackward
         "autograd._functions.blas.MatBatch": lambda T, dev: _x(T) @ _leaf(T, 2, 4, 5),
     },
     "UnsafeViewBackward0": {
@@ -82,6 +83,8 @@ SHARED = {
 SHARED_WITHOUT_PROGRAM = {
     "Error": {"autograd.function.DelayedError", "_tensor_methods.views._RefusedView"},
     "AsStridedBackward0": {"_tensor_methods.views.AsStrided", "_tensor_methods.views._AsStridedOf0d"},
+    # and its ``CopySlices`` of a base written through an expand of it, which refuses at backward
+    "CopySlices": {"autograd._functions.tensor.CopySlices", "_tensor_methods.inplace._CopySlicesThroughAnExpand"},
 }
 
 

@@ -1036,3 +1036,305 @@ def test_tensordot_refuses_dims_the_tensors_do_not_have(shapes, dims, error, mes
     assert refusal(torch) == message
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert refusal(real_torch) == message
+
+
+@pytest.mark.parametrize("requires_grad, grad_mode, is_view", [
+    (False, True, False), (True, False, False), (True, True, True)])
+def test_max_pool1d_is_a_view_only_when_it_records_a_graph(requires_grad, grad_mode, is_view):
+    # fuzz (seed 257): `MaxPool1d(1, 1, 0)(x).detach_()` was refused here as a view; PyTorch's max_pool1d
+    # goes through max_pool1d_with_indices (a squeeze of the 2-D result: a view) only to record a graph,
+    # its own kernel gives a new tensor otherwise
+    def detach_in_place(lib):
+        x = lib.tensor([[[0.3, -1.2, 2.5]]], dtype=lib.float64, requires_grad=requires_grad)
+        with lib.set_grad_enabled(grad_mode):
+            y = lib.nn.MaxPool1d(1, 1, 0)(x)
+        try:
+            y.detach_()
+        except RuntimeError as error:
+            assert str(error).startswith("Can't detach views in-place")
+            return True
+        assert y.tolist() == [[[0.3, -1.2, 2.5]]] and not y.requires_grad
+        return False
+
+    assert detach_in_place(torch) == is_view
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert detach_in_place(real_torch) == is_view
+
+
+@pytest.mark.parametrize("operands, written, refused", [
+    # fuzz (double mode, seed 257500003725): b.mT of a (2, 3, 1) folds into a (2, 3) matrix as a view,
+    # so mv saves b's memory and a later write of b refuses backward; a (2, 3, 2) one folds into a copy
+    ("a = lib.ones(3, dtype=lib.float64, requires_grad=True)\nb = lib.ones(2, 3, 1, dtype=lib.float64)", "b", True),
+    ("a = lib.ones(3, dtype=lib.float64, requires_grad=True)\nb = lib.ones(2, 3, 2, dtype=lib.float64)", "b", False),
+    # a 3-D operand with one batch matrix that requires grad is squeezed to a matrix, then b is folded
+    ("a = lib.ones(1, 2, 3, dtype=lib.float64, requires_grad=True)\nb = lib.ones(2, 3, 1, dtype=lib.float64)",
+     "b", True),
+    # the folded operand is a copy when its memory cannot be viewed as one matrix (a transpose)
+    ("a = lib.ones(2, 3, 2, dtype=lib.float64).mT.requires_grad_()\nb = lib.ones(1, 3, 1, dtype=lib.float64)\n"
+     "b.requires_grad_()", "a", False),
+    # bmm: each operand expanded to the common batch and flattened, a copy when that cannot be a view
+    ("a = lib.ones(2, 1, 3, 3, dtype=lib.float64).movedim(-1, 0)\n"
+     "b = lib.ones(2, 3, 2, dtype=lib.float64, requires_grad=True)", "a", False),
+    ("a = lib.ones(2, 2, 3, dtype=lib.float64)\nb = lib.ones(2, 3, 2, dtype=lib.float64, requires_grad=True)",
+     "a", True),
+])
+def test_matmul_saves_an_operand_as_pytorch_does_so_a_later_write_refuses_alike(operands, written, refused):
+    # PyTorch's matmul saves a view of an operand, or the copy it made on the way to mm/mv/bmm
+    def backward_refused(lib):
+        scope = {"lib": lib}
+        exec(operands, scope)
+        a, b = scope["a"], scope["b"]
+        y = lib.matmul(a, b)
+        with lib.no_grad():
+            scope[written].mul_(2)
+        try:
+            (y * y).sum().backward()
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            return True
+        return False
+
+    assert backward_refused(torch) == refused
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert backward_refused(real_torch) == refused
+
+
+def _norm_grads(lib, x, p):
+    """The gradient of vector_norm(x, p) and the gradient of its sum (double backward), as lists."""
+    x = lib.tensor(x, dtype=lib.float64, requires_grad=True)
+    (g,) = lib.autograd.grad(lib.linalg.vector_norm(x, p), x, create_graph=True)
+    (gg,) = lib.autograd.grad(g.sum(), x)
+    return g.tolist(), gg.tolist()
+
+
+@pytest.mark.parametrize("x, p, first, second", [
+    # fuzz (double mode, seed 257500003565: log_softmax of a 0-d tensor is 0, then F.normalize): PyTorch's
+    # norm backward divides, then masks the 0/0 (x / norm).masked_fill(norm == 0, 0), so its derivative
+    # at a zero norm is 0/0 = NaN; here the division by a "safe" norm had made it 0
+    ([0.0, 0.0], 2, [0.0, 0.0], [float("nan")] * 2),
+    ([0.0, 0.0], 1.5, [0.0, 0.0], [float("nan")] * 2),
+    # p < 1: |x_i|^(p-1) is infinite at x_i = 0 and masked to 0 there (the gradient was NaN)
+    ([0.0, 4.0], 0.5, [0.0, 1.0], [float("nan"), 0.0]),
+])
+def test_vector_norm_backward_is_pytorchs_formula_at_zero(x, p, first, second):
+    def same(a, b):
+        return all(u == v or (u != u and v != v) for u, v in zip(a, b))
+
+    got = _norm_grads(torch, x, p)
+    assert same(got[0], first) and same(got[1], second), got
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    expected = _norm_grads(real_torch, x, p)
+    assert same(got[0], expected[0]) and same(got[1], expected[1]), expected
+
+
+def test_normalize_of_a_0d_zero_has_pytorchs_nan_second_derivative():
+    # fuzz (double mode, seed 257500003565), shrunk: x.grad was 0 here, NaN in PyTorch
+    x = torch.tensor(1.62, dtype=torch.float64, requires_grad=True)
+    v = torch.nn.functional.normalize(torch.nn.LogSoftmax(-1)(x), dim=-1).topk(1, -1).values.softmax(-1)
+    loss = (v * (v + 0.5)).sum()
+    (g,) = torch.autograd.grad(loss, [x], create_graph=True)
+    (loss + (g * g).sum()).backward()
+    assert g.item() == 0.0 and x.grad.isnan().item()
+
+
+def test_the_0_norm_has_no_gradient():
+    # PyTorch's norm_backward returns no gradient for p = 0 (a count): x is not reached (here it got zeros)
+    def refused(lib):
+        x = lib.tensor([1.0, 0.0], dtype=lib.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="appears to not have been used in the graph"):
+            lib.autograd.grad(lib.linalg.vector_norm(x, 0), x)
+        return lib.autograd.grad(lib.dist(x, lib.ones(2, dtype=lib.float64), 0), x, allow_unused=True)[0] is None
+
+    assert refused(torch)
+    assert refused(pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half"))
+
+
+def test_matmul_of_an_empty_batch_broadcast_against_one_runs():
+    # the copy rule above first broadcast a batch of 0 against 1 as 1 (max), and conv2d's backward of an
+    # empty batch raised a NumPy ValueError
+    a = torch.ones(0, 1, 2, 3, dtype=torch.float64, requires_grad=True)
+    y = a @ torch.ones(1, 3, 2, dtype=torch.float64)
+    y.sum().backward()
+    assert y.shape == (0, 1, 2, 2) and a.grad.shape == (0, 1, 2, 3)
+
+
+@pytest.mark.parametrize("layout, copied", [("transposed", True), ("channels_last", False), ("contiguous", False)])
+def test_group_norm_saves_the_contiguous_copy_pytorch_makes(layout, copied):
+    # fuzz (seed 258): `v = x.transpose(1, 0); y = GroupNorm(3, 3)(v); F.mish(v, inplace=True)` refused
+    # backward here; PyTorch's group_norm runs on input.contiguous(input.suggest_memory_format()), a copy
+    # (CloneBackward0) unless laid out so already (C order, or channels last for 4-D)
+    def run(lib):
+        x = lib.arange(24, dtype=lib.float64).reshape(2, 3, 2, 2).sin()
+        v = {"transposed": x.transpose(2, 3), "channels_last": x.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2),
+             "contiguous": x}[layout].requires_grad_()
+        v = v * 1 if layout == "contiguous" else v
+        y = lib.nn.GroupNorm(3, 3, dtype=lib.float64)(v)
+        cloned = y.grad_fn.next_functions[0][0].name() == "CloneBackward0"
+        with lib.no_grad():
+            v.mul_(2)
+        try:
+            y.sum().backward()
+        except RuntimeError as error:
+            assert "modified by an inplace operation" in str(error)
+            return cloned, False
+        return cloned, True
+
+    assert run(torch) == (copied, copied)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert run(real_torch) == (copied, copied)
+
+
+_STALE_GRAD_FN = [  # (how the view is made and its base written, the error's start; None: grad_fn is readable)
+    ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\na.mul_(2.0)", _STALE),
+    ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\n    a.mul_(2.0)", _STALE),  # written under no_grad too
+    ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\n    v.mul_(2.0)", _STALE),  # the view's own write counts
+    ("with lib.no_grad():\n    v = x[0]\n    x.mul_(2.0)", _STALE),  # of a leaf
+    ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\nw = v[0:1]\na.mul_(2.0)\nv = w",
+     "Output 0 of Slice is a view of a view which was created in no_grad mode"),
+    ("a = x * 1\nv = a.unbind(0)[0]\na.mul_(2.0)", "Output 0 of Unbind is a view and its base"),
+    # readable: nothing written since, or a base that does not require grad any more
+    ("a = x * 1\nwith lib.no_grad():\n    v = a[0]", None),
+    ("with lib.no_grad():\n    v = x[0]\n    x.mul_(2.0)\nx.requires_grad_(False)", None),
+]
+
+
+@pytest.mark.parametrize("code, error", _STALE_GRAD_FN)
+def test_reading_grad_fn_of_a_stale_view_raises_as_in_pytorch(code, error):
+    # issue 23: PyTorch regenerates a view's grad_fn when its base was written since and refuses for a
+    # view made under no_grad or by split/unbind; here grad_fn was a plain attribute.  repr shows <Invalid>
+    def read(lib):
+        scope = {"lib": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)}
+        exec(code, scope)
+        v = scope["v"]
+        try:
+            v.grad_fn
+        except RuntimeError as caught:
+            assert "grad_fn=<Invalid>" in repr(v)
+            return str(caught)
+        return None
+
+    got = read(torch)
+    assert got == error if error is None else got.startswith(error), got
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert read(real_torch) == got
+
+
+@pytest.mark.parametrize("value_requires_grad", [False, True])
+def test_masked_fill_of_an_expand_writes_only_where_the_mask_is_true(value_requires_grad):
+    # fuzz (seed 259): masked_fill_ into broadcast_to(x, ...) wrote every element, so a repeated element
+    # whose mask was False wrote its old value back; PyTorch's kernel writes only the masked ones, so a
+    # memory location is filled when any of its elements is masked
+    x = torch.tensor([[-0.31], [-0.63], [1.76]], dtype=torch.float64)
+    v = torch.broadcast_to(x, (3, 2))
+    mask = torch.tensor([[True, False], [False, False], [False, True]])
+    value = torch.tensor(0.25, dtype=torch.float64, requires_grad=value_requires_grad)
+    v.masked_fill_(mask, value if value_requires_grad else 0.25)
+    assert x.tolist() == [[0.25], [-0.63], [0.25]] and v.tolist() == [[0.25, 0.25], [-0.63, -0.63], [0.25, 0.25]]
+    if value_requires_grad:  # as PyTorch: each element of v that now holds the value passes its gradient to it
+        (v * torch.arange(6, dtype=torch.float64).reshape(3, 2)).sum().backward()
+        assert value.grad.item() == 0.0 + 1.0 + 4.0 + 5.0
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 3), ()])
+def test_cumprod_over_one_factor_passes_the_gradient_on_as_is(shape):
+    # fuzz (double mode, seed 259500002312): a retained .grad of cumprod over a dim of size 1 differed in
+    # double backward; PyTorch's cumprod_backward returns the gradient itself there (for one element
+    # too), so the second backward sends nothing through the saved result
+    x = torch.full(shape, 0.31, dtype=torch.float64, requires_grad=True)
+    v = torch.cumprod(x * 1, dim=0)
+    v.retain_grad()
+    loss = (v * (v - 1.25)).sum()
+    (g,) = torch.autograd.grad(loss, [x], create_graph=True)
+    (loss + (g * g).sum()).backward()
+    # d/dv of loss + (dloss/dv)^2: (2v - 1.25)(1 + 4), plus the grad retained in autograd.grad: 2v - 1.25
+    assert torch.allclose(v.grad, torch.full(shape, -0.63 * 6, dtype=torch.float64))
+
+
+def test_cosine_similarity_saves_its_operands_themselves_when_their_shapes_agree():
+    # fuzz (seed 260): `v5 = F.cosine_similarity(v3, v2, dim=1); v3.detach_()` then backward ran here (it
+    # had expanded both operands, saving views); PyTorch's expand_outplace keeps the tensors themselves
+    x = torch.tensor([-1.4, -1.08, -0.74], dtype=torch.float64, requires_grad=True)
+    v2 = torch.stack([x, x], -1)
+    v3 = torch.atan2(v2, v2)
+    v5 = torch.nn.functional.cosine_similarity(v3, v2, dim=1)
+    v3.detach_()
+    with pytest.raises(RuntimeError, match="Trying to use a saved tensor that has been detached in-place"):
+        v5.sum().backward()
+
+
+def test_cosine_similarity_clamps_the_norm_without_recording_it():
+    # PyTorch clamps each norm to eps in place under no_grad: the gradient passes through a tiny norm
+    x = torch.tensor([[1e-10, 0.0]], dtype=torch.float64, requires_grad=True)
+    y = torch.tensor([[0.5, 1.0]], dtype=torch.float64)
+    torch.nn.functional.cosine_similarity(x, y).sum().backward()
+    assert torch.allclose(x.grad, torch.tensor([[44274145.95449584, 89442719.09999159]], dtype=torch.float64))
+
+
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_over_every_dim_of_an_empty_tensor_wants_a_dim(name):
+    # fuzz (double mode, seed 261500001922): `v.amax(None)` of an empty tensor raised an IndexError about
+    # dim 0; PyTorch reads None as every dim, as (), and raises its RuntimeError
+    with pytest.raises(RuntimeError, match=rf"{name}\(\): Expected reduction dim to be specified for input.numel\(\) == 0"):
+        getattr(torch.zeros(0), name)(None, keepdim=False)
+
+
+_WRITES_THROUGH_AN_EXPAND = {  # kernels without PyTorch's overlap check: they write, CopySlices refuses later
+    "fill_": lambda v: v.fill_(0.5),
+    "zero_": lambda v: v.zero_(),
+    "masked_fill_": lambda v: v.masked_fill_(v.detach() > 1.5, 0.5),
+    "index_put": lambda v: v.__setitem__(torch.tensor([0]), 0.5),
+    "threshold_": lambda v: torch.nn.functional.threshold_(v, 1.5, 0.5),
+    "of_a_row": lambda v: v[0].fill_(0.5),
+}
+
+
+@pytest.mark.parametrize("name", list(_WRITES_THROUGH_AN_EXPAND))
+def test_a_write_through_an_expand_of_a_tensor_that_requires_grad_is_refused_at_backward(name):
+    # issue 23 (expanded writes): PyTorch's kernels without the overlap check write an expand of a tensor
+    # that requires grad; its CopySlices refuses at backward.  Here the write itself was refused.
+    x = torch.tensor([[1.0], [2.0]], dtype=torch.float64, requires_grad=True)
+    base = x * 1
+    v = base.expand(2, 3)
+    _WRITES_THROUGH_AN_EXPAND[name](v)
+    assert base.grad_fn.name() == "CopySlices" and base.tolist() != [[1.0], [2.0]]  # written, as in PyTorch
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor refers to a single"):
+        v.sum().backward()
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        (x * 1).expand(2, 3).mul_(2)  # a kernel with the check refuses the write
+
+
+def test_logaddexp_backward_is_pytorchs_formula_far_apart():
+    # fuzz (double mode, seed 262500001916): logaddexp(735, -1.98): the second derivative is NaN in PyTorch
+    # (its grad / (1 + exp(x - y)) overflows: inf / inf), ~1e-317 here (grad * sigmoid(y - x))
+    a = torch.tensor([737.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([-1.98], dtype=torch.float64, requires_grad=True)
+    (g,) = torch.autograd.grad(torch.logaddexp(a, b).sum(), b, create_graph=True)
+    assert g.tolist() == [0.0]
+    assert all(t.isnan().item() for t in torch.autograd.grad(g.sum(), [a, b]))
+
+
+def test_an_input_whose_gradient_goes_nowhere_is_not_saved_for():
+    # fuzz (double mode, seed 263500001929): `v3, v4, v5 = x.unbind(-2)` under no_grad (views whose
+    # gradient goes nowhere), `v8 = v3 * c; v10 = v8.dot(v5); v8.neg_()` then backward refused here;
+    # PyTorch's edge of v5 is invalid, so dot needs no gradient for it and does not save v8
+    x = torch.tensor([[0.44, -2.31, 0.84], [-0.31, 0.63, 0.22]], dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        v3, v5 = x.unbind(0)
+    v8 = v3 * torch.tensor(-1.17, dtype=torch.float64)
+    v10 = v8.dot(v5)
+    assert v10.requires_grad and v10.grad_fn.needs_input_grad == (True, False)  # v8 (a node), v5
+    v8.neg_()
+    v10.backward()  # nothing reaches x (its views were made under no_grad), as in PyTorch
+    assert x.grad is None
+
+
+def test_a_node_whose_inputs_lead_nowhere_still_checks_its_saved_result():
+    # fuzz (seed 264000003170): min of a view made under no_grad (its edge goes nowhere), its result then
+    # written in place: PyTorch's MinBackward1 saved its result regardless and refuses at backward
+    x = torch.tensor([[2.15, -0.47]], dtype=torch.float64, requires_grad=True)
+    with torch.no_grad():
+        v = x[0]
+    m = torch.min(v)
+    m.sub_(torch.tensor(-2.09, dtype=torch.float64, requires_grad=True), alpha=2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        (m * m).sum().backward()

@@ -96,9 +96,11 @@ class Hypot(Function):
 class Logaddexp(Function):
     """``log(exp(x) + exp(y))`` (NumPy's, without overflow).
 
-    d/dx = sigmoid(x - y), d/dy = sigmoid(y - x): smooth everywhere, so a second
-    derivative is right also where x == y (written as ``max + log1p(exp(-|x - y|))``
-    with Tensor ops, autograd saw |.|'s kink there and lost the curvature).
+    d/dx = 1 / (1 + exp(y - x)), d/dy = 1 / (1 + exp(x - y)), in PyTorch's form
+    (derivatives.yaml): smooth everywhere, so a second derivative is right also
+    where x == y (written as ``max + log1p(exp(-|x - y|))`` with Tensor ops,
+    autograd saw |.|'s kink there and lost the curvature); far apart, ``exp``
+    overflows as PyTorch's does (a first derivative of 0, a second of inf/inf = NaN).
     """
 
     _backward_name = "LogaddexpBackward0"
@@ -111,15 +113,16 @@ class Logaddexp(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         ma, mb = ctx.meta
-        ga = grad_for(grad * (a - b).sigmoid(), ma) if ctx.needs_input_grad[0] else None
-        gb = grad_for(grad * (b - a).sigmoid(), mb) if ctx.needs_input_grad[1] else None
+        with np.errstate(over="ignore"):  # far apart exp overflows to inf, the gradient is 0: no warning
+            ga = grad_for(grad / (1 + (b - a).exp()), ma) if ctx.needs_input_grad[0] else None
+            gb = grad_for(grad / (1 + (a - b).exp()), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
     @staticmethod
     def jvp(ctx, da, db):
         a, b = ctx.primals
-        return sum_tangents(da * (a - b).sigmoid() if da is not None else None,
-                            db * (b - a).sigmoid() if db is not None else None)
+        return sum_tangents(da / (1 + (b - a).exp()) if da is not None else None,
+                            db / (1 + (a - b).exp()) if db is not None else None)
 
 
 class Fmod(Function):

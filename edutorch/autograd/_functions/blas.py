@@ -9,7 +9,7 @@ is summed back).
 """
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, backend
 from .. import grad_mode
 from ..function import Function
 from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
@@ -213,37 +213,42 @@ def _broadcast_batch(s1, s2):
             raise RuntimeError(
                 f"The size of tensor a ({u}) must match the size of tensor b ({v}) at non-singleton dimension {i}"
             )
-    return tuple(max(u, v) for u, v in zip(p1, p2))
+    return tuple(v if u == 1 else u for u, v in zip(p1, p2))  # (a size 0 wins over 1)
 
 
-def copied_operands(a, b):
-    """Which operands (arrays) PyTorch's ``matmul`` copies before it multiplies (measured on PyTorch 2.13).
+def copied_operands(a, b, grads):
+    """Which operands (arrays) PyTorch's ``matmul`` copies on the way to its ``mm``/``mv``/``bmm``, so
+    that the node saves a copy (a later in-place write of the operand does not refuse backward).
+    ``grads``: whether each operand requires grad (PyTorch's route depends on it).  Measured on
+    PyTorch 2.13 (its ``_matmul_impl``):
 
-    * A batched right operand times a vector or matrix (also ``(1, n, k) @ (B, k, m)``) is
-      multiplied as ``(b.mT @ a.mT).mT``: ``b.mT`` flattened to a matrix is a copy when ``b``
-      has more than one batch matrix.
+    * Two 3-D operands where one has a single batch matrix, requires grad and the other has more:
+      that one is squeezed to a matrix first.
+    * A batched operand times a vector or matrix that requires grad is *folded*: the batched one
+      (the right one transposed, ``b.mT``) is reshaped to one tall matrix, a copy where its memory
+      cannot be viewed so.  Only the folded one is ever copied there.
     * Two batched operands run as one ``bmm``: each is expanded to the common batch shape and
-      flattened, a copy when it was expanded along one batch dim but not along all of them.
-    * A batched left operand times a vector or matrix is flattened with ``reshape``: a copy when
-      its memory cannot be viewed so (a permuted view).
+      flattened to ``(batch, rows, cols)``, a copy where that cannot be a view.
     """
-    a_shape, b_shape = a.shape, b.shape
-    if len(b_shape) >= 3 and (len(a_shape) <= 2 or len(a_shape) == 3 and len(b_shape) == 3 and a_shape[0] == 1):
-        return False, int(np.prod(b_shape[:-2])) > 1
-    if len(a_shape) >= 3 and len(b_shape) < 3:
-        return not can_view(a, (-1, a_shape[-1])), False
-    if len(a_shape) < 3 or len(b_shape) < 3:
+    if a.ndim == 3 and b.ndim == 3:
+        if a.shape[0] == 1 < b.shape[0] and grads[0]:
+            a = a[0]
+        elif b.shape[0] == 1 < a.shape[0] and grads[1]:
+            b = b[0]
+    if a.ndim <= 2 and b.ndim <= 2:
         return False, False
-    batch = _broadcast_batch(a_shape[:-2], b_shape[:-2])
-    return _expanded_then_copied(a_shape[:-2], batch), _expanded_then_copied(b_shape[:-2], batch)
+    if b.ndim <= 2:
+        return not _flattens_to_a_view(a, (-1, a.shape[-1])), False
+    if a.ndim <= 2:
+        return False, grads[0] and not _flattens_to_a_view(b.swapaxes(-1, -2), (-1, b.shape[-2]))
+    batch = _broadcast_batch(a.shape[:-2], b.shape[:-2])
+    return tuple(not _flattens_to_a_view(backend.get_array_module(x).broadcast_to(x, batch + x.shape[-2:]),
+                                         (-1,) + x.shape[-2:]) for x in (a, b))
 
 
-def _expanded_then_copied(shape, batch):
-    """Expanding ``shape`` to ``batch`` and flattening it copies when it is broadcast along some
-    batch dim while it also has a batch dim of its own (size > 1)."""
-    padded = (1,) * (len(batch) - len(shape)) + tuple(shape)
-    expanded = any(s == 1 and n > 1 for s, n in zip(padded, batch))
-    return expanded and any(s > 1 for s in padded)
+def _flattens_to_a_view(x, shape):
+    """Does PyTorch's ``x.reshape(shape)`` return a view?  Always for an empty tensor."""
+    return x.size == 0 or can_view(x, shape)
 
 
 def _as_saved(t, copied):
@@ -273,7 +278,7 @@ class Matmul(Function):
         # each operand is needed only for the other's gradient (PyTorch saves the same); one that
         # PyTorch copies on the way to its bmm/mm is saved as a copy, so changing it in place later
         # does not break backward
-        copy_a, copy_b = copied_operands(a._data, b._data)
+        copy_a, copy_b = copied_operands(a._data, b._data, (a.requires_grad, b.requires_grad))
         ctx.save_for_backward(_as_saved(a, copy_a) if ctx.needs_input_grad[1] else None,
                               _as_saved(b, copy_b) if ctx.needs_input_grad[0] else None)
         return _utils.matmul(a._data, b._data)

@@ -456,6 +456,7 @@ class MaskedFill(Function):
 
     _backward_name = "MaskedFillBackward0"
     skips_overlap_check = True  # PyTorch writes into an expand() too (with a deprecation warning)
+    writes_where_masked = True  # and there only where the mask is True (inplace._written_part)
 
     @staticmethod
     def forward(ctx, a, mask, value):

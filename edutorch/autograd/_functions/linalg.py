@@ -15,6 +15,7 @@ from ..function import Function
 from .tangents import auto_linear, auto_reduction, sum_tangents
 from .utils import wrap_dim
 from . import utils
+from .reduction import norm_backward
 from ..._dtype import is_floating as _is_floating
 
 
@@ -259,20 +260,9 @@ class Dist(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b, norm = ctx.saved_tensors
-        d, p = a - b, ctx.p
-        if p == 0:
-            g = d * 0
-        elif p == 1:
-            g = d.sign()
-        elif p in (float("inf"), -float("inf")):
-            hit = ((d.abs() == norm) | d.isnan()).to(d.dtype)  # the entries that reach the extreme (NaN too)
-            g = d.sign() * hit / hit.sum()
-        else:
-            safe = norm.masked_fill(norm == 0, 1)  # the gradient at d = 0 is taken as 0
-            scale = d if p == 2 else d * d.abs() ** (p - 2)
-            g = (scale / safe ** (p - 1)).masked_fill(norm == 0, 0)
+        g = norm_backward(grad, a - b, ctx.p, norm)
         # the engine sums each gradient back to its input's (pre-broadcast) shape
-        return grad * g, -(grad * g), None
+        return g, None if g is None else -g, None
 
     jvp = auto_reduction  # a norm of everything: Σ backward(ones) · tangent (tangents.py)
 

@@ -407,6 +407,31 @@ def _reduced_shape(shape, axes, keepdim):
     return tuple(1 if i in axes else s for i, s in enumerate(shape) if keepdim or i not in axes)
 
 
+def norm_backward(grad, x, p, norm, dims=None):
+    """The gradient of the p-norm ``norm`` of ``x`` over ``dims`` (``grad`` and ``norm`` broadcast
+    against ``x``): PyTorch's ``norm_backward`` (``linalg_vector_norm`` and ``dist`` in
+    derivatives.yaml), in its form, so that its own derivative (double backward) is PyTorch's too.
+
+    d||x||_p / dx_i = sign(x_i) |x_i|^(p-1) / norm^(p-1).  Where the norm is 0 the quotient is
+    0/0 and is masked to 0 (``masked_fill``) after dividing, as in PyTorch: the gradient there is 0,
+    its derivative NaN.  For ``p = 0`` the norm (a count) has no gradient (None).
+    """
+    if p == 0:
+        return None
+    if p == 1:
+        return x.sign() * grad
+    if p == 2:
+        return grad * (x / norm).masked_fill(norm == 0, 0)
+    if p in (float("inf"), -float("inf")):
+        # the entries that reach the extreme share the gradient; as in PyTorch a NaN counts as one
+        hit = ((x.abs() == norm) | x.isnan()).to(x.dtype)
+        return x.sign() * (grad / hit.sum(dims, keepdim=True) * hit)
+    if p < 1:  # |x_i|^(p-1) is infinite at x_i = 0: masked there
+        return x.sign() * (x.abs() ** (p - 1)).masked_fill(x == 0, 0) * grad * norm ** (1 - p)
+    scaled = x.sign() * x.abs() ** (p - 1) if p < 2 else x * x.abs() ** (p - 2)
+    return scaled * (grad / norm ** (p - 1)).masked_fill(norm == 0, 0)
+
+
 class Norm(Function):
     """Vector p-norm ``(sum |x|^p)^(1/p)`` (``torch.linalg.vector_norm``)."""
 
@@ -440,23 +465,9 @@ class Norm(Function):
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
-        p = ctx.p
         g = unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim)
         n = unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)
-        if p == 0:
-            return g * a * 0, None, None, None
-        if p == 1:
-            return g * a.sign(), None, None, None
-        if p in (float("inf"), -float("inf")):
-            # the gradient goes to the entries that reach the extreme, shared evenly; as in
-            # PyTorch a NaN counts as reaching it (and passes sign(NaN) = 0)
-            hit = ((a.abs() == n) | a.isnan()).to(a.dtype)
-            count = hit.sum(ctx.axes, keepdim=True)
-            return g * a.sign() * hit / count, None, None, None
-        # d/dx_i = x_i |x_i|^(p-2) / norm^(p-1);  zero where the norm is zero
-        safe = n.masked_fill(n == 0, 1)
-        scale = (a * a.abs() ** (p - 2)) if p != 2 else a
-        return (g * scale / safe ** (p - 1)).masked_fill(n == 0, 0), None, None, None
+        return norm_backward(g, a, ctx.p, n, ctx.axes), None, None, None
 
     jvp = auto_reduction
 
@@ -510,7 +521,7 @@ class Amax(Function):
         x = a._data
         axes = normalize_dims(dim if dim != () else None, x.ndim)
         name = cls.__name__.lower()
-        if x.size == 0 and dim == ():
+        if x.size == 0 and (dim is None or dim == ()):  # None: every dim, as ()
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
                                "Specify the reduction dim with the 'dim' argument.")
         empty = [ax for ax in axes if x.shape[ax] == 0]
@@ -708,7 +719,9 @@ class Cumprod(Function):
     @staticmethod
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
-        if a.ndim == 0:
+        # one factor per running product: PyTorch's cumprod_backward passes the gradient on as it
+        # is (so a double backward sends nothing through the saved result)
+        if a.numel() <= 1 or a.shape[ctx.axis] == 1:
             return grad, None, None
         axis = ctx.axis
         if not bool((a._data == 0).any()):

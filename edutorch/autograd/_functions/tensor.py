@@ -28,6 +28,7 @@ class Clone(Function):
 class Contiguous(Clone):
     """``x.contiguous()`` of a non-contiguous ``x``: a clone in C order (``clone`` keeps ``x``'s layout)."""
 
+    _backward_name = "CloneBackward0"  # (a subclass gets its own name otherwise: "ContiguousBackward")
     _contiguous_result = True  # layout.py
 
 
