@@ -181,8 +181,10 @@ class GradientInspector(PictureFallback, W.VBox):
             f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
             f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
             f"{len(self.model.rows)} parameters with .grad{running}")
-        self._draw_timeline()
+        # the bars and histograms first: the browser decodes that big picture while the
+        # timeline is drawn, so the last one to arrive is the smaller timeline
         self._draw_clipping(ahead=not progress)  # nothing rendered ahead between two steps
+        self._draw_timeline()
 
     def _draw_timeline(self, ahead=False):
         """The timeline as "when training" says (``ahead``: then render the neighbours)."""
