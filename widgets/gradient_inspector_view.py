@@ -195,11 +195,11 @@ class GradientInspector(PictureFallback, W.VBox):
     def _draw_clipping(self, timeline=False, ahead=True):
         """The clipping previews; ``timeline``: max_norm moved, so does the timeline's line
         (when training clips by norm); ``ahead``: then render the neighbours."""
-        png, self.caption.value, self.table.value = self._clipping_picture(
-            self.max_norm.value, self.clip_value.value)
-        self.image.value = png
+        png, caption, table = self._clipping_picture(self.max_norm.value, self.clip_value.value)
+        self.image.value = png  # pictures first: the browser decodes them while it lays out text
         if timeline and self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
             self.timeline.value = self._timeline_png("norm", self.max_norm.value)
+        self.caption.value, self.table.value = caption, table
         if ahead:
             self._render_neighbours_ahead()
 
