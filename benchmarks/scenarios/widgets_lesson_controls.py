@@ -28,7 +28,9 @@ within 100 ms (limit 100 ms, as the other widget rows).
 ``python benchmarks/scenarios/widgets_lesson_controls.py`` (not ``bench.py``) times
 the clicks of the browser benchmark on lesson 07 instead: "when training" left
 at "no clipping", five steps, during which the gradients explode (their ranges,
-hence the axes, change at every step) and then turn NaN.
+hence the axes, change at every step) and then turn NaN; then its five inputs on
+each slider and on the dropdown, in a running event loop after the controls
+rested (pictures rendered ahead) and with every picture drawn.
 """
 import os
 import sys
@@ -208,7 +210,50 @@ def lesson07_unclipped_steps(runs=3):
     return [float(np.median(column)) for column in zip(*times)]
 
 
+def _one_input(control, rep):
+    """What the browser benchmark does to ``control`` at input ``rep``: an arrow key on a
+    slider (right, left, right, ...: the browser computes ``base ** exponent``), the next
+    option of a dropdown."""
+    if hasattr(control, "base"):
+        exponent = round(np.log10(control.value) / control.step) * control.step
+        control.value = control.base ** (exponent + (control.step if rep % 2 == 0 else -control.step))
+    else:
+        values = [value for _, value in control.options]
+        control.value = values[(values.index(control.value) + 1) % len(values)]
+
+
+def lesson07_rested_inputs(inputs=5):
+    """CPU ms of each input of the browser benchmark on lesson 07's sliders and dropdown,
+    made in a running event loop (as in a kernel) after the controls rested, so what the
+    inspector renders ahead is ready; and the same inputs with the kept pictures emptied
+    before each (each drawn: what every input cost before pictures were rendered ahead).
+    ``{(control, "rested" or "drawn"): [ms, ...]}``."""
+    import asyncio
+
+    async def inputs_of(keep):
+        inspector = _lesson07_inspector()
+        inspector.refresh()  # inside the loop: now it renders ahead
+        times = {}
+        for control in (inspector.max_norm, inspector.clip_value, inspector.clip_mode):
+            for rep in range(inputs):
+                while inspector.ahead.pending:  # the controls rest
+                    await asyncio.sleep(0.02)
+                if not keep:
+                    inspector.pictures.clear()
+                    inspector.timelines.clear()
+                start = time.thread_time()
+                _one_input(control, rep)
+                times.setdefault((control.description, "rested" if keep else "drawn"),
+                                 []).append(1000 * (time.thread_time() - start))
+        return times
+
+    return {**asyncio.run(inputs_of(True)), **asyncio.run(inputs_of(False))}
+
+
 if __name__ == "__main__":
     steps = lesson07_unclipped_steps()
     print("lesson 07, five steps without clipping, CPU ms per click:",
           " ".join(f"{t:.0f}" for t in steps), f"(median {np.median(steps):.0f})")
+    for (control, how), times in lesson07_rested_inputs().items():
+        print(f"lesson 07, {control}, {how}: CPU ms per input", " ".join(f"{t:.1f}" for t in times),
+              f"(median {np.median(times):.1f})")
