@@ -173,8 +173,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
         self.hist_panel.set_rows(self.model.rows)
         self.timeline_panel.set_history(self.model)
-        self.pictures.clear()  # the kept pictures showed the previous gradients
-        self.timelines.clear()
+        self.forget_pictures()  # they showed the previous gradients
         self.hist_note = _sample_note(self.model.rows)
         running = f" — training: {progress}…" if progress else ""
         self.title.value = (
@@ -185,6 +184,11 @@ class GradientInspector(PictureFallback, W.VBox):
         # timeline is drawn, so the last one to arrive is the smaller timeline
         self._draw_clipping(ahead=not progress)  # nothing rendered ahead between two steps
         self._draw_timeline()
+
+    def forget_pictures(self):
+        """Forget the kept pictures of slider positions: each is drawn again when shown."""
+        self.pictures.clear()
+        self.timelines.clear()
 
     def _draw_timeline(self, ahead=False):
         """The timeline as "when training" says (``ahead``: then render the neighbours)."""

@@ -23,7 +23,9 @@ within 100 ms (limit 100 ms, as the other widget rows).
 - GradientInspector on lesson 07's exploding network (six hidden ReLU layers of
   32, weights ×5, the digits batch of 256), in the state the lesson leaves it
   (5 steps clipped by norm): "step" (clipping by norm), the ``max_norm`` and
-  ``clip_value`` sliders.
+  ``clip_value`` sliders (each position drawn: the pictures the inspector keeps are
+  forgotten first), and ``max_norm`` back and forth between two positions it keeps
+  (what an arrow key costs once the neighbours were rendered ahead in a kernel).
 
 ``python benchmarks/scenarios/widgets_lesson_controls.py`` (not ``bench.py``) times
 the clicks of the browser benchmark on lesson 07 instead: "when training" left
@@ -160,10 +162,19 @@ def _lesson07_step():
     return _lesson07_inspector().step_button.click
 
 
-def _lesson07_slider(name, exponents):
-    slider = getattr(_lesson07_inspector(), name)
+def _lesson07_slider(name, exponents, kept=False):
+    """The slider ``name`` cycling through ``10 ** exponents``: each position drawn (the
+    kept pictures forgotten first), or with ``kept`` shown from the pictures it keeps (two
+    positions back and forth: what an arrow key finds after the controls rested)."""
+    inspector = _lesson07_inspector()
+    slider = getattr(inspector, name)
     values = itertools.cycle(10.0 ** np.array(exponents))
-    return lambda: setattr(slider, "value", next(values))
+
+    def move():
+        if not kept:
+            inspector.forget_pictures()
+        slider.value = next(values)
+    return move
 
 
 def scenarios():
@@ -187,6 +198,8 @@ def scenarios():
          _lesson07_slider("max_norm", [-1, -0.5, 0, 0.5, 1])),
         ("widget GradientInspector clip_value slider (lesson 07 exploding net)",
          _lesson07_slider("clip_value", [-2, -1.5, -1, -0.5, 0])),
+        ("widget GradientInspector max_norm slider back and forth, pictures kept (lesson 07)",
+         _lesson07_slider("max_norm", [0, 0.05], kept=True)),
     ]
     return [{"name": name, "contenders": {"edutorch": fn, "numpy": None, "torch": None},
              "limits": dict(LIMITS), "setup_note": note} for name, fn in cases]
@@ -239,8 +252,7 @@ def lesson07_rested_inputs(inputs=5):
                 while inspector.ahead.pending:  # the controls rest
                     await asyncio.sleep(0.02)
                 if not keep:
-                    inspector.pictures.clear()
-                    inspector.timelines.clear()
+                    inspector.forget_pictures()
                 start = time.thread_time()
                 _one_input(control, rep)
                 times.setdefault((control.description, "rested" if keep else "drawn"),

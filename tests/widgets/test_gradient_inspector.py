@@ -435,8 +435,7 @@ def test_slider_neighbours_rendered_ahead_are_shown_without_drawing(monkeypatch,
     monkeypatch.undo()
     without_line = bytes(view.timeline.value)
     view.clip_mode.value = "norm"
-    view.pictures.clear()
-    view.timelines.clear()
+    view.forget_pictures()
     view.clip_mode.value = "none"
     assert bytes(view.timeline.value) == without_line  # drawn now: the same
     view.clip_mode.value = "norm"
