@@ -77,7 +77,9 @@ class GradientInspector(PictureFallback, W.VBox):
         self.task = None  # the asyncio task of a run of several steps
         self.pictures = {}  # (max_norm, clip_value) -> (PNG, caption, table) of these gradients
         self.timelines = {}  # max_norm (None: no max_norm line) -> the timeline's PNG
-        self.ahead = RenderAhead(delay_s=0.3)  # the sliders' neighbours, while nobody waits
+        # the sliders' neighbours while nobody waits: from 0.1 s of quiet (each task takes
+        # 5-20 ms), so that someone pressing an arrow key a few times a second finds them
+        self.ahead = RenderAhead(delay_s=0.1)
         self.max_norm = W.FloatLogSlider(value=1.0, base=10, min=-4, max=3, step=0.05,
                                          description="max_norm", readout_format=".3g",
                                          continuous_update=True, layout=W.Layout(width="370px"))
@@ -235,13 +237,14 @@ class GradientInspector(PictureFallback, W.VBox):
         max_norm) and the timeline of the other "when training" state. The clip_value
         neighbours only up to ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
         max_norm, clip_value, mode = self.max_norm.value, self.clip_value.value, self.clip_mode.value
-        tasks = [lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm)]
+        tasks = []
         for value in _neighbours(self.max_norm):
             tasks += [lambda value=value: self._clipping_picture(value, clip_value),
                       lambda value=value: self._timeline_png(mode, value)]
         if sum(int(np.prod(r.shape, dtype=np.int64)) for r in self.model.rows) <= AHEAD_ENTRIES:
             tasks += [lambda value=value: self._clipping_picture(max_norm, value)
                       for value in _neighbours(self.clip_value)]
+        tasks.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
         self.ahead.schedule(tasks)
 
     def _table_html(self, by_norm, by_value):
@@ -272,10 +275,10 @@ def _position(value):
 
 
 def _neighbours(slider):
-    """The values one step below and above a ``FloatLogSlider``'s value, within its range
+    """The values one step above and below a ``FloatLogSlider``'s value, within its range
     (the exponent taken to the slider's grid, as its arrow keys move it)."""
     exponent = round(math.log(slider.value, slider.base) / slider.step) * slider.step
-    others = (round(exponent - slider.step, 10), round(exponent + slider.step, 10))
+    others = (round(exponent + slider.step, 10), round(exponent - slider.step, 10))
     return [slider.base ** e for e in others if slider.min <= e <= slider.max]
 
 

@@ -467,3 +467,18 @@ def test_a_big_model_renders_only_the_cheap_neighbours_ahead(monkeypatch, small_
         _position(value) for value in (view.max_norm.value, _arrow(view.max_norm, 1),
                                        _arrow(view.max_norm, -1))}
     assert {c for _, c in view.pictures} == {_position(view.clip_value.value)}
+
+
+def test_a_run_of_steps_renders_ahead_only_when_it_ends(small_mlp, eval_batch):
+    """Between the steps of "10 steps" nothing is rendered ahead (the next step would wait
+    for it); after the last one the neighbours are."""
+    import asyncio
+
+    async def scenario():
+        view = GradientInspector(small_mlp, eval_batch)
+        scheduled = []
+        view.ahead.schedule = lambda tasks: scheduled.append((view.model.steps, list(tasks)))
+        await view.start_training(3)
+        return scheduled
+    scheduled = asyncio.run(scenario())
+    assert [steps for steps, _ in scheduled] == [3] and len(scheduled[0][1]) == 7
