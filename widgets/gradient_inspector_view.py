@@ -12,11 +12,18 @@ Layout::
 
 The sliders only *preview* clipping (on copies of the gradients); the step
 buttons train, clipping the real gradients as "when training" says.
+
+Speed: a slider moves by one step at a time (an arrow key, a drag), so while
+the controls rest the view renders what one step either way of each slider
+would show (``RenderAhead``), and the timeline of the other "when training"
+state; it keeps the last ``KEEP`` of these pictures until the next gradients.
+A control that lands on a kept position shows it without drawing.
 """
 from __future__ import annotations
 
 import asyncio
 import html
+import math
 
 import ipywidgets as W
 import matplotlib as mpl
@@ -26,8 +33,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, font_size, html_style,
-                      joined_png, set_title, small_fonts, text_scale)
+from ._render import (COLORBAR_ROOM, CSS_DPI, Canvas, PictureFallback, RenderAhead, font_size,
+                      html_style, joined_png, set_title, small_fonts, text_scale)
 from .gradient_inspector import LOG_EDGES, SAMPLE_SIZE, GradientInspectorModel
 
 GREY, NORM_COLOUR, VALUE_COLOUR = "#b8b8b8", "#219ebc", "#f77f00"
@@ -35,6 +42,11 @@ HIST_CMAP = "Greys"  # counts are never negative: a one-sided scale from 0 to th
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 LEGEND_INCHES = 0.5  # below the bar chart: its legend, outside the bars
 TIMELINE_LEGEND_INCHES = 1.45  # right of the timeline: its legend
+KEEP = 12  # pictures of slider positions the view keeps (shown or rendered ahead), per canvas
+#: gradient entries (all parameters) up to which the clip_value slider's neighbours are
+#: rendered ahead: each needs a clip_grad_value_ preview, a pass over every entry (on two
+#: 4096x4096 layers ~100 ms that would hold up a click arriving meanwhile)
+AHEAD_ENTRIES = 1 << 22
 
 
 class GradientInspector(PictureFallback, W.VBox):
@@ -63,6 +75,11 @@ class GradientInspector(PictureFallback, W.VBox):
 
         self.title = W.HTML()
         self.task = None  # the asyncio task of a run of several steps
+        self.pictures = {}  # (max_norm, clip_value) -> (PNG, caption, table) of these gradients
+        self.timelines = {}  # max_norm (None: no max_norm line) -> the timeline's PNG
+        # the sliders' neighbours while nobody waits: from 0.1 s of quiet (each task takes
+        # 5-20 ms), so that someone pressing an arrow key a few times a second finds them
+        self.ahead = RenderAhead(delay_s=0.1)
         self.max_norm = W.FloatLogSlider(value=1.0, base=10, min=-4, max=3, step=0.05,
                                          description="max_norm", readout_format=".3g",
                                          continuous_update=True, layout=W.Layout(width="370px"))
@@ -87,7 +104,7 @@ class GradientInspector(PictureFallback, W.VBox):
 
         self.max_norm.observe(lambda change: self._draw_clipping(timeline=True), names="value")
         self.clip_value.observe(lambda change: self._draw_clipping(), names="value")
-        self.clip_mode.observe(lambda change: self._draw_timeline(), names="value")
+        self.clip_mode.observe(lambda change: self._draw_timeline(ahead=True), names="value")
         self.step_button.on_click(lambda _: self.train(1))
         self.steps_button.on_click(lambda _: self.start_training(10))
         super().__init__([
@@ -157,33 +174,78 @@ class GradientInspector(PictureFallback, W.VBox):
         (``progress``: "step k / n" of a run of several steps, shown in the title)."""
         self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
         self.hist_panel.set_rows(self.model.rows)
+        self.timeline_panel.set_history(self.model)
+        self.forget_pictures()  # they showed the previous gradients
         self.hist_note = _sample_note(self.model.rows)
         running = f" — training: {progress}…" if progress else ""
         self.title.value = (
             f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
             f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
             f"{len(self.model.rows)} parameters with .grad{running}")
+        # the bars and histograms first: the browser decodes that big picture while the
+        # timeline is drawn, so the last one to arrive is the smaller timeline
+        self._draw_clipping(ahead=not progress)  # nothing rendered ahead between two steps
         self._draw_timeline()
-        self._draw_clipping()
 
-    def _draw_timeline(self):
-        self.timeline_panel.set_history(self.model)
-        self.timeline_panel.show_limit(self.clip_mode.value, self.max_norm.value)
-        self.timeline.value = self.timeline_canvas.png()
+    def forget_pictures(self):
+        """Forget the kept pictures of slider positions: each is drawn again when shown."""
+        self.pictures.clear()
+        self.timelines.clear()
 
-    def _draw_clipping(self, timeline=False):
+    def _draw_timeline(self, ahead=False):
+        """The timeline as "when training" says (``ahead``: then render the neighbours)."""
+        self.timeline.value = self._timeline_png(self.clip_mode.value, self.max_norm.value)
+        if ahead:
+            self._render_neighbours_ahead()
+
+    def _draw_clipping(self, timeline=False, ahead=True):
         """The clipping previews; ``timeline``: max_norm moved, so does the timeline's line
-        (when training clips by norm)."""
-        by_norm = self.model.clip_norm(self.max_norm.value)
-        by_value = self.model.clip_value(self.clip_value.value)
-        self.norms_panel.show_clipping(by_norm, by_value)
-        self.hist_panel.show_clip_value(by_value.threshold)
-        self.caption.value = _caption_html(by_norm, by_value, self.style, self.hist_note)
-        self.table.value = self._table_html(by_norm, by_value)
-        self.image.value = self.canvas.png()
+        (when training clips by norm); ``ahead``: then render the neighbours."""
+        png, caption, table = self._clipping_picture(self.max_norm.value, self.clip_value.value)
+        self.image.value = png  # pictures first: the browser decodes them while it lays out text
         if timeline and self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
-            self.timeline_panel.show_limit("norm", self.max_norm.value)
-            self.timeline.value = self.timeline_canvas.png()
+            self.timeline.value = self._timeline_png("norm", self.max_norm.value)
+        self.caption.value, self.table.value = caption, table
+        if ahead:
+            self._render_neighbours_ahead()
+
+    def _clipping_picture(self, max_norm, clip_value):
+        """``(PNG, caption, table)`` of the previews at these slider values: drawn once per
+        gradients and kept (``KEEP``), so a position rendered ahead is shown at once."""
+        key = (_position(max_norm), _position(clip_value))
+        if key not in self.pictures:
+            by_norm = self.model.clip_norm(max_norm)
+            by_value = self.model.clip_value(clip_value)
+            self.norms_panel.show_clipping(by_norm, by_value)
+            self.hist_panel.show_clip_value(by_value.threshold)
+            _keep(self.pictures, key, (self.canvas.png(),
+                                       _caption_html(by_norm, by_value, self.style, self.hist_note),
+                                       self._table_html(by_norm, by_value)))
+        return self.pictures[key]
+
+    def _timeline_png(self, clip_mode, max_norm):
+        """The timeline with the ``max_norm`` line when ``clip_mode`` is "norm" (without it
+        otherwise): drawn once per gradients and kept, like ``_clipping_picture``."""
+        key = _position(max_norm) if clip_mode == "norm" else None
+        if key not in self.timelines:
+            self.timeline_panel.show_limit(clip_mode, max_norm)
+            _keep(self.timelines, key, self.timeline_canvas.png())
+        return self.timelines[key]
+
+    def _render_neighbours_ahead(self):
+        """While the controls rest: each slider one step either way (the timeline too, for
+        max_norm) and the timeline of the other "when training" state. The clip_value
+        neighbours only up to ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
+        max_norm, clip_value, mode = self.max_norm.value, self.clip_value.value, self.clip_mode.value
+        tasks = []
+        for value in _neighbours(self.max_norm):
+            tasks += [lambda value=value: self._clipping_picture(value, clip_value),
+                      lambda value=value: self._timeline_png(mode, value)]
+        if sum(int(np.prod(r.shape, dtype=np.int64)) for r in self.model.rows) <= AHEAD_ENTRIES:
+            tasks += [lambda value=value: self._clipping_picture(max_norm, value)
+                      for value in _neighbours(self.clip_value)]
+        tasks.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
+        self.ahead.schedule(tasks)
 
     def _table_html(self, by_norm, by_value):
         # 11 px and narrow padding: all ten columns, "clamped" included, fit the widget's
@@ -203,6 +265,28 @@ class GradientInspector(PictureFallback, W.VBox):
         size = round(11 * text_scale())
         return (f"<div style='overflow-x: auto'><table style='{self.style}; font-size: {size}px'>"
                 f"{''.join(rows)}</table></div>")
+
+
+def _position(value):
+    """A slider value as a key of kept pictures: 12 significant digits, so that the value
+    the browser's slider computes (its own ``base ** exponent``) finds the picture rendered
+    ahead for Python's (they may differ in the last bit; no text or pixel shows it)."""
+    return float(f"{float(value):.12g}")
+
+
+def _neighbours(slider):
+    """The values one step above and below a ``FloatLogSlider``'s value, within its range
+    (the exponent taken to the slider's grid, as its arrow keys move it)."""
+    exponent = round(math.log(slider.value, slider.base) / slider.step) * slider.step
+    others = (round(exponent + slider.step, 10), round(exponent - slider.step, 10))
+    return [slider.base ** e for e in others if slider.min <= e <= slider.max]
+
+
+def _keep(cache, key, value):
+    """``cache[key] = value``, forgetting the oldest entry beyond ``KEEP``."""
+    if len(cache) >= KEEP:
+        del cache[next(iter(cache))]
+    cache[key] = value
 
 
 def _caption_html(by_norm, by_value, style, note=""):

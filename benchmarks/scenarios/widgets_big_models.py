@@ -229,9 +229,15 @@ def _apply_undo():
 
 
 def _slider(name, values):
+    """The GradientInspector's slider ``name`` cycling through ``values``, each drawn (the
+    pictures the inspector keeps are forgotten first)."""
     _, state = _prepared(gradient_actions, "step")
     values = itertools.cycle(values)
-    return lambda: setattr(getattr(state["view"], name), "value", next(values))
+
+    def move():
+        state["view"].forget_pictures()
+        getattr(state["view"], name).value = next(values)
+    return move
 
 
 def scenarios():

@@ -58,20 +58,23 @@ def _inspector():
     return GradientInspector(_mlp(), [_batch(64, seed) for seed in range(4)], lr=0.01)
 
 
-def _slider(slider, exponents):
-    values = itertools.cycle(10.0 ** np.array(exponents))
+def _slider(name, exponents):
+    """A GradientInspector slider cycling through ``10 ** exponents``, each position drawn
+    (the pictures the inspector keeps are forgotten first)."""
+    view, values = _inspector(), itertools.cycle(10.0 ** np.array(exponents))
 
     def move():
-        slider.value = float(next(values))
+        view.forget_pictures()
+        getattr(view, name).value = float(next(values))
     return move
 
 
 def _max_norm_slider():
-    return _slider(_inspector().max_norm, [-2, -1.5, -1, -0.5, 0, 0.5])
+    return _slider("max_norm", [-2, -1.5, -1, -0.5, 0, 0.5])
 
 
 def _clip_value_slider():
-    return _slider(_inspector().clip_value, [-4, -3.5, -3, -2.5, -2, -1.5])
+    return _slider("clip_value", [-4, -3.5, -3, -2.5, -2, -1.5])
 
 
 def _step_button():

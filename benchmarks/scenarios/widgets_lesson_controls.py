@@ -23,12 +23,16 @@ within 100 ms (limit 100 ms, as the other widget rows).
 - GradientInspector on lesson 07's exploding network (six hidden ReLU layers of
   32, weights ×5, the digits batch of 256), in the state the lesson leaves it
   (5 steps clipped by norm): "step" (clipping by norm), the ``max_norm`` and
-  ``clip_value`` sliders.
+  ``clip_value`` sliders (each position drawn: the pictures the inspector keeps are
+  forgotten first), and ``max_norm`` back and forth between two positions it keeps
+  (what an arrow key costs once the neighbours were rendered ahead in a kernel).
 
 ``python benchmarks/scenarios/widgets_lesson_controls.py`` (not ``bench.py``) times
 the clicks of the browser benchmark on lesson 07 instead: "when training" left
 at "no clipping", five steps, during which the gradients explode (their ranges,
-hence the axes, change at every step) and then turn NaN.
+hence the axes, change at every step) and then turn NaN; then its five inputs on
+each slider and on the dropdown, in a running event loop after the controls
+rested (pictures rendered ahead) and with every picture drawn.
 """
 import os
 import sys
@@ -158,10 +162,19 @@ def _lesson07_step():
     return _lesson07_inspector().step_button.click
 
 
-def _lesson07_slider(name, exponents):
-    slider = getattr(_lesson07_inspector(), name)
+def _lesson07_slider(name, exponents, kept=False):
+    """The slider ``name`` cycling through ``10 ** exponents``: each position drawn (the
+    kept pictures forgotten first), or with ``kept`` shown from the pictures it keeps (two
+    positions back and forth: what an arrow key finds after the controls rested)."""
+    inspector = _lesson07_inspector()
+    slider = getattr(inspector, name)
     values = itertools.cycle(10.0 ** np.array(exponents))
-    return lambda: setattr(slider, "value", next(values))
+
+    def move():
+        if not kept:
+            inspector.forget_pictures()
+        slider.value = next(values)
+    return move
 
 
 def scenarios():
@@ -185,6 +198,8 @@ def scenarios():
          _lesson07_slider("max_norm", [-1, -0.5, 0, 0.5, 1])),
         ("widget GradientInspector clip_value slider (lesson 07 exploding net)",
          _lesson07_slider("clip_value", [-2, -1.5, -1, -0.5, 0])),
+        ("widget GradientInspector max_norm slider back and forth, pictures kept (lesson 07)",
+         _lesson07_slider("max_norm", [0, 0.05], kept=True)),
     ]
     return [{"name": name, "contenders": {"edutorch": fn, "numpy": None, "torch": None},
              "limits": dict(LIMITS), "setup_note": note} for name, fn in cases]
@@ -208,7 +223,49 @@ def lesson07_unclipped_steps(runs=3):
     return [float(np.median(column)) for column in zip(*times)]
 
 
+def _one_input(control, rep):
+    """What the browser benchmark does to ``control`` at input ``rep``: an arrow key on a
+    slider (right, left, right, ...: the browser computes ``base ** exponent``), the next
+    option of a dropdown."""
+    if hasattr(control, "base"):
+        exponent = round(np.log10(control.value) / control.step) * control.step
+        control.value = control.base ** (exponent + (control.step if rep % 2 == 0 else -control.step))
+    else:
+        values = [value for _, value in control.options]
+        control.value = values[(values.index(control.value) + 1) % len(values)]
+
+
+def lesson07_rested_inputs(inputs=5):
+    """CPU ms of each input of the browser benchmark on lesson 07's sliders and dropdown,
+    made in a running event loop (as in a kernel) after the controls rested, so what the
+    inspector renders ahead is ready; and the same inputs with the kept pictures emptied
+    before each (each drawn: what every input cost before pictures were rendered ahead).
+    ``{(control, "rested" or "drawn"): [ms, ...]}``."""
+    import asyncio
+
+    async def inputs_of(keep):
+        inspector = _lesson07_inspector()
+        inspector.refresh()  # inside the loop: now it renders ahead
+        times = {}
+        for control in (inspector.max_norm, inspector.clip_value, inspector.clip_mode):
+            for rep in range(inputs):
+                while inspector.ahead.pending:  # the controls rest
+                    await asyncio.sleep(0.02)
+                if not keep:
+                    inspector.forget_pictures()
+                start = time.thread_time()
+                _one_input(control, rep)
+                times.setdefault((control.description, "rested" if keep else "drawn"),
+                                 []).append(1000 * (time.thread_time() - start))
+        return times
+
+    return {**asyncio.run(inputs_of(True)), **asyncio.run(inputs_of(False))}
+
+
 if __name__ == "__main__":
     steps = lesson07_unclipped_steps()
     print("lesson 07, five steps without clipping, CPU ms per click:",
           " ".join(f"{t:.0f}" for t in steps), f"(median {np.median(steps):.0f})")
+    for (control, how), times in lesson07_rested_inputs().items():
+        print(f"lesson 07, {control}, {how}: CPU ms per input", " ".join(f"{t:.1f}" for t in times),
+              f"(median {np.median(times):.1f})")

@@ -9,6 +9,7 @@ import edutorch.nn as nn
 from test_layering import WIDGETS, imported_top_level_names
 from widgets import GradientInspector, GradientInspectorModel, set_text_scale
 from widgets.gradient_inspector import LOG_EDGES
+from widgets.gradient_inspector_view import _position
 from widget_helpers import copy_weights, is_png, mlp, png_bytes
 
 
@@ -382,3 +383,102 @@ def test_ten_steps_in_a_kernel_run_as_a_task_with_progress(small_mlp, eval_batch
         assert len(pictures) == 3 and len({bytes(p) for p in pictures}) == 3
         assert any("after 3 optimizer steps" in t and "training: step 1 / 3" in t for t in titles)
     asyncio.run(scenario())
+
+
+# -- pictures rendered ahead (issue 25: 100 ms as a person sees it) ------------------------
+def _rested_inspector(model, data, clip_mode="norm"):
+    """An inspector built in a running event loop (a kernel), left alone until what it
+    renders ahead is ready."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    def build():
+        view = GradientInspector(model, data)
+        view.clip_mode.value = clip_mode
+        return view
+    return asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
+
+
+def _arrow(slider, steps):
+    """The value a browser's ``FloatLogSlider`` sends after ``steps`` arrow keys: its own
+    ``base ** exponent`` on the slider's grid."""
+    import math
+    exponent = round(math.log10(slider.value) / slider.step) * slider.step + steps * slider.step
+    return slider.base ** exponent
+
+
+def test_slider_neighbours_rendered_ahead_are_shown_without_drawing(monkeypatch, small_mlp,
+                                                                    eval_batch):
+    """In a kernel, once the controls rest, one step either way of each slider is ready: the
+    slider shows it without drawing, byte for byte (picture, caption, table, timeline) what
+    drawing that position now gives; moving back shows the first picture again."""
+    view = _rested_inspector(small_mlp, eval_batch)
+    first = (bytes(view.image.value), view.caption.value, view.table.value,
+             bytes(view.timeline.value))
+    assert len(view.pictures) == 5 and len(view.timelines) == 4  # current + 4 / current + 3
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    for canvas in (view.canvas, view.timeline_canvas):
+        monkeypatch.setattr(canvas, "png", no_drawing)
+    shown = {}
+    for slider, steps in ((view.max_norm, 1), (view.max_norm, -1), (view.clip_value, -1),
+                          (view.clip_value, 1)):
+        slider.value = _arrow(slider, steps)
+        shown[slider.description] = (bytes(view.image.value), view.caption.value,
+                                     view.table.value, bytes(view.timeline.value))
+        slider.value = _arrow(slider, -steps)  # and back: the first picture
+        assert (bytes(view.image.value), view.caption.value, view.table.value,
+                bytes(view.timeline.value)) == first
+    view.clip_mode.value = "none"  # the timeline without the max_norm line: ready too
+    monkeypatch.undo()
+    without_line = bytes(view.timeline.value)
+    view.clip_mode.value = "norm"
+    view.forget_pictures()
+    view.clip_mode.value = "none"
+    assert bytes(view.timeline.value) == without_line  # drawn now: the same
+    view.clip_mode.value = "norm"
+    view.clip_value.value = _arrow(view.clip_value, 1)
+    view.clip_value.value = _arrow(view.clip_value, -1)
+    view.max_norm.value = _arrow(view.max_norm, -1)  # drawn now (the cache was emptied)
+    assert (bytes(view.image.value), view.caption.value, view.table.value,
+            bytes(view.timeline.value)) == shown["max_norm"]
+
+
+def test_new_gradients_forget_the_kept_pictures(small_mlp, eval_batch):
+    view = _rested_inspector(small_mlp, eval_batch)
+    position = _arrow(view.max_norm, 1)
+    before = view.pictures[(_position(position), _position(view.clip_value.value))][0]
+    view.step_button.click()
+    assert list(view.pictures) == [(_position(view.max_norm.value),
+                                    _position(view.clip_value.value))]
+    view.max_norm.value = position
+    assert bytes(view.image.value) != before  # the new gradients, not the kept picture
+
+
+def test_a_big_model_renders_only_the_cheap_neighbours_ahead(monkeypatch, small_mlp,
+                                                             eval_batch):
+    """Above ``AHEAD_ENTRIES`` gradient entries the clip_value neighbours (each a pass over
+    every entry) are not rendered ahead; the max_norm ones (no pass) still are."""
+    monkeypatch.setattr("widgets.gradient_inspector_view.AHEAD_ENTRIES", 100)
+    view = _rested_inspector(small_mlp, eval_batch)
+    assert {m for m, _ in view.pictures} == {
+        _position(value) for value in (view.max_norm.value, _arrow(view.max_norm, 1),
+                                       _arrow(view.max_norm, -1))}
+    assert {c for _, c in view.pictures} == {_position(view.clip_value.value)}
+
+
+def test_a_run_of_steps_renders_ahead_only_when_it_ends(small_mlp, eval_batch):
+    """Between the steps of "10 steps" nothing is rendered ahead (the next step would wait
+    for it); after the last one the neighbours are."""
+    import asyncio
+
+    async def scenario():
+        view = GradientInspector(small_mlp, eval_batch)
+        scheduled = []
+        view.ahead.schedule = lambda tasks: scheduled.append((view.model.steps, list(tasks)))
+        await view.start_training(3)
+        return scheduled
+    scheduled = asyncio.run(scenario())
+    assert [steps for steps, _ in scheduled] == [3] and len(scheduled[0][1]) == 7

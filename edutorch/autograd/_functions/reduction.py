@@ -444,19 +444,20 @@ class Norm(Function):
         axes = normalize_dims(dim, x.ndim)
         ctx.in_shape, ctx.axes, ctx.keepdim, ctx.p = x.shape, axes, keepdim, p
         dtype, x = x.dtype, accumulation_input(x)
-        ax = np.abs(x)
-        if p == float("inf"):
-            out = ax.max(axis=axes, keepdims=keepdim, initial=0)
-        elif p == -float("inf"):
-            out = ax.min(axis=axes, keepdims=keepdim)
-        elif p == 0:
-            out = (ax != 0).sum(axis=axes, keepdims=keepdim).astype(dtype)
-        elif p == 1:
-            out = ax.sum(axis=axes, keepdims=keepdim)
-        elif p == 2:
+        if p == 2:  # the usual norm first: x * x needs no |x| (one temporary, not two)
             out = np.sqrt((x * x).sum(axis=axes, keepdims=keepdim))
+        elif p == 0:
+            out = (x != 0).sum(axis=axes, keepdims=keepdim).astype(dtype)
         else:
-            out = (ax ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
+            ax = np.abs(x)
+            if p == float("inf"):
+                out = ax.max(axis=axes, keepdims=keepdim, initial=0)
+            elif p == -float("inf"):
+                out = ax.min(axis=axes, keepdims=keepdim)
+            elif p == 1:
+                out = ax.sum(axis=axes, keepdims=keepdim)
+            else:
+                out = (ax ** p).sum(axis=axes, keepdims=keepdim) ** (1.0 / p)
 
         out = _utils._Tensor._make(rounded_to(backend.get_array_module(x).asarray(out), dtype))
         ctx.save_for_backward(a, out)
