@@ -1219,6 +1219,37 @@ def test_reading_grad_fn_of_a_stale_view_raises_as_in_pytorch(code, error):
     assert read(real_torch) == got
 
 
+_STALE_RETAIN_GRAD = [  # (a stale view, what retain_grad() says: None when it returns quietly)
+    ("a = x * 1\nv = a.unbind(0)[0]\na.mul_(2.0)", "Output 0 of Unbind is a view and its base"),
+    ("a = x * 1\nv = a.split(1)[0]\na.mul_(2.0)", "Output 0 of Split is a view and its base"),
+    # made under no_grad and given requires_grad_(): a leaf in PyTorch, so retain_grad() does nothing
+    ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\nv.requires_grad_()\na.mul_(2.0)", None),
+    ("with lib.no_grad():\n    a = x * 1\n    v = a[0]\nv.requires_grad_()\na.mul_(2.0)", None),
+]
+
+
+@pytest.mark.parametrize("code, error", _STALE_RETAIN_GRAD)
+def test_retain_grad_of_a_stale_view_as_in_pytorch(code, error):
+    # issue 23: retain_grad() of a no_grad view given its own requires_grad_() raised once its base was
+    # written; PyTorch's view is a leaf (no grad_fn of its own), and retain_grad() of a leaf returns
+    def retain(lib):
+        scope = {"lib": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)}
+        exec(code, scope)
+        v = scope["v"]
+        try:
+            v.retain_grad()
+        except RuntimeError as caught:
+            return str(caught)
+        assert not v.retains_grad
+        return None
+
+    got = retain(torch)
+    assert got == error if error is None else got.startswith(error), got
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    got_torch = retain(real_torch)
+    assert got_torch == error if error is None else got_torch.startswith(error), got_torch
+
+
 @pytest.mark.parametrize("value_requires_grad", [False, True])
 def test_masked_fill_of_an_expand_writes_only_where_the_mask_is_true(value_requires_grad):
     # fuzz (seed 259): masked_fill_ into broadcast_to(x, ...) wrote every element, so a repeated element
