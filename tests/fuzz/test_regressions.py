@@ -3,6 +3,8 @@
 Each test is the shrunk program (a few lines) with PyTorch 2.13's answer
 written in, so they run without PyTorch.
 """
+import math
+
 import pytest
 
 import edutorch as torch
@@ -1369,3 +1371,27 @@ def test_a_node_whose_inputs_lead_nowhere_still_checks_its_saved_result():
     m.sub_(torch.tensor(-2.09, dtype=torch.float64, requires_grad=True), alpha=2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         (m * m).sum().backward()
+
+
+_XLOGY_VALUES = [0.0, 1.5, -1.0, 0.1, float("nan")]
+
+
+@pytest.mark.parametrize("a", _XLOGY_VALUES)
+@pytest.mark.parametrize("b", _XLOGY_VALUES + ["number 0.1", "number -1.0", "number nan"])
+def test_xlogy_gradient_is_pytorchs_formula(a, b):
+    # fuzz (seed 271000005625): d xlogy(a, b) / da at a = 0 was 0 (the old xlogy(a != 0, b)); PyTorch 2.13's
+    # derivatives.yaml has xlogy(grad, b).masked_fill((a == 0) & (b <= 0), 0): log(b) there when b > 0
+    def grads(lib):
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        y = float(b.split()[1]) if isinstance(b, str) else lib.tensor(b, dtype=lib.float64, requires_grad=True)
+        lib.xlogy(x, y).backward(lib.tensor(-2.0, dtype=lib.float64))
+        return [round(v, 9) if v == v else "nan" for v in [x.grad.item()] + ([] if isinstance(b, str) else [y.grad.item()])]
+
+    got = grads(torch)
+    value = float(b.split()[1]) if isinstance(b, str) else b
+    masked = a == 0 and (not value > 0 if isinstance(b, str) else value <= 0)  # a Python number: xlogy.Scalar_Other
+    log_b = math.log(value) if value > 0 else (-math.inf if value == 0 else math.nan)
+    expected_da = 0.0 if masked else -2.0 * log_b
+    assert got[0] == (round(expected_da, 9) if expected_da == expected_da else "nan")
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert grads(real_torch) == got

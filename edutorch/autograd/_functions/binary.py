@@ -155,6 +155,17 @@ class Fmod(Function):
         return sum_tangents(da, db * -(a / b).trunc() if db is not None else None)
 
 
+def _xlogy_self_derivative(g, a, b):
+    """``g`` times d xlogy(a, b) / da, as PyTorch's derivatives.yaml writes it:
+    ``xlogy(g, b).masked_fill((a == 0) & (b <= 0), 0)``: ``g * log(b)`` (0 where ``g`` is 0),
+    and 0 where ``a`` is 0 and ``log(b)`` is not finite.  For a Python number ``b``
+    (``xlogy.Scalar_Other``) the mask is ``a == 0`` unless ``b > 0`` (a NaN ``b`` included)."""
+    d = Xlogy.apply(g, b)
+    if isinstance(b, (int, float)):
+        return d if b > 0 else d.masked_fill(a == 0, 0)
+    return d.masked_fill((a == 0) & (b <= 0), 0)
+
+
 class Xlogy(Function):
     """``a * log(b)``, 0 where ``a == 0`` (also for ``b == 0``) unless ``b`` is NaN."""
 
@@ -176,13 +187,13 @@ class Xlogy(Function):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         ma, mb = ctx.meta
-        # d/da = xlogy(a != 0, b);  d/db = a / b
-        ga = grad_for(grad * Xlogy.apply((a != 0).to(grad.dtype), b), ma) if ctx.needs_input_grad[0] else None
+        # d/da = log(b) (times grad: xlogy(grad, b)), 0 where a == 0 and b <= 0;  d/db = a / b
+        ga = grad_for(_xlogy_self_derivative(grad, a, b), ma) if ctx.needs_input_grad[0] else None
         gb = grad_for(grad * a / b, mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
     @staticmethod
     def jvp(ctx, da, db):
         a, b = ctx.primals
-        d_self = da * Xlogy.apply((a != 0).to(da.dtype), b) if da is not None else None
+        d_self = _xlogy_self_derivative(da, a, b) if da is not None else None
         return sum_tangents(d_self, db * a / b if db is not None else None)
