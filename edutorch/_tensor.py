@@ -351,10 +351,15 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self.__dict__.get("_retains_grad") or own_requires_grad(self):
-            return  # a leaf (a view made under no_grad and given requires_grad_() is one): nothing to retain
+        if self._grad_fn is None or self.__dict__.get("_retains_grad"):
+            return
         if self._grad_fn._use_error is not None:  # a split/unbind output whose base was written since
-            _function.refuse_use(self._grad_fn, self)
+            try:
+                _function.refuse_use(self._grad_fn, self)
+            except RuntimeError:
+                if not own_requires_grad(self):
+                    raise
+                return  # made under no_grad and given requires_grad_(): a leaf in PyTorch, nothing to retain
         self._retains_grad = True
         self._grad_fn._retain(self._output_nr, self)
 

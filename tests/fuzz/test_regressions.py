@@ -1373,6 +1373,27 @@ def test_a_node_whose_inputs_lead_nowhere_still_checks_its_saved_result():
         (m * m).sum().backward()
 
 
+def test_retain_grad_of_a_view_of_a_no_grad_view_keeps_its_gradient():
+    # fuzz (seeds 272/273): `with no_grad(): v3 = x.diagonal(...)`, then `v4 = v3.transpose(0, -1)` in grad
+    # mode and `v4.retain_grad()`: v4.grad stayed None (PyTorch: the gradient); retain_grad took v4 for a
+    # no_grad view given requires_grad_() of its own
+    def grad_of_v4(lib):
+        x = lib.tensor([[[-2.49, 1.31, -0.95], [-1.22, -0.3, 2.49], [0.38, -1.49, 1.19]]], dtype=lib.float64,
+                       requires_grad=True)
+        v2 = x.cumsum(0)
+        with lib.no_grad():
+            v3 = v2.diagonal(-1, 1, 2)
+        v4 = v3.transpose(0, -1)
+        v4.retain_grad()
+        (v4.tanh() * 2).sum().backward()
+        return [round(g, 6) for g in v4.grad.flatten().tolist()], v4.retains_grad
+
+    got = grad_of_v4(torch)
+    assert got == ([round(2 * (1 - math.tanh(-1.22) ** 2), 6), round(2 * (1 - math.tanh(-1.49) ** 2), 6)], True)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert grad_of_v4(real_torch) == got
+
+
 _XLOGY_VALUES = [0.0, 1.5, -1.0, 0.1, float("nan")]
 
 
