@@ -353,13 +353,11 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self._grad_fn is None or self.__dict__.get("_retains_grad"):
             return
-        if self._grad_fn._use_error is not None:  # a split/unbind output whose base was written since
-            try:
-                _function.refuse_use(self._grad_fn, self)
-            except RuntimeError:
-                if not own_requires_grad(self):
-                    raise
-                return  # made under no_grad and given requires_grad_(): a leaf in PyTorch, nothing to retain
+        message = _function.use_error(self._grad_fn, self) if self._grad_fn._use_error is not None else None
+        if message is not None:  # a stale view: its base was written since
+            if own_requires_grad(self):  # made under no_grad and given requires_grad_(): PyTorch's leaf
+                return
+            raise RuntimeError(message)  # a split/unbind output
         self._retains_grad = True
         self._grad_fn._retain(self._output_nr, self)
 

@@ -193,15 +193,13 @@ class Node(FunctionCtx):
     # -- backward ------------------------------------------------------------
     def apply(self, *grad_outputs):
         """Call the Function's ``backward`` and keep the grads of tensor inputs."""
+        if self._for_backward and self._unpacks_all:
+            self._check_saved_versions()
         if self._unpacks_all and not any(self.needs_input_grad):  # a built-in whose inputs' gradients go
-            if self._for_backward:                                # nowhere (views made under no_grad):
-                self._check_saved_versions()                      # what it saved is still checked
-            positions = self._tensor_positions
+            positions = self._tensor_positions                    # nowhere (views made under no_grad)
             return [None] * (self._num_inputs if positions is None else len(positions))
         if self._output_meta is not None and self.materialize_grads:
             grad_outputs = _materialize(self, grad_outputs)
-        if self._for_backward and self._unpacks_all:
-            self._check_saved_versions()
         grads = self._forward_cls.backward(self, *grad_outputs)
         if type(grads) is not tuple:
             grads = (grads,)
@@ -641,11 +639,16 @@ def _new_node(cls, args):
     return node
 
 
+def use_error(node, tensor):
+    """What ``node._use_error`` says of ``tensor`` (an output of ``node``): a message, or None when
+    ``tensor`` is still usable (a split/unbind output whose base was not written since)."""
+    error = node._use_error
+    return error if type(error) is str else error(tensor)
+
+
 def refuse_use(node, tensor):
-    """Raise ``node._use_error`` for ``tensor`` (an output of ``node``), if it says so: a message, or a
-    check of whether ``tensor`` is still usable (a split/unbind output whose base was written since)."""
-    use_error = node._use_error
-    message = use_error if type(use_error) is str else use_error(tensor)
+    """Raise :func:`use_error` for ``tensor``, if it says so."""
+    message = use_error(node, tensor)
     if message is not None:
         raise RuntimeError(message)
 

@@ -1186,6 +1186,19 @@ def test_group_norm_saves_the_contiguous_copy_pytorch_makes(layout, copied):
     assert run(real_torch) == (copied, copied)
 
 
+def _on_a_view(lib, code, action):
+    """Run ``code`` (it makes a view ``v`` of ``x``), then ``action(v)``: ``v`` and the RuntimeError's
+    message (None when ``action`` ran)."""
+    scope = {"lib": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)}
+    exec(code, scope)
+    v = scope["v"]
+    try:
+        action(v)
+    except RuntimeError as caught:
+        return v, str(caught)
+    return v, None
+
+
 _STALE_GRAD_FN = [  # (how the view is made and its base written, the error's start; None: grad_fn is readable)
     ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\na.mul_(2.0)", _STALE),
     ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\n    a.mul_(2.0)", _STALE),  # written under no_grad too
@@ -1205,15 +1218,9 @@ def test_reading_grad_fn_of_a_stale_view_raises_as_in_pytorch(code, error):
     # issue 23: PyTorch regenerates a view's grad_fn when its base was written since and refuses for a
     # view made under no_grad or by split/unbind; here grad_fn was a plain attribute.  repr shows <Invalid>
     def read(lib):
-        scope = {"lib": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)}
-        exec(code, scope)
-        v = scope["v"]
-        try:
-            v.grad_fn
-        except RuntimeError as caught:
-            assert "grad_fn=<Invalid>" in repr(v)
-            return str(caught)
-        return None
+        v, message = _on_a_view(lib, code, lambda v: v.grad_fn)
+        assert message is None or "grad_fn=<Invalid>" in repr(v)
+        return message
 
     got = read(torch)
     assert got == error if error is None else got.startswith(error), got
@@ -1235,15 +1242,9 @@ def test_retain_grad_of_a_stale_view_as_in_pytorch(code, error):
     # issue 23: retain_grad() of a no_grad view given its own requires_grad_() raised once its base was
     # written; PyTorch's view is a leaf (no grad_fn of its own), and retain_grad() of a leaf returns
     def retain(lib):
-        scope = {"lib": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)}
-        exec(code, scope)
-        v = scope["v"]
-        try:
-            v.retain_grad()
-        except RuntimeError as caught:
-            return str(caught)
-        assert not v.retains_grad
-        return None
+        v, message = _on_a_view(lib, code, lambda v: v.retain_grad())
+        assert message is not None or not v.retains_grad
+        return message
 
     got = retain(torch)
     assert got == error if error is None else got.startswith(error), got
