@@ -235,7 +235,7 @@ def one_input(page, output, name):
 def case_names(page):
     names = []
     for i in range(widget_outputs(page).count()):
-        names.append(widget_outputs(page).nth(i).locator(".widget-label").first.inner_text().strip())
+        names.append(widget_outputs(page).nth(i).locator(".widget-label").first.text_content().strip())
     return names
 
 
@@ -341,6 +341,50 @@ def timeline(events, window):
     return lines
 
 
+def js_samples(events):
+    """``[(ts µs, µs, [function names, outermost first])]``: V8's CPU profile samples in the trace
+    (category ``disabled-by-default-v8.cpu_profiler``), main thread and workers together."""
+    nodes, starts, samples, clock = {}, {}, [], {}
+    for e in events:
+        if e.get("name") == "Profile":
+            starts[e["id"]] = e["args"]["data"]["startTime"]
+    for e in sorted((e for e in events if e.get("name") == "ProfileChunk"), key=lambda e: e["ts"]):
+        data = e["args"]["data"]
+        profile = data.get("cpuProfile", {})
+        for node in profile.get("nodes", []):
+            frame = node["callFrame"]
+            name = frame.get("functionName") or "(anonymous)"
+            source = frame.get("url", "").split("/")[-1].split("?")[0]
+            nodes[(e["id"], node["id"])] = (f"{name} {source}".strip(), node.get("parent"))
+        t = clock.get(e["id"], starts.get(e["id"], 0))
+        for node_id, delta in zip(profile.get("samples", []), data.get("timeDeltas", [])):
+            t += delta
+            stack, key = [], (e["id"], node_id)
+            while key in nodes:
+                stack.append(nodes[key][0])
+                key = (e["id"], nodes[key][1])
+            samples.append((t, delta, stack[::-1]))
+        clock[e["id"]] = t
+    return samples
+
+
+def js_functions(events, window, top=25):
+    """The JavaScript functions that ran between input and picture: ms inclusive (a function
+    counted once per sample), heaviest first, leaving out V8's own (program), (idle), ..."""
+    samples = [s for s in js_samples(events) if window[0] <= s[0] <= window[1]]
+    inclusive, busy = collections.Counter(), 0.0
+    for _, delta, stack in samples:
+        names = {name for name in stack if not name.startswith("(")}
+        busy += delta if names else 0
+        for name in names:
+            inclusive[name] += delta
+    if not busy:
+        return []
+    lines = [f"    JavaScript: {busy / 1000:.0f} ms ({len(samples)} samples)"]
+    lines += [f"      {us / 1000:5.1f} ms  {name}" for name, us in inclusive.most_common(top)]
+    return lines
+
+
 def report_trace(events, label_text, min_ms=1.0):
     """Per input: the timeline, each thread's busy time in the window, and the main thread's
     tasks of ``min_ms`` or more (with the slices inside that took most of each)."""
@@ -348,7 +392,7 @@ def report_trace(events, label_text, min_ms=1.0):
     names = thread_names(events)
     for n, (t0, t1) in enumerate(windows(events)):
         print(f"\ninput {n}: {(t1 - t0) / 1000:.1f} ms from input to picture")
-        print("\n".join(timeline(events, (t0, t1))))
+        print("\n".join(timeline(events, (t0, t1)) + js_functions(events, (t0, t1))))
         threads = collections.defaultdict(list)
         for e in events:
             if e.get("ph") == "X" and e.get("dur") is not None and e["ts"] < t1 \
@@ -376,7 +420,8 @@ def report_trace(events, label_text, min_ms=1.0):
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink.user_timing",
               "v8.execute", "toplevel", "blink", "loading", "cc", "gpu", "netlog", "net",
               "disabled-by-default-devtools.timeline.frame", "benchmark", "latencyInfo",
-              "input", "disabled-by-default-devtools.timeline.stack", "rail"]
+              "input", "disabled-by-default-devtools.timeline.stack", "rail",
+              "disabled-by-default-v8.cpu_profiler"]
 
 
 def trace_case(browser, page, names, name, count, path):
@@ -400,7 +445,23 @@ RUN_N_ARM = """out => {
 }"""
 
 
-def trace_lesson05(browser, base_url, path):
+def click_run(page, output):
+    """One click on "run N steps": ms from the mousedown to the widget's first change; waits
+    until the run is over."""
+    output.evaluate(RUN_N_ARM)
+    output.locator("button", has_text="run N steps").first.click()
+    page.wait_for_function("() => window.__runn.first !== null", timeout=30_000)
+    first = page.evaluate("() => window.__runn.first - window.__runn.t0")
+    page.wait_for_timeout(300)
+    output.locator("button:has-text('stop'):disabled").wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)
+    return first
+
+
+def trace_lesson05(browser, base_url, path, pairs=3):
+    """Lesson 05's TrainingStepper, "run N steps" (N = 20): ``pairs`` times a click while
+    another cell is the notebook's active one, then one in the active cell (untraced); then
+    one traced click in the active cell."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
         open_notebook(page, base_url, "05-training-loop-and-optimizers")
@@ -408,17 +469,21 @@ def trace_lesson05(browser, base_url, path):
         wait_until_all_ran(page)
         output = page.locator(f"{PANEL} .jp-OutputArea-output:has(> .jupyter-widgets)",
                               has=page.locator("button", has_text="run N steps")).first
-        output.scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
-        button = output.locator("button", has_text="run N steps").first
+        output.locator(".widget-text input").first.fill("20")
+        output.locator(".widget-text input").first.press("Enter")
+        inactive, active = [], []
+        for _ in range(pairs):
+            page.locator(f"{PANEL} .jp-Cell .jp-InputPrompt").first.click()  # another cell
+            output.scroll_into_view_if_needed()
+            page.wait_for_timeout(1000)
+            inactive.append(click_run(page, output))
+            active.append(click_run(page, output))
+        print(f"\nlesson 05 run N steps, ms from click to first change: its cell not active "
+              f"{[round(t) for t in inactive]}, active {[round(t) for t in active]}")
         browser.start_tracing(page=page, path=str(path), categories=CATEGORIES)
-        output.evaluate(RUN_N_ARM)
-        button.click()
-        page.wait_for_function("() => window.__runn.first !== null", timeout=30_000)
-        page.wait_for_timeout(3000)
-        first = page.evaluate("() => window.__runn.first - window.__runn.t0")
+        first = click_run(page, output)
         browser.stop_tracing()
-        print(f"\nlesson 05 run N steps: first change {first:.0f} ms after the click")
+        print(f"traced (its cell active): first change {first:.0f} ms after the click")
         report_trace(load_trace(path), "lesson 05 run N steps, click → first change")
     finally:
         page.close()
@@ -433,7 +498,13 @@ def main():
     parser.add_argument("--trace-count", type=int, default=3, help="inputs per traced case")
     parser.add_argument("--lesson05", action="store_true",
                         help="trace one 'run N steps' click of lesson 05 (with --trace)")
+    parser.add_argument("--windowing", default="none",
+                        help="JupyterLab's notebook windowingMode (the browser test's: none; "
+                             "JupyterLab's default, which a learner's ./dev lab keeps: "
+                             "contentVisibility)")
     args = parser.parse_args()
+    lab.LAB_SETTINGS["@jupyterlab/notebook-extension/tracker.jupyterlab-settings"] = {
+        "windowingMode": args.windowing}
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
     from playwright.sync_api import sync_playwright
 
