@@ -498,6 +498,7 @@ def main():
     parser.add_argument("--trace-count", type=int, default=3, help="inputs per traced case")
     parser.add_argument("--lesson05", action="store_true",
                         help="trace one 'run N steps' click of lesson 05 (with --trace)")
+    parser.add_argument("--cases", help="comma-separated case names to time (default: all)")
     parser.add_argument("--windowing", default="none",
                         help="JupyterLab's notebook windowingMode (the browser test's: none; "
                              "JupyterLab's default, which a learner's ./dev lab keeps: "
@@ -532,8 +533,9 @@ def main():
             wait_until_all_ran(page)
             page.wait_for_timeout(1000)
             if args.repeat:
-                measure(page, names, 2)  # warm up: the first inputs compile the views' code
-                times = measure(page, names, args.repeat)
+                timed = args.cases.split(",") if args.cases else names
+                measure(page, timed, 2)  # warm up: the first inputs compile the views' code
+                times = measure(page, timed, args.repeat)
                 print(table(times), flush=True)
             if trace_dir:
                 for name in args.trace_case or ["png 1520x1000"]:
