@@ -9,9 +9,9 @@ does next to nothing (< 1 ms) and what is left is transport and the browser:
 
 - ``html``: an ``HTML`` widget's text (no picture: the floor of any control);
 - ``png 1x1``: an ``Image`` with a 1×1 PNG;
-- ``png 760x500``: an ``Image`` with a plot at 1× pixels (~40 KB);
+- ``png 760x500``: an ``Image`` with a plot at 1× pixels (~65 KB);
 - ``png 1520x1000``: a real widget picture (``TensorPanel`` heatmaps drawn by
-  ``widgets/_render.py``, 2× pixels, ~130 KB: what every view sends today);
+  ``widgets/_render.py``, 2× pixels, ~160 KB: what every view sends today);
 - ``palette 1520x1000`` and ``jpeg 1520x1000``: the same picture in 256 colours
   (``compact_png``) and as JPEG;
 - ``bitmap``, ``decoder``, ``raw 1520x1000`` (when anywidget is installed): the
@@ -22,14 +22,17 @@ does next to nothing (< 1 ms) and what is left is transport and the browser:
 Inputs are interleaved (case A, B, C, ..., then again), each an arrow key on
 the case's slider, timed in the page from the capturing ``keydown`` to the new
 picture decoded (``img.decode()`` after ``src`` changed), to the text changed
-(``html``), or to the canvas drawn (``Picture``'s ``data-drawn`` attribute);
+(``html``), or to the canvas drawn (the canvas view's ``data-drawn`` attribute);
 ``frame`` adds the next animation frame (when it can be painted).
 
 ``--trace DIR`` then records a Chromium performance trace (``Tracing.start``
 through playwright's ``browser.start_tracing``) of a few inputs of one case and
-prints where each thread spent the time between the input and the decoded
-picture; ``--lesson05`` traces one "run N steps" click of lesson 05's
-TrainingStepper up to its status text.
+prints, per input, the websocket messages, loads and decodes on a time line, each
+thread's busy time, the main thread's tasks and the JavaScript functions that ran
+(V8's sampling profile). ``--lesson05`` times "run N steps" clicks on lesson 05's
+TrainingStepper (its cell active or not) up to its first change, and traces one.
+``--windowing`` sets JupyterLab's notebook ``windowingMode`` (default ``none``,
+the browser test's). Results: benchmarks/README.md, "The floor under a picture".
 
 Usage::
 

@@ -124,7 +124,7 @@ WIDGETS = ("AutogradExplorer", "ParameterTree", "HookMonitor", "PruneExplorer", 
 def widget_name(output):
     """The widget class the output's cell builds (the first one its code names)."""
     code = output.locator("xpath=ancestor::div[contains(@class, 'jp-CodeCell')]").first.locator(
-        ".jp-InputArea").inner_text()
+        ".jp-InputArea").text_content()
     named = sorted((code.find(name + "("), name) for name in WIDGETS if name + "(" in code)
     return named[0][1] if named else "?"
 
