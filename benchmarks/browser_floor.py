@@ -56,7 +56,8 @@ import textwrap
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.browser_latency import widget_outputs  # noqa: E402
+from benchmarks.browser_latency import (  # noqa: E402
+    add_windowing_option, use_windowing, widget_outputs)
 from tests.browser import conftest as lab  # noqa: E402  (the browser test's server)
 from tests.browser.test_jupyterlab import (  # noqa: E402
     PANEL, open_notebook, run_all_cells, wait_until_all_ran)
@@ -500,15 +501,11 @@ def main():
                         help="case(s) to trace (default: png 1520x1000)")
     parser.add_argument("--trace-count", type=int, default=3, help="inputs per traced case")
     parser.add_argument("--lesson05", action="store_true",
-                        help="trace one 'run N steps' click of lesson 05 (with --trace)")
+                        help="time 'run N steps' clicks on lesson 05 and trace one (with --trace)")
     parser.add_argument("--cases", help="comma-separated case names to time (default: all)")
-    parser.add_argument("--windowing", default="none",
-                        help="JupyterLab's notebook windowingMode (the browser test's: none; "
-                             "JupyterLab's default, which a learner's ./dev lab keeps: "
-                             "contentVisibility)")
+    add_windowing_option(parser)
     args = parser.parse_args()
-    lab.LAB_SETTINGS["@jupyterlab/notebook-extension/tracker.jupyterlab-settings"] = {
-        "windowingMode": args.windowing}
+    use_windowing(args.windowing)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
     from playwright.sync_api import sync_playwright
 

@@ -250,18 +250,28 @@ def markdown(rows):
     return "\n".join(lines)
 
 
+def add_windowing_option(parser):
+    """``--windowing``: JupyterLab's notebook ``windowingMode`` for the server started here."""
+    parser.add_argument("--windowing", default="none",
+                        help="JupyterLab's notebook windowingMode: none (default: the browser "
+                             "test's, every cell in the DOM) or contentVisibility (JupyterLab's "
+                             "default, which a learner's ./dev lab keeps)")
+
+
+def use_windowing(mode):
+    """Serve the notebooks with ``windowingMode`` = ``mode`` (in the browser test's settings)."""
+    lab.LAB_SETTINGS["@jupyterlab/notebook-extension/tracker.jupyterlab-settings"] = {
+        "windowingMode": mode}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated parts of lesson names")
     parser.add_argument("--repeat", type=int, default=5, help="inputs per control (default 5)")
     parser.add_argument("--json", help="write the rows here too")
-    parser.add_argument("--windowing", default="none",
-                        help="JupyterLab's notebook windowingMode: none (default: the browser "
-                             "test's, every cell in the DOM) or contentVisibility (JupyterLab's "
-                             "default, which a learner's ./dev lab keeps)")
+    add_windowing_option(parser)
     args = parser.parse_args()
-    lab.LAB_SETTINGS["@jupyterlab/notebook-extension/tracker.jupyterlab-settings"] = {
-        "windowingMode": args.windowing}
+    use_windowing(args.windowing)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))  # still stop the server
     lessons = [n for n in LESSONS if not args.only or any(p in n for p in args.only.split(","))]
     from playwright.sync_api import sync_playwright
