@@ -18,12 +18,22 @@ the controls rest the view renders what one step either way of each slider
 would show (``RenderAhead``), and the timeline of the other "when training"
 state; it keeps the last ``KEEP`` of these pictures until the next gradients.
 A control that lands on a kept position shows it without drawing.
+
+"10 steps" is paced for the browser, as TrainingStepper's "run N steps": the
+progress at once, then the timeline (the smaller picture, drawn from the norms
+alone) after the first step and at most every ``REDRAW_S``, each followed by a
+rest of the kernel (``PAUSE_S``): the server and the browser share the cores,
+and pictures sent faster than they can show them only queue up (a picture of
+both figures after every step made a person wait 450-600 ms between two on a
+quiet 2-core machine). The bars, histograms, caption and table, which need the
+statistics of every gradient, come once, for the last step.
 """
 from __future__ import annotations
 
 import asyncio
 import html
 import math
+import time
 
 import ipywidgets as W
 import matplotlib as mpl
@@ -42,6 +52,8 @@ HIST_CMAP = "Greys"  # counts are never negative: a one-sided scale from 0 to th
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 LEGEND_INCHES = 0.5  # below the bar chart: its legend, outside the bars
 TIMELINE_LEGEND_INCHES = 1.45  # right of the timeline: its legend
+REDRAW_S = 0.1  # during "10 steps", a new picture at most this often (seconds)
+PAUSE_S = 0.04  # the kernel rests this long after the first progress and after each picture
 KEEP = 12  # pictures of slider positions the view keeps (shown or rendered ahead), per canvas
 #: gradient entries (all parameters) up to which the clip_value slider's neighbours are
 #: rendered ahead: each needs a clip_grad_value_ preview, a pass over every entry (on two
@@ -133,35 +145,67 @@ class GradientInspector(PictureFallback, W.VBox):
 
     def start_training(self, count):
         """The "10 steps" button: inside a running event loop (a kernel), an asyncio task
-        that takes one step per tick with the progress in the title, so the kernel stays
-        free to draw it (a big model's ten steps take seconds); otherwise ``train`` now."""
+        that trains step by step with the progress in the title and the timeline, so the
+        kernel stays free to send them (a big model's ten steps take seconds); otherwise
+        ``train`` now. The controls wait meanwhile (disabled until the task ends)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             self.train(count)
             return None
-        self.step_button.disabled = self.steps_button.disabled = True  # until the task ends
+        self._running(True)
         self.task = asyncio.ensure_future(self._train_async(count))
         return self.task
 
-    def _step(self, count):
+    def _running(self, on):
+        for control in (self.step_button, self.steps_button, self.max_norm, self.clip_value,
+                        self.clip_mode):
+            control.disabled = on
+
+    def _step(self, count, summarise=True):
         self.model.step(count, clip_mode=self.clip_mode.value, max_norm=self.max_norm.value,
-                        clip_value=self.clip_value.value)
+                        clip_value=self.clip_value.value, summarise=summarise)
 
     async def _train_async(self, count):
-        """One step per tick, each followed by its pictures (the bars, histograms and
-        timeline move as the steps go, every few tenths of a second on the lesson's
-        model), with "step k / count" in the title meanwhile."""
+        """Step by step, paced for the browser (see the module's doc): "training: step 1 /
+        count" at once, the timeline after the first step and then at most every
+        ``REDRAW_S``, each picture followed by a rest of ``PAUSE_S``; the bars, histograms,
+        caption and table (the statistics of every gradient) once, for the last step."""
+        drawn = None  # when the last picture was sent (time.perf_counter())
         try:
-            for done in range(count):
-                self.title.value = f"<b>GradientInspector</b> — training: step {done + 1} / {count}…"
-                await asyncio.sleep(0.01)  # let the kernel send the progress first
-                self._step(1)
-                if done + 1 < count:
-                    self._draw_gradients(progress=f"step {done + 1} / {count}")
+            self.title.value = self._title(progress=f"step 1 / {count}")
+            await asyncio.sleep(PAUSE_S)  # shown before training takes the CPU
+            for done in range(1, count + 1):
+                self._step(1, summarise=done == count)
+                if done < count and (drawn is None or time.perf_counter() - drawn >= REDRAW_S):
+                    self._draw_progress(done, count)
+                    await asyncio.sleep(PAUSE_S)
+                    drawn = time.perf_counter()
+                else:
+                    await asyncio.sleep(0)  # the kernel may answer other messages
         finally:
-            self.step_button.disabled = self.steps_button.disabled = False
+            self._running(False)
+            if not self.model.summarised:  # a step raised: show the gradients it got to
+                self.model.summarise()
             self._draw_gradients()
+
+    def _draw_progress(self, done, count):
+        """A picture during a run: the timeline (the cheaper picture, drawn from the norms
+        alone), and the title with the step and its loss."""
+        self.timeline_panel.set_history(self.model)
+        self.timelines.clear()  # they showed the previous steps
+        self._draw_timeline()
+        self.title.value = self._title(progress=f"step {done} / {count}, loss "
+                                       f"{self.model.loss:.4f}; bars and table at the end")
+
+    def _title(self, progress=""):
+        """The title: the model, its loss and steps; or, with ``progress``, how far a run got."""
+        if progress:
+            return (f"<b>GradientInspector</b> — "
+                    f"{html.escape(type(self.model.module).__name__)}: training: {progress}…")
+        return (f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
+                f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
+                f"{len(self.model.rows)} parameters with .grad")
 
     def refresh(self):
         """Recompute the gradients on the next batch (after changing the model yourself)."""
@@ -169,22 +213,17 @@ class GradientInspector(PictureFallback, W.VBox):
         self._draw_gradients()
 
     # -- drawing ------------------------------------------------------------------------
-    def _draw_gradients(self, progress=""):
-        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping
-        (``progress``: "step k / n" of a run of several steps, shown in the title)."""
+    def _draw_gradients(self):
+        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping."""
         self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
         self.hist_panel.set_rows(self.model.rows)
         self.timeline_panel.set_history(self.model)
         self.forget_pictures()  # they showed the previous gradients
         self.hist_note = _sample_note(self.model.rows)
-        running = f" — training: {progress}…" if progress else ""
-        self.title.value = (
-            f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
-            f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
-            f"{len(self.model.rows)} parameters with .grad{running}")
+        self.title.value = self._title()
         # the bars and histograms first: the browser decodes that big picture while the
         # timeline is drawn, so the last one to arrive is the smaller timeline
-        self._draw_clipping(ahead=not progress)  # nothing rendered ahead between two steps
+        self._draw_clipping()
         self._draw_timeline()
 
     def forget_pictures(self):

@@ -362,27 +362,75 @@ def test_a_big_gradient_is_histogrammed_on_a_stated_seeded_sample(monkeypatch, s
     assert "0.bias" not in view.caption.value.split("histograms of")[1].split(":")[0]
 
 
-def test_ten_steps_in_a_kernel_run_as_a_task_with_progress(small_mlp, eval_batch):
-    """In a running event loop the "10 steps" button returns at once and trains in a task,
-    the title saying how far it got and the pictures redrawn after each step; ``train(n)`` called from code always trains at once."""
+def _run_in_a_kernel(monkeypatch, model, data, count, step_s):
+    """``start_training(count)`` in a running event loop, each step taking ``step_s`` seconds
+    of a fake clock: ``(view, sent)``, where ``sent`` lists in order what reached the widgets:
+    ``("title", html)``, and ``(picture, steps taken, png, controls disabled)`` for the
+    ``"timeline"`` and the ``"image"`` (bars and histograms)."""
     import asyncio
 
+    import widgets.gradient_inspector_view as giv
+    clock = [0.0]
+    monkeypatch.setattr(giv.time, "perf_counter", lambda: clock[0])
+
     async def scenario():
-        view = GradientInspector(small_mlp, eval_batch)
-        view.train(2)  # code: at once, even inside the loop
-        assert view.model.steps == 2
-        titles, pictures = [], []
-        view.title.observe(lambda change: titles.append(change["new"]), names="value")
-        view.timeline.observe(lambda change: pictures.append(change["new"]), names="value")
-        task = view.start_training(3)
-        assert view.model.steps == 2 and view.steps_button.disabled
+        view = GradientInspector(model, data)
+        step = view.model.step
+
+        def timed_step(*args, **kwargs):
+            clock[0] += step_s
+            return step(*args, **kwargs)
+        view.model.step = timed_step
+        sent = []
+        view.title.observe(lambda change: sent.append(("title", change["new"])), names="value")
+        for name in ("timeline", "image"):
+            getattr(view, name).observe(lambda change, name=name: sent.append(
+                (name, view.model.steps, bytes(change["new"]), view.max_norm.disabled)),
+                names="value")
+        task = view.start_training(count)
+        assert view.steps_button.disabled and view.clip_mode.disabled and view.model.steps == 0
         await task
-        assert view.model.steps == 5 and not view.steps_button.disabled
-        assert any("step 3 / 3" in t for t in titles) and "after 5 optimizer steps" in titles[-1]
-        # the pictures follow every step, not only the last one
-        assert len(pictures) == 3 and len({bytes(p) for p in pictures}) == 3
-        assert any("after 3 optimizer steps" in t and "training: step 1 / 3" in t for t in titles)
-    asyncio.run(scenario())
+        assert not (view.steps_button.disabled or view.max_norm.disabled)
+        return view, sent
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("step_s, drawn_after", [(0.03, [1, 5, 9]), (0.3, list(range(1, 10)))])
+def test_ten_steps_in_a_kernel_are_paced_for_the_browser(monkeypatch, small_mlp, eval_batch,
+                                                         step_s, drawn_after):
+    """In a running event loop "10 steps" returns at once and trains in a task: the progress
+    in the title first, the timeline after the first step and then at most every
+    ``REDRAW_S`` (0.1 s), so quick steps send a picture every few steps and slow ones after
+    each; the bars and histograms once, at the end. Each timeline sent is the timeline of
+    the steps taken, as a fresh inspector trained as far draws it, and says so in the title."""
+    twin = copy.deepcopy(small_mlp)
+    view, sent = _run_in_a_kernel(monkeypatch, small_mlp, eval_batch, 10, step_s)
+    assert view.model.steps == 10 and "after 10 optimizer steps" in view.title.value
+    assert sent[0][0] == "title" and "training: step 1 / 10…" in sent[0][1]
+    timelines = [event[1:] for event in sent if event[0] == "timeline"]
+    assert [steps for steps, _, _ in timelines] == drawn_after + [10]
+    assert all(disabled for _, _, disabled in timelines[:-1]) and not timelines[-1][2]
+    assert [event[1] for event in sent if event[0] == "image"] == [10]  # once, at the end
+    titles = [event[1] for event in sent if event[0] == "title"]
+    for steps in drawn_after:
+        loss = view.model.history[steps].loss
+        assert any(f"step {steps} / 10, loss {loss:.4f}" in title for title in titles)
+    fresh = GradientInspector(twin, eval_batch)  # the same weights and data
+    for steps, png, _ in timelines[:2] + timelines[-1:]:
+        fresh.train(steps - fresh.model.steps)
+        assert png_bytes(fresh.timeline) == png
+
+
+def test_a_run_of_steps_summarises_the_gradients_once(monkeypatch, small_mlp, eval_batch):
+    """The statistics and histograms (a pass over every gradient) only for the last step."""
+    rows = []
+    row = GradientInspectorModel._row
+    monkeypatch.setattr(GradientInspectorModel, "_row",
+                        staticmethod(lambda name, grad: rows.append(name) or row(name, grad)))
+    view, _ = _run_in_a_kernel(monkeypatch, small_mlp, eval_batch, 10, 0.03)
+    assert len(rows) == 2 * 6  # the first gradients, and the last: six parameters each
+    assert view.model.summarised and view.model.rows[0].stats.norm == pytest.approx(
+        view.model.history[-1].norms["0.weight"])
 
 
 # -- pictures rendered ahead (issue 25: 100 ms as a person sees it) ------------------------
