@@ -141,6 +141,7 @@ class Canvas:
         self.backgrounds = {}  # layout -> rendered static picture
         self.parts = []  # FramePart: pieces of the frame that follow the data's range
         self.data_layer = None  # (key, the background with the parts and slow artists drawn)
+        self.data_keys = {}  # owner -> what its slow artists show (new_data)
 
     def animate(self, *artists, slow=False):
         """Mark artists as dynamic: left out of the background, drawn on each update;
@@ -159,8 +160,18 @@ class Canvas:
             artist.set_animated(True)
         self.parts.append(FramePart(self.figure, artists, key))
 
-    def new_data(self):
-        """The slow artists changed: draw them again at the next ``png()``."""
+    def new_data(self, owner=None, key=None):
+        """The slow artists changed: draw them again at the next ``png()``.
+
+        ``owner`` and ``key``: what one panel's slow artists now show (a panel and, e.g.,
+        the bytes of its bars' ends and its note's text). When ``key`` equals the one that
+        panel gave last, its artists show what is already drawn, and the kept layer stays
+        (an exploded network's gradients are NaN step after step: the same picture).
+        """
+        if owner is not None:
+            if owner in self.data_keys and self.data_keys[owner] == key:
+                return
+            self.data_keys[owner] = key
         self.data_layer = None
 
     def invalidate(self):

@@ -470,9 +470,10 @@ class NormsPanel:
         if self.range.cover(*_decades(norms)):
             self.ax.set_xlim(10.0 ** self.range.low, 10.0 ** self.range.high)
         self.left = 10.0 ** self.range.low
-        self.before.set_verts(_bars(self.y, [self.left] * len(norms), _floor(norms, self.left),
-                                    -0.4, 0.4))
-        self.canvas.new_data()
+        ends = _floor(norms, self.left)
+        self.before.set_verts(_bars(self.y, [self.left] * len(norms), ends, -0.4, 0.4))
+        self.canvas.new_data(self, (np.array(ends).tobytes(), self.nan_note.get_text(),
+                                    self.nan_note.get_visible()))
 
     def show_clipping(self, by_norm, by_value):
         names = list(by_norm.after)
@@ -559,11 +560,12 @@ class HistogramPanel:
         counts = np.array([r.log_counts for r in rows], dtype=np.float64).reshape(
             len(rows), len(LOG_EDGES) - 1)
         peaks = counts.max(axis=1, keepdims=True)
-        self.image.set_array(np.divide(counts, peaks, out=np.zeros_like(counts), where=peaks > 0))
+        shades = np.divide(counts, peaks, out=np.zeros_like(counts), where=peaks > 0)
+        self.image.set_array(shades)
         empty = [r.name for r, peak in zip(rows, peaks[:, 0]) if peak == 0 and r.stats.zeros < 1]
         self.note.set_text(f"no finite |grad| to count in\n{', '.join(empty[:4])}"
                            f"{' …' if len(empty) > 4 else ''}\n(NaN or inf)" if empty else "")
-        self.canvas.new_data()
+        self.canvas.new_data(self, (shades.tobytes(), self.note.get_text()))
         filled = np.nonzero(counts.sum(axis=0))[0]
         if filled.size:
             low, high = np.floor(LOG_EDGES[filled[0]]), np.ceil(LOG_EDGES[filled[-1] + 1])

@@ -347,6 +347,39 @@ def test_nan_gradients_are_shown_as_nan_not_as_nothing_clipped(small_mlp, eval_b
     assert "NaN or inf" in view.hist_panel.note.get_text()
 
 
+def test_gradients_that_look_the_same_keep_their_drawn_layer(monkeypatch, small_mlp,
+                                                              eval_batch):
+    """NaN gradients step after step show the same bars, histograms and notes: the layer
+    with them drawn is kept (the notes' text is most of its cost) and the picture is byte
+    for byte a full render, so the widget's value does not change and nothing is sent.
+    Gradients that differ draw the layer again."""
+    view = GradientInspector(small_mlp, eval_batch)
+    with et.no_grad():
+        small_mlp[0].weight[0, 0] = float("nan")
+    view.step_button.click()  # everything downstream of the NaN weight turns NaN
+    view.step_button.click()
+    picture = bytes(view.image.value)
+    drawn = []
+    monkeypatch.setattr(view.canvas, "_draw_visible",
+                        lambda artists, draw=view.canvas._draw_visible: drawn.append(
+                            list(artists)) or draw(artists))
+    sent = []
+    view.image.observe(lambda change: sent.append(change["new"]), names="value")
+    view.step_button.click()
+    assert view.norms_panel.nan_note.get_visible() and view.model.steps == 3
+    assert view.norms_panel.nan_note not in [a for artists in drawn for a in artists]
+    assert bytes(view.image.value) == picture and not sent
+    view.canvas.invalidate()
+    assert view.canvas.png() == picture
+    with et.no_grad():
+        for p in small_mlp.parameters():
+            p.copy_(et.ones_like(p) * 0.01)
+    drawn.clear()
+    view.refresh()  # finite gradients again: the layer is drawn anew
+    assert view.norms_panel.before in [a for artists in drawn for a in artists]
+    assert sent and bytes(view.image.value) != picture
+
+
 def test_a_big_gradient_is_histogrammed_on_a_stated_seeded_sample(monkeypatch, small_mlp,
                                                                   eval_batch):
     import widgets.gradient_inspector as gi
