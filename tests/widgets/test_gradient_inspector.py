@@ -289,6 +289,42 @@ def test_gradients_on_a_new_scale_redraw_their_axes_not_the_frames(monkeypatch, 
         assert png_bytes(picture) == canvas.png()
 
 
+def test_x_axis_labels_kept_in_place_are_where_matplotlib_places_them(small_mlp, eval_batch):
+    """The x axes' labels keep the place of the first drawing (no measuring of tick labels
+    at each new range): after ranges a million times larger it is still the place
+    matplotlib's own placement gives."""
+    view = GradientInspector(small_mlp, eval_batch)
+    axes = [view.norms_panel.ax.xaxis, view.hist_panel.ax.xaxis, view.timeline_panel.ax.xaxis]
+    with et.no_grad():
+        for p in small_mlp.parameters():
+            p.mul_(1e3)
+    view.train(12)  # new ranges on every axis (the timeline's steps too)
+    for axis in axes:
+        kept = axis.label.get_position()
+        renderer = axis.figure.canvas.get_renderer()
+        axis._autolabelpos = True  # matplotlib's placement, as a fresh figure's
+        axis._update_label_position(renderer)
+        assert axis.label.get_position() == pytest.approx(kept)
+        axis._autolabelpos = False
+
+
+def test_a_norm_axis_with_no_finite_norm_keeps_its_range(small_mlp, eval_batch):
+    """All norms NaN: no bar to place, so the axis keeps the range it had (no new axis to
+    draw, nothing that looks like a scale for NaN)."""
+    with et.no_grad():
+        for p in small_mlp[0].parameters():
+            p.mul_(1e-6)  # the later layers' gradients too: norms over 6 decades and more
+    view = GradientInspector(small_mlp, eval_batch)
+    limits = view.norms_panel.ax.get_xlim()
+    assert limits[1] / limits[0] > 1e8  # wider than any range put around no number
+    with et.no_grad():
+        small_mlp[-1].bias[0] = float("nan")  # the output's: every gradient turns NaN
+    view.refresh()
+    assert np.isnan(view.model.history[-1].total_norm)
+    assert all(np.isnan(r.stats.norm) for r in view.model.rows)
+    assert view.norms_panel.ax.get_xlim() == limits
+
+
 def test_view_on_a_real_torch_module(real_torch):
     model = deep_mlp(real_torch.nn, "Sigmoid", depth=4)
     view = GradientInspector(model, batch(real_torch), optimizer=real_torch.optim.Adam(
