@@ -180,8 +180,8 @@ class GradientInspector(PictureFallback, W.VBox):
             for done in range(1, count + 1):
                 self._step(1, summarise=done == count)
                 if done < count and (drawn is None or time.perf_counter() - drawn >= REDRAW_S):
-                    self._draw_progress(done, count)
-                    await asyncio.sleep(PAUSE_S)
+                    sent = self._draw_progress(done, count)
+                    await asyncio.sleep(PAUSE_S if sent else 0)  # (NaN steps: the same)
                     drawn = time.perf_counter()
                 else:
                     await asyncio.sleep(0)  # the kernel may answer other messages
@@ -193,12 +193,15 @@ class GradientInspector(PictureFallback, W.VBox):
 
     def _draw_progress(self, done, count):
         """A picture during a run: the timeline (the cheaper picture, drawn from the norms
-        alone), and the title with the step and its loss."""
+        alone), and the title with the step and its loss. Returns whether the picture
+        changed (a widget sends no value equal to the one it has)."""
         self.timeline_panel.set_history(self.model)
         self.timelines.clear()  # they showed the previous steps
+        shown = bytes(self.timeline.value)
         self._draw_timeline()
         self.title.value = self._title(progress=f"step {done} / {count}, loss "
                                        f"{self.model.loss:.4f}; bars and table at the end")
+        return bytes(self.timeline.value) != shown
 
     def _title(self, progress=""):
         """The title: the model, its loss and steps; or, with ``progress``, how far a run got."""
