@@ -114,7 +114,8 @@ class GradientInspector(PictureFallback, W.VBox):
                                 layout=W.Layout(width=self.timeline_canvas.css_width))
         self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
-        self.max_norm.observe(lambda change: self._draw_clipping(timeline=True), names="value")
+        self.max_norm.observe(lambda change: self._draw_clipping(  # the max_norm line moves
+            timeline=self.clip_mode.value == "norm"), names="value")
         self.clip_value.observe(lambda change: self._draw_clipping(), names="value")
         self.clip_mode.observe(lambda change: self._draw_timeline(ahead=True), names="value")
         self.step_button.on_click(lambda _: self.train(1))
@@ -225,11 +226,11 @@ class GradientInspector(PictureFallback, W.VBox):
         self.timeline_panel.set_history(self.model)
         self.forget_pictures()  # they showed the previous gradients
         self.hist_note = _sample_note(self.model.rows)
-        self.title.value = self._title()
         # the bars and histograms first: the browser decodes that big picture while the
-        # timeline is drawn, so the last one to arrive is the smaller timeline
-        self._draw_clipping()
-        self._draw_timeline()
+        # timeline is drawn, so the last one to arrive is the smaller timeline; the texts
+        # (the title, the caption and the 10-column table) after both pictures
+        self._draw_clipping(timeline=True)
+        self.title.value = self._title()
 
     def forget_pictures(self):
         """Forget the kept pictures of slider positions: each is drawn again when shown."""
@@ -243,12 +244,12 @@ class GradientInspector(PictureFallback, W.VBox):
             self._render_neighbours_ahead()
 
     def _draw_clipping(self, timeline=False, ahead=True):
-        """The clipping previews; ``timeline``: max_norm moved, so does the timeline's line
-        (when training clips by norm); ``ahead``: then render the neighbours."""
+        """The clipping previews; ``timeline``: the timeline changed too (new gradients, or
+        max_norm moved while training clips by norm); ``ahead``: then render the neighbours."""
         png, caption, table = self._clipping_picture(self.max_norm.value, self.clip_value.value)
         self.image.value = png  # pictures first: the browser decodes them while it lays out text
-        if timeline and self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
-            self.timeline.value = self._timeline_png("norm", self.max_norm.value)
+        if timeline:
+            self.timeline.value = self._timeline_png(self.clip_mode.value, self.max_norm.value)
         self.caption.value, self.table.value = caption, table
         if ahead:
             self._render_neighbours_ahead()

@@ -237,6 +237,17 @@ def test_view_steps_and_timeline(small_mlp, eval_batch):
     assert {r.clip for r in view.model.history[1:11]} == {"norm"}
 
 
+def test_a_step_sends_its_pictures_before_its_texts(small_mlp, eval_batch):
+    """What reaches the browser after "step": the progress, then the bars and histograms
+    (decoded while the timeline is drawn), the timeline, and only then the texts."""
+    view = GradientInspector(small_mlp, eval_batch)
+    sent = []
+    for name in ("title", "image", "timeline", "caption", "table"):
+        getattr(view, name).observe(lambda change, name=name: sent.append(name), names="value")
+    view.step_button.click()
+    assert sent == ["title", "image", "timeline", "caption", "table", "title"]
+
+
 def test_pictures_drawn_in_layers_are_the_pictures_of_a_full_render(small_mlp, eval_batch):
     """The pictures are pasted from kept layers (the frame; the gradients' bars, histograms
     and timeline lines; the sliders' artists on top): after slider moves and steps each one
