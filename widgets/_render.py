@@ -24,7 +24,9 @@ Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text
 - dynamic artists that change only with new data, not with a slider (a
   histogram image under a clipping line), can be marked ``slow``: they are
   drawn once over the background into a second kept layer (until
-  ``new_data()``), so a slider pays only for the artists it moves;
+  ``new_data()``, or until a panel's ``new_data(panel, key)`` gives a key other
+  than its last: new data that looks the same keeps the layer), so a slider pays
+  only for the artists it moves;
 - parts of the frame that follow the data's range (an axis whose limits move
   with the gradients: its ticks, tick labels and label) can be kept apart with
   ``frame_part``: each is rendered into its own kept rectangle, again only when
