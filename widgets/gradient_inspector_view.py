@@ -401,9 +401,10 @@ DECADES = FuncFormatter(lambda value, _: f"1e{round(np.log10(value))}" if value 
 def _keep_label_in_place(axis):
     """Keep an x axis' label where matplotlib placed it (below its tick labels), so that
     drawing the axis for a new range does not measure every tick label again to place it
-    (a third of the axis' time). The same place: single-line tick labels such as "1e-3"
+    (~3 ms of the axis' 14-24). The same place: single-line tick labels such as "1e-3"
     are as tall as any other (matplotlib gives every line the height of "lp")."""
-    axis.set_label_coords(*axis.label.get_position(), transform=axis.label.get_transform())
+    if any(label.get_text() for label in axis.get_ticklabels()):  # placed below them
+        axis.set_label_coords(*axis.label.get_position(), transform=axis.label.get_transform())
 
 
 def _raised(box, figure, inches):
@@ -487,8 +488,8 @@ class NormsPanel:
         self.left = 10.0 ** self.range.low
         ends = _floor(norms, self.left)
         self.before.set_verts(_bars(self.y, [self.left] * len(norms), ends, -0.4, 0.4))
-        self.canvas.new_data(self, (np.array(ends).tobytes(), self.nan_note.get_text(),
-                                    self.nan_note.get_visible()))
+        self.canvas.new_data(self, (self.left, np.array(ends).tobytes(),
+                                    self.nan_note.get_text(), self.nan_note.get_visible()))
 
     def show_clipping(self, by_norm, by_value):
         names = list(by_norm.after)
