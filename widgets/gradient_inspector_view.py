@@ -172,19 +172,20 @@ class GradientInspector(PictureFallback, W.VBox):
     async def _train_async(self, count):
         """Step by step, paced for the browser (see the module's doc): "training: step 1 /
         count" at once, the timeline after the first step and then at most every
-        ``REDRAW_S``, each picture followed by a rest of ``PAUSE_S``; the bars, histograms,
-        caption and table (the statistics of every gradient) once, for the last step."""
+        ``REDRAW_S`` (drawn again after the next step when it did not change), each
+        picture followed by a rest of ``PAUSE_S``; the bars, histograms, caption and table
+        (the statistics of every gradient) once, for the last step."""
         drawn = None  # when the last picture was sent (time.perf_counter())
         try:
             self.title.value = self._title(progress=f"step 1 / {count}")
             await asyncio.sleep(PAUSE_S)  # shown before training takes the CPU
             for done in range(1, count + 1):
                 self._step(1, summarise=done == count)
-                if done < count and (drawn is None or time.perf_counter() - drawn >= REDRAW_S):
-                    sent = self._draw_progress(done, count)
-                    await asyncio.sleep(PAUSE_S if sent else 0)  # (NaN steps: the same)
+                due = drawn is None or time.perf_counter() - drawn >= REDRAW_S
+                if done < count and due and self._draw_progress(done, count):
+                    await asyncio.sleep(PAUSE_S)
                     drawn = time.perf_counter()
-                else:
+                else:  # (a timeline that did not change, as in NaN steps, is not sent)
                     await asyncio.sleep(0)  # the kernel may answer other messages
         finally:
             self._running(False)
