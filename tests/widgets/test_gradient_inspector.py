@@ -501,6 +501,22 @@ def test_ten_steps_in_a_kernel_are_paced_for_the_browser(monkeypatch, small_mlp,
         assert png_bytes(fresh.timeline) == png
 
 
+def test_a_run_draws_an_unchanged_timeline_again_after_the_next_step(monkeypatch, small_mlp,
+                                                                     eval_batch):
+    """NaN gradients from the start: the timeline has nothing new to show, so nothing is
+    sent (and the run does not rest for it); it is drawn again after each step, so that a
+    change would leave at once."""
+    with et.no_grad():
+        small_mlp[-1].bias[0] = float("nan")
+    drawn = []
+    draw = GradientInspector._draw_progress
+    monkeypatch.setattr(GradientInspector, "_draw_progress",
+                        lambda self, done, count: drawn.append(done) or draw(self, done, count))
+    view, sent = _run_in_a_kernel(monkeypatch, small_mlp, eval_batch, 10, 0.03)
+    assert drawn == list(range(1, 10))
+    assert not [event for event in sent if event[0] == "timeline"]
+
+
 def test_a_run_of_steps_summarises_the_gradients_once(monkeypatch, small_mlp, eval_batch):
     """The statistics and histograms (a pass over every gradient) only for the last step."""
     rows = []
