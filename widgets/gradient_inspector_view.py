@@ -141,8 +141,8 @@ class GradientInspector(PictureFallback, W.VBox):
     # -- reactions ------------------------------------------------------------------
     def train(self, count=1):
         """``count`` optimizer steps (clipping as "when training" says), then redraw (now)."""
-        self.title.value = (f"<b>GradientInspector</b> — training: {count} optimizer step"
-                            f"{'s' * (count > 1)}…")  # sent at once, seen while it runs
+        self.title.value = self._title(  # sent at once, seen while it runs
+            progress=f"{count} optimizer step{'s' * (count > 1)}")
         self._step(count)
         self._draw_gradients()
 
