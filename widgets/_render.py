@@ -160,7 +160,19 @@ class Canvas:
         at least 0.6 inch apart, do not)."""
         for artist in artists:
             artist.set_animated(True)
-        self.parts.append(FramePart(self.figure, artists, key))
+        part = FramePart(self.figure, artists, key)
+        self.parts.append(part)
+        return part
+
+    def render_part_ahead(self, part):
+        """Render ``part`` for the range its axes show now, over this layout's background,
+        and keep it: a caller that knows the next range (a timeline's next steps) sets
+        it, calls this while nobody waits, and sets the range back; the ``png()`` that
+        shows that range pastes the part instead of drawing it."""
+        layout = tuple(panel.layout() for panel in self.panels)
+        if (layout, part.key()) not in part.kept:
+            self._paste_background(layout)  # the next png() pastes over all of this
+            part.draw(layout)
 
     def new_data(self, owner=None, key=None):
         """The slow artists changed: draw them again at the next ``png()``.
@@ -181,7 +193,7 @@ class Canvas:
         self.backgrounds.clear()
         self.data_layer = None
         for part in self.parts:
-            part.kept = None
+            part.kept.clear()
 
     def png(self):
         """Render the figure (background, frame parts, slow and then dynamic artists) as
@@ -221,7 +233,8 @@ class Canvas:
 class FramePart:
     """Artists of a frame that follow the data's range (``Canvas.frame_part``), rendered
     into a rectangle of their own: the pixels are kept with the key they were drawn for
-    and pasted back while ``key()`` returns the same.
+    (the last ``KEEP`` keys: a range rendered ahead, a range shown again) and pasted back
+    when ``key()`` returns one of them.
 
     The rectangle of an x axis is its plot's columns (widened by ``SIDE_INCHES`` times
     the text scale, for tick labels past the ends) from the figure's bottom to the plot's
@@ -231,23 +244,29 @@ class FramePart:
     """
 
     SIDE_INCHES = 0.3
+    KEEP = 4  # renderings kept: the range shown, and ranges rendered ahead or shown before
 
     def __init__(self, figure, artists, key):
         self.figure, self.artists, self.key = figure, list(artists), key
         self.margin = self.SIDE_INCHES * text_scale() * figure.dpi  # pixels
-        self.kept = None  # (layout, key, the rectangle's pixels)
+        self.kept = {}  # (layout, key) -> the rectangle's pixels, the last KEEP
 
     def paste(self, layout):
         """Over a freshly pasted background: the kept pixels, or the artists drawn anew."""
-        canvas = self.figure.canvas
-        key = (layout, self.key())
-        if self.kept is not None and self.kept[0] == key:
-            canvas.restore_region(self.kept[1])
-            return
+        pixels = self.kept.get((layout, self.key()))
+        if pixels is not None:
+            self.figure.canvas.restore_region(pixels)
+        else:
+            self.draw(layout)
+
+    def draw(self, layout):
+        """Draw the artists over the background there now and keep the rectangle."""
         for artist in self.artists:
             if artist.axes.get_visible():  # a plot hidden in this layout shows no axis
                 self.figure.draw_artist(artist)
-        self.kept = (key, canvas.copy_from_bbox(self.box()))
+        if len(self.kept) >= self.KEEP:
+            del self.kept[next(iter(self.kept))]  # the oldest
+        self.kept[(layout, self.key())] = self.figure.canvas.copy_from_bbox(self.box())
 
     def box(self):
         """The rectangle (display pixels) the artists are drawn in: see the class doc."""

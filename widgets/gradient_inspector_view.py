@@ -280,8 +280,9 @@ class GradientInspector(PictureFallback, W.VBox):
 
     def _render_neighbours_ahead(self):
         """While the controls rest: each slider one step either way (the timeline too, for
-        max_norm) and the timeline of the other "when training" state. The clip_value
-        neighbours only up to ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
+        max_norm), the timeline of the other "when training" state, and the timeline's
+        axes for the steps range that comes next. The clip_value neighbours only up to
+        ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
         max_norm, clip_value, mode = self.max_norm.value, self.clip_value.value, self.clip_mode.value
         tasks = []
         for value in _neighbours(self.max_norm):
@@ -291,6 +292,7 @@ class GradientInspector(PictureFallback, W.VBox):
             tasks += [lambda value=value: self._clipping_picture(max_norm, value)
                       for value in _neighbours(self.clip_value)]
         tasks.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
+        tasks.append(self.timeline_panel.render_next_steps_axis)
         self.ahead.schedule(tasks)
 
     def _table_html(self, by_norm, by_value):
@@ -633,8 +635,8 @@ class TimelinePanel:
         small_fonts(self.ax, "optimizer steps taken", "‖grad‖")
         self.ax.legend(fontsize=font_size("tick"), loc="upper left", bbox_to_anchor=(1.02, 1.0),
                        ncols=1 + len(self.names) // 8, borderaxespad=0)
-        canvas.frame_part([self.ax.xaxis, self.ax.yaxis],  # both follow the steps
-                          key=lambda: (self.ax.get_xlim(), self.ax.get_ylim()))
+        self.axes_part = canvas.frame_part([self.ax.xaxis, self.ax.yaxis],  # both follow
+                                           key=lambda: (self.ax.get_xlim(), self.ax.get_ylim()))
         canvas.animate(*self.lines, self.total, slow=True)  # new steps only
         canvas.animate(self.limit, self.edge)  # the max_norm slider
         canvas.panels.append(self)
@@ -660,7 +662,21 @@ class TimelinePanel:
         self.ax.set_ylim(10.0 ** self.range.low, 10.0 ** self.range.high)
         if steps[-1] > self.last_step or self.last_step == 0:  # room for twice as many steps
             self.last_step = max(10, 2 * steps[-1])
-        self.ax.set_xlim(-0.5, self.last_step + 0.5)
+        self.ax.set_xlim(*self._steps_range(self.last_step))
+
+    @staticmethod
+    def _steps_range(last_step):
+        return -0.5, last_step + 0.5
+
+    def render_next_steps_axis(self):
+        """Render the axes (a frame part) for the steps range the step after the last one
+        shown brings (room for twice as many): known in advance, unlike the norms'."""
+        shown = self.ax.get_xlim()
+        self.ax.set_xlim(*self._steps_range(max(10, 2 * (self.last_step + 1))))
+        try:
+            self.canvas.render_part_ahead(self.axes_part)
+        finally:
+            self.ax.set_xlim(shown)
 
     def show_limit(self, clip_mode, max_norm):
         """The ``max_norm`` line, shown when training clips by norm (kept inside the axes)."""

@@ -625,4 +625,32 @@ def test_a_run_of_steps_renders_ahead_only_when_it_ends(small_mlp, eval_batch):
         await view.start_training(3)
         return scheduled
     scheduled = asyncio.run(scenario())
-    assert [steps for steps, _ in scheduled] == [3] and len(scheduled[0][1]) == 7
+    assert [steps for steps, _ in scheduled] == [3] and len(scheduled[0][1]) == 8
+
+
+def test_the_next_steps_axis_rendered_ahead_is_pasted_and_is_what_drawing_gives(
+        monkeypatch, small_mlp, eval_batch):
+    """The timeline's steps axis doubles when the steps pass the last one shown (10, 22,
+    ...): known in advance, its axes are rendered ahead (a RenderAhead task); the step that
+    passes it pastes them instead of drawing, byte for byte a full render. Rendering ahead
+    leaves no trace in what is shown."""
+    from widgets._render import FramePart
+    view = GradientInspector(small_mlp, eval_batch)
+    view.train(10)
+    panel = view.timeline_panel
+    limits, picture = panel.ax.get_xlim(), bytes(view.timeline.value)
+    panel.render_next_steps_axis()  # what the task does while the controls rest
+    assert panel.ax.get_xlim() == limits
+    view.timeline_canvas.invalidate()
+    assert view.timeline_canvas.png() == picture  # nothing of the range ahead shows
+    panel.render_next_steps_axis()
+    drawn = []
+    monkeypatch.setattr(FramePart, "draw", lambda self, layout, draw=FramePart.draw: (
+        drawn.append(self), draw(self, layout))[1])
+    ylim = panel.ax.get_ylim()
+    view.step_button.click()  # step 11: the steps axis now reaches 22
+    assert panel.ax.get_xlim() == (-0.5, 22.5) and panel.ax.get_ylim() == ylim
+    assert panel.axes_part not in drawn
+    monkeypatch.undo()
+    view.timeline_canvas.invalidate()
+    assert view.timeline_canvas.png() == bytes(view.timeline.value)
