@@ -24,7 +24,9 @@ Speed: a view redraws while a slider moves (budget: 100 ms). Laying out text
 - dynamic artists that change only with new data, not with a slider (a
   histogram image under a clipping line), can be marked ``slow``: they are
   drawn once over the background into a second kept layer (until
-  ``new_data()``), so a slider pays only for the artists it moves;
+  ``new_data()``, or until a panel's ``new_data(panel, key)`` gives a key other
+  than its last: new data that looks the same keeps the layer), so a slider pays
+  only for the artists it moves;
 - parts of the frame that follow the data's range (an axis whose limits move
   with the gradients: its ticks, tick labels and label) can be kept apart with
   ``frame_part``: each is rendered into its own kept rectangle, again only when
@@ -141,6 +143,7 @@ class Canvas:
         self.backgrounds = {}  # layout -> rendered static picture
         self.parts = []  # FramePart: pieces of the frame that follow the data's range
         self.data_layer = None  # (key, the background with the parts and slow artists drawn)
+        self.data_keys = {}  # owner -> what its slow artists show (new_data)
 
     def animate(self, *artists, slow=False):
         """Mark artists as dynamic: left out of the background, drawn on each update;
@@ -157,10 +160,32 @@ class Canvas:
         at least 0.6 inch apart, do not)."""
         for artist in artists:
             artist.set_animated(True)
-        self.parts.append(FramePart(self.figure, artists, key))
+        part = FramePart(self.figure, artists, key)
+        self.parts.append(part)
+        return part
 
-    def new_data(self):
-        """The slow artists changed: draw them again at the next ``png()``."""
+    def render_part_ahead(self, part):
+        """Render ``part`` for the range its axes show now, over this layout's background,
+        and keep it: a caller that knows the next range (a timeline's next steps) sets
+        it, calls this while nobody waits, and sets the range back; the ``png()`` that
+        shows that range pastes the part instead of drawing it."""
+        layout = tuple(panel.layout() for panel in self.panels)
+        if (layout, part.key()) not in part.kept:
+            self._paste_background(layout)  # the next png() pastes over all of this
+            part.draw(layout)
+
+    def new_data(self, owner=None, key=None):
+        """The slow artists changed: draw them again at the next ``png()``.
+
+        ``owner`` and ``key``: what one panel's slow artists now show (a panel and, e.g.,
+        the bytes of its bars' ends and its note's text). When ``key`` equals the one that
+        panel gave last, its artists show what is already drawn, and the kept layer stays
+        (an exploded network's gradients are NaN step after step: the same picture).
+        """
+        if owner is not None:
+            if owner in self.data_keys and self.data_keys[owner] == key:
+                return
+            self.data_keys[owner] = key
         self.data_layer = None
 
     def invalidate(self):
@@ -168,7 +193,7 @@ class Canvas:
         self.backgrounds.clear()
         self.data_layer = None
         for part in self.parts:
-            part.kept = None
+            part.kept.clear()
 
     def png(self):
         """Render the figure (background, frame parts, slow and then dynamic artists) as
@@ -208,7 +233,8 @@ class Canvas:
 class FramePart:
     """Artists of a frame that follow the data's range (``Canvas.frame_part``), rendered
     into a rectangle of their own: the pixels are kept with the key they were drawn for
-    and pasted back while ``key()`` returns the same.
+    (the last ``KEEP`` keys: a range rendered ahead, a range shown again) and pasted back
+    when ``key()`` returns one of them.
 
     The rectangle of an x axis is its plot's columns (widened by ``SIDE_INCHES`` times
     the text scale, for tick labels past the ends) from the figure's bottom to the plot's
@@ -218,23 +244,29 @@ class FramePart:
     """
 
     SIDE_INCHES = 0.3
+    KEEP = 4  # renderings kept: the range shown, and ranges rendered ahead or shown before
 
     def __init__(self, figure, artists, key):
         self.figure, self.artists, self.key = figure, list(artists), key
         self.margin = self.SIDE_INCHES * text_scale() * figure.dpi  # pixels
-        self.kept = None  # (layout, key, the rectangle's pixels)
+        self.kept = {}  # (layout, key) -> the rectangle's pixels, the last KEEP
 
     def paste(self, layout):
         """Over a freshly pasted background: the kept pixels, or the artists drawn anew."""
-        canvas = self.figure.canvas
-        key = (layout, self.key())
-        if self.kept is not None and self.kept[0] == key:
-            canvas.restore_region(self.kept[1])
-            return
+        pixels = self.kept.get((layout, self.key()))
+        if pixels is not None:
+            self.figure.canvas.restore_region(pixels)
+        else:
+            self.draw(layout)
+
+    def draw(self, layout):
+        """Draw the artists over the background there now and keep the rectangle."""
         for artist in self.artists:
             if artist.axes.get_visible():  # a plot hidden in this layout shows no axis
                 self.figure.draw_artist(artist)
-        self.kept = (key, canvas.copy_from_bbox(self.box()))
+        if len(self.kept) >= self.KEEP:
+            del self.kept[next(iter(self.kept))]  # the oldest
+        self.kept[(layout, self.key())] = self.figure.canvas.copy_from_bbox(self.box())
 
     def box(self):
         """The rectangle (display pixels) the artists are drawn in: see the class doc."""

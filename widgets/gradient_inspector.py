@@ -107,6 +107,7 @@ class GradientInspectorModel:
         self.history = []  # StepRecord per computed gradient
         self.loss = None
         self.rows = ()
+        self.summarised = False  # whether rows describe the current gradients
         self._grads = {}  # name -> live .grad tensor of the current batch
         self._norms = {}  # name -> its norm of order norm_type (a 0-d tensor), once per batch
         self._total = None  # get_total_norm of the gradients: what clip_grad_norm_ returns
@@ -122,7 +123,8 @@ class GradientInspectorModel:
         """``zero_grad`` → forward → loss → ``backward`` on the next batch; read the gradients.
 
         ``summarise=False`` (the steps in the middle of a run): only the norms for the
-        timeline, not the statistics and histograms of every gradient.
+        timeline, not the statistics and histograms of every gradient (``rows`` keep
+        the last ones summarised and ``summarised`` is False until ``summarise()``).
         """
         x, y = next(self._batches)
         self.module.zero_grad()  # every parameter, also those the optimizer does not own
@@ -135,11 +137,19 @@ class GradientInspectorModel:
         self._norms = {n: vector_norm(g, self.norm_type) for n, g in self._grads.items()}
         self._total = self.clip_grad.get_total_norm(list(self._norms.values()), self.norm_type)
         self._by_value = {}
+        self.summarised = False
         if summarise:
-            self.rows = tuple(self._row(n, g) for n, g in self._grads.items())
+            self.summarise()
         self.history.append(StepRecord(self.steps, self.loss,
                                        {n: float(v) for n, v in self._norms.items()},
                                        float(self._total), "none"))
+        return self.rows
+
+    def summarise(self):
+        """The statistics and histogram of every current gradient (``rows``); a run of
+        steps computes them once, for the gradients it ends with."""
+        self.rows = tuple(self._row(n, g) for n, g in self._grads.items())
+        self.summarised = True
         return self.rows
 
     def _loss(self, output, y):
@@ -226,9 +236,10 @@ class GradientInspectorModel:
                           changed, total_after, overall)
 
     # -- training --------------------------------------------------------------------------
-    def step(self, count=1, clip_mode="none", max_norm=1.0, clip_value=0.1):
+    def step(self, count=1, clip_mode="none", max_norm=1.0, clip_value=0.1, summarise=True):
         """``count`` times: clip the current gradients (``clip_mode``), ``optimizer.step()``,
-        then compute the gradients of the next batch. Returns the new rows."""
+        then compute the gradients of the next batch. Returns the rows: of the last
+        gradients, or with ``summarise=False`` those summarised before (see ``compute``)."""
         if clip_mode not in CLIP_MODES:
             raise ValueError(f"clip_mode must be one of {CLIP_MODES}, got {clip_mode!r}")
         for done in range(count):
@@ -240,7 +251,7 @@ class GradientInspectorModel:
             self.history[-1] = replace(self.history[-1], clip=clip_mode)
             self.optimizer.step()
             self.steps += 1
-            self.compute(summarise=done == count - 1)
+            self.compute(summarise=summarise and done == count - 1)
         return self.rows
 
     def timeline(self, name=None):

@@ -18,12 +18,22 @@ the controls rest the view renders what one step either way of each slider
 would show (``RenderAhead``), and the timeline of the other "when training"
 state; it keeps the last ``KEEP`` of these pictures until the next gradients.
 A control that lands on a kept position shows it without drawing.
+
+"10 steps" is paced for the browser, as TrainingStepper's "run N steps": the
+progress at once, then the timeline (the smaller picture, drawn from the norms
+alone) after the first step and at most every ``REDRAW_S``, each followed by a
+rest of the kernel (``PAUSE_S``): the server and the browser share the cores,
+and pictures sent faster than they can show them only queue up (a picture of
+both figures after every step made a person wait 450-600 ms between two on a
+quiet 2-core machine). The bars, histograms, caption and table, which need the
+statistics of every gradient, come once, for the last step.
 """
 from __future__ import annotations
 
 import asyncio
 import html
 import math
+import time
 
 import ipywidgets as W
 import matplotlib as mpl
@@ -42,6 +52,8 @@ HIST_CMAP = "Greys"  # counts are never negative: a one-sided scale from 0 to th
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 LEGEND_INCHES = 0.5  # below the bar chart: its legend, outside the bars
 TIMELINE_LEGEND_INCHES = 1.45  # right of the timeline: its legend
+REDRAW_S = 0.1  # during "10 steps", a new picture at most this often (seconds)
+PAUSE_S = 0.04  # the kernel rests this long after the first progress and after each picture
 KEEP = 12  # pictures of slider positions the view keeps (shown or rendered ahead), per canvas
 #: gradient entries (all parameters) up to which the clip_value slider's neighbours are
 #: rendered ahead: each needs a clip_grad_value_ preview, a pass over every entry (on two
@@ -102,7 +114,8 @@ class GradientInspector(PictureFallback, W.VBox):
                                 layout=W.Layout(width=self.timeline_canvas.css_width))
         self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
-        self.max_norm.observe(lambda change: self._draw_clipping(timeline=True), names="value")
+        self.max_norm.observe(lambda change: self._draw_clipping(  # the max_norm line moves
+            timeline=self.clip_mode.value == "norm"), names="value")
         self.clip_value.observe(lambda change: self._draw_clipping(), names="value")
         self.clip_mode.observe(lambda change: self._draw_timeline(ahead=True), names="value")
         self.step_button.on_click(lambda _: self.train(1))
@@ -114,6 +127,8 @@ class GradientInspector(PictureFallback, W.VBox):
             self.caption, self.image, self.timeline, self.table,
         ])
         self._draw_gradients()
+        for panel in (self.norms_panel, self.hist_panel, self.timeline_panel):
+            _keep_label_in_place(panel.ax.xaxis)  # placed by the first drawing
 
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return (f"GradientInspector({type(self.model.module).__name__}, "
@@ -126,42 +141,78 @@ class GradientInspector(PictureFallback, W.VBox):
     # -- reactions ------------------------------------------------------------------
     def train(self, count=1):
         """``count`` optimizer steps (clipping as "when training" says), then redraw (now)."""
-        self.title.value = (f"<b>GradientInspector</b> — training: {count} optimizer step"
-                            f"{'s' * (count > 1)}…")  # sent at once, seen while it runs
+        self.title.value = self._title(  # sent at once, seen while it runs
+            progress=f"{count} optimizer step{'s' * (count > 1)}")
         self._step(count)
         self._draw_gradients()
 
     def start_training(self, count):
         """The "10 steps" button: inside a running event loop (a kernel), an asyncio task
-        that takes one step per tick with the progress in the title, so the kernel stays
-        free to draw it (a big model's ten steps take seconds); otherwise ``train`` now."""
+        that trains step by step with the progress in the title and the timeline, so the
+        kernel stays free to send them (a big model's ten steps take seconds); otherwise
+        ``train`` now. The controls wait meanwhile (disabled until the task ends)."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             self.train(count)
             return None
-        self.step_button.disabled = self.steps_button.disabled = True  # until the task ends
+        self._running(True)
         self.task = asyncio.ensure_future(self._train_async(count))
         return self.task
 
-    def _step(self, count):
+    def _running(self, on):
+        for control in (self.step_button, self.steps_button, self.max_norm, self.clip_value,
+                        self.clip_mode):
+            control.disabled = on
+
+    def _step(self, count, summarise=True):
         self.model.step(count, clip_mode=self.clip_mode.value, max_norm=self.max_norm.value,
-                        clip_value=self.clip_value.value)
+                        clip_value=self.clip_value.value, summarise=summarise)
 
     async def _train_async(self, count):
-        """One step per tick, each followed by its pictures (the bars, histograms and
-        timeline move as the steps go, every few tenths of a second on the lesson's
-        model), with "step k / count" in the title meanwhile."""
+        """Step by step, paced for the browser (see the module's doc): "training: step 1 /
+        count" at once, the timeline after the first step and then at most every
+        ``REDRAW_S`` (drawn again after the next step when it did not change), each
+        picture followed by a rest of ``PAUSE_S``; the bars, histograms, caption and table
+        (the statistics of every gradient) once, for the last step."""
+        drawn = None  # when the last picture was sent (time.perf_counter())
         try:
-            for done in range(count):
-                self.title.value = f"<b>GradientInspector</b> — training: step {done + 1} / {count}…"
-                await asyncio.sleep(0.01)  # let the kernel send the progress first
-                self._step(1)
-                if done + 1 < count:
-                    self._draw_gradients(progress=f"step {done + 1} / {count}")
+            self.title.value = self._title(progress=f"step 1 / {count}")
+            await asyncio.sleep(PAUSE_S)  # shown before training takes the CPU
+            for done in range(1, count + 1):
+                self._step(1, summarise=done == count)
+                due = drawn is None or time.perf_counter() - drawn >= REDRAW_S
+                if done < count and due and self._draw_progress(done, count):
+                    await asyncio.sleep(PAUSE_S)
+                    drawn = time.perf_counter()
+                else:  # (a timeline that did not change, as in NaN steps, is not sent)
+                    await asyncio.sleep(0)  # the kernel may answer other messages
         finally:
-            self.step_button.disabled = self.steps_button.disabled = False
+            self._running(False)
+            if not self.model.summarised:  # a step raised: show the gradients it got to
+                self.model.summarise()
             self._draw_gradients()
+
+    def _draw_progress(self, done, count):
+        """A picture during a run: the timeline (the cheaper picture, drawn from the norms
+        alone), and the title with the step and its loss. Returns whether the picture
+        changed (a widget sends no value equal to the one it has)."""
+        self.timeline_panel.set_history(self.model)
+        self.timelines.clear()  # they showed the previous steps
+        shown = bytes(self.timeline.value)
+        self._draw_timeline()
+        self.title.value = self._title(progress=f"step {done} / {count}, loss "
+                                       f"{self.model.loss:.4f}; bars and table at the end")
+        return bytes(self.timeline.value) != shown
+
+    def _title(self, progress=""):
+        """The title: the model, its loss and steps; or, with ``progress``, how far a run got."""
+        if progress:
+            return (f"<b>GradientInspector</b> — "
+                    f"{html.escape(type(self.model.module).__name__)}: training: {progress}…")
+        return (f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
+                f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
+                f"{len(self.model.rows)} parameters with .grad")
 
     def refresh(self):
         """Recompute the gradients on the next batch (after changing the model yourself)."""
@@ -169,23 +220,18 @@ class GradientInspector(PictureFallback, W.VBox):
         self._draw_gradients()
 
     # -- drawing ------------------------------------------------------------------------
-    def _draw_gradients(self, progress=""):
-        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping
-        (``progress``: "step k / n" of a run of several steps, shown in the title)."""
+    def _draw_gradients(self):
+        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping."""
         self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
         self.hist_panel.set_rows(self.model.rows)
         self.timeline_panel.set_history(self.model)
         self.forget_pictures()  # they showed the previous gradients
         self.hist_note = _sample_note(self.model.rows)
-        running = f" — training: {progress}…" if progress else ""
-        self.title.value = (
-            f"<b>GradientInspector</b> — {html.escape(type(self.model.module).__name__)}: "
-            f"loss {self.model.loss:.4f} after {self.model.steps} optimizer steps, "
-            f"{len(self.model.rows)} parameters with .grad{running}")
         # the bars and histograms first: the browser decodes that big picture while the
-        # timeline is drawn, so the last one to arrive is the smaller timeline
-        self._draw_clipping(ahead=not progress)  # nothing rendered ahead between two steps
-        self._draw_timeline()
+        # timeline is drawn, so the last one to arrive is the smaller timeline; the texts
+        # (the title, the caption and the 10-column table) after both pictures
+        self._draw_clipping(timeline=True)
+        self.title.value = self._title()
 
     def forget_pictures(self):
         """Forget the kept pictures of slider positions: each is drawn again when shown."""
@@ -199,12 +245,12 @@ class GradientInspector(PictureFallback, W.VBox):
             self._render_neighbours_ahead()
 
     def _draw_clipping(self, timeline=False, ahead=True):
-        """The clipping previews; ``timeline``: max_norm moved, so does the timeline's line
-        (when training clips by norm); ``ahead``: then render the neighbours."""
+        """The clipping previews; ``timeline``: the timeline changed too (new gradients, or
+        max_norm moved while training clips by norm); ``ahead``: then render the neighbours."""
         png, caption, table = self._clipping_picture(self.max_norm.value, self.clip_value.value)
         self.image.value = png  # pictures first: the browser decodes them while it lays out text
-        if timeline and self.clip_mode.value == "norm":  # the timeline's max_norm line moves too
-            self.timeline.value = self._timeline_png("norm", self.max_norm.value)
+        if timeline:
+            self.timeline.value = self._timeline_png(self.clip_mode.value, self.max_norm.value)
         self.caption.value, self.table.value = caption, table
         if ahead:
             self._render_neighbours_ahead()
@@ -234,8 +280,9 @@ class GradientInspector(PictureFallback, W.VBox):
 
     def _render_neighbours_ahead(self):
         """While the controls rest: each slider one step either way (the timeline too, for
-        max_norm) and the timeline of the other "when training" state. The clip_value
-        neighbours only up to ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
+        max_norm), the timeline of the other "when training" state, and the timeline's
+        axes for the steps range that comes next. The clip_value neighbours only up to
+        ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
         max_norm, clip_value, mode = self.max_norm.value, self.clip_value.value, self.clip_mode.value
         tasks = []
         for value in _neighbours(self.max_norm):
@@ -245,6 +292,7 @@ class GradientInspector(PictureFallback, W.VBox):
             tasks += [lambda value=value: self._clipping_picture(max_norm, value)
                       for value in _neighbours(self.clip_value)]
         tasks.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
+        tasks.append(self.timeline_panel.render_next_steps_axis)
         self.ahead.schedule(tasks)
 
     def _table_html(self, by_norm, by_value):
@@ -353,6 +401,15 @@ def _edge_text(ax, colour):
 DECADES = FuncFormatter(lambda value, _: f"1e{round(np.log10(value))}" if value > 0 else "0")
 
 
+def _keep_label_in_place(axis):
+    """Keep an x axis' label where matplotlib placed it (below its tick labels), so that
+    drawing the axis for a new range does not measure every tick label again to place it
+    (~3 ms of the axis' 14-24). The same place: single-line tick labels such as "1e-3"
+    are as tall as any other (matplotlib gives every line the height of "lp")."""
+    if any(label.get_text() for label in axis.get_ticklabels()):  # placed below them
+        axis.set_label_coords(*axis.label.get_position(), transform=axis.label.get_transform())
+
+
 def _raised(box, figure, inches):
     """``box`` (figure coordinates) with its bottom raised by ``inches``."""
     from matplotlib.transforms import Bbox
@@ -428,12 +485,14 @@ class NormsPanel:
         self.nan_note.set_visible(bool(broken))
         self.nan_note.set_text(f"no bar: the norm is nan or inf for\n{', '.join(broken[:4])}"
                                f"{' …' if len(broken) > 4 else ''}\n(see the text above)")
-        if self.range.cover(*_decades(norms)):
+        placed = any(v > 0 and np.isfinite(v) for v in norms)  # a bar to place on the axis
+        if (placed or self.range.low is None) and self.range.cover(*_decades(norms)):
             self.ax.set_xlim(10.0 ** self.range.low, 10.0 ** self.range.high)
         self.left = 10.0 ** self.range.low
-        self.before.set_verts(_bars(self.y, [self.left] * len(norms), _floor(norms, self.left),
-                                    -0.4, 0.4))
-        self.canvas.new_data()
+        ends = _floor(norms, self.left)
+        self.before.set_verts(_bars(self.y, [self.left] * len(norms), ends, -0.4, 0.4))
+        self.canvas.new_data(self, (self.left, np.array(ends).tobytes(),
+                                    self.nan_note.get_text(), self.nan_note.get_visible()))
 
     def show_clipping(self, by_norm, by_value):
         names = list(by_norm.after)
@@ -520,11 +579,12 @@ class HistogramPanel:
         counts = np.array([r.log_counts for r in rows], dtype=np.float64).reshape(
             len(rows), len(LOG_EDGES) - 1)
         peaks = counts.max(axis=1, keepdims=True)
-        self.image.set_array(np.divide(counts, peaks, out=np.zeros_like(counts), where=peaks > 0))
+        shades = np.divide(counts, peaks, out=np.zeros_like(counts), where=peaks > 0)
+        self.image.set_array(shades)
         empty = [r.name for r, peak in zip(rows, peaks[:, 0]) if peak == 0 and r.stats.zeros < 1]
         self.note.set_text(f"no finite |grad| to count in\n{', '.join(empty[:4])}"
                            f"{' …' if len(empty) > 4 else ''}\n(NaN or inf)" if empty else "")
-        self.canvas.new_data()
+        self.canvas.new_data(self, (shades.tobytes(), self.note.get_text()))
         filled = np.nonzero(counts.sum(axis=0))[0]
         if filled.size:
             low, high = np.floor(LOG_EDGES[filled[0]]), np.ceil(LOG_EDGES[filled[-1] + 1])
@@ -575,8 +635,8 @@ class TimelinePanel:
         small_fonts(self.ax, "optimizer steps taken", "‖grad‖")
         self.ax.legend(fontsize=font_size("tick"), loc="upper left", bbox_to_anchor=(1.02, 1.0),
                        ncols=1 + len(self.names) // 8, borderaxespad=0)
-        canvas.frame_part([self.ax.xaxis, self.ax.yaxis],  # both follow the steps
-                          key=lambda: (self.ax.get_xlim(), self.ax.get_ylim()))
+        self.axes_part = canvas.frame_part([self.ax.xaxis, self.ax.yaxis],  # both follow
+                                           key=lambda: (self.ax.get_xlim(), self.ax.get_ylim()))
         canvas.animate(*self.lines, self.total, slow=True)  # new steps only
         canvas.animate(self.limit, self.edge)  # the max_norm slider
         canvas.panels.append(self)
@@ -602,7 +662,21 @@ class TimelinePanel:
         self.ax.set_ylim(10.0 ** self.range.low, 10.0 ** self.range.high)
         if steps[-1] > self.last_step or self.last_step == 0:  # room for twice as many steps
             self.last_step = max(10, 2 * steps[-1])
-        self.ax.set_xlim(-0.5, self.last_step + 0.5)
+        self.ax.set_xlim(*self._steps_range(self.last_step))
+
+    @staticmethod
+    def _steps_range(last_step):
+        return -0.5, last_step + 0.5
+
+    def render_next_steps_axis(self):
+        """Render the axes (a frame part) for the steps range the step after the last one
+        shown brings (room for twice as many): known in advance, unlike the norms'."""
+        shown = self.ax.get_xlim()
+        self.ax.set_xlim(*self._steps_range(max(10, 2 * (self.last_step + 1))))
+        try:
+            self.canvas.render_part_ahead(self.axes_part)
+        finally:
+            self.ax.set_xlim(shown)
 
     def show_limit(self, clip_mode, max_norm):
         """The ``max_norm`` line, shown when training clips by norm (kept inside the axes)."""

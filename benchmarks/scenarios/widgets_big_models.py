@@ -88,9 +88,22 @@ def gradient_actions():
         ("construct", lambda: state.update(view=GradientInspector(model, data, lr=0.01))),
         ("step", lambda: view().step_button.click()),
         ("10 steps", lambda: view().steps_button.click()),
+        ("10 steps in a kernel (paced; wall = the whole run)",
+         lambda: _in_an_event_loop(view().start_training, 10)),
         ("max_norm slider", lambda: setattr(view().max_norm, "value", 0.5)),
         ("clip_value slider", lambda: setattr(view().clip_value, "value", 1e-3)),
     ], state
+
+
+def _in_an_event_loop(start, *args):
+    """``start(*args)`` inside a running asyncio event loop, as a kernel calls a button's
+    handler, awaiting the task it starts (GradientInspector's "10 steps": step by step,
+    the timeline after each step, the bars and statistics once at the end)."""
+    import asyncio
+
+    async def run():
+        await start(*args)
+    asyncio.run(run())
 
 
 def training_actions():

@@ -237,6 +237,17 @@ def test_view_steps_and_timeline(small_mlp, eval_batch):
     assert {r.clip for r in view.model.history[1:11]} == {"norm"}
 
 
+def test_a_step_sends_its_pictures_before_its_texts(small_mlp, eval_batch):
+    """What reaches the browser after "step": the progress, then the bars and histograms
+    (decoded while the timeline is drawn), the timeline, and only then the texts."""
+    view = GradientInspector(small_mlp, eval_batch)
+    sent = []
+    for name in ("title", "image", "timeline", "caption", "table"):
+        getattr(view, name).observe(lambda change, name=name: sent.append(name), names="value")
+    view.step_button.click()
+    assert sent == ["title", "image", "timeline", "caption", "table", "title"]
+
+
 def test_pictures_drawn_in_layers_are_the_pictures_of_a_full_render(small_mlp, eval_batch):
     """The pictures are pasted from kept layers (the frame; the gradients' bars, histograms
     and timeline lines; the sliders' artists on top): after slider moves and steps each one
@@ -287,6 +298,42 @@ def test_gradients_on_a_new_scale_redraw_their_axes_not_the_frames(monkeypatch, 
     for canvas, picture in ((view.canvas, view.image), (view.timeline_canvas, view.timeline)):
         canvas.invalidate()
         assert png_bytes(picture) == canvas.png()
+
+
+def test_x_axis_labels_kept_in_place_are_where_matplotlib_places_them(small_mlp, eval_batch):
+    """The x axes' labels keep the place of the first drawing (no measuring of tick labels
+    at each new range): after ranges a million times larger it is still the place
+    matplotlib's own placement gives."""
+    view = GradientInspector(small_mlp, eval_batch)
+    axes = [view.norms_panel.ax.xaxis, view.hist_panel.ax.xaxis, view.timeline_panel.ax.xaxis]
+    with et.no_grad():
+        for p in small_mlp.parameters():
+            p.mul_(1e3)
+    view.train(12)  # new ranges on every axis (the timeline's steps too)
+    for axis in axes:
+        kept = axis.label.get_position()
+        renderer = axis.figure.canvas.get_renderer()
+        axis._autolabelpos = True  # matplotlib's placement, as a fresh figure's
+        axis._update_label_position(renderer)
+        assert axis.label.get_position() == pytest.approx(kept)
+        axis._autolabelpos = False
+
+
+def test_a_norm_axis_with_no_finite_norm_keeps_its_range(small_mlp, eval_batch):
+    """All norms NaN: no bar to place, so the axis keeps the range it had (no new axis to
+    draw, nothing that looks like a scale for NaN)."""
+    with et.no_grad():
+        for p in small_mlp[0].parameters():
+            p.mul_(1e-6)  # the later layers' gradients too: norms over 6 decades and more
+    view = GradientInspector(small_mlp, eval_batch)
+    limits = view.norms_panel.ax.get_xlim()
+    assert limits[1] / limits[0] > 1e8  # wider than any range put around no number
+    with et.no_grad():
+        small_mlp[-1].bias[0] = float("nan")  # the output's: every gradient turns NaN
+    view.refresh()
+    assert np.isnan(view.model.history[-1].total_norm)
+    assert all(np.isnan(r.stats.norm) for r in view.model.rows)
+    assert view.norms_panel.ax.get_xlim() == limits
 
 
 def test_view_on_a_real_torch_module(real_torch):
@@ -347,6 +394,39 @@ def test_nan_gradients_are_shown_as_nan_not_as_nothing_clipped(small_mlp, eval_b
     assert "NaN or inf" in view.hist_panel.note.get_text()
 
 
+def test_gradients_that_look_the_same_keep_their_drawn_layer(monkeypatch, small_mlp,
+                                                              eval_batch):
+    """NaN gradients step after step show the same bars, histograms and notes: the layer
+    with them drawn is kept (the notes' text is most of its cost) and the picture is byte
+    for byte a full render, so the widget's value does not change and nothing is sent.
+    Gradients that differ draw the layer again."""
+    view = GradientInspector(small_mlp, eval_batch)
+    with et.no_grad():
+        small_mlp[0].weight[0, 0] = float("nan")
+    view.step_button.click()  # everything downstream of the NaN weight turns NaN
+    view.step_button.click()
+    picture = bytes(view.image.value)
+    drawn = []
+    monkeypatch.setattr(view.canvas, "_draw_visible",
+                        lambda artists, draw=view.canvas._draw_visible: drawn.append(
+                            list(artists)) or draw(artists))
+    sent = []
+    view.image.observe(lambda change: sent.append(change["new"]), names="value")
+    view.step_button.click()
+    assert view.norms_panel.nan_note.get_visible() and view.model.steps == 3
+    assert view.norms_panel.nan_note not in [a for artists in drawn for a in artists]
+    assert bytes(view.image.value) == picture and not sent
+    view.canvas.invalidate()
+    assert view.canvas.png() == picture
+    with et.no_grad():
+        for p in small_mlp.parameters():
+            p.copy_(et.ones_like(p) * 0.01)
+    drawn.clear()
+    view.refresh()  # finite gradients again: the layer is drawn anew
+    assert view.norms_panel.before in [a for artists in drawn for a in artists]
+    assert sent and bytes(view.image.value) != picture
+
+
 def test_a_big_gradient_is_histogrammed_on_a_stated_seeded_sample(monkeypatch, small_mlp,
                                                                   eval_batch):
     import widgets.gradient_inspector as gi
@@ -362,27 +442,91 @@ def test_a_big_gradient_is_histogrammed_on_a_stated_seeded_sample(monkeypatch, s
     assert "0.bias" not in view.caption.value.split("histograms of")[1].split(":")[0]
 
 
-def test_ten_steps_in_a_kernel_run_as_a_task_with_progress(small_mlp, eval_batch):
-    """In a running event loop the "10 steps" button returns at once and trains in a task,
-    the title saying how far it got and the pictures redrawn after each step; ``train(n)`` called from code always trains at once."""
+def _run_in_a_kernel(monkeypatch, model, data, count, step_s):
+    """``start_training(count)`` in a running event loop, each step taking ``step_s`` seconds
+    of a fake clock: ``(view, sent)``, where ``sent`` lists in order what reached the widgets:
+    ``("title", html)``, and ``(picture, steps taken, png, controls disabled)`` for the
+    ``"timeline"`` and the ``"image"`` (bars and histograms)."""
     import asyncio
 
+    import widgets.gradient_inspector_view as giv
+    clock = [0.0]
+    monkeypatch.setattr(giv.time, "perf_counter", lambda: clock[0])
+
     async def scenario():
-        view = GradientInspector(small_mlp, eval_batch)
-        view.train(2)  # code: at once, even inside the loop
-        assert view.model.steps == 2
-        titles, pictures = [], []
-        view.title.observe(lambda change: titles.append(change["new"]), names="value")
-        view.timeline.observe(lambda change: pictures.append(change["new"]), names="value")
-        task = view.start_training(3)
-        assert view.model.steps == 2 and view.steps_button.disabled
+        view = GradientInspector(model, data)
+        step = view.model.step
+
+        def timed_step(*args, **kwargs):
+            clock[0] += step_s
+            return step(*args, **kwargs)
+        view.model.step = timed_step
+        sent = []
+        view.title.observe(lambda change: sent.append(("title", change["new"])), names="value")
+        for name in ("timeline", "image"):
+            getattr(view, name).observe(lambda change, name=name: sent.append(
+                (name, view.model.steps, bytes(change["new"]), view.max_norm.disabled)),
+                names="value")
+        task = view.start_training(count)
+        assert view.steps_button.disabled and view.clip_mode.disabled and view.model.steps == 0
         await task
-        assert view.model.steps == 5 and not view.steps_button.disabled
-        assert any("step 3 / 3" in t for t in titles) and "after 5 optimizer steps" in titles[-1]
-        # the pictures follow every step, not only the last one
-        assert len(pictures) == 3 and len({bytes(p) for p in pictures}) == 3
-        assert any("after 3 optimizer steps" in t and "training: step 1 / 3" in t for t in titles)
-    asyncio.run(scenario())
+        assert not (view.steps_button.disabled or view.max_norm.disabled)
+        return view, sent
+    return asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("step_s, drawn_after", [(0.03, [1, 5, 9]), (0.3, list(range(1, 10)))])
+def test_ten_steps_in_a_kernel_are_paced_for_the_browser(monkeypatch, small_mlp, eval_batch,
+                                                         step_s, drawn_after):
+    """In a running event loop "10 steps" returns at once and trains in a task: the progress
+    in the title first, the timeline after the first step and then at most every
+    ``REDRAW_S`` (0.1 s), so quick steps send a picture every few steps and slow ones after
+    each; the bars and histograms once, at the end. Each timeline sent is the timeline of
+    the steps taken, as a fresh inspector trained as far draws it, and says so in the title."""
+    twin = copy.deepcopy(small_mlp)
+    view, sent = _run_in_a_kernel(monkeypatch, small_mlp, eval_batch, 10, step_s)
+    assert view.model.steps == 10 and "after 10 optimizer steps" in view.title.value
+    assert sent[0][0] == "title" and "training: step 1 / 10…" in sent[0][1]
+    timelines = [event[1:] for event in sent if event[0] == "timeline"]
+    assert [steps for steps, _, _ in timelines] == drawn_after + [10]
+    assert all(disabled for _, _, disabled in timelines[:-1]) and not timelines[-1][2]
+    assert [event[1] for event in sent if event[0] == "image"] == [10]  # once, at the end
+    titles = [event[1] for event in sent if event[0] == "title"]
+    for steps in drawn_after:
+        loss = view.model.history[steps].loss
+        assert any(f"step {steps} / 10, loss {loss:.4f}" in title for title in titles)
+    fresh = GradientInspector(twin, eval_batch)  # the same weights and data
+    for steps, png, _ in timelines[:2] + timelines[-1:]:
+        fresh.train(steps - fresh.model.steps)
+        assert png_bytes(fresh.timeline) == png
+
+
+def test_a_run_draws_an_unchanged_timeline_again_after_the_next_step(monkeypatch, small_mlp,
+                                                                     eval_batch):
+    """NaN gradients from the start: the timeline has nothing new to show, so nothing is
+    sent (and the run does not rest for it); it is drawn again after each step, so that a
+    change would leave at once."""
+    with et.no_grad():
+        small_mlp[-1].bias[0] = float("nan")
+    drawn = []
+    draw = GradientInspector._draw_progress
+    monkeypatch.setattr(GradientInspector, "_draw_progress",
+                        lambda self, done, count: drawn.append(done) or draw(self, done, count))
+    view, sent = _run_in_a_kernel(monkeypatch, small_mlp, eval_batch, 10, 0.03)
+    assert drawn == list(range(1, 10))
+    assert not [event for event in sent if event[0] == "timeline"]
+
+
+def test_a_run_of_steps_summarises_the_gradients_once(monkeypatch, small_mlp, eval_batch):
+    """The statistics and histograms (a pass over every gradient) only for the last step."""
+    rows = []
+    row = GradientInspectorModel._row
+    monkeypatch.setattr(GradientInspectorModel, "_row",
+                        staticmethod(lambda name, grad: rows.append(name) or row(name, grad)))
+    view, _ = _run_in_a_kernel(monkeypatch, small_mlp, eval_batch, 10, 0.03)
+    assert len(rows) == 2 * 6  # the first gradients, and the last: six parameters each
+    assert view.model.summarised and view.model.rows[0].stats.norm == pytest.approx(
+        view.model.history[-1].norms["0.weight"])
 
 
 # -- pictures rendered ahead (issue 25: 100 ms as a person sees it) ------------------------
@@ -481,4 +625,32 @@ def test_a_run_of_steps_renders_ahead_only_when_it_ends(small_mlp, eval_batch):
         await view.start_training(3)
         return scheduled
     scheduled = asyncio.run(scenario())
-    assert [steps for steps, _ in scheduled] == [3] and len(scheduled[0][1]) == 7
+    assert [steps for steps, _ in scheduled] == [3] and len(scheduled[0][1]) == 8
+
+
+def test_the_next_steps_axis_rendered_ahead_is_pasted_and_is_what_drawing_gives(
+        monkeypatch, small_mlp, eval_batch):
+    """The timeline's steps axis doubles when the steps pass the last one shown (10, 22,
+    ...): known in advance, its axes are rendered ahead (a RenderAhead task); the step that
+    passes it pastes them instead of drawing, byte for byte a full render. Rendering ahead
+    leaves no trace in what is shown."""
+    from widgets._render import FramePart
+    view = GradientInspector(small_mlp, eval_batch)
+    view.train(10)
+    panel = view.timeline_panel
+    limits, picture = panel.ax.get_xlim(), bytes(view.timeline.value)
+    panel.render_next_steps_axis()  # what the task does while the controls rest
+    assert panel.ax.get_xlim() == limits
+    view.timeline_canvas.invalidate()
+    assert view.timeline_canvas.png() == picture  # nothing of the range ahead shows
+    panel.render_next_steps_axis()
+    drawn = []
+    monkeypatch.setattr(FramePart, "draw", lambda self, layout, draw=FramePart.draw: (
+        drawn.append(self), draw(self, layout))[1])
+    ylim = panel.ax.get_ylim()
+    view.step_button.click()  # step 11: the steps axis now reaches 22
+    assert panel.ax.get_xlim() == (-0.5, 22.5) and panel.ax.get_ylim() == ylim
+    assert panel.axes_part not in drawn
+    monkeypatch.undo()
+    view.timeline_canvas.invalidate()
+    assert view.timeline_canvas.png() == bytes(view.timeline.value)
