@@ -50,7 +50,8 @@ class PruneExplorer(PictureFallback, W.VBox):
         self.mask_panel = TensorPanel(self.canvas, 0, title="mask preview (what apply does)")
         self.curve_panel = CurvePanel(self.canvas, 1)
         self.action_error = None  # why the last button click failed, shown in red
-        self.ahead = RenderAhead(delay_s=0.3)  # a curve point or a picture per step
+        # a curve point (~2 ms on lesson 04's model) or a picture (~15 ms) per step
+        self.ahead = RenderAhead(delay_s=0.15, gap_s=0.005)
         self.pictures = {}  # key (see _key) -> (PNG, caption HTML, table HTML), the last KEEP
         self.last_control = "amount"  # rendered ahead first: the likeliest to be used again
 
