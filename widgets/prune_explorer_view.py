@@ -188,17 +188,19 @@ class PruneExplorer(PictureFallback, W.VBox):
                 self.caption.value = (f"<div style='{self.style}'>computing the preview "
                                       f"({html.escape(METHOD_LABELS[settings.method])} at "
                                       f"{settings.amount:.2f})…</div>")
-            picture, error = self._render(settings, now, preview)
-            if error is None:
-                self._keep(self._key(preview), picture)
+            picture = self._render(settings, now, preview)
+            self._keep(self._key(preview), picture)
         self.image.value, self.caption.value, table = picture
         self.title.value = self._title_html(now)
-        self.table.value = self._with_errors(table, self.action_error)
+        if self.action_error:  # after a failed apply / undo / make permanent (preview=False)
+            table = self._table_html(now, None, [self.action_error])
+        self.table.value = table
         self._plan_ahead()
 
     def _render(self, settings, now, preview=True, curve=None):
-        """``((PNG, caption, table), error)`` of a preview at ``settings`` or of the model
-        ``now`` (with its ``curve``, when that is not the model's current one)."""
+        """``(PNG, caption, table)`` of a preview at ``settings`` or of the model ``now``
+        (with its ``curve``, when that is not the model's current one); settings that
+        cannot prune get a message, and the error in the table."""
         error = shown = None
         try:
             if self.model.data is not None and curve is None:
@@ -218,8 +220,7 @@ class PruneExplorer(PictureFallback, W.VBox):
             caption = self._show_masks(now, settings, "<b>the model now</b>", "",
                                        "; move a control to preview the next pruning")
             self._draw_curve(now, settings, curve)
-        table = self._table_html(now, shown if preview else None)
-        return (self.canvas.png(), caption, self._with_errors(table, error)), error
+        return self.canvas.png(), caption, self._table_html(now, shown if preview else None, [error])
 
     def _draw_curve(self, outcome, settings, curve):
         if self.model.data is None:
@@ -244,7 +245,7 @@ class PruneExplorer(PictureFallback, W.VBox):
     def _plan_ahead(self):
         """Render ahead, while the controls rest, what each control shows next: the one just
         used first, then the others, then the curves of ``curve_tasks``. Only with data and
-        while previews are quick (``curve_tasks`` says so): on a big model nothing is."""
+        while previews are ``quick()``: on a big model nothing is."""
         if self.model.data is None or not self.model.quick():
             self.ahead.schedule([])
             return
@@ -278,12 +279,10 @@ class PruneExplorer(PictureFallback, W.VBox):
         return tasks
 
     def _preview_ahead(self, settings):
-        """Keep the picture of a preview at ``settings`` (when it can be drawn)."""
+        """Keep the picture of a preview at ``settings``."""
         key = self._key(settings=settings)
         if key not in self.pictures:
-            picture, error = self._render(settings, self.model.current())
-            if error is None:
-                self._keep(key, picture)
+            self._keep(key, self._render(settings, self.model.current()))
 
     def _apply_ahead(self):
         """The curve after ``apply`` (one point per task), then its picture."""
@@ -293,21 +292,23 @@ class PruneExplorer(PictureFallback, W.VBox):
         return self.model.applied_tasks() + [lambda: self._applied_picture(key)]
 
     def _applied_picture(self, key):
+        """The model after ``apply`` as ``_act`` shows it, kept under ``key`` (the
+        ``apply_key()`` it was computed for), once the model computed it all."""
         applied = self.model.applied()
         if applied is not None and key == ("applied", self.model.apply_key()):
             outcome, curve = applied
-            self._keep(key, self._render(key[1][2], outcome, preview=False, curve=curve)[0])
+            self._keep(key, self._render(self.model.settings, outcome, preview=False, curve=curve))
 
     def _undo_ahead(self):
         """The picture after ``undo``: the state it goes back to, as it was computed then."""
-        return [self._undone_picture] if self.model.undone() is not None else []
+        return [self._undone_picture] if self.model.undo_stack else []
 
     def _undone_picture(self):
         undone = self.model.undone()
         if undone is not None and self._key(False, version=undone[0]) not in self.pictures:
             version, outcome, curve = undone
             self._keep(self._key(False, version=version),
-                       self._render(self.model.settings, outcome, False, curve)[0])
+                       self._render(self.model.settings, outcome, False, curve))
 
     def _title_html(self, now):
         module = self.model.module
@@ -317,7 +318,7 @@ class PruneExplorer(PictureFallback, W.VBox):
                 f"{now.global_sparsity:.1%}{loss}{accuracy}; undo steps: "
                 f"{len(self.model.undo_stack)}")
 
-    def _table_html(self, now, preview):
+    def _table_html(self, now, preview, errors=()):
         cells = "padding: 0 10px; text-align: right"
         rows = [f"<tr><th style='text-align:left'>weight</th><th style='{cells}'>shape</th>"
                 f"<th style='{cells}'>sparsity now</th><th style='{cells}'>preview</th></tr>"]
@@ -338,13 +339,10 @@ class PruneExplorer(PictureFallback, W.VBox):
                          + " (now → preview)")
         names = ", ".join(now.pruned_names) or "none (nothing pruned yet)"
         lines.append(f"pruning re-parametrisation: {html.escape(names)}")
+        for error in errors:
+            if error:
+                lines.append(f"<span style='color:#c0392b'>{html.escape(error)}</span>")
         return f"<div style='{self.style}'>{'<br>'.join(lines)}</div>"
-
-    def _with_errors(self, table, error):
-        """The table with ``error`` (if any) in red below it."""
-        if not error:
-            return table
-        return f"{table}<div style='{self.style}; color:#c0392b'>{html.escape(error)}</div>"
 
 
 def mask_overview(masks, width=MAX_PIXELS, rows=ROWS_PER_LAYER):
