@@ -177,6 +177,12 @@ class PruneExplorer(PictureFallback, W.VBox):
             self.pictures[key] = picture
         return picture
 
+    def _ahead(self, key, render):
+        """Keep ``render()`` under ``key`` unless it is kept (then it is the most recently
+        used: the pictures rendered after it do not push it out)."""
+        if self._kept(key) is None:
+            self._keep(key, render())
+
     def _draw(self, preview=True):
         """Show the preview at the controls' settings, or (``preview=False``) the real
         model's masks: the kept picture if there is one, else drawn now. The picture is
@@ -280,15 +286,12 @@ class PruneExplorer(PictureFallback, W.VBox):
 
     def _preview_ahead(self, settings):
         """Keep the picture of a preview at ``settings``."""
-        key = self._key(settings=settings)
-        if key not in self.pictures:
-            self._keep(key, self._render(settings, self.model.current()))
+        self._ahead(self._key(settings=settings),
+                    lambda: self._render(settings, self.model.current()))
 
     def _apply_ahead(self):
         """The curve after ``apply`` (one point per task), then its picture."""
         key = ("applied", self.model.apply_key())
-        if key in self.pictures:
-            return []
         return self.model.applied_tasks() + [lambda: self._applied_picture(key)]
 
     def _applied_picture(self, key):
@@ -297,7 +300,7 @@ class PruneExplorer(PictureFallback, W.VBox):
         applied = self.model.applied()
         if applied is not None and key == ("applied", self.model.apply_key()):
             outcome, curve = applied
-            self._keep(key, self._render(self.model.settings, outcome, preview=False, curve=curve))
+            self._ahead(key, lambda: self._render(self.model.settings, outcome, False, curve))
 
     def _undo_ahead(self):
         """The picture after ``undo``: the state it goes back to, as it was computed then."""
@@ -305,10 +308,10 @@ class PruneExplorer(PictureFallback, W.VBox):
 
     def _undone_picture(self):
         undone = self.model.undone()
-        if undone is not None and self._key(False, version=undone[0]) not in self.pictures:
+        if undone is not None:
             version, outcome, curve = undone
-            self._keep(self._key(False, version=version),
-                       self._render(self.model.settings, outcome, False, curve))
+            self._ahead(self._key(False, version=version),
+                        lambda: self._render(self.model.settings, outcome, False, curve))
 
     def _title_html(self, now):
         module = self.model.module
