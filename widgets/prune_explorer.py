@@ -109,7 +109,9 @@ class PruneExplorerModel:
         self._current = None
         self._outcomes = {}  # version -> outcome() of that state (the current one and the undoable ones)
         self._applies = 0  # how many apply() calls: each may have drawn from the explorer's generator
-        self._applied = None  # the next apply() computed ahead: see applied_tasks()
+        #: the next apply() computed ahead (applied_tasks): (its apply_key, the pruned copy,
+        #: the generator state after it, the copy's outcome, {amount: curve point})
+        self._applied = None
         self.preview_seconds = 0.0  # how long the last preview took to compute
 
     # -- what can be pruned -------------------------------------------------------
