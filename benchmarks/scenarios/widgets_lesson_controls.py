@@ -111,6 +111,83 @@ def _prune_apply_undo():
     return apply_then_undo
 
 
+class _Phases:
+    """CPU seconds per phase of an input: functions wrapped while it lasts; a call inside
+    another timed one counts for the outer one (a curve's previews are the curve's)."""
+
+    #: phase -> (module, class or None, function)
+    PHASES = {"model": [("widgets.prune_explorer", "PruneExplorerModel", name)
+                        for name in ("preview", "current", "apply", "undo")],
+              "curve": [("widgets.prune_explorer", "PruneExplorerModel", "curve")],
+              "draw": [("widgets._render", "Canvas", "_paste_background"),
+                       ("widgets._render", "Canvas", "_draw_visible"),
+                       ("widgets._render", "TensorPanel", "show")],
+              "png": [("widgets._render", None, "png_bytes")]}
+
+    def __init__(self):
+        import importlib
+
+        self.seconds, self.inside = {}, False
+        for phase, places in self.PHASES.items():
+            for module, cls, name in places:
+                owner = importlib.import_module(module)
+                owner = getattr(owner, cls) if cls else owner
+                setattr(owner, name, self._timed(getattr(owner, name), phase))
+
+    def _timed(self, function, phase):
+        def timed(*args, **kwargs):
+            if self.inside:
+                return function(*args, **kwargs)
+            self.inside, start = True, time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.thread_time() - start
+                self.inside = False
+        return timed
+
+
+def lesson04_inputs(inputs=5):
+    """CPU ms of the inputs of the browser benchmark on lesson 04 (the amount slider's arrow
+    keys, the weights and method dropdowns' next option, apply five times, undo five times),
+    made in a running event loop (as in a kernel) after the controls rested; and the same
+    with every picture drawn (the kept ones forgotten before each input: what every input
+    cost before pictures were rendered ahead). ``{(control, "rested" or "drawn"): [(ms,
+    {phase: ms}), ...]}``."""
+    import asyncio
+
+    phases = _Phases()
+
+    async def inputs_of(keep):
+        view = _prune_explorer()
+        view.refresh()  # inside the loop: now it renders ahead
+        times = {}
+        controls = [(view.amount, "amount"), (view.layer, "weights"), (view.method, "method"),
+                    (view.apply_button, "apply"), (view.undo_button, "undo")]
+        for control, label in controls:
+            for rep in range(inputs):
+                await asyncio.sleep(0.2)
+                while view.ahead.pending or view.ahead.timer is not None:  # the controls rest
+                    await asyncio.sleep(0.02)
+                if not keep and hasattr(view, "forget_pictures"):
+                    view.forget_pictures()
+                phases.seconds.clear()
+                start = time.thread_time()
+                if label == "amount":
+                    step = control.step if rep % 2 == 0 else -control.step
+                    control.value = round(control.value + step, 2)
+                elif label in ("apply", "undo"):
+                    control.click()
+                else:
+                    _one_input(control, rep)
+                split = {phase: 1000 * t for phase, t in phases.seconds.items()}
+                times.setdefault((label, "rested" if keep else "drawn"), []).append(
+                    (1000 * (time.thread_time() - start), split))
+        return times
+
+    return {**asyncio.run(inputs_of(True)), **asyncio.run(inputs_of(False))}
+
+
 def _profiler_sort():
     et.manual_seed(0)
     images, digits = load_digits("train")
@@ -242,83 +319,6 @@ def lesson07_unclipped_steps(runs=3):
             clicks.append(1000 * (time.thread_time() - start))
         times.append(clicks)
     return [float(np.median(column)) for column in zip(*times)]
-
-
-class _Phases:
-    """CPU seconds per phase of an input: functions wrapped while it lasts; a call inside
-    another timed one counts for the outer one (a curve's previews are the curve's)."""
-
-    #: phase -> (module, class or None, function)
-    PHASES = {"model": [("widgets.prune_explorer", "PruneExplorerModel", name)
-                        for name in ("preview", "current", "apply", "undo")],
-              "curve": [("widgets.prune_explorer", "PruneExplorerModel", "curve")],
-              "draw": [("widgets._render", "Canvas", "_paste_background"),
-                       ("widgets._render", "Canvas", "_draw_visible"),
-                       ("widgets._render", "TensorPanel", "show")],
-              "png": [("widgets._render", None, "png_bytes")]}
-
-    def __init__(self):
-        import importlib
-
-        self.seconds, self.inside = {}, False
-        for phase, places in self.PHASES.items():
-            for module, cls, name in places:
-                owner = importlib.import_module(module)
-                owner = getattr(owner, cls) if cls else owner
-                setattr(owner, name, self._timed(getattr(owner, name), phase))
-
-    def _timed(self, function, phase):
-        def timed(*args, **kwargs):
-            if self.inside:
-                return function(*args, **kwargs)
-            self.inside, start = True, time.thread_time()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.thread_time() - start
-                self.inside = False
-        return timed
-
-
-def lesson04_inputs(inputs=5):
-    """CPU ms of the inputs of the browser benchmark on lesson 04 (the amount slider's arrow
-    keys, the weights and method dropdowns' next option, apply five times, undo five times),
-    made in a running event loop (as in a kernel) after the controls rested; and the same
-    with every picture drawn (the kept ones forgotten before each input: what every input
-    cost before pictures were rendered ahead). ``{(control, "rested" or "drawn"): [(ms,
-    {phase: ms}), ...]}``."""
-    import asyncio
-
-    phases = _Phases()
-
-    async def inputs_of(keep):
-        view = _prune_explorer()
-        view.refresh()  # inside the loop: now it renders ahead
-        times = {}
-        controls = [(view.amount, "amount"), (view.layer, "weights"), (view.method, "method"),
-                    (view.apply_button, "apply"), (view.undo_button, "undo")]
-        for control, label in controls:
-            for rep in range(inputs):
-                await asyncio.sleep(0.2)
-                while view.ahead.pending or view.ahead.timer is not None:  # the controls rest
-                    await asyncio.sleep(0.02)
-                if not keep and hasattr(view, "forget_pictures"):
-                    view.forget_pictures()
-                phases.seconds.clear()
-                start = time.thread_time()
-                if label == "amount":
-                    step = control.step if rep % 2 == 0 else -control.step
-                    control.value = round(control.value + step, 2)
-                elif label in ("apply", "undo"):
-                    control.click()
-                else:
-                    _one_input(control, rep)
-                split = {phase: 1000 * t for phase, t in phases.seconds.items()}
-                times.setdefault((label, "rested" if keep else "drawn"), []).append(
-                    (1000 * (time.thread_time() - start), split))
-        return times
-
-    return {**asyncio.run(inputs_of(True)), **asyncio.run(inputs_of(False))}
 
 
 def _one_input(control, rep):
