@@ -290,12 +290,14 @@ class RenderAhead:
     replaces whatever was still waiting. In a kernel (a running asyncio event
     loop) the tasks run one at a time once the widget has been left alone for
     ``delay_s`` seconds, so someone clicking or dragging never waits for them
-    (at most for one that had already started). Without an event loop (a
-    script, a test) nobody is waiting on a screen: they do not run.
+    (at most for one that had already started), ``gap_s`` apart (the event loop
+    reads incoming messages in between). Without an event loop (a script, a
+    test) nobody is waiting on a screen: they do not run.
     """
 
-    def __init__(self, delay_s=1.0):
+    def __init__(self, delay_s=1.0, gap_s=0.02):
         self.delay_s = delay_s
+        self.gap_s = gap_s
         self.pending = []
         self.timer = None  # the event loop's handle of the next task
 
@@ -316,7 +318,7 @@ class RenderAhead:
         self.timer = None
         if self.pending:
             self.pending.pop(0)()
-            self.timer = asyncio.get_running_loop().call_later(0.02, self._run_next)
+            self.timer = asyncio.get_running_loop().call_later(self.gap_s, self._run_next)
 
 
 def margins(width, height, ncols):

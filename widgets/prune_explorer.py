@@ -25,7 +25,9 @@ Every state of the real model has a number (``version``) that keys the caches:
 an ``undo()`` gives the model back its old number, so what was computed on
 that state (the accuracy curves) is still there. ``curve_tasks()`` splits the
 curves the controls may ask for next into one-point steps, for a view to run
-in idle time.
+in idle time; ``applied_tasks()`` does the same for the curve ``apply()`` will
+need (on the preview's copy, pruned once more at each amount: the computation
+``curve()`` makes after the apply), which ``apply()`` then takes over.
 
 Every preview and evaluation runs the model forward, so forward hooks on it
 (a ``HookMonitor`` on the same model, say) see those calls too, copies included.
@@ -105,6 +107,11 @@ class PruneExplorerModel:
         self._curve_cache = {}  # (layer, method, n, dim, version) -> the curve's points
         self._points = {}  # (settings, version) -> one point of a curve
         self._current = None
+        self._outcomes = {}  # version -> outcome() of that state (the current one and the undoable ones)
+        self._applies = 0  # how many apply() calls: each may have drawn from the explorer's generator
+        #: the next apply() computed ahead (applied_tasks): (its apply_key, the pruned copy,
+        #: the generator state after it, the copy's outcome, {amount: curve point})
+        self._applied = None
         self.preview_seconds = 0.0  # how long the last preview took to compute
 
     # -- what can be pruned -------------------------------------------------------
@@ -154,17 +161,19 @@ class PruneExplorerModel:
         else:
             self.prune.random_structured(owner, name, amount=s.amount, dim=s.dim)
 
-    def _prune_with_own_rng(self, module, settings):
-        """``_prune`` with the explorer's generator state; return the state after it.
+    def _prune_with_own_rng(self, module, settings, state=None):
+        """``_prune`` with the explorer's generator state (or ``state``); return the state
+        after it.
 
         Only the random methods draw from the generator: the others prune without
         touching it (saving and restoring its state costs more than their pruning).
         """
+        state = self._rng_state if state is None else state
         if not settings.method.startswith("random"):
             self._prune(module, settings)
-            return self._rng_state
+            return state
         users_state = self.torch.get_rng_state()
-        self.torch.set_rng_state(self._rng_state)
+        self.torch.set_rng_state(state)
         try:
             self._prune(module, settings)
             return self.torch.get_rng_state()
@@ -195,19 +204,21 @@ class PruneExplorerModel:
         self.preview_seconds = time.process_time() - started  # CPU: steadier on a busy machine
         return result
 
-    def _trial_copy(self):
-        """A copy of the model whose modules are new but whose tensors are the real ones.
+    def _trial_copy(self, module=None):
+        """A copy of the model (or of ``module``, a copy itself) whose modules are new but
+        whose tensors are the real ones.
 
         ``deepcopy`` looks every object up in ``memo`` first: listing each
         parameter, buffer and tensor attribute there makes the copy share it.
         Pruning the copy then only adds tensors to the copy's modules.
         """
+        module = self.module if module is None else module
         memo = {}
-        for m in self.module.modules():
+        for m in module.modules():
             tensors = list(m.parameters(recurse=False)) + list(m.buffers(recurse=False))
             tensors += [v for v in vars(m).values() if hasattr(v, "detach")]
             memo.update((id(t), t) for t in tensors)
-        return copy.deepcopy(self.module, memo)
+        return copy.deepcopy(module, memo)
 
     def _remember(self, key, result):
         """Cache a preview; forget the least recently used ones beyond the memory budget."""
@@ -236,24 +247,26 @@ class PruneExplorerModel:
         """``(amount, sparsity, loss, accuracy)`` of one preview (cached: points are small)."""
         key = (Settings(**{**settings.__dict__, "amount": amount}), self.version)
         if key not in self._points:
-            result = self.preview(amount, settings)
-            sparsity = (result.global_sparsity if settings.layer == GLOBAL
-                        else result.sparsity[settings.layer])
-            self._points[key] = (amount, sparsity, result.loss, result.accuracy)
+            self._points[key] = _point(self.preview(amount, settings), settings, amount)
         return self._points[key]
 
-    def curve_tasks(self):
-        """The curves a control may ask for next, as one-point steps (functions without
-        arguments) to run while nobody waits: every other method on the chosen weights,
-        then the chosen method on every other choice of weights. A step whose settings
-        cannot prune (a structured method on all layers) does nothing. None when a
-        preview takes ``AHEAD_PREVIEW_S`` or more (a big model): someone who acts while
-        a step runs waits for it."""
-        if self.preview_seconds >= AHEAD_PREVIEW_S:
+    def quick(self):
+        """Is a preview quick enough (under ``AHEAD_PREVIEW_S`` of CPU) to compute ahead?
+        On a big model it is not: someone who acts while a step runs waits for it."""
+        return self.preview_seconds < AHEAD_PREVIEW_S
+
+    def curve_tasks(self, wanted=None):
+        """The curves a control may ask for next (or those of the ``wanted`` settings), as
+        one-point steps (functions without arguments) to run while nobody waits: every
+        other method on the chosen weights, then the chosen method on every other choice
+        of weights. A step whose settings cannot prune (a structured method on all layers)
+        does nothing. None unless previews are ``quick()``."""
+        if not self.quick():
             return []
         s = self.settings
-        wanted = [Settings(s.layer, method, s.amount, s.n, s.dim) for method in METHODS]
-        wanted += [Settings(layer, s.method, s.amount, s.n, 0) for layer in self.choices()]
+        if wanted is None:
+            wanted = [Settings(s.layer, method, s.amount, s.n, s.dim) for method in METHODS]
+            wanted += [Settings(layer, s.method, s.amount, s.n, 0) for layer in self.choices()]
         version = self.version
         tasks = []
         for settings in wanted:
@@ -271,16 +284,79 @@ class PruneExplorerModel:
         except (ValueError, RuntimeError, IndexError):
             pass  # e.g. a structured method on all layers: the controls say why when asked
 
+    def apply_key(self):
+        """What ``apply()`` would start from: the model's version, how many applies drew from
+        the explorer's generator, and the settings. Equal keys, equal results."""
+        return self.version, self._applies, self.settings
+
+    def applied_tasks(self):
+        """The curve ``apply()`` will need, as one-point steps to run while nobody waits
+        (none when a preview takes ``AHEAD_PREVIEW_S`` or more, or without data).
+
+        It is the curve of the pruned model, so it is computed on the preview's copy
+        (pruned as ``apply()`` would prune the model, with the explorer's generator
+        state), pruned once more at each amount: what ``curve()`` does after the apply.
+        ``apply()`` takes the points over when its ``apply_key()`` is the same;
+        ``applied()`` gives the copy's outcome and curve to draw ahead.
+        """
+        if self.data is None or not self.quick() or self.applied():
+            return []
+        key = self.apply_key()
+        return [lambda amount=amount: self._applied_point(key, amount) for amount in self.grid]
+
+    def _applied_point(self, key, amount):
+        """One point of ``applied_tasks()`` (nothing when the settings or the model changed)."""
+        if key != self.apply_key():
+            return
+        settings = key[2]
+        try:
+            if self._applied is None or self._applied[0] != key:
+                trial = self._trial_copy()
+                state = self._prune_with_own_rng(trial, settings)
+                self._applied = (key, trial, state, self.outcome(trial), {})
+            _, trial, state, _, points = self._applied
+            if amount not in points:
+                again = self._trial_copy(trial)
+                self._prune_with_own_rng(again, Settings(**{**settings.__dict__, "amount": amount}),
+                                         state)
+                points[amount] = _point(self.outcome(again), settings, amount)
+        except (ValueError, RuntimeError, IndexError):
+            self._applied = None  # these settings cannot prune: apply() will say why
+
+    def applied(self):
+        """``(outcome, curve)`` of the model after ``apply()`` at the current settings, when
+        ``applied_tasks()`` computed all of it; else None."""
+        if self._applied is None or self._applied[0] != self.apply_key():
+            return None
+        _, _, _, outcome, points = self._applied
+        if len(points) < len(self.grid):
+            return None
+        return outcome, [points[amount] for amount in self.grid]
+
     def apply(self):
         """Prune the real model at the current settings (iteratively, on top of earlier pruning)."""
+        key = self.apply_key()
         self.undo_stack.append(self._snapshot())
         try:
             self._rng_state = self._prune_with_own_rng(self.module, self.settings)
         except Exception:
             self.undo_stack.pop()
             raise
+        self._applies += 1
         self._changed()
+        self._take_applied_points(key)
         return self.current()
+
+    def _take_applied_points(self, key):
+        """The points ``applied_tasks()`` computed for this apply become the new state's."""
+        if self._applied is not None and self._applied[0] == key:
+            s, points = key[2], self._applied[4]
+            for amount, point in points.items():
+                self._points[(Settings(**{**s.__dict__, "amount": amount}), self.version)] = point
+            if len(points) == len(self.grid):
+                self._curve_cache[(s.layer, s.method, s.n, s.dim, self.version)] = [
+                    points[amount] for amount in self.grid]
+        self._applied = None
 
     def make_permanent(self):
         """``prune.remove`` on every pruned weight: ``weight`` becomes a plain parameter again.
@@ -307,10 +383,25 @@ class PruneExplorerModel:
         self._changed(version)
         return self.current()
 
+    def undone(self, settings=None):
+        """``(version, outcome, curve)`` of the state ``undo()`` goes back to, for these
+        settings (default: the controls'), from what was computed while it was the current
+        one; None when that is not remembered (or nothing is left to undo)."""
+        if not self.undo_stack:
+            return None
+        s = self.settings if settings is None else settings
+        version = self.undo_stack[-1][0]
+        curve = self._curve_cache.get((s.layer, s.method, s.n, s.dim, version))
+        if version not in self._outcomes or (self.data is not None and curve is None):
+            return None
+        return version, self._outcomes[version], curve
+
     def _changed(self, version=None):
         """The real model changed: a new ``version`` (or an old one, after an undo)."""
         self.version = next(self._versions) if version is None else version
         self._current = None
+        kept = {v for v, _ in self.undo_stack}  # the outcomes an undo may come back to
+        self._outcomes = {v: o for v, o in self._outcomes.items() if v in kept}
 
     def current(self):
         """``outcome()`` of the real model, cached until the explorer changes it.
@@ -318,14 +409,15 @@ class PruneExplorerModel:
         After changing the model yourself (training, pruning by hand), call ``refresh()``.
         """
         if self._current is None:
-            self._current = self.outcome()
+            self._current = self._outcomes[self.version] = self.outcome()
         return self._current
 
     def refresh(self):
         """Forget everything cached: the model was changed outside the explorer."""
         self._changed()
-        for cache in (self._preview_cache, self._curve_cache, self._points):
+        for cache in (self._preview_cache, self._curve_cache, self._points, self._outcomes):
             cache.clear()
+        self._applied = None
 
     def _snapshot(self, keep_values=False):
         """``(version, state)``: the model's version and, for every weight, its mask (a
@@ -422,6 +514,13 @@ class PruneExplorerModel:
             accuracy = float((output.argmax(axis=1) == target).mean())
             return float(loss), accuracy
         return float(((output - target.reshape(output.shape)) ** 2).mean()), None
+
+
+def _point(outcome, settings, amount):
+    """``(amount, sparsity, loss, accuracy)``: a curve's point from a pruned copy's outcome
+    (``sparsity``: the chosen layer's, or the global one)."""
+    sparsity = outcome.global_sparsity if settings.layer == GLOBAL else outcome.sparsity[settings.layer]
+    return amount, sparsity, outcome.loss, outcome.accuracy
 
 
 def _owner(module, qualified):

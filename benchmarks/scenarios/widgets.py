@@ -84,7 +84,8 @@ def _prune_explorer():
     amounts = itertools.cycle([0.05 * k for k in range(1, 20)] + [0.5])
 
     def move_amount_slider():
-        view.model.refresh()  # forget cached previews: measure a fresh one every time
+        view.model._preview_cache.clear()  # forget cached previews: measure a fresh one every time
+        view.forget_pictures()  # and the pictures the view keeps (refresh() would forget the curve)
         view.amount.value = round(next(amounts), 2)
     return move_amount_slider
 

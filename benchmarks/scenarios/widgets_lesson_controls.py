@@ -8,10 +8,13 @@ within 100 ms (limit 100 ms, as the other widget rows).
 
 - PruneExplorer on the digits MLP 64-128-64-10 with 359 evaluation images
   (lesson 04): the method dropdown and the weights dropdown, each cycling
-  through its options. The curves are then cached, as they are in a kernel,
-  where the explorer computes them while the controls rest; apply followed by
-  undo (one repetition = both clicks; the pruned state's curve is computed
-  afresh every time, the undone state's is remembered);
+  through its options, each picture drawn (the kept ones forgotten first). The
+  curves are then cached, as they are in a kernel, where the explorer computes
+  them while the controls rest; the method dropdown again with its pictures
+  kept (what an input costs in a kernel once the controls rested: the view
+  rendered them ahead); apply followed by undo (one repetition = both clicks;
+  the pruned state's curve is computed afresh every time, the undone state's is
+  remembered: without an event loop nothing is rendered ahead);
 - ProfilerView (lesson 12): the sort-by dropdown cycling through its six keys
   on a profile of one training step of a 64-32-10 MLP (bars drawn as HTML);
 - BackwardStepper on lesson 12's graph: a 4-block MLP of width 8 through
@@ -28,7 +31,9 @@ within 100 ms (limit 100 ms, as the other widget rows).
   (what an arrow key costs once the neighbours were rendered ahead in a kernel).
 
 ``python benchmarks/scenarios/widgets_lesson_controls.py`` (not ``bench.py``) times
-the clicks of the browser benchmark on lesson 07 instead: "when training" left
+the inputs of the browser benchmark on lesson 04 in a running event loop, after the
+controls rested and with every picture drawn, each split into phases (the model's
+work, the curves, drawing, PNG), and the clicks of the browser benchmark on lesson 07: "when training" left
 at "no clipping", five steps, during which the gradients explode (their ranges,
 hence the axes, change at every step) and then turn NaN; "10 steps" twice after
 them (when each picture leaves the widget); then its five inputs on each slider
@@ -76,12 +81,26 @@ def _cycle(dropdown):
     return lambda: setattr(dropdown, "value", next(following))
 
 
+def _drawn(view, control):
+    """``control``'s next option, each picture drawn: the pictures the view keeps forgotten
+    first (before the view kept any, as on main, there is nothing to forget)."""
+    next_option = _cycle(control)
+    forget = getattr(view, "forget_pictures", lambda: None)
+    return lambda: (forget(), next_option())
+
+
 def _prune_method():
+    view = _prune_explorer()
+    return _drawn(view, view.method)
+
+
+def _prune_method_kept():
     return _cycle(_prune_explorer().method)
 
 
 def _prune_weights():
-    return _cycle(_prune_explorer().layer)
+    view = _prune_explorer()
+    return _drawn(view, view.layer)
 
 
 def _prune_apply_undo():
@@ -91,6 +110,83 @@ def _prune_apply_undo():
         view.apply_button.click()
         view.undo_button.click()
     return apply_then_undo
+
+
+class _Phases:
+    """CPU seconds per phase of an input: functions wrapped while it lasts; a call inside
+    another timed one counts for the outer one (a curve's previews are the curve's)."""
+
+    #: phase -> (module, class or None, function)
+    PHASES = {"model": [("widgets.prune_explorer", "PruneExplorerModel", name)
+                        for name in ("preview", "current", "apply", "undo")],
+              "curve": [("widgets.prune_explorer", "PruneExplorerModel", "curve")],
+              "draw": [("widgets._render", "Canvas", "_paste_background"),
+                       ("widgets._render", "Canvas", "_draw_visible"),
+                       ("widgets._render", "TensorPanel", "show")],
+              "png": [("widgets._render", None, "png_bytes")]}
+
+    def __init__(self):
+        import importlib
+
+        self.seconds, self.inside = {}, False
+        for phase, places in self.PHASES.items():
+            for module, cls, name in places:
+                owner = importlib.import_module(module)
+                owner = getattr(owner, cls) if cls else owner
+                setattr(owner, name, self._timed(getattr(owner, name), phase))
+
+    def _timed(self, function, phase):
+        def timed(*args, **kwargs):
+            if self.inside:
+                return function(*args, **kwargs)
+            self.inside, start = True, time.thread_time()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.thread_time() - start
+                self.inside = False
+        return timed
+
+
+def lesson04_inputs(inputs=5):
+    """CPU ms of the inputs of the browser benchmark on lesson 04 (the amount slider's arrow
+    keys, the weights and method dropdowns' next option, apply five times, undo five times),
+    made in a running event loop (as in a kernel) after the controls rested; and the same
+    with every picture drawn (the kept ones forgotten before each input: what every input
+    cost before pictures were rendered ahead). ``{(control, "rested" or "drawn"): [(ms,
+    {phase: ms}), ...]}``."""
+    import asyncio
+
+    phases = _Phases()
+
+    async def inputs_of(keep):
+        view = _prune_explorer()
+        view.refresh()  # inside the loop: now it renders ahead
+        times = {}
+        controls = [(view.amount, "amount"), (view.layer, "weights"), (view.method, "method"),
+                    (view.apply_button, "apply"), (view.undo_button, "undo")]
+        for control, label in controls:
+            for rep in range(inputs):
+                await asyncio.sleep(0.2)
+                while view.ahead.pending or view.ahead.timer is not None:  # the controls rest
+                    await asyncio.sleep(0.02)
+                if not keep and hasattr(view, "forget_pictures"):
+                    view.forget_pictures()
+                phases.seconds.clear()
+                start = time.thread_time()
+                if label == "amount":
+                    step = control.step if rep % 2 == 0 else -control.step
+                    control.value = round(control.value + step, 2)
+                elif label in ("apply", "undo"):
+                    control.click()
+                else:
+                    _one_input(control, rep)
+                split = {phase: 1000 * t for phase, t in phases.seconds.items()}
+                times.setdefault((label, "rested" if keep else "drawn"), []).append(
+                    (1000 * (time.thread_time() - start), split))
+        return times
+
+    return {**asyncio.run(inputs_of(True)), **asyncio.run(inputs_of(False))}
 
 
 def _profiler_sort():
@@ -185,6 +281,8 @@ def scenarios():
          _prune_method()),
         ("widget PruneExplorer weights dropdown (digits MLP 64-128-64-10, 359 images)",
          _prune_weights()),
+        ("widget PruneExplorer method dropdown, pictures kept (digits MLP 64-128-64-10)",
+         _prune_method_kept()),
         ("widget PruneExplorer apply + undo (digits MLP 64-128-64-10, 359 images)",
          _prune_apply_undo()),
         ("widget ProfilerView sort-by dropdown (a training step of a 64-32-10 MLP)",
@@ -271,7 +369,7 @@ def _one_input(control, rep):
         exponent = round(np.log10(control.value) / control.step) * control.step
         control.value = control.base ** (exponent + (control.step if rep % 2 == 0 else -control.step))
     else:
-        values = [value for _, value in control.options]
+        values = [value[1] if isinstance(value, tuple) else value for value in control.options]
         control.value = values[(values.index(control.value) + 1) % len(values)]
 
 
@@ -303,6 +401,13 @@ def lesson07_rested_inputs(inputs=5):
 
 
 if __name__ == "__main__":
+    for (control, how), runs in lesson04_inputs().items():
+        ms = [total for total, _ in runs]
+        split = {phase: np.median([parts.get(phase, 0.0) for _, parts in runs])
+                 for phase in _Phases.PHASES}
+        print(f"lesson 04, {control}, {how}: CPU ms per input", " ".join(f"{t:.1f}" for t in ms),
+              f"(median {np.median(ms):.1f}; medians by phase:",
+              ", ".join(f"{phase} {t:.1f}" for phase, t in split.items()) + ")")
     steps = lesson07_unclipped_steps()
     print("lesson 07, five steps without clipping, CPU ms per click:",
           " ".join(f"{t:.0f}" for t in steps), f"(median {np.median(steps):.0f})")

@@ -410,3 +410,123 @@ def test_no_curve_is_computed_ahead_when_a_preview_is_slow(small_mlp):
     assert explorer.curve_tasks()
     explorer.preview_seconds = 1.0  # as if the last preview had taken a second
     assert explorer.curve_tasks() == []
+
+
+# -- rendering ahead: what the next input shows (issue 25) ----------------------------------
+def _state(model):
+    """Everything about a model that pruning can change: names in order and exact values."""
+    return ([(name, value.detach().numpy().copy()) for name, value in model.state_dict().items()],
+            [name for name, _ in model.named_parameters()],
+            [name for name, _ in model.named_buffers()])
+
+
+def _assert_same_state(a, b):
+    (values_a, params_a, buffers_a), (values_b, params_b, buffers_b) = _state(a), _state(b)
+    assert [n for n, _ in values_a] == [n for n, _ in values_b]
+    assert (params_a, buffers_a) == (params_b, buffers_b)
+    for (_, x), (_, y) in zip(values_a, values_b):
+        np.testing.assert_array_equal(x, y)
+
+
+def _shown(view):
+    return png_bytes(view.image), view.caption.value, view.table.value, view.title.value
+
+
+@pytest.mark.parametrize("method", ["l1_unstructured", "random_unstructured"])
+def test_applied_curve_computed_ahead_is_the_one_apply_computes(monkeypatch, small_mlp, method):
+    """``applied_tasks()`` computes the pruned model's curve on the preview's copy; ``apply()``
+    takes it over: the model changes exactly as without it, and the curve is the one a
+    twin explorer computes after its own apply (no copy pruned for it afterwards)."""
+    monkeypatch.setattr(prune_explorer, "AHEAD_PREVIEW_S", float("inf"))
+    data = (et.randn(16, 20), et.randint(0, 4, (16,)))
+    twin_model = copy.deepcopy(small_mlp)
+    ahead, twin = PruneExplorerModel(small_mlp, data=data), PruneExplorerModel(twin_model, data=data)
+    for explorer in (ahead, twin):
+        explorer.set(layer="2.weight", method=method, amount=0.4)
+        explorer.apply()  # the second apply combines masks in a PruningContainer
+    users_rng = et.get_rng_state().numpy().copy()
+    tasks = ahead.applied_tasks()
+    assert len(tasks) == len(ahead.grid) and ahead.applied() is None
+    for task in tasks:
+        task()
+    outcome, curve = ahead.applied()
+    np.testing.assert_array_equal(et.get_rng_state().numpy(), users_rng)
+    _assert_same_state(small_mlp, twin_model)  # computing ahead changed nothing
+    previews = len(ahead._preview_cache)
+    now, theirs = ahead.apply(), twin.apply()
+    _assert_same_state(small_mlp, twin_model)
+    assert ahead.curve() == twin.curve() == curve
+    assert len(ahead._preview_cache) == previews  # the curve was not computed again
+    assert now.loss == theirs.loss == outcome.loss and now.pruned_names == outcome.pruned_names
+    np.testing.assert_array_equal(now.masks["2.weight"], outcome.masks["2.weight"])
+    ahead.set(amount=0.2)  # other settings: what was computed ahead is not used
+    assert ahead.applied() is None
+
+
+def test_undone_gives_the_state_undo_goes_back_to(small_mlp, eval_batch):
+    explorer = PruneExplorerModel(small_mlp, data=eval_batch)
+    assert explorer.undone() is None  # nothing to undo
+    explorer.set(layer="0.weight", amount=0.5)
+    before, curve = explorer.current(), explorer.curve()
+    explorer.apply()
+    version, outcome, remembered = explorer.undone()
+    assert outcome is before and remembered is curve
+    explorer.undo()
+    assert explorer.version == version and explorer.current().loss == before.loss
+
+
+async def _rested(view):
+    """Let the event loop run until the view has rendered ahead everything it planned."""
+    import asyncio
+
+    await asyncio.sleep(0)
+    while view.ahead.pending or view.ahead.timer is not None:
+        await asyncio.sleep(0.01)
+
+
+def test_pictures_rendered_ahead_equal_fresh_ones_and_leave_model_and_rng_alone(monkeypatch,
+                                                                                small_mlp):
+    """In a kernel, each input of lesson 04's browser benchmark (an arrow key, the next
+    weights, the next method, apply twice, undo twice) shows a picture rendered ahead while
+    the controls rested (nothing drawn on the input), equal to what a twin view that renders
+    nothing ahead draws, text included; the models change exactly alike, and rendering ahead
+    touches neither the model, nor the user's generator, nor the controls."""
+    import asyncio
+
+    monkeypatch.setattr(prune_explorer, "AHEAD_PREVIEW_S", float("inf"))  # however busy the CPU
+    data = (et.randn(16, 20), et.randint(0, 4, (16,)))
+    twin_model = copy.deepcopy(small_mlp)
+    twin = PruneExplorer(twin_model, data=data)  # built outside a loop: nothing ahead
+    inputs = [lambda v: setattr(v.amount, "value", 0.55), lambda v: setattr(v.amount, "value", 0.5),
+              lambda v: setattr(v.layer, "value", "2.weight"),
+              lambda v: setattr(v.method, "value", "random_unstructured"),
+              lambda v: v.apply_button.click(), lambda v: v.apply_button.click(),
+              lambda v: v.undo_button.click(), lambda v: v.undo_button.click()]
+
+    def untouched_by_rendering_ahead(view):
+        """What rendering ahead must leave as it is (compared before and after it ran)."""
+        values, params, buffers = _state(view.model.module)
+        return ([(name, value.tolist()) for name, value in values], params, buffers,
+                et.get_rng_state().numpy().tolist(), np.asarray(view.model._rng_state).tolist(),
+                view.model.settings, view.model.version, len(view.model.undo_stack),
+                (view.amount.value, view.layer.value, view.method.value), _shown(view))
+
+    async def drive():
+        view = PruneExplorer(small_mlp, data=data)
+        drawn = []
+        monkeypatch.setattr(view, "_render", lambda *a, **k: drawn.append(a) or
+                            PruneExplorer._render(view, *a, **k))
+        for act in inputs:
+            before = untouched_by_rendering_ahead(view)
+            await _rested(view)
+            after = untouched_by_rendering_ahead(view)
+            assert after == before  # exact: the values as Python floats
+            drawn.clear()
+            act(view)
+            act(twin)
+            assert drawn == []  # the picture was kept: rendered ahead
+            assert _shown(view) == _shown(twin)
+            _assert_same_state(small_mlp, twin_model)  # apply and undo: the same change
+        return view
+
+    asyncio.run(drive())
