@@ -188,6 +188,7 @@ class TrainingStepperModel:
         self.rng = np.random.default_rng(seed)
         self.names = [name for name, _ in model.named_parameters()]
         self.stage_index = 0  # the next stage to run
+        self.stages_run = 0  # stages run so far: which stage ``last`` is (a view keeps pictures by it)
         self.iteration = 0  # batches started
         self.steps = 0  # optimizer steps taken
         self.history = []  # per optimizer step: {"step", "loss", "accuracy", "lr"}
@@ -276,6 +277,7 @@ class TrainingStepperModel:
                 _state_view(state[p]) if p in state else {}))
         self.last = StageResult(stage, self.iteration - 1, tuple(params), **extra)
         self.stage_index = (self.stage_index + 1) % len(STAGES)
+        self.stages_run += 1
         return self.last
 
     def _values_before_step(self, parameters):
