@@ -414,6 +414,13 @@ class TrainingStepperModel:
                     keys.append(key)
         return keys
 
+    def versions(self):
+        """A tuple that changes when a parameter or its ``.grad`` is changed in place or
+        replaced (by a stage, or by code outside the stepper): each tensor's ``_version``,
+        which PyTorch bumps on every in-place change, and the ``.grad`` tensors' identity."""
+        return tuple((p._version, id(p.grad), None if p.grad is None else p.grad._version)
+                     for p in self.model.parameters())
+
     def values(self, name):
         """A NumPy copy of the parameter ``name`` now."""
         return to_numpy(dict(self.model.named_parameters())[name])

@@ -390,18 +390,20 @@ class TrainingStepper(PictureFallback, W.VBox):
             f"<div style='{self.style}'>{title}</div>" for title in titles)
 
     def _picture_key(self, name, state_key, optimizer):
-        """What the stage's picture shows: the stage (``stages_run``), the parameter (not
-        for forward and loss: they show the output) and, after step(), the optimizer's
-        state: ``state_key`` of the optimizer that stepped, or the empty state of a new one
+        """What the stage's picture shows: the stage (``stages_run``; and the tensors'
+        versions, should code outside the stepper change them), the parameter (not for
+        forward and loss: they show the output) and, after step(), the optimizer's state:
+        ``state_key`` of the optimizer that stepped, or the empty state of a new one
         (``optimizer`` not the one in use, or not stepped yet)."""
         m = self.model
         stage = None if m.last is None else m.last.stage
+        shown = (m.stages_run, m.versions(), stage)
         if stage in (None, "forward", "loss"):
-            return (m.stages_run, stage)
+            return shown
         if stage != "step":
-            return (m.stages_run, stage, name)
+            return (*shown, name)
         fresh = optimizer != m.optimizer_name or m.optimizer_steps == 0
-        return (m.stages_run, stage, name, optimizer, None if fresh else state_key)
+        return (*shown, name, optimizer, None if fresh else state_key)
 
     def _picture(self, name, state_key, optimizer):
         """``(PNG, left title, right title)`` of the last stage for parameter ``name``, state
