@@ -418,14 +418,14 @@ class TrainingStepper(PictureFallback, W.VBox):
 
     def _render_ahead(self, name, state_key):
         """While the controls rest: the pictures of the parameter, state and optimizer
-        dropdowns' next and previous choices, then the next stage's frame."""
+        dropdowns' next and previous choices (when they change the picture), then the
+        next stage's frame."""
         m = self.model
         stage = None if m.last is None else m.last.stage
-        if stage in (None, "forward", "loss"):
-            self.ahead.schedule([])
-            return
-        now = m.optimizer_name
-        controls = [[(other, state_key, now) for other in _neighbours(self.parameter.options, name)]]
+        now, controls = m.optimizer_name, []
+        if stage not in (None, "forward", "loss"):  # (there the picture shows no parameter)
+            controls.append([(other, state_key, now)
+                             for other in _neighbours(self.parameter.options, name)])
         if stage == "step":
             if m.optimizer_steps:  # (a new optimizer shows no state: one picture for any key)
                 controls.append([(name, other, now)
@@ -435,13 +435,14 @@ class TrainingStepper(PictureFallback, W.VBox):
         # each dropdown's next choice first, then the previous ones
         choices = [c[0] for c in controls if c] + [c for cs in controls for c in cs[1:]]
         self.ahead.schedule([lambda choice=choice: self._picture(*choice) for choice in choices]
-                            + [lambda: self._prepare_next_frame(name)])
+                            + ([lambda: self._prepare_next_frame(name)] if name is not None
+                               else []))
 
     def _prepare_next_frame(self, name):
         """The frame the next stage will draw for ``name``, rendered now if the canvas does
         not keep it (a parameter of a shape not shown in that stage yet): zero_grad shows
-        its .grad beside a note, backward its .grad beside its values. Zeros of its shape
-        are drawn into the panels, nothing runs."""
+        its .grad beside a note, backward its .grad beside its values. The panels are given
+        zeros of its shape (only the frame is rendered; nothing runs)."""
         m = self.model
         shape = tuple(dict(m.model.named_parameters())[name].shape)
         if m.next_stage_name == "zero_grad":
