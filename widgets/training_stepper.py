@@ -189,6 +189,7 @@ class TrainingStepperModel:
         self.names = [name for name, _ in model.named_parameters()]
         self.stage_index = 0  # the next stage to run
         self.stages_run = 0  # stages run so far: which stage ``last`` is (a view keeps pictures by it)
+        self.versions_before = None  # versions() when the last stage began
         self.iteration = 0  # batches started
         self.steps = 0  # optimizer steps taken
         self.history = []  # per optimizer step: {"step", "loss", "accuracy", "lr"}
@@ -254,6 +255,7 @@ class TrainingStepperModel:
         before ``backward()``, a ``.grad`` that is not None (accumulation adds into it).
         """
         stage = STAGES[self.stage_index]
+        self.versions_before = self.versions()
         parameters = list(self.model.parameters())
         copy_grads = stage == "backward"
         grad_tensors = [p.grad for p in parameters]
@@ -420,6 +422,23 @@ class TrainingStepperModel:
         which PyTorch bumps on every in-place change, and the ``.grad`` tensors' identity."""
         return tuple((p._version, id(p.grad), None if p.grad is None else p.grad._version)
                      for p in self.model.parameters())
+
+    def zero_grad_preview(self):
+        """What the next stage will show when it is ``zero_grad``, without running it (None
+        when another stage is next): ``(StageResult, versions())`` with each .grad it will
+        drop (``grad_before``; ``grad_after`` None: ``zero_grad()`` sets them to None, its
+        default in PyTorch) and the versions it will leave. Nothing is touched (no batch is
+        drawn); a view renders the stage's picture ahead with it. Only the parameters'
+        .grad arrays are filled in (the optimizer state is left out: the picture shows none)."""
+        if self.next_stage_name != "zero_grad":
+            return None
+        parameters = list(self.model.parameters())
+        params = tuple(
+            ParamChange(name, tuple(p.shape), None if p.grad is None else numpy_view(p.grad),
+                        None, None, numpy_view(p), {})
+            for name, p in zip(self.names, parameters))
+        after = tuple((p._version, id(None), None) for p in parameters)
+        return StageResult("zero_grad", self.iteration, params), after
 
     def values(self, name):
         """A NumPy copy of the parameter ``name`` now."""

@@ -24,10 +24,12 @@ The controls that only change what is shown (the ``parameter``, ``state`` and
 ``optimizer`` dropdowns) show pictures rendered ahead: the stage's picture is
 kept per what it shows (``_picture_key``), and while the controls rest
 (``RenderAhead``) the view renders the dropdowns' next and previous choices
-and the frame the next stage will need. Rendering ahead only draws: no stage
-runs, and the model, the optimizer and the random generators are left as they
-are (the next stage itself trains, so only its frame is prepared). Every update
-sends the pictures first and the texts after them.
+and what it can of the next stage. Rendering ahead only draws: no stage runs,
+and the model, the optimizer and the random generators are left as they are.
+So of the next stage, only zero_grad's picture is rendered ahead (it shows the
+.grad it will drop: nothing needs to run); for backward, which must run to fill
+the .grad, only its frame is prepared; forward, loss and step show what they
+compute. Every update sends the pictures first and the texts after them.
 """
 from __future__ import annotations
 
@@ -391,13 +393,14 @@ class TrainingStepper(PictureFallback, W.VBox):
 
     def _picture_key(self, name, state_key, optimizer):
         """What the stage's picture shows: the stage (``stages_run``; and the tensors'
-        versions, should code outside the stepper change them), the parameter (not for
+        versions when it began and now, should code outside the stepper change them, see
+        ``_render_next_zero_grad``), the parameter (not for
         forward and loss: they show the output) and, after step(), the optimizer's state:
         ``state_key`` of the optimizer that stepped, or the empty state of a new one
         (``optimizer`` not the one in use, or not stepped yet)."""
         m = self.model
         stage = None if m.last is None else m.last.stage
-        shown = (m.stages_run, m.versions(), stage)
+        shown = (m.stages_run, m.versions_before, m.versions(), stage)
         if stage in (None, "forward", "loss"):
             return shown
         if stage != "step":
@@ -411,10 +414,26 @@ class TrainingStepper(PictureFallback, W.VBox):
         so a picture rendered ahead while the controls rested is shown at once."""
         key = self._picture_key(name, state_key, optimizer)
         if key not in self.rendered:
-            if len(self.rendered) >= KEEP:
-                del self.rendered[next(iter(self.rendered))]  # the oldest
-            self.rendered[key] = self._render(name, state_key, optimizer)
+            self._keep(key, self._render(self.model.last, name, state_key, optimizer))
         return self.rendered[key]
+
+    def _keep(self, key, picture):
+        if len(self.rendered) >= KEEP:
+            del self.rendered[next(iter(self.rendered))]  # the oldest
+        self.rendered[key] = picture
+
+    def _render_next_zero_grad(self, name):
+        """The picture of the next stage when it is zero_grad, rendered now: it shows each
+        .grad as it is, which zero_grad will drop, so nothing needs to run
+        (``zero_grad_preview``). Kept under the key the stage will have if the tensors are
+        as now when it begins and it leaves the .grad None: else it is drawn anew."""
+        m = self.model
+        preview = m.zero_grad_preview()
+        if preview is not None:
+            result, after = preview
+            key = (m.stages_run + 1, m.versions(), after, "zero_grad", name)
+            if key not in self.rendered:
+                self._keep(key, self._render(result, name, None, m.optimizer_name))
 
     def _render_ahead(self, name, state_key):
         """While the controls rest: the pictures of the parameter, state and optimizer
@@ -434,29 +453,28 @@ class TrainingStepper(PictureFallback, W.VBox):
                              for other in _neighbours(list(OPTIMIZERS), now)])
         # each dropdown's next choice first, then the previous ones
         choices = [c[0] for c in controls if c] + [c for cs in controls for c in cs[1:]]
+        next_stage = [self._render_next_zero_grad, self._prepare_next_frame]
         self.ahead.schedule([lambda choice=choice: self._picture(*choice) for choice in choices]
-                            + ([lambda: self._prepare_next_frame(name)] if name is not None
-                               else []))
+                            + ([lambda task=task: task(name) for task in next_stage]
+                               if name is not None else []))
 
     def _prepare_next_frame(self, name):
-        """The frame the next stage will draw for ``name``, rendered now if the canvas does
-        not keep it (a parameter of a shape not shown in that stage yet): zero_grad shows
-        its .grad beside a note, backward its .grad beside its values. The panels are given
-        zeros of its shape (only the frame is rendered; nothing runs)."""
+        """The frame backward will draw for ``name`` when it is the next stage (it cannot be
+        rendered ahead: it fills the .grad), rendered now if the canvas does not keep it (a
+        parameter of a shape not shown in that stage yet): its .grad beside its values. The
+        panels are given zeros of its shape (only the frame is rendered; nothing runs)."""
         m = self.model
-        shape = tuple(dict(m.model.named_parameters())[name].shape)
-        if m.next_stage_name == "zero_grad":
-            self.right_panel.message("")
-        elif m.next_stage_name == "backward":
-            self.right_panel.show(np.zeros(shape))
-        else:
+        if m.next_stage_name != "backward":
             return
-        self.left_panel.show(np.zeros(shape))
+        zeros = np.zeros(tuple(dict(m.model.named_parameters())[name].shape))
+        self.left_panel.show(zeros)
+        self.right_panel.show(zeros)
         self.canvas.prepare()
 
-    def _render(self, name, state_key, optimizer):
-        """Draw the last stage's picture (see ``_picture``); ``(PNG, left title, right title)``."""
-        m, result = self.model, self.model.last
+    def _render(self, result, name, state_key, optimizer):
+        """Draw the picture of ``result`` (a ``StageResult``: the last, or the next zero_grad's
+        preview; see ``_picture``); ``(PNG, left title, right title)``."""
+        m = self.model
         left, right = self.left_panel, self.right_panel
         if result is None:
             titles = (self._note(left, "press 'next stage ▶'"), self._note(right, ""))

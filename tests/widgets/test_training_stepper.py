@@ -580,3 +580,32 @@ def test_a_stage_sends_its_pictures_before_its_texts():
     sent.clear()
     view.parameter.value = "2.weight"
     assert sent[0] == "image" and "caption" not in sent[:1]
+
+
+def test_the_next_zero_grad_picture_is_rendered_ahead_and_drawn_anew_if_a_grad_changed(
+        monkeypatch):
+    """After step(), the next stage is zero_grad, which shows each .grad it drops: its
+    picture is rendered ahead (nothing runs) and the click draws nothing. If code outside
+    the stepper changes a .grad in place meanwhile, the picture is drawn anew from it."""
+    counts = count_drawing(monkeypatch)
+
+    async def to_zero_grad(change_grad):
+        view = through_one_step(view_of(optimizer="SGD", lr=0.1))
+        await rested(view)
+        if change_grad:
+            with et.no_grad():
+                view.model.model[0].weight.grad.mul_(-2.0)
+        drawn = counts["png"]
+        view.next_button.click()
+        return view, counts["png"] - drawn
+
+    for change_grad in (False, True):
+        view, drawn = asyncio.run(to_zero_grad(change_grad))
+        assert view.model.last.stage == "zero_grad" and drawn == int(change_grad)
+        fresh = through_one_step(view_of(optimizer="SGD", lr=0.1))
+        if change_grad:
+            with et.no_grad():
+                fresh.model.model[0].weight.grad.mul_(-2.0)
+        fresh.next_button.click()
+        assert png_bytes(view.image) == png_bytes(fresh.image)
+        assert view.left_title.value == fresh.left_title.value
