@@ -221,6 +221,7 @@ class TrainingStepper(PictureFallback, W.VBox):
         The status says which line is running first: the kernel sends it at once,
         so on a big model the student sees it while the line runs.
         """
+        self.ahead.schedule([])  # what waits to be rendered ahead is of the stage now left
         self.status.value = f"running {self.model.next_stage_code()}…"
         result = self.model.next_stage()
         self._draw_all(curves=result.stage == "step")
@@ -237,6 +238,7 @@ class TrainingStepper(PictureFallback, W.VBox):
         """The button: train in an asyncio task when an event loop runs (a kernel), else now."""
         if self.task is not None and not self.task.done():
             return self.task
+        self.ahead.schedule([])  # nothing rendered ahead while it trains
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -437,8 +439,8 @@ class TrainingStepper(PictureFallback, W.VBox):
 
     def _render_ahead(self, name, state_key):
         """While the controls rest: the pictures of the parameter, state and optimizer
-        dropdowns' next and previous choices (when they change the picture), then the
-        next stage's frame."""
+        dropdowns' next choices (when they change the picture), what can be of the next
+        stage, then the dropdowns' previous choices."""
         m = self.model
         stage = None if m.last is None else m.last.stage
         now, controls = m.optimizer_name, []
@@ -451,12 +453,15 @@ class TrainingStepper(PictureFallback, W.VBox):
                                  for other in _neighbours(self.state_key.options, state_key)])
             controls.append([(name, state_key, other)
                              for other in _neighbours(list(OPTIMIZERS), now)])
-        # each dropdown's next choice first, then the previous ones
-        choices = [c[0] for c in controls if c] + [c for cs in controls for c in cs[1:]]
-        next_stage = [self._render_next_zero_grad, self._prepare_next_frame]
-        self.ahead.schedule([lambda choice=choice: self._picture(*choice) for choice in choices]
-                            + ([lambda task=task: task(name) for task in next_stage]
-                               if name is not None else []))
+        # each dropdown's next choice, the next stage, then the dropdowns' previous choices
+        pictures = [lambda choice=choice: self._picture(*choice)
+                    for choice in [c[0] for c in controls if c]]
+        if name is not None:
+            pictures += [lambda: self._render_next_zero_grad(name),
+                         lambda: self._prepare_next_frame(name)]
+        pictures += [lambda choice=choice: self._picture(*choice)
+                     for choice in [c for cs in controls for c in cs[1:]]]
+        self.ahead.schedule(pictures)
 
     def _prepare_next_frame(self, name):
         """The frame backward will draw for ``name`` when it is the next stage (it cannot be

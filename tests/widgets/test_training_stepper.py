@@ -609,3 +609,18 @@ def test_the_next_zero_grad_picture_is_rendered_ahead_and_drawn_anew_if_a_grad_c
         fresh.next_button.click()
         assert png_bytes(view.image) == png_bytes(fresh.image)
         assert view.left_title.value == fresh.left_title.value
+
+
+def test_a_run_forgets_what_waited_to_be_rendered_ahead():
+    """"run N steps" trains: the pictures waiting to be rendered ahead (of the stage it
+    leaves) are forgotten at the click, and the run's end schedules the new stage's."""
+    async def run_after_a_step():
+        view = through_one_step(view_of(optimizer="SGD", lr=0.1))  # in a loop: tasks wait
+        waiting = len(view.ahead.pending)
+        task = view.start_run(3)
+        forgotten = not view.ahead.pending
+        await task
+        return waiting, forgotten, len(view.ahead.pending)
+
+    waiting, forgotten, after = asyncio.run(run_after_a_step())
+    assert waiting >= 4 and forgotten and after >= 4
