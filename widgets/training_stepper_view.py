@@ -394,12 +394,12 @@ class TrainingStepper(PictureFallback, W.VBox):
             f"<div style='{self.style}'>{title}</div>" for title in titles)
 
     def _picture_key(self, name, state_key, optimizer):
-        """What the stage's picture shows: the stage (``stages_run``; and the tensors'
-        versions when it began and now, should code outside the stepper change them, see
-        ``_render_next_zero_grad``), the parameter (not for
-        forward and loss: they show the output) and, after step(), the optimizer's state:
-        ``state_key`` of the optimizer that stepped, or the empty state of a new one
-        (``optimizer`` not the one in use, or not stepped yet)."""
+        """What the stage's picture shows: the stage (``stages_run``, and the tensors'
+        versions when it began and now, should code outside the stepper change them; see
+        ``_render_next_zero_grad``), the parameter (not for forward and loss: they show the
+        output) and, after step(), the optimizer's state: ``state_key`` of the optimizer
+        that stepped, or the empty state of a new one (``optimizer`` not the one in use, or
+        not stepped yet)."""
         m = self.model
         stage = None if m.last is None else m.last.stage
         shown = (m.stages_run, m.versions_before, m.versions(), stage)
@@ -420,6 +420,7 @@ class TrainingStepper(PictureFallback, W.VBox):
         return self.rendered[key]
 
     def _keep(self, key, picture):
+        """Keep ``picture`` under ``key``, forgetting the oldest beyond ``KEEP``."""
         if len(self.rendered) >= KEEP:
             del self.rendered[next(iter(self.rendered))]  # the oldest
         self.rendered[key] = picture
