@@ -213,6 +213,14 @@ class Canvas:
         self._draw_visible(self.dynamic)
         return png_bytes(canvas)
 
+    def prepare(self):
+        """Render the static frame of the panels' current layout now if it is not kept yet
+        (rendering ahead: the next ``png()`` in this layout only pastes it). Draws nothing
+        else and encodes no PNG."""
+        layout = tuple(panel.layout() for panel in self.panels)
+        if layout not in self.backgrounds:
+            self._paste_background(layout)
+
     def _paste_background(self, layout):
         """The static frame of ``layout``, rendered the first time it is asked for."""
         canvas = self.figure.canvas

@@ -188,6 +188,8 @@ class TrainingStepperModel:
         self.rng = np.random.default_rng(seed)
         self.names = [name for name, _ in model.named_parameters()]
         self.stage_index = 0  # the next stage to run
+        self.stages_run = 0  # stages run so far: which stage ``last`` is (a view keeps pictures by it)
+        self.versions_before = None  # versions() when the last stage began
         self.iteration = 0  # batches started
         self.steps = 0  # optimizer steps taken
         self.history = []  # per optimizer step: {"step", "loss", "accuracy", "lr"}
@@ -253,6 +255,7 @@ class TrainingStepperModel:
         before ``backward()``, a ``.grad`` that is not None (accumulation adds into it).
         """
         stage = STAGES[self.stage_index]
+        self.versions_before = self.versions()
         parameters = list(self.model.parameters())
         copy_grads = stage == "backward"
         grad_tensors = [p.grad for p in parameters]
@@ -276,6 +279,7 @@ class TrainingStepperModel:
                 _state_view(state[p]) if p in state else {}))
         self.last = StageResult(stage, self.iteration - 1, tuple(params), **extra)
         self.stage_index = (self.stage_index + 1) % len(STAGES)
+        self.stages_run += 1
         return self.last
 
     def _values_before_step(self, parameters):
@@ -411,6 +415,30 @@ class TrainingStepperModel:
                 if key not in keys:
                     keys.append(key)
         return keys
+
+    def versions(self):
+        """A tuple that changes when a parameter or its ``.grad`` is changed in place or
+        replaced (by a stage, or by code outside the stepper): each tensor's ``_version``,
+        which PyTorch bumps on every in-place change, and the ``.grad`` tensors' identity."""
+        return tuple((p._version, id(p.grad), None if p.grad is None else p.grad._version)
+                     for p in self.model.parameters())
+
+    def zero_grad_preview(self):
+        """What the next stage will show when it is ``zero_grad``, without running it (None
+        when another stage is next): ``(StageResult, versions())`` with each .grad it will
+        drop (``grad_before``; ``grad_after`` None: ``zero_grad()`` sets them to None, its
+        default in PyTorch) and the versions it will leave. Nothing is touched (no batch is
+        drawn); a view renders the stage's picture ahead with it. Only the parameters'
+        .grad arrays are filled in (the optimizer state is left out: the picture shows none)."""
+        if self.next_stage_name != "zero_grad":
+            return None
+        parameters = list(self.model.parameters())
+        params = tuple(
+            ParamChange(name, tuple(p.shape), None if p.grad is None else numpy_view(p.grad),
+                        None, None, numpy_view(p), {})
+            for name, p in zip(self.names, parameters))
+        after = tuple((p._version, id(None), None) for p in parameters)
+        return StageResult("zero_grad", self.iteration, params), after
 
     def values(self, name):
         """A NumPy copy of the parameter ``name`` now."""

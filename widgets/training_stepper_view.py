@@ -19,6 +19,17 @@ followed by a short rest of the kernel (``PAUSE_S``): the server and the browser
 share the machine's cores with the kernel, and pictures sent faster than they
 can show them only queue up (one every 30-50 ms made a person wait 300 ms for
 the first and 400 ms between two on a 2-core machine).
+
+The controls that only change what is shown (the ``parameter``, ``state`` and
+``optimizer`` dropdowns) show pictures rendered ahead: the stage's picture is
+kept per what it shows (``_picture_key``), and while the controls rest
+(``RenderAhead``) the view renders the dropdowns' next and previous choices
+and what it can of the next stage. Rendering ahead only draws: no stage runs,
+and the model, the optimizer and the random generators are left as they are.
+So of the next stage, only zero_grad's picture is rendered ahead (it shows the
+.grad it will drop: nothing needs to run); for backward, which must run to fill
+the .grad, only its frame is prepared; forward, loss and step show what they
+compute. Every update sends the pictures first and the texts after them.
 """
 from __future__ import annotations
 
@@ -29,8 +40,8 @@ import time
 import ipywidgets as W
 import numpy as np
 
-from ._render import (BLUE, CSS_DPI, Canvas, PictureFallback, TensorPanel, font_size,
-                      html_style, joined_png, small_fonts)
+from ._render import (BLUE, CSS_DPI, Canvas, PictureFallback, RenderAhead, TensorPanel,
+                      font_size, html_style, joined_png, small_fonts)
 from .training_stepper import OPTIMIZERS, SCHEDULERS, TrainingStepperModel
 
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
@@ -39,6 +50,7 @@ ORANGE = "#e85d04"
 CHUNK = 5  # iterations between two chances to stop (and to redraw) during a run
 REDRAW_S = 0.1  # during a run, a new picture of the curves at most this often (seconds)
 PAUSE_S = 0.04  # the kernel rests this long after the first status and after each picture
+KEEP = 16  # stage pictures kept: the one shown, and the dropdowns' choices rendered ahead
 
 
 class CurvesPicture:
@@ -71,12 +83,21 @@ class CurvesPicture:
         self.canvas.animate(*self.lines.values())
         self.canvas.panels.append(self)
         self.limits = None
+        self.kept = None  # (what the last picture showed, its PNG)
 
     def layout(self):
         """The axis limits: the background is cached per limits (see ``_render.Canvas``)."""
         return self.limits
 
     def png(self, history, evaluations):
+        """The curves of ``history`` and ``evaluations`` (drawn again only when they grew or
+        the last evaluation changed: both lists only grow, or their last record is replaced)."""
+        shown = (len(history), len(evaluations), dict(evaluations[-1]) if evaluations else None)
+        if self.kept is None or self.kept[0] != shown:
+            self.kept = (shown, self._png(history, evaluations))
+        return self.kept[1]
+
+    def _png(self, history, evaluations):
         for key in ("loss", "accuracy"):
             for kind, records in (("train", history), ("test", evaluations)):
                 self.lines[key, kind].set_data(
@@ -116,6 +137,8 @@ class TrainingStepper(PictureFallback, W.VBox):
         self.left_panel = TensorPanel(self.canvas, 0)
         self.right_panel = TensorPanel(self.canvas, 1)
         self.curves = CurvesPicture()
+        self.rendered = {}  # _picture_key -> (PNG, left title, right title), KEEP at most
+        self.ahead = RenderAhead(delay_s=0.2)  # the dropdowns' next choices, while nobody waits
         self.task = None  # the asyncio task of a run in progress
 
         self.title = W.HTML()
@@ -198,10 +221,11 @@ class TrainingStepper(PictureFallback, W.VBox):
         The status says which line is running first: the kernel sends it at once,
         so on a big model the student sees it while the line runs.
         """
+        self.ahead.schedule([])  # what waits to be rendered ahead is of the stage now left
         self.status.value = f"running {self.model.next_stage_code()}…"
         result = self.model.next_stage()
-        self.status.value = ""
         self._draw_all(curves=result.stage == "step")
+        self.status.value = ""
         return result
 
     def run(self, steps, chunk=CHUNK):
@@ -214,6 +238,7 @@ class TrainingStepper(PictureFallback, W.VBox):
         """The button: train in an asyncio task when an event loop runs (a kernel), else now."""
         if self.task is not None and not self.task.done():
             return self.task
+        self.ahead.schedule([])  # nothing rendered ahead while it trains
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -294,22 +319,28 @@ class TrainingStepper(PictureFallback, W.VBox):
         self._draw_title()
 
     def _draw_all(self, curves=True):
+        """Everything: the pictures first (what a person waits for), then the texts."""
+        self._sync_state_keys()
+        titles = self._draw_picture()
+        if curves:
+            self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations)
+        self._draw_stage_text(titles)
         self._draw_title()
         self._draw_code()
+        self._draw_table()
+
+    def _sync_state_keys(self):
+        """The state dropdown's options: the optimizer's state names now."""
         keys = self.model.state_keys() or ["(none yet)"]
         if list(self.state_key.options) != keys:
             previous = self.state_key.value
-            self._syncing = True  # one redraw below, not one per change of the dropdown
+            self._syncing = True  # one redraw after this, not one per change of the dropdown
             try:
                 self.state_key.options = keys
                 tensors = [k for k in keys if k != "step"]
                 self.state_key.value = previous if previous in keys else (tensors or keys)[0]
             finally:
                 self._syncing = False
-        self._draw_stage()
-        self._draw_table()
-        if curves:
-            self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations)
 
     def _draw_title(self):
         m = self.model
@@ -336,74 +367,172 @@ class TrainingStepper(PictureFallback, W.VBox):
                            f"<div style='{self.style}'>{legend}</div>")
 
     def _draw_stage(self):
-        m, result = self.model, self.model.last
-        name = self.parameter.value
+        """The stage's picture and its texts (the parameter or the state dropdown changed)."""
+        self._draw_stage_text(self._draw_picture())
+
+    def _draw_picture(self):
+        """Show the stage's picture (kept, or rendered now), then render ahead what the
+        controls may ask for next; return the picture's two titles (HTML)."""
+        name, state_key = self.parameter.value, self.state_key.value
+        self.image.value, *titles = self._picture(name, state_key, self.model.optimizer_name)
+        self._render_ahead(name, state_key)
+        return titles
+
+    def _draw_stage_text(self, titles):
+        """The caption (what the line did), the pictures' titles and the parameter menu."""
+        result = self.model.last
         # the forward and loss stages show the output and the loss: no parameter to pick
         idle = result is None or result.stage in ("forward", "loss")
         self.parameter.disabled = idle
         self.parameter.tooltip = (
             "the output and the loss are shown now: no parameter to pick until backward()"
             if idle else "the parameter shown in the pictures")
-        self._titles = {}
-        if result is None:
-            self._note(self.left_panel, "press 'next stage ▶'")
-            self._note(self.right_panel, "")
-            text = "nothing has run yet"
-        else:
-            change = next((p for p in result.params if p.name == name), None)
-            text = html.escape(result.summary())
-            stage = result.stage
-            if stage == "zero_grad":
-                self._show(self.left_panel, change.grad_before, f"{name}.grad was None",
-                                  f"{name}.grad before")
-                self._note(self.right_panel, f"{name}.grad is now None\n(set_to_none=True)")
-            elif stage in ("forward", "loss"):
-                self._show(self.left_panel, result.output, "", "output (rows: samples)")
-                if stage == "loss":
-                    self._note(self.right_panel, f"loss = {result.loss:.4f}", fontsize=font_size("big"),
-                                             color="black")
-                else:
-                    self._note(self.right_panel, "no parameter changed")
-            elif stage == "backward":
-                self._show(self.left_panel, change.grad_after, "no .grad", f"{name}.grad")
-                self._show(self.right_panel, m.values(name), "",
-                                   f"{name} (what step() will move)")
-            else:  # step
-                self._show(self.left_panel, change.delta, "", f"Δ {name} (update)")
-                key = self.state_key.value
-                value = change.state.get(key)
-                if value is None and m.optimizer_steps == 0:  # switched after this step
-                    self._note(self.right_panel, f"a new {m.optimizer_name}: its state is\n"
-                               "empty until its first step()")
-                elif value is None and change.grad_after is None:  # e.g. a frozen parameter
-                    self._note(self.right_panel, f"{name} had no .grad:\nstep() skipped it, no state")
-                elif value is None:
-                    self._note(self.right_panel,
-                               f"{m.optimizer_name} keeps no\nper-parameter state")
-                elif np.ndim(value) == 0:
-                    self._note(self.right_panel, f"state['{key}'] = {float(value):g}",
-                               fontsize=font_size("big"),
-                                             color="black")
-                else:
-                    self._show(self.right_panel, value, "", f"state['{key}']")
         code = html.escape(result.code) if result else ""
+        text = html.escape(result.summary()) if result else "nothing has run yet"
         self.caption.value = f"<div style='{self.style}'><b>{code}</b> {text}</div>"
-        self.left_title.value = f"<div style='{self.style}'>{self._titles[self.left_panel]}</div>"
-        self.right_title.value = f"<div style='{self.style}'>{self._titles[self.right_panel]}</div>"
-        self.image.value = self.canvas.png()
+        self.left_title.value, self.right_title.value = (
+            f"<div style='{self.style}'>{title}</div>" for title in titles)
+
+    def _picture_key(self, name, state_key, optimizer):
+        """What the stage's picture shows: the stage (``stages_run``, and the tensors'
+        versions when it began and now, should code outside the stepper change them; see
+        ``_render_next_zero_grad``), the parameter (not for forward and loss: they show the
+        output) and, after step(), the optimizer's state: ``state_key`` of the optimizer
+        that stepped, or the empty state of a new one (``optimizer`` not the one in use, or
+        not stepped yet)."""
+        m = self.model
+        stage = None if m.last is None else m.last.stage
+        shown = (m.stages_run, m.versions_before, m.versions(), stage)
+        if stage in (None, "forward", "loss"):
+            return shown
+        if stage != "step":
+            return (*shown, name)
+        fresh = optimizer != m.optimizer_name or m.optimizer_steps == 0
+        return (*shown, name, optimizer, None if fresh else state_key)
+
+    def _picture(self, name, state_key, optimizer):
+        """``(PNG, left title, right title)`` of the last stage for parameter ``name``, state
+        ``state_key`` and optimizer ``optimizer``: rendered once and kept (the last ``KEEP``),
+        so a picture rendered ahead while the controls rested is shown at once."""
+        key = self._picture_key(name, state_key, optimizer)
+        if key not in self.rendered:
+            self._keep(key, self._render(self.model.last, name, state_key, optimizer))
+        return self.rendered[key]
+
+    def _keep(self, key, picture):
+        """Keep ``picture`` under ``key``, forgetting the oldest beyond ``KEEP``."""
+        if len(self.rendered) >= KEEP:
+            del self.rendered[next(iter(self.rendered))]  # the oldest
+        self.rendered[key] = picture
+
+    def _render_next_zero_grad(self, name):
+        """The picture of the next stage when it is zero_grad, rendered now: it shows each
+        .grad as it is, which zero_grad will drop, so nothing needs to run
+        (``zero_grad_preview``). Kept under the key the stage will have if the tensors are
+        as now when it begins and it leaves the .grad None: else it is drawn anew."""
+        m = self.model
+        preview = m.zero_grad_preview()
+        if preview is not None:
+            result, after = preview
+            key = (m.stages_run + 1, m.versions(), after, "zero_grad", name)
+            if key not in self.rendered:
+                self._keep(key, self._render(result, name, None, m.optimizer_name))
+
+    def _render_ahead(self, name, state_key):
+        """While the controls rest: the pictures of the parameter, state and optimizer
+        dropdowns' next choices (when they change the picture), what can be of the next
+        stage, then the dropdowns' previous choices."""
+        m = self.model
+        stage = None if m.last is None else m.last.stage
+        now, controls = m.optimizer_name, []
+        if stage not in (None, "forward", "loss"):  # (there the picture shows no parameter)
+            controls.append([(other, state_key, now)
+                             for other in _neighbours(self.parameter.options, name)])
+        if stage == "step":
+            if m.optimizer_steps:  # (a new optimizer shows no state: one picture for any key)
+                controls.append([(name, other, now)
+                                 for other in _neighbours(self.state_key.options, state_key)])
+            controls.append([(name, state_key, other)
+                             for other in _neighbours(list(OPTIMIZERS), now)])
+        # each dropdown's next choice, the next stage, then the dropdowns' previous choices
+        pictures = [lambda choice=choice: self._picture(*choice)
+                    for choice in [c[0] for c in controls if c]]
+        if name is not None:
+            pictures += [lambda: self._render_next_zero_grad(name),
+                         lambda: self._prepare_next_frame(name)]
+        pictures += [lambda choice=choice: self._picture(*choice)
+                     for choice in [c for cs in controls for c in cs[1:]]]
+        self.ahead.schedule(pictures)
+
+    def _prepare_next_frame(self, name):
+        """The frame backward will draw for ``name`` when it is the next stage (it cannot be
+        rendered ahead: it fills the .grad), rendered now if the canvas does not keep it (a
+        parameter of a shape not shown in that stage yet): its .grad beside its values. The
+        panels are given zeros of its shape (only the frame is rendered; nothing runs)."""
+        m = self.model
+        if m.next_stage_name != "backward":
+            return
+        zeros = np.zeros(tuple(dict(m.model.named_parameters())[name].shape))
+        self.left_panel.show(zeros)
+        self.right_panel.show(zeros)
+        self.canvas.prepare()
+
+    def _render(self, result, name, state_key, optimizer):
+        """Draw the picture of ``result`` (a ``StageResult``: the last, or the next zero_grad's
+        preview; see ``_picture``); ``(PNG, left title, right title)``."""
+        m = self.model
+        left, right = self.left_panel, self.right_panel
+        if result is None:
+            titles = (self._note(left, "press 'next stage ▶'"), self._note(right, ""))
+            return (self.canvas.png(), *titles)
+        change = next((p for p in result.params if p.name == name), None)
+        stage = result.stage
+        if stage == "zero_grad":
+            titles = (self._show(left, change.grad_before, f"{name}.grad was None",
+                                 f"{name}.grad before"),
+                      self._note(right, f"{name}.grad is now None\n(set_to_none=True)"))
+        elif stage in ("forward", "loss"):
+            titles = (self._show(left, result.output, "", "output (rows: samples)"),
+                      self._note(right, f"loss = {result.loss:.4f}", fontsize=font_size("big"),
+                                 color="black") if stage == "loss"
+                      else self._note(right, "no parameter changed"))
+        elif stage == "backward":
+            titles = (self._show(left, change.grad_after, "no .grad", f"{name}.grad"),
+                      self._show(right, m.values(name), "", f"{name} (what step() will move)"))
+        else:  # step
+            titles = (self._show(left, change.delta, "", f"Δ {name} (update)"),
+                      self._step_state(change, state_key, optimizer))
+        return (self.canvas.png(), *titles)
+
+    def _step_state(self, change, key, optimizer):
+        """The right panel after step(): the optimizer's ``state[key]`` of the parameter, or
+        why there is none (a new optimizer, no .grad, no state kept); its title."""
+        m, panel = self.model, self.right_panel
+        if optimizer != m.optimizer_name or m.optimizer_steps == 0:  # switched after this step
+            return self._note(panel, f"a new {optimizer}: its state is\n"
+                              "empty until its first step()")
+        value = change.state.get(key)
+        if value is None and change.grad_after is None:  # e.g. a frozen parameter
+            return self._note(panel, f"{change.name} had no .grad:\nstep() skipped it, no state")
+        if value is None:
+            return self._note(panel, f"{m.optimizer_name} keeps no\nper-parameter state")
+        if np.ndim(value) == 0:
+            return self._note(panel, f"state['{key}'] = {float(value):g}",
+                              fontsize=font_size("big"), color="black")
+        return self._show(panel, value, "", f"state['{key}']")
 
     def _show(self, panel, values, empty, what):
-        """Draw ``values`` in ``panel`` (or the ``empty`` note) and title it ``what``."""
+        """Draw ``values`` in ``panel`` (or the ``empty`` note); its title: ``what`` and the
+        colour scale."""
         if values is None:
-            self._note(panel, empty)
-            return
+            return self._note(panel, empty)
         scale = panel.show(values)
-        self._titles[panel] = f"<b>{html.escape(what)}</b><br>colours: ±{scale:.3g} (white = 0)"
+        return f"<b>{html.escape(what)}</b><br>colours: ±{scale:.3g} (white = 0)"
 
     def _note(self, panel, text, **style):
-        """A panel with a centred note and no title."""
+        """A panel with a centred note; its title: none."""
         panel.message(text, **style)
-        self._titles[panel] = ""
+        return ""
 
     def _draw_table(self):
         rows = self.model.table()
@@ -423,3 +552,13 @@ class TrainingStepper(PictureFallback, W.VBox):
             + f"<td>{html.escape(r['state'])}</td></tr>" for r in rows)
         self.table.value = (f"<table style='{self.style}; border-collapse:collapse' cellpadding='3'>"
                             f"<tr>{head}</tr>{body}</table>")
+
+
+def _neighbours(options, value):
+    """The options after and before ``value`` (round the end, as the browser's next option
+    is): what a dropdown is likely to be set to next."""
+    options = list(options)
+    if value not in options or len(options) < 2:
+        return []
+    at = options.index(value)
+    return list(dict.fromkeys([options[(at + 1) % len(options)], options[at - 1]]))

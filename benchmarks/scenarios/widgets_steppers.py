@@ -10,6 +10,10 @@ Limit: 100 ms median; no NumPy or torch contender.
 - TrainingStepper, change the learning rate slider between two steps;
 - TrainingStepper, "next stage" as lesson 05 builds it (64-32-10, SGD with
   momentum, lr 0.05, 40 steps trained);
+- TrainingStepper, lesson 05's ``parameter`` and ``optimizer`` dropdowns after a
+  step, each picture drawn (the kept pictures forgotten before each input: what
+  every input cost before they were rendered ahead), and the parameter dropdown
+  going round its four choices once each was drawn (the kept pictures shown);
 - BackwardStepper, the step slider on the lesson-sized MLP 64-32-10 with its
   cross-entropy loss (grouped by module, 14 nodes);
 - BackwardStepper, the step slider on a 60-layer MLP + loss (241 nodes), all
@@ -30,6 +34,11 @@ benchmark's pace, which waits that long after the last picture), and prints for 
 the milliseconds until the kernel's first message (what a person sees first),
 until each new picture left the kernel, and until its last message: the
 kernel's part of what ``browser_latency.py`` measures, render-ahead included.
+``--lesson05-cpu`` instead makes the browser benchmark's inputs on lesson 05's
+TrainingStepper in-process, in a running event loop (as in a kernel), each after
+the controls rested, and prints the CPU ms of each control (median: total, of it
+drawing and PNG encoding), with the pictures rendered ahead ("rested") and with
+every picture drawn ("drawn": the kept pictures forgotten before each input).
 """
 import itertools
 import os
@@ -37,6 +46,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+
+import numpy as np  # noqa: E402
 
 import edutorch as et  # noqa: E402
 import edutorch.nn as nn  # noqa: E402
@@ -83,6 +94,37 @@ def _lesson05_next_stage():
     return _lesson05_stepper().next_button.click
 
 
+def _lesson05_after_step():
+    """Lesson 05's stepper after a step (every dropdown changes the picture), each
+    parameter's picture drawn once."""
+    view = _lesson05_stepper()
+    for name in view.parameter.options:
+        view.parameter.value = name
+    return view
+
+
+def _cycle(dropdown, forget=None):
+    """Set ``dropdown`` to its next option (round the end), first calling ``forget()``."""
+    def change():
+        if forget is not None:
+            forget()
+        options = list(dropdown.options)
+        dropdown.value = options[(options.index(dropdown.value) + 1) % len(options)]
+    return change
+
+
+def _forget_pictures(view):
+    """Forget what the view keeps: the next input draws its pictures (as before they were
+    kept and rendered ahead)."""
+    view.rendered.clear()
+    view.curves.kept = None
+
+
+def _lesson05_dropdown(name, kept=False):
+    view = _lesson05_after_step()
+    return _cycle(getattr(view, name), None if kept else lambda: _forget_pictures(view))
+
+
 def _lr_slider():
     view = _training_stepper()
     values = itertools.cycle([0.001, 0.003, 0.01, 0.03])
@@ -124,6 +166,12 @@ def scenarios():
         ("widget TrainingStepper next stage (digits MLP 64-32-10, Adam, batch 32)", _next_stage()),
         ("widget TrainingStepper lr slider between steps (digits MLP)", _lr_slider()),
         ("widget TrainingStepper next stage (lesson 05: SGD+momentum)", _lesson05_next_stage()),
+        ("widget TrainingStepper parameter dropdown after step, drawn (lesson 05)",
+         _lesson05_dropdown("parameter")),
+        ("widget TrainingStepper optimizer dropdown after step, drawn (lesson 05)",
+         _lesson05_dropdown("optimizer")),
+        ("widget TrainingStepper parameter dropdown, pictures kept (lesson 05)",
+         _lesson05_dropdown("parameter", kept=True)),
         ("widget BackwardStepper step slider (MLP 64-32-10 + loss, 14 nodes)", _step_slider((32,))),
         ("widget BackwardStepper step slider (60-layer MLP + loss, 241 nodes, expanded)",
          _step_slider((32,) * 59, "(all)")),
@@ -205,6 +253,81 @@ def _drain(client, empty, quiet, start=None):
     return seen
 
 
+#: lesson 05's controls in the browser benchmark's order (a slider, the dropdowns, the button)
+LESSON05_CONTROLS = ("lr", "optimizer", "scheduler", "parameter", "state_key", "next_button")
+
+
+def _lesson05_input(view, control, rep):
+    """The browser benchmark's input ``rep`` on ``control``: an arrow key on the lr slider
+    (right, left, ...), the next option of a dropdown, a click; False: disabled or nothing
+    to choose."""
+    widget = getattr(view, control)
+    if widget.disabled:
+        return False
+    if control == "next_button":
+        widget.click()
+    elif control == "lr":
+        exponent = round(np.log10(widget.value) / widget.step) * widget.step
+        widget.value = widget.base ** (exponent + (widget.step if rep % 2 == 0 else -widget.step))
+    elif len(widget.options) < 2:
+        return False
+    else:
+        _cycle(widget)()
+    return True
+
+
+def lesson05_cpu(inputs=5, rest_s=0.6):
+    """CPU ms per input on lesson 05's TrainingStepper, the browser benchmark's inputs in a
+    running event loop, each after ``rest_s`` of quiet and what the view renders ahead:
+    ``{(control, "rested" or "drawn"): [(total, drawing, PNG), ...]}``; "drawn": the kept
+    pictures forgotten before each input."""
+    import asyncio
+
+    import widgets._render as render
+
+    spent = {"draw": 0.0, "png": 0.0}
+    canvas_png, png_bytes = render.Canvas.png, render.png_bytes
+
+    def timed_png(canvas):  # drawing = Canvas.png minus its PNG encoding
+        start, encoded = time.thread_time(), spent["png"]
+        try:
+            return canvas_png(canvas)
+        finally:
+            spent["draw"] += time.thread_time() - start - (spent["png"] - encoded)
+
+    def timed_bytes(canvas):
+        start = time.thread_time()
+        try:
+            return png_bytes(canvas)
+        finally:
+            spent["png"] += time.thread_time() - start
+
+    async def inputs_of(keep):
+        view = _lesson05_stepper()
+        view._draw_all()  # inside the loop: now it renders ahead
+        times = {}
+        for control in LESSON05_CONTROLS:
+            for rep in range(inputs):
+                await asyncio.sleep(rest_s)
+                while view.ahead.pending or view.ahead.timer is not None:
+                    await asyncio.sleep(0.02)
+                if not keep:
+                    _forget_pictures(view)
+                spent.update(draw=0.0, png=0.0)
+                start = time.thread_time()
+                if _lesson05_input(view, control, rep):
+                    total = time.thread_time() - start
+                    times.setdefault((control, "rested" if keep else "drawn"), []).append(
+                        tuple(1000 * t for t in (total, spent["draw"], spent["png"])))
+        return times
+
+    render.Canvas.png, render.png_bytes = timed_png, timed_bytes
+    try:
+        return {**asyncio.run(inputs_of(True)), **asyncio.run(inputs_of(False))}
+    finally:
+        render.Canvas.png, render.png_bytes = canvas_png, png_bytes
+
+
 if __name__ == "__main__":
     import argparse
 
@@ -213,7 +336,16 @@ if __name__ == "__main__":
     parser.add_argument("--clicks", type=int, default=5)
     parser.add_argument("--quiet", type=float, default=0.5,
                         help="seconds without a message before the next click")
+    parser.add_argument("--lesson05-cpu", action="store_true",
+                        help="CPU ms of lesson 05's inputs in-process, rested and drawn")
     args = parser.parse_args()
+    if args.lesson05_cpu:
+        for (control, how), times in lesson05_cpu(args.clicks).items():
+            total, draw, png = (np.median(column) for column in zip(*times))
+            print(f"lesson 05 {control:12s} {how}: CPU ms per input "
+                  + " ".join(f"{t[0]:.1f}" for t in times)
+                  + f" (median {total:.1f}: drawing {draw:.1f}, PNG {png:.1f})", flush=True)
+        sys.exit()
     for lesson in args.only.split(","):
         for button in KERNEL_WIDGETS[lesson][2]:
             for first, pictures, last in kernel_clicks(lesson, button, args.clicks, args.quiet):

@@ -416,3 +416,211 @@ def test_the_parameter_menu_is_disabled_while_no_parameter_is_shown():
     assert [disabled for stage, disabled in shown[1::2]] == [False, True, True, False, False]
     assert [stage for stage, _ in shown[1::2]] == ["zero_grad", "forward", "loss", "backward", "step"]
     assert view.parameter.tooltip == "the parameter shown in the pictures"
+
+
+# -- rendering ahead (issue 25: a control within 100 ms as a person sees it) ---------------
+async def rested(view):
+    """Let the event loop idle (as a kernel does) until the view rendered ahead everything
+    it scheduled."""
+    while view.ahead.pending or view.ahead.timer is not None:
+        await asyncio.sleep(0.02)
+
+
+def count_drawing(monkeypatch):
+    """Count every picture rendered (``Canvas.png``) and every frame drawn (a full draw)."""
+    import widgets._render as render
+
+    counts = {"png": 0, "frame": 0}
+    png, prepare = render.Canvas.png, render.Canvas._paste_background
+
+    def counted_png(canvas):
+        counts["png"] += 1
+        return png(canvas)
+
+    def counted_frame(canvas, layout):
+        counts["frame"] += layout not in canvas.backgrounds
+        return prepare(canvas, layout)
+
+    monkeypatch.setattr(render.Canvas, "png", counted_png)
+    monkeypatch.setattr(render.Canvas, "_paste_background", counted_frame)
+    return counts
+
+
+def through_one_step(view):
+    for _ in STAGES:
+        view.next_button.click()
+    return view
+
+
+INPUTS = [("parameter", "0.bias"), ("state_key", "exp_avg_sq"), ("optimizer", "AdamW")]
+
+
+def test_the_dropdowns_show_pictures_rendered_ahead_without_drawing(monkeypatch):
+    """After step() every dropdown changes the picture. While the controls rest, the view
+    renders each dropdown's next choice (parameter, Adam's state, optimizer); the input
+    then sends that picture without drawing anything (nor the unchanged curves), and it is
+    the picture a fresh stepper draws for the same inputs."""
+    counts = count_drawing(monkeypatch)
+
+    async def inputs_after_rests():
+        view = through_one_step(view_of(optimizer="Adam", lr=0.01))
+        shown = []
+        for control, value in INPUTS:
+            await rested(view)
+            before = dict(counts)
+            getattr(view, control).value = value
+            shown.append((bytes(view.image.value), counts == before))
+        return shown
+
+    shown = asyncio.run(inputs_after_rests())
+    fresh = through_one_step(view_of(optimizer="Adam", lr=0.01))  # no event loop: drawn now
+    for (control, value), (picture, without_drawing) in zip(INPUTS, shown):
+        getattr(fresh, control).value = value
+        assert without_drawing, control
+        assert picture == png_bytes(fresh.image), control
+    assert fresh.right_panel.artists["text"].get_text() == (
+        "a new AdamW: its state is\nempty until its first step()")
+
+
+def test_rendering_ahead_changes_no_state_of_the_model_the_optimizer_or_the_rngs():
+    """What the view renders ahead only draws: parameters, .grad, the optimizer's state,
+    the batch order's generator and the library's RNG are as they were, and the next
+    stages train exactly as a stepper that rendered nothing ahead."""
+    def snapshot(view):
+        m = view.model
+        return ({n: p.detach().numpy().copy() for n, p in m.model.named_parameters()},
+                {n: p.grad.numpy().copy() for n, p in m.model.named_parameters()},
+                [{k: np.array(v).copy() for k, v in m.optimizer.state[p].items()}
+                 for p in m.model.parameters()],
+                str(m.rng.bit_generator.state), et.get_rng_state().numpy().copy(),
+                (m.stages_run, m.steps, m.iteration, m._cursor))
+
+    def same(a, b):
+        for x, y in zip(a, b):
+            if isinstance(x, dict):
+                assert x.keys() == y.keys() and all(np.array_equal(x[k], y[k]) for k in x)
+            elif isinstance(x, list):
+                same(x, y)
+            else:
+                assert np.array_equal(x, y)
+
+    async def rest_and_snapshot():
+        view = through_one_step(view_of(optimizer="Adam", lr=0.01))
+        before = snapshot(view)
+        await rested(view)  # the dropdowns' neighbours and the next stage's frame
+        # the picture shown, and the next and previous parameter, state and optimizer
+        assert sum(key[0] == view.model.stages_run for key in view.rendered) == 7
+        return view, before, snapshot(view)
+
+    view, before, after = asyncio.run(rest_and_snapshot())
+    same(before, after)
+    twin = through_one_step(view_of(optimizer="Adam", lr=0.01))
+    for _ in STAGES:
+        view.next_button.click()
+        twin.next_button.click()
+        assert png_bytes(view.image) == png_bytes(twin.image)
+    same(snapshot(view), snapshot(twin))
+
+
+def test_the_next_stage_frame_is_prepared_ahead(monkeypatch):
+    """A parameter of another shape (a bias: bars) chosen after step(): backward will show
+    its .grad beside its values, a frame not drawn yet. While the controls rest after the
+    loss, that frame is rendered; the click on "next stage" then draws no frame, and its
+    picture is the one a fresh stepper draws."""
+    counts = count_drawing(monkeypatch)
+
+    async def to_backward():
+        view = through_one_step(view_of(optimizer="SGD", lr=0.1))
+        view.parameter.value = "0.bias"
+        for _ in range(3):  # zero_grad, forward, loss
+            view.next_button.click()
+        await rested(view)
+        frames = counts["frame"]
+        view.next_button.click()  # backward
+        return view, counts["frame"] - frames
+
+    view, frames_drawn = asyncio.run(to_backward())
+    assert view.model.last.stage == "backward" and frames_drawn == 0
+    fresh = through_one_step(view_of(optimizer="SGD", lr=0.1))
+    fresh.parameter.value = "0.bias"
+    for _ in range(4):
+        fresh.next_button.click()
+    assert png_bytes(view.image) == png_bytes(fresh.image)
+    assert view.left_title.value == fresh.left_title.value and "0.bias.grad" in fresh.left_title.value
+
+
+def test_a_kept_picture_is_drawn_again_when_code_outside_changes_the_tensors():
+    """Kept pictures are keyed by the tensors' ``_version``: after an in-place change made
+    outside the stepper, the same choice shows the values as they are now."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    for _ in range(4):  # zero_grad, forward, loss, backward: the right panel shows the values
+        view.next_button.click()
+    kept = png_bytes(view.image)
+    view.parameter.value = "2.weight"
+    with et.no_grad():
+        view.model.model[0].weight.mul_(-1.0)
+    view.parameter.value = "0.weight"
+    assert png_bytes(view.image) != kept
+    view.parameter.value = "2.weight"
+    view.parameter.value = "0.weight"  # unchanged since: the kept picture
+    assert len({png_bytes(view.image), kept}) == 2
+
+
+def test_a_stage_sends_its_pictures_before_its_texts():
+    """The pictures go first (a person waits for them), the caption, titles, code and table
+    after; the step's curves right after its picture."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    sent = []
+    for name in ("image", "curves_image", "caption", "left_title", "code", "table", "title"):
+        getattr(view, name).observe(lambda change, name=name: sent.append(name), names="value")
+    for _ in range(2 * len(STAGES)):  # (the first step's loss is one point: no line yet)
+        sent.clear()
+        view.next_button.click()
+    assert sent[:2] == ["image", "curves_image"] and {"caption", "code", "table"} <= set(sent[2:])
+    sent.clear()
+    view.parameter.value = "2.weight"
+    assert sent[0] == "image" and "caption" not in sent[:1]
+
+
+def test_the_next_zero_grad_picture_is_rendered_ahead_and_drawn_anew_if_a_grad_changed(
+        monkeypatch):
+    """After step(), the next stage is zero_grad, which shows each .grad it drops: its
+    picture is rendered ahead (nothing runs) and the click draws nothing. If code outside
+    the stepper changes a .grad in place meanwhile, the picture is drawn anew from it."""
+    counts = count_drawing(monkeypatch)
+
+    async def to_zero_grad(change_grad):
+        view = through_one_step(view_of(optimizer="SGD", lr=0.1))
+        await rested(view)
+        if change_grad:
+            with et.no_grad():
+                view.model.model[0].weight.grad.mul_(-2.0)
+        drawn = counts["png"]
+        view.next_button.click()
+        return view, counts["png"] - drawn
+
+    for change_grad in (False, True):
+        view, drawn = asyncio.run(to_zero_grad(change_grad))
+        assert view.model.last.stage == "zero_grad" and drawn == int(change_grad)
+        fresh = through_one_step(view_of(optimizer="SGD", lr=0.1))
+        if change_grad:
+            with et.no_grad():
+                fresh.model.model[0].weight.grad.mul_(-2.0)
+        fresh.next_button.click()
+        assert png_bytes(view.image) == png_bytes(fresh.image)
+        assert view.left_title.value == fresh.left_title.value
+
+
+def test_a_run_forgets_what_waited_to_be_rendered_ahead():
+    """"run N steps" trains: the pictures waiting to be rendered ahead (of the stage it
+    leaves) are forgotten at the click, and the run's end schedules the new stage's."""
+    async def run_after_a_step():
+        view = through_one_step(view_of(optimizer="SGD", lr=0.1))  # in a loop: tasks wait
+        waiting = len(view.ahead.pending)
+        task = view.start_run(3)
+        forgotten = not view.ahead.pending
+        await task
+        return waiting, forgotten, len(view.ahead.pending)
+
+    waiting, forgotten, after = asyncio.run(run_after_a_step())
+    assert waiting >= 4 and forgotten and after >= 4
