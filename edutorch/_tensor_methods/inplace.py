@@ -229,8 +229,8 @@ class InplaceMethods:
         message = view_error(self)  # a split/unbind output, or a view made under no_grad
         if message is not None:
             raise RuntimeError(message)
-        if base._requires_grad and base._grad_fn is None:
-            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+        if self._requires_grad and base._grad_fn is None:  # PyTorch: ``tensor._base().is_leaf()``
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # (also a base detached in place since)
         _check_memory(self, fn, args)
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
@@ -280,7 +280,7 @@ class InplaceMethods:
             if self._grad_fn is None:
                 raise leaf_inplace_error(self)
             base = self.__dict__.get("_view_of")
-            if base is not None and base._requires_grad and base._grad_fn is None:
+            if base is not None and base._grad_fn is None:  # a leaf, or detached in place since
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         out = fn.apply(self, *arguments())
         self._data = out._data

@@ -1417,3 +1417,32 @@ def test_xlogy_gradient_is_pytorchs_formula(a, b):
     assert got[0] == (round(expected_da, 9) if expected_da == expected_da else "nan")
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert grads(real_torch) == got
+
+
+_VIEW_OF_A_DETACHED_BASE = [  # (how the base and its view v are made and the base let go of its graph, refused?)
+    ("a = x * 1\nv = a.swapaxes(0, 1)\na.detach_()", True),  # seed 272000002239 (celu_ of the view)
+    ("a = x * 1\nv = a.select(0, -1)\na.detach_()\nv = v.narrow(0, 1, 0)", True),  # 273000007427: of a view
+    ("v = x[0]\nx.requires_grad_(False)", True),  # a leaf that stopped requiring grad: still a leaf
+    ("a = x * 1\na.detach_()\nv = a[0]", False),  # made after: it does not require grad
+    ("a = x * 1\nwith lib.no_grad():\n    v = a[0]\na.detach_()", False),  # no_grad view: its flag is its base's
+    ("a = x * 1\nv = a[0]\na.mul_(2.0)", False),  # the base keeps a graph: the usual CopySlices
+]
+
+
+@pytest.mark.parametrize("code, refused", _VIEW_OF_A_DETACHED_BASE)
+@pytest.mark.parametrize("write", ["mul_", "relu6_", "setitem", "unsqueeze_"])
+def test_writing_a_view_of_a_base_detached_in_place_is_refused_as_in_pytorch(code, refused, write):
+    # fuzz (seeds 272000002239, 273000007427): `v` a view of `a`, `a.detach_()`, then an in-place op on `v`
+    # ran; PyTorch's check_inplace refuses a view that requires grad (its old grad_fn) whose base is a leaf
+    # (no grad_fn), whether or not the base requires grad
+    actions = {"mul_": lambda lib, v: v.mul_(2.0), "relu6_": lambda lib, v: lib.nn.ReLU6(inplace=True)(v),
+               "setitem": lambda lib, v: v.__setitem__(..., 0.0), "unsqueeze_": lambda lib, v: v.unsqueeze_(0)}
+
+    def outcome(lib):
+        return _on_a_view(lib, code, lambda v: actions[write](lib, v))[1]
+
+    got = outcome(torch)
+    assert got == ("a view of a leaf Variable that requires grad is being used in an in-place operation."
+                   if refused else None), got
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
