@@ -305,6 +305,12 @@ def has_internal_overlap(array):
     return 0 in strides and array.size > 1 and any(s == 0 and n > 1 for s, n in zip(strides, array.shape))
 
 
+def seen_alike(a, b):
+    """Are NumPy arrays ``a`` and ``b`` the same memory seen the same way (first element, shape and
+    strides: PyTorch's full overlap, ``MemOverlapStatus::Full``)?"""
+    return a.shape == b.shape and a.strides == b.strides and _address(a) == _address(b)
+
+
 def check_no_overlap(target, source, full_ok=True):
     """Refuse to write ``source`` into ``target`` when they share memory (PyTorch's check).
 
@@ -317,8 +323,7 @@ def check_no_overlap(target, source, full_ok=True):
     a, b = target._data, source._data
     if type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b):
         return
-    same = a.shape == b.shape and a.strides == b.strides and _address(a) == _address(b)
-    if (same and full_ok) or not np.shares_memory(a, b):
+    if (full_ok and seen_alike(a, b)) or not np.shares_memory(a, b):
         return
     raise RuntimeError(
         "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "

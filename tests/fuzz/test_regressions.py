@@ -1446,3 +1446,49 @@ def test_writing_a_view_of_a_base_detached_in_place_is_refused_as_in_pytorch(cod
                    if refused else None), got
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+_OVERLAP = "unsupported operation: more than one element of the written-to tensor refers to a single memory"
+_COPY_ONTO_AN_EXPAND = [  # (shape expanded to (2, 2), the source, copy_ runs?)
+    ((1, 1), "v.T", True),  # seed 272000007212: one element, stride 0 in both dims, so v.T is v seen alike
+    ((1,), "v.T", True),
+    ((1, 1), "v.view(2, 2)", True),
+    ((1, 1), "x.expand(2, 2)", True),
+    ((1, 2), "v.T", False),  # strides (0, 1) and (1, 0): other memory order, the overlap check refuses
+    ((1, 1), "v.flip(0)", False),  # a copy: the overlap check refuses the expand
+    ((1, 1), "v.clone()", False),
+]
+
+
+@pytest.mark.parametrize("shape, source, runs", _COPY_ONTO_AN_EXPAND)
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_copy_onto_an_expand_from_the_same_memory_seen_alike_runs(shape, source, runs, requires_grad):
+    # fuzz (seed 272000007212): v = broadcast_to(x, (2, 2)) of a one-element x, then v.copy_(v.T) was refused
+    # with the internal-overlap error; PyTorch's copy_ returns at once when the source is the same memory
+    # seen the same way (address, sizes, strides, dtype: is_same_data), before its overlap check; with a
+    # graph it records the copy and its CopySlices refuses at backward
+    def outcome(lib):
+        x = lib.arange(1.0, 1.0 + math.prod(shape), dtype=lib.float64).reshape(shape)
+        if requires_grad:
+            x = x.requires_grad_() * 1
+        v = lib.broadcast_to(x, (2, 2))
+        try:
+            v.copy_(eval(source, {"v": v, "x": x}))
+        except RuntimeError as caught:
+            return "copy_: " + str(caught)[:len(_OVERLAP)]
+        if not requires_grad:
+            return x.tolist()
+        try:
+            v.sum().backward()
+        except RuntimeError as caught:
+            return "backward: " + str(caught)[:len(_OVERLAP)]
+        return "backward ran"
+
+    got = outcome(torch)
+    values = torch.arange(1.0, 1.0 + math.prod(shape)).reshape(shape).tolist()  # unchanged
+    if not runs:
+        assert got == f"copy_: {_OVERLAP}"
+    else:
+        assert got == (f"backward: {_OVERLAP}" if requires_grad else values)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
