@@ -1492,3 +1492,46 @@ def test_copy_onto_an_expand_from_the_same_memory_seen_alike_runs(shape, source,
         assert got == (f"backward: {_OVERLAP}" if requires_grad else values)
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+_DEAD_END_OPERAND = [  # (shape of a, shape of b, which is a no_grad view, is the other saved: refused?)
+    ((2, 4), (2, 4, 1), 0, True),  # seed 272500002971: folded with a.t() (a node), b.mT flattened: a view
+    ((2, 4), (2, 4, 3), 0, False),  # the same, but b.mT flattened is a copy: the copy is saved
+    ((4,), (4, 3), 0, True),  # a.unsqueeze(0).mm(b)
+    ((2, 2, 4), (4,), 0, True),  # a reshaped, then mv
+    ((4,), (2, 4, 3), 1, True),  # b.mT reshaped, then mv with a as it is
+    ((2, 4), (2, 4, 3), 1, True),
+    ((4,), (4,), 0, False),  # dot, mv, mm, and a vector folded into mv: the operand goes in as it is
+    ((2, 4), (4,), 0, False),
+    ((2, 4), (4, 3), 0, False),
+    ((4,), (2, 4, 3), 0, False),
+    ((2, 2, 4), (4, 3), 1, False),  # a folded with b as it is
+    ((3, 2, 2, 4), (2, 4, 3), 0, False),  # bmm: b expanded to a's batch is flattened by a copy
+]
+
+
+@pytest.mark.parametrize("shape_a, shape_b, dead, refused", _DEAD_END_OPERAND)
+def test_matmul_saves_for_an_operand_viewed_under_no_grad_as_pytorch_does(shape_a, shape_b, dead, refused):
+    # fuzz (double mode, seed 272500002971): matmul(v, y) with v = x[0] made under no_grad (it requires grad,
+    # its gradient goes nowhere), then y written in place: PyTorch refuses backward, edutorch ran.  PyTorch's
+    # matmul hands v to its mm through t() (a node of its own), so mm saves y for it; dot/mv/mm get v itself
+    def outcome(lib):
+        def make(shape):
+            return lib.arange(1.0, 1.0 + math.prod(shape), dtype=lib.float64).reshape(shape).clone()
+
+        base = make((2,) + (shape_a, shape_b)[dead]).requires_grad_()
+        with lib.no_grad():
+            v = base[0]
+        other = make((shape_b, shape_a)[dead])
+        out = lib.matmul(*((v, other) if dead == 0 else (other, v)))
+        other.mul_(2.0)
+        try:
+            out.sum().backward()
+        except RuntimeError as caught:
+            assert "modified by an inplace operation" in str(caught)
+            return True
+        return False
+
+    assert outcome(torch) == refused
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == refused
