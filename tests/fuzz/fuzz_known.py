@@ -64,16 +64,6 @@ def _made_before_its_base_required_grad(program, ref, got):
     return any(is_inplace(s) and s.target in made_without_grad for s in program.steps)
 
 
-def _written_from_an_expand_of_itself(program, ref, got):
-    """``x[idx] = v`` where ``v`` shows the memory of ``x``, refused by PyTorch only."""
-    if not _refused_only_by_pytorch(ref, got, "unsupported operation: some elements of the input tensor and the "
-                                              "written-to tensor refer to a single memory location"):
-        return False
-    root = roots(program)
-    return any(is_inplace(s) and "] = " in s.code and len(s.inputs) > 1
-               and root.get(s.inputs[-1], s.inputs[-1]) == root.get(s.target, s.target) for s in program.steps)
-
-
 KNOWN = {
     "lazy-view-regeneration": Known(
         issue="PyTorch regenerates a view's grad_fn lazily: a view made while its base did not require grad, "
@@ -87,17 +77,6 @@ KNOWN = {
                 "x6 = torch.tensor([[2.14, -0.17], [1.24, -2.15]], dtype=torch.float64, requires_grad=True)\n"
                 "x1.div_(x6)\n"
                 "F.selu_(v3)",
-    ),
-    "self-overlap-of-size-1-strides": Known(
-        issue="v = x[None] = broadcast_to(x, (1,)) of a 0-d x: PyTorch's strides for the size-1 dims of the "
-              "two views differ (unsqueeze: 1, expand: 0), so its overlap check sees a partial overlap and "
-              "refuses; edutorch's NumPy strides agree, it sees the same elements and runs "
-              "(fuzz seed 264000003474)",
-        matches=_written_from_an_expand_of_itself,
-        example="x1 = torch.tensor(-0.21, dtype=torch.float64, requires_grad=True)\n"
-                "v5 = x1 * 1\n"
-                "v11 = torch.broadcast_to(v5, (1,))\n"
-                "v5[None] = v11",
     ),
 }
 

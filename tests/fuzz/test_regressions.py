@@ -1535,3 +1535,50 @@ def test_matmul_saves_for_an_operand_viewed_under_no_grad_as_pytorch_does(shape_
     assert outcome(torch) == refused
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == refused
+
+
+_SIZE_1_DIM_WRITES = [  # (x's shape, code run with x, refused by the overlap check?)
+    ((), "x[None] = lib.broadcast_to(x, (1,))", True),  # seed 264000003474: strides 1 (unsqueeze) and 0 (expand)
+    ((), "x[None, None] = x.expand(1, 1)", True),
+    ((3,), "x[None, :, None] = x.expand(1, 1, 3).mT", True),
+    ((), "x[None] = x[None]", False),  # the same strides: the same elements, a full overlap
+    ((), "x[None] = x.view(1)", False),
+    ((3,), "x[:, None] = x.unsqueeze(1)", False),
+    ((3,), "x[None, :, None] = x.view(1, 3, 1)", False),
+    ((3,), "x[None] = x.expand(1, 3)", False),  # expand's new leading dim: the extent of the next, as unsqueeze's
+    ((3,), "x.expand(1, 3).copy_(x.view(1, 3))", False),
+    ((2, 1), "x.expand(1, 1, 2, 1).copy_(x.view(1, 1, 2, 1))", False),
+    ((), "x.expand(1).copy_(x.view(1))", True),  # a 0-d tensor's expand has stride 0 everywhere
+]
+
+
+@pytest.mark.parametrize("shape, code, refused", _SIZE_1_DIM_WRITES)
+def test_overlap_checks_read_pytorchs_strides_of_size_1_dims(shape, code, refused):
+    # fuzz (seed 264000003474, the KNOWN entry "self-overlap-of-size-1-strides"): `v5[None] = broadcast_to(v5,
+    # (1,))` of a 0-d v5 ran; PyTorch's unsqueeze gives the new dim stride 1, its expand stride 0, so its
+    # overlap check sees a partial overlap.  NumPy gave both stride 0 (and expand's new dims always 0)
+    def outcome(lib):
+        x = lib.arange(1.0, 1.0 + math.prod(shape), dtype=lib.float64).reshape(shape).clone()
+        try:
+            exec(code, {"lib": lib, "x": x})
+        except RuntimeError as caught:
+            assert str(caught).startswith("unsupported operation: some elements of the input tensor and the "
+                                          "written-to tensor refer to a single memory location")
+            return True
+        return False
+
+    assert outcome(torch) == refused
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == refused
+
+
+@pytest.mark.parametrize("shape, target", [((3,), (1, 3)), ((3, 1), (1, 3, 1)), ((2, 1), (1, 1, 2, 1)),
+                                           ((1, 3), (2, 1, 3)), ((), (1, 1)), ((2, 3), (2, 3))])
+def test_expand_gives_pytorchs_strides(shape, target):
+    x = torch.zeros(shape, dtype=torch.float64)
+    strides = tuple(s // 8 for s in x.expand(*target)._data.strides)
+    expected = {(1, 3): (3, 1), (1, 3, 1): (3, 1, 1), (1, 1, 2, 1): (2, 2, 1, 1), (2, 1, 3): (0, 3, 1),
+                (1, 1): (0, 0), (2, 3): (3, 1)}[target]
+    assert strides == expected
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert real_torch.zeros(shape).expand(*target).stride() == expected
