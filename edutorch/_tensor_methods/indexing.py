@@ -69,7 +69,7 @@ class IndexingMethods:
             return
         if grad_mode.is_grad_enabled() and self._requires_grad and self._grad_fn is None and idx is not Ellipsis:
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # PyTorch writes through the view ``x[index]``
-        if isinstance(value, utils._Tensor):
+        if isinstance(value, utils._Tensor) and value.ndim:  # (a 0-d value: PyTorch fills, unchecked)
             region = utils._Tensor._make(_written_region(self._data, idx))
             while value.ndim > region.ndim and value.shape[0] == 1:  # PyTorch drops leading 1s first
                 value = value[0]

@@ -1549,6 +1549,9 @@ _SIZE_1_DIM_WRITES = [  # (x's shape, code run with x, refused by the overlap ch
     ((3,), "x.expand(1, 3).copy_(x.view(1, 3))", False),
     ((2, 1), "x.expand(1, 1, 2, 1).copy_(x.view(1, 1, 2, 1))", False),
     ((), "x.expand(1).copy_(x.view(1))", True),  # a 0-d tensor's expand has stride 0 everywhere
+    ((), "v = x.flatten()\nv[-1, None] = x", False),  # seed 277000002087: a 0-d value is a fill, unchecked
+    ((3,), "x[1:] = x[0]", False),
+    ((2, 3), "x[0] = x[1, None]", False),  # leading 1s dropped: other memory
 ]
 
 
@@ -1582,3 +1585,63 @@ def test_expand_gives_pytorchs_strides(shape, target):
     assert strides == expected
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert real_torch.zeros(shape).expand(*target).stride() == expected
+
+
+_SAMPLERS = [("uniform_", (), "UniformBackward0"), ("normal_", (), "NormalBackward0"),
+             ("bernoulli_", (0.5,), "BernoulliBackward2"), ("random_", (0, 5), "RandomBackward0"),
+             ("exponential_", (), "ExponentialBackward0"), ("geometric_", (0.5,), "GeometricBackward0"),
+             ("log_normal_", (), "LogNormalBackward0"), ("cauchy_", (), "CauchyBackward0")]
+
+
+@pytest.mark.parametrize("name, args, node", _SAMPLERS)
+def test_an_in_place_sampler_is_recorded_with_a_zero_gradient(name, args, node):
+    # found by hand (issue 23): `b = x * 1; b.normal_(); (b * 2).sum().backward()` gave x.grad = 2 (the sampler
+    # wrote without a node, so the old graph stayed); PyTorch records NormalBackward0, whose gradient is zero,
+    # and refuses a sampler on a leaf that requires grad or on a view of one
+    def outcome(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        refusals = []
+        for target in (x, x[1:]):
+            try:
+                getattr(target, name)(*args)
+            except RuntimeError as caught:
+                refusals.append(str(caught).split(" requires grad")[0])
+        whole, part = x * 1, x * 1
+        getattr(whole, name)(*args)
+        getattr(part[1:], name)(*args)
+        ((whole + part) * 2).sum().backward()
+        return refusals, type(whole.grad_fn).__name__, type(part.grad_fn).__name__, x.grad.tolist()
+
+    got = outcome(torch)
+    assert got == (["a leaf Variable that", "a view of a leaf Variable that"], node, "CopySlices", [2.0, 0.0, 0.0])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3, 1)), ((2, 4), (2, 4, 3)), ((2, 2, 4), (4,)), ((4,), (4,))])
+@pytest.mark.parametrize("detached", [0, 1])
+def test_matmul_saves_the_view_pytorch_multiplies_so_detaching_the_operand_is_fine(shapes, detached):
+    # fuzz (seed 277000002870): `v12 = v8 @ x11` (v8 of shape (3,)), then `v8.detach_()`: backward refused here
+    # ("saved tensor that has been detached in-place"); PyTorch's mm saved v8.unsqueeze(0), another tensor.
+    # An operand that reaches mm/bmm through an op (unsqueeze, t(), reshape, expand) is saved as that view;
+    # dot and mv save the operand itself
+    def outcome(lib):
+        a, b = (lib.arange(1.0, 1.0 + math.prod(s), dtype=lib.float64).reshape(s).clone().requires_grad_()
+                for s in shapes)
+        left, right = a * 1, b * 1
+        out = left @ right
+        (left, right)[detached].detach_()
+        try:
+            (out * out).sum().backward()
+        except RuntimeError as caught:
+            assert "detached in-place" in str(caught)
+            return "refused"
+        return [round(g, 6) for t in (a, b) for g in t.grad.flatten().tolist()]
+
+    got = outcome(torch)
+    # refused where the detached operand itself was saved: dot's, and the matrix or vector on the right
+    # that mm/mv get as it is (a vector times a matrix, a batched operand folded times a vector)
+    refused = shapes == ((4,), (4,)) or (detached == 1 and shapes in (((3,), (3, 1)), ((2, 2, 4), (4,))))
+    assert (got == "refused") == refused, got
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
