@@ -23,6 +23,7 @@ import numpy as np
 from . import _dtype, _scope, backend
 from ._shared_memory import shared_array, shared_block
 from . import _tensor_methods
+from ._tensor_methods import views as _views
 from ._tensor_methods import (
     ArithmeticMethods, BlasMethods, ComparisonMethods, CompositeMethods, ConversionMethods, IndexingMethods, InplaceMethods,
     LinalgMethods, ReductionMethods, SamplingMethods, ShapeMethods, SortingMethods, UnaryMethods,
@@ -351,7 +352,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self.__dict__.get("_retains_grad"):
+        if _views.is_raw_leaf(self) or self.__dict__.get("_retains_grad"):  # (PyTorch's C++ is_leaf)
             return
         message = _function.use_error(self._grad_fn, self) if self._grad_fn._use_error is not None else None
         if message is not None:  # a stale view: its base was written since

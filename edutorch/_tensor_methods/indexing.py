@@ -12,7 +12,7 @@ from ..autograd._functions import shape as shape_fns
 from ..autograd._functions.tensor import CopySlices, IndexPut
 from ..autograd._functions.utils import wrap_dim
 from .inplace import VIEW_OF_LEAF_INPLACE_ERROR, leaf_inplace_error
-from .views import check_no_overlap, track_view
+from .views import check_no_overlap, read_graph, track_view
 
 
 def _written_region(x, idx):
@@ -67,8 +67,10 @@ class IndexingMethods:
                 check_no_overlap(self, value, full_ok=False)
             self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
             return
-        if grad_mode.is_grad_enabled() and self._requires_grad and self._grad_fn is None and idx is not Ellipsis:
-            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # PyTorch writes through the view ``x[index]``
+        if grad_mode.is_grad_enabled() and self._requires_grad and idx is not Ellipsis:
+            if self._grad_fn is None:  # PyTorch writes through the view ``x[index]``
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+            read_graph(self)  # (making that view reads this tensor's node)
         if isinstance(value, utils._Tensor) and value.ndim:  # (a 0-d value: PyTorch fills, unchecked)
             region = utils._Tensor._make(_written_region(self._data, idx))
             while value.ndim > region.ndim and value.shape[0] == 1:  # PyTorch drops leading 1s first

@@ -18,8 +18,8 @@ from ..autograd._functions import binary, comparison, elementary, indexing, poin
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
 from .arithmetic import check_alpha
-from .views import base_index, check_no_overlap, has_internal_overlap, refresh_views, seen_alike, set_graph
-from .views import view_error
+from .views import base_index, check_no_overlap, has_internal_overlap, is_raw_leaf, refresh_views, seen_alike
+from .views import set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -203,7 +203,7 @@ class InplaceMethods:
     def _write_inplace(self, fn, args):
         grad_mode.check_inplace_allowed(self)
         recording = grad_mode.is_grad_enabled()
-        if recording and self._requires_grad and self._grad_fn is None:
+        if recording and self._requires_grad and is_raw_leaf(self):
             raise leaf_inplace_error(self)
         base = self.__dict__.get("_view_of") if recording else None
         if base is not None and (self._requires_grad or base._requires_grad or _any_requires_grad(args)):
@@ -293,7 +293,7 @@ class InplaceMethods:
             message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
             if message is not None:
                 raise RuntimeError(message)
-            if self._grad_fn is None:
+            if is_raw_leaf(self):
                 raise leaf_inplace_error(self)
             base = self.__dict__.get("_view_of")
             if base is not None and base._grad_fn is None:  # a leaf, or detached in place since

@@ -183,11 +183,41 @@ class _AsStridedOf0d(shape_fns.Expand):
     _backward_name = "AsStridedBackward0"
 
 
+class _Unread:
+    """``Node._use_error`` of the graph ``refresh_views`` remade for a view that had none (made while its
+    base had no graph): PyTorch makes that ``grad_fn`` only when something reads it (``v.grad_fn``,
+    ``v.is_leaf``, ``repr``, an op that records ``v``), and until then its in-place check reads the raw,
+    empty node: ``v`` is a leaf that requires grad (``is_raw_leaf``).  The first read (``use_error``)
+    marks the node read and lets the use go on."""
+
+    __slots__ = ()
+
+    def __call__(self, view):
+        view._grad_fn._use_error = None
+        return None
+
+
+_UNREAD = _Unread()
+
+
+def is_raw_leaf(t):
+    """Is ``t`` a leaf to PyTorch's in-place check (no node, or a view's remade node not read yet)?"""
+    return t._grad_fn is None or type(t._grad_fn._use_error) is _Unread
+
+
+def read_graph(t):
+    """Mark the node of ``t`` read, as PyTorch's ``grad_fn()`` makes a view's remade node (see ``_Unread``)."""
+    if t._grad_fn is not None and type(t._grad_fn._use_error) is _Unread:
+        t._grad_fn._use_error = None
+
+
 def refresh_views(base):
     """After an in-place op gave ``base`` a new ``grad_fn``, remake its views' graph.
 
     An older view shares the new values (same memory) and must share the new
-    graph too: PyTorch regenerates a view's ``grad_fn`` when its base changed.
+    graph too: PyTorch regenerates a view's ``grad_fn`` when its base changed
+    (when something reads it: a view that had no node keeps a leaf to the
+    in-place check until then, ``_Unread``).
     """
     views = base.__dict__.get("_views")
     if not views:
@@ -206,6 +236,8 @@ def refresh_views(base):
             fresh = graph_from_base(view, base)
             if fresh is None:  # no longer a view of ``base`` (or empty): nothing to follow
                 continue  # (not views.discard(view): a WeakSet compares tensors with ==, elementwise)
+            if is_raw_leaf(view):  # PyTorch has not made its node yet
+                fresh._grad_fn._use_error = _UNREAD
         set_graph(view, fresh)
 
 

@@ -51,34 +51,12 @@ class Known:
     example: str  # a minimal program (run on both libraries; must still disagree)
 
 
-def _refused_only_by_pytorch(ref, got, message):
+def refused_only_by_pytorch(ref, got, message):
+    """For an entry's ``matches``: PyTorch raised an error starting with ``message``, edutorch ran."""
     return ref.error is not None and got.error is None and ref.error[2].startswith(message)
 
 
-def _made_before_its_base_required_grad(program, ref, got):
-    """An in-place op on a view made while its base did not require grad, refused by PyTorch only."""
-    if not _refused_only_by_pytorch(ref, got, "a leaf Variable that requires grad is being used in an in-place"):
-        return False
-    made_without_grad = {n for s in program.steps if kind(s) in ("view", "multi") and not any(s.grads)
-                         for n in s.outputs}
-    return any(is_inplace(s) and s.target in made_without_grad for s in program.steps)
-
-
-KNOWN = {
-    "lazy-view-regeneration": Known(
-        issue="PyTorch regenerates a view's grad_fn lazily: a view made while its base did not require grad, "
-              "its base then given a graph by an in-place op (x.div_(w)), is still a 'leaf' to PyTorch's "
-              "in-place check until something reads its grad_fn, so F.selu_(v) is refused ('a leaf Variable "
-              "that requires grad is being used in an in-place operation'); edutorch remakes the view's graph "
-              "at once (refresh_views) and runs it (fuzz seed 264000002442)",
-        matches=_made_before_its_base_required_grad,
-        example="x1 = torch.tensor([[1.15, -0.58], [1.81, -1.07]], dtype=torch.float64)\n"
-                "v3 = x1.diagonal()\n"
-                "x6 = torch.tensor([[2.14, -0.17], [1.24, -2.15]], dtype=torch.float64, requires_grad=True)\n"
-                "x1.div_(x6)\n"
-                "F.selu_(v3)",
-    ),
-}
+KNOWN = {}  # none open: the last two (lazy-view-regeneration, self-overlap-of-size-1-strides) are fixed
 
 
 def known_issue(program, ref, got):
