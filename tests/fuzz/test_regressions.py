@@ -1691,3 +1691,23 @@ def test_a_view_whose_graph_pytorch_makes_lazily_is_a_leaf_until_read(before, wr
     assert (got == "refused") == refused, got
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("name, expected", [("softmax", -4.07), ("log_softmax", -1.11), ("softmin", 15.07)])
+def test_softmax_of_a_0d_tensor_has_pytorchs_second_derivative(name, expected):
+    # fuzz (double mode, seed 278500002155): softmax of a 0-d tensor (its value is 1) then retain_grad():
+    # v.grad after a double backward differed (PyTorch 111.76, edutorch 5.5).  Its backward was 0 outright;
+    # PyTorch's kernel computes y * (g - g * y), 0 at y = 1 but with a derivative -g w.r.t. y
+    def grads(lib):
+        x = lib.tensor([0.3, 0.7], dtype=lib.float64, requires_grad=True)
+        v = getattr(lib.nn.functional, name)(x.sum(), 0)
+        v.retain_grad()
+        loss = (v * (v + 0.75)).sum() + (x ** 3).sum()
+        (g,) = lib.autograd.grad(loss, [x], create_graph=True)
+        (loss + (g * g).sum()).backward()
+        return round(v.grad.item(), 6), [round(t, 6) for t in x.grad.tolist()]
+
+    got = grads(torch)
+    assert got == (expected, [1.242, 13.818])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert grads(real_torch) == got
