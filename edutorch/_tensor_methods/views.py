@@ -353,9 +353,10 @@ def check_no_overlap(target, source, full_ok=True):
     memory order; those are refused here too.
     """
     a, b = target._data, source._data
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b):
+    itself = source is target and not full_ok  # PyTorch: the tensor itself overlaps fully, even when empty
+    if not itself and (type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b)):
         return
-    if (full_ok and seen_alike(a, b)) or not np.shares_memory(a, b):
+    if not itself and ((full_ok and seen_alike(a, b)) or not np.shares_memory(a, b)):
         return
     raise RuntimeError(
         "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "

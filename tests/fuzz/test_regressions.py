@@ -1711,3 +1711,27 @@ def test_softmax_of_a_0d_tensor_has_pytorchs_second_derivative(name, expected):
     assert got == (expected, [1.242, 13.818])
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert grads(real_torch) == got
+
+
+@pytest.mark.parametrize("code, refused", [
+    ("x.index_add_(0, torch.tensor([0, 2, 2]), x)", True),  # seed 280000002463
+    ("x.scatter_add_(0, torch.zeros((3, 0, 3), dtype=torch.long), x)", True),
+    ("x[torch.tensor([0, 1, 2])] = x", True),
+    ("x.index_add_(0, torch.tensor([0, 2]), x[:2])", False),  # another (empty) tensor: nothing overlaps
+    ("x.add_(x)", False),  # an element-wise op may read the elements it writes
+])
+def test_an_empty_tensor_written_from_itself_is_refused_as_in_pytorch(code, refused):
+    # fuzz (seed 280000002463): `x.index_add_(0, index, x)` of an empty x ran; PyTorch's overlap check calls
+    # a tensor and itself a full overlap before it looks at the sizes, and index_add_/scatter_/index_put_
+    # refuse any overlap
+    def outcome(lib):
+        try:
+            exec(code, {"torch": lib, "x": lib.zeros((3, 0, 3), dtype=lib.float64)})
+        except RuntimeError as caught:
+            assert "refer to a single memory location" in str(caught)
+            return True
+        return False
+
+    assert outcome(torch) == refused
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == refused
