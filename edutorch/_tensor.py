@@ -259,6 +259,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             return None
         if fn._use_error is not None:  # a split/unbind output (or a view of a no_grad view) gone stale
             _function.refuse_use(fn, self)
+            return self._grad_fn  # (a read may remake a view's node: views._RemakeOnceWritten)
         return fn
 
     @grad_fn.setter
@@ -381,8 +382,9 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             self._detached_in_place = next(_function._sequence)
         self._grad_fn = None
         self._requires_grad = False
-        for view in list(self.__dict__.get("_views", ())):  # those whose flag is this tensor's
-            _follow_base_requires_grad(view, self)
+        for view in list(self.__dict__.get("_views", ())):
+            _follow_base_requires_grad(view, self)  # those whose flag is this tensor's
+            _views.follow_detached_base(view, self)  # those whose node PyTorch remakes from this tensor
         return self
 
     # -- metadata -----------------------------------------------------------

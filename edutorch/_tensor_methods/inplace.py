@@ -18,8 +18,8 @@ from ..autograd._functions import binary, comparison, elementary, indexing, poin
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
 from .arithmetic import check_alpha
-from .views import base_index, check_no_overlap, has_internal_overlap, is_raw_leaf, refresh_views, seen_alike
-from .views import set_graph, view_error
+from .views import base_index, check_no_overlap, has_internal_overlap, is_raw_leaf, read_graph, refresh_views
+from .views import seen_alike, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -272,6 +272,7 @@ class InplaceMethods:
         if refused:  # written as PyTorch's kernel writes; its backward refuses
             set_graph(base, _CopySlicesThroughAnExpand.apply(base))
             refresh_views(base)
+        read_graph(self)  # PyTorch gives the view written its new node at once (the other views: when read)
         if result._grad_fn is not None:
             saved_output_now_is(result, self)
         return self

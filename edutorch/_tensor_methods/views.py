@@ -184,31 +184,85 @@ class _AsStridedOf0d(shape_fns.Expand):
 
 
 class _Unread:
-    """``Node._use_error`` of the graph ``refresh_views`` remade for a view that had none (made while its
-    base had no graph): PyTorch makes that ``grad_fn`` only when something reads it (``v.grad_fn``,
-    ``v.is_leaf``, ``repr``, an op that records ``v``), and until then its in-place check reads the raw,
-    empty node: ``v`` is a leaf that requires grad (``is_raw_leaf``).  The first read (``use_error``)
-    marks the node read and lets the use go on."""
+    """``Node._use_error`` of the node ``refresh_views`` remade for a view: PyTorch remakes a view's
+    ``grad_fn`` only when something reads it (``v.grad_fn``, ``v.is_leaf``, ``repr``, an op that records
+    ``v``), from its base's graph at that time.  Until then its in-place check reads the raw node: empty
+    for a view that had none (``was_empty``: a leaf that requires grad, ``is_raw_leaf``), and a base
+    detached in place meanwhile leaves nothing to remake it from (``follow_detached_base``).  The first
+    read (``use_error``) marks the node read at the base's version and lets the use go on."""
 
-    __slots__ = ()
+    __slots__ = ("was_empty",)
+
+    def __init__(self, was_empty):
+        self.was_empty = was_empty
 
     def __call__(self, view):
         view._grad_fn._use_error = None
+        base = view.__dict__.get("_view_of")  # (gone when the base got other memory: no longer a view)
+        if base is not None:
+            view._view_version = base._version_counter[0]  # PyTorch's attr_version of the view
         return None
-
-
-_UNREAD = _Unread()
 
 
 def is_raw_leaf(t):
     """Is ``t`` a leaf to PyTorch's in-place check (no node, or a view's remade node not read yet)?"""
-    return t._grad_fn is None or type(t._grad_fn._use_error) is _Unread
+    fn = t._grad_fn
+    return fn is None or (type(fn._use_error) is _Unread and fn._use_error.was_empty)
 
 
 def read_graph(t):
     """Mark the node of ``t`` read, as PyTorch's ``grad_fn()`` makes a view's remade node (see ``_Unread``)."""
     if t._grad_fn is not None and type(t._grad_fn._use_error) is _Unread:
-        t._grad_fn._use_error = None
+        t._grad_fn._use_error(t)
+
+
+class _RemakeOnceWritten:
+    """``Node._use_error`` of a view whose base was detached in place after the view's node was read:
+    PyTorch keeps that node until the base is written, then remakes it when something reads it
+    (``remake_from_base``)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version):
+        self.version = version
+
+    def __call__(self, view):
+        base = view.__dict__.get("_view_of")
+        if base is not None and base._version_counter[0] != self.version:
+            remake_from_base(view, base)
+        return None
+
+
+def follow_detached_base(view, base):
+    """``base.detach_()``: a view whose node PyTorch would remake (not read since the base changed,
+    ``_Unread``, or the base written since without a graph) gets it from the detached base at once
+    (``remake_from_base``); one read at the base's version keeps its node until the base is written."""
+    fn = view._grad_fn
+    if fn is None or (fn._use_error is not None and type(fn._use_error) is not _Unread):
+        return  # (a split/unbind output, a view of a no_grad view: refused once its base changed)
+    if type(fn._use_error) is _Unread or view._view_version != base._version_counter[0]:
+        remake_from_base(view, base)
+    else:
+        fn._use_error = _RemakeOnceWritten(base._version_counter[0])
+
+
+def remake_from_base(view, base):
+    """The node PyTorch remakes for ``view`` from ``base`` when the base has no graph of its own:
+    ``AsStridedBackward0`` to the base's gradient accumulator when it requires grad, else one whose
+    gradient goes nowhere (the view still requires grad); none for a view that had none."""
+    if base._requires_grad:
+        fresh = graph_from_base(view, base)
+    elif is_raw_leaf(view):
+        view._grad_fn, view._requires_grad = None, False
+        return
+    else:
+        nowhere = type(base)._make(base._data, True)  # requires grad, its gradient dropped: PyTorch's invalid edge
+        nowhere._requires_grad_of_base = True
+        with grad_mode.enable_grad():
+            fresh = graph_from_base(view, nowhere)
+    if fresh is not None:
+        set_graph(view, fresh)
+        view._view_version = base._version_counter[0]
 
 
 def refresh_views(base):
@@ -236,8 +290,8 @@ def refresh_views(base):
             fresh = graph_from_base(view, base)
             if fresh is None:  # no longer a view of ``base`` (or empty): nothing to follow
                 continue  # (not views.discard(view): a WeakSet compares tensors with ==, elementwise)
-            if is_raw_leaf(view):  # PyTorch has not made its node yet
-                fresh._grad_fn._use_error = _UNREAD
+            if fresh._grad_fn is not None:  # made when something reads it (or not at all, as PyTorch)
+                fresh._grad_fn._use_error = _Unread(is_raw_leaf(view))
         set_graph(view, fresh)
 
 

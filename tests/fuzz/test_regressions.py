@@ -1735,3 +1735,38 @@ def test_an_empty_tensor_written_from_itself_is_refused_as_in_pytorch(code, refu
     assert outcome(torch) == refused
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == refused
+
+
+_VIEW_OF_A_DETACHED_BASE_GRADS = [  # (code making the view v, v.requires_grad, x.grad, w.grad after (v * v).sum())
+    # seed 279000003782: the base written with a graph, then detached before anything read the view's new node:
+    # PyTorch remakes it from the detached base when read, so nothing flows (edutorch gave x and w gradients)
+    ("b = x * 1\nv = b.diagonal()\nb.div_(w)\nb.detach_()", True, None, None),
+    ("b = x * 1\nv = b.diagonal()\nb.div_(w)\nv.grad_fn\nb.detach_()", True, [8.0, 0.0, 0.0, 8.0],
+     [-16.0, 0.0, 0.0, -32.0]),  # read before: the node stays
+    ("b = x * 1\nv = b[0]\nb.detach_()", True, [2.0, 4.0, 0.0, 0.0], None),  # not written since: it stays
+    ("b = x * 1\nv = b[0]\nb.detach_()\nb.add_(1.0)", True, None, None),  # written after: remade, goes nowhere
+    ("b = x * 1\nv = b[0]\nb.detach_()\nwith torch.no_grad():\n    v.add_(1.0)", True, None, None),
+    ("b = x * 1\nv = b[0]\nwith torch.no_grad():\n    b.add_(1.0)\nb.detach_()", True, None, None),
+    ("b = x * 1\nv = b[0]\nb.detach_()\nb.mul_(w)", True, None, [1.0, -12.0, 0.0, 0.0]),  # a new graph: followed
+    ("b = x * 1\nv = b[0]\nv.mul_(w[0])\nb.detach_()", True, [0.5, 9.0, 0.0, 0.0], [1.0, -12.0, 0.0, 0.0]),
+    ("b = x.detach() * 1\nv = b.diagonal()\nb.div_(w)\nb.detach_()", False, None, None),  # it never had a node
+]
+
+
+@pytest.mark.parametrize("code, requires_grad, x_grad, w_grad", _VIEW_OF_A_DETACHED_BASE_GRADS)
+def test_a_view_of_a_base_detached_in_place_gets_pytorchs_gradient(code, requires_grad, x_grad, w_grad):
+    def outcome(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([[0.5, -1.5], [2.5, 1.0]], dtype=lib.float64, requires_grad=True)
+        scope = {"torch": lib, "x": x, "w": w}
+        exec(code, scope)
+        v = scope["v"]
+        if v.requires_grad:
+            (v * v).sum().backward()
+        return v.requires_grad, *(None if t.grad is None else [round(g, 6) + 0.0 for g in t.grad.flatten().tolist()]
+                                  for t in (x, w))
+
+    got = outcome(torch)
+    assert got == (requires_grad, x_grad, w_grad)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
