@@ -407,12 +407,16 @@ def check_no_overlap(target, source, full_ok=True):
     memory order; those are refused here too.
     """
     a, b = target._data, source._data
-    itself = source is target and not full_ok  # PyTorch: the tensor itself overlaps fully, even when empty
-    if not itself and (type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b)):
+    if source is target and not full_ok:  # PyTorch: a tensor and itself overlap fully, even when empty
+        raise RuntimeError(OVERLAP_ERROR)
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b):
         return
-    if not itself and ((full_ok and seen_alike(a, b)) or not np.shares_memory(a, b)):
+    if (full_ok and seen_alike(a, b)) or not np.shares_memory(a, b):
         return
-    raise RuntimeError(
-        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-        "single memory location. Please clone() the tensor before performing the operation."
-    )
+    raise RuntimeError(OVERLAP_ERROR)
+
+
+OVERLAP_ERROR = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+    "single memory location. Please clone() the tensor before performing the operation."
+)
