@@ -34,9 +34,8 @@ class _Sampled(Function):
         return grad.new_zeros(grad.shape), None, None
 
     @staticmethod
-    def jvp(ctx, *tangents):
-        t = ctx.primals[0]
-        return t.detach().new_zeros(t.shape)
+    def jvp(ctx, tangent, *_):
+        return tangent.new_zeros(tangent.shape)
 
 
 def _sampled(name):
@@ -65,6 +64,9 @@ def _fill(t, name, draw, generator):
     xp = backend.get_array_module(t._data)
     t._data[...] = xp.asarray(values, dtype=t._data.dtype) if xp is not np else values
     t._version_counter[0] += 1
+    if t._fw_grad is not None:  # forward-mode AD: the new values do not depend on the old (PyTorch: zeros)
+        with grad_mode.no_grad():
+            t._fw_grad.zero_()
     return t
 
 
