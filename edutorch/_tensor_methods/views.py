@@ -155,14 +155,13 @@ def base_index(view, base):
 
 def _index_of_0d_base(view):
     """``base_index`` of a view of a 0-d base: its one element, as ``base[..., None]`` (shape (1,)),
-    ``base[..., None, None]`` (shape (1, 1))...  A 0-d array has no dim to repeat its element along,
-    so an ``expand`` of it (several elements) has no such index: ``graph_from_base`` expands the base
-    instead, and a write into the expand is refused before (PyTorch's overlap check)."""
+    ``base[..., None, None]`` (shape (1, 1))...  An ``expand`` of it (several elements) is that element
+    repeated: position 0 of the base seen as a (1,) array, once per element of the view (``IndexPut``
+    indexes a 0-d array so); ``graph_from_base`` expands the base instead."""
     if view._data.size == 0:
         return None  # nothing to follow
     if view._data.size > 1:
-        raise RuntimeError("edutorch cannot follow an in-place change of a 0-d tensor into its expand() view "
-                           "(or back): clone() one of them first")
+        return (np.zeros(view._data.shape, dtype=np.intp),)
     return (Ellipsis,) + (None,) * view._data.ndim
 
 

@@ -56,28 +56,7 @@ def refused_only_by_pytorch(ref, got, message):
     return ref.error is not None and got.error is None and ref.error[2].startswith(message)
 
 
-def _written_through_an_expand_of_a_0d_tensor(program, ref, got):
-    """edutorch refused a write into an ``expand`` of a 0-d tensor that records a graph (its own error)."""
-    return got.error is not None and "cannot follow an in-place change of a 0-d tensor" in got.error[2] and (
-        ref.error is None or ref.error[0] != got.error[0])
-
-
-KNOWN = {
-    "0d-expand-write-with-graph": Known(
-        issue="a write into an expand() of a 0-d tensor, with a graph to record (the base or the value requires "
-              "grad): PyTorch writes (the one element gets one of the values; at backward each position of the "
-              "view gets the base's gradient, or its CopySlices refuses when the base requires grad); edutorch "
-              "refuses it at once ('edutorch cannot follow an in-place change of a 0-d tensor into its expand() "
-              "view'): views.base_index has no index for a 0-d base repeated (fuzz seeds 279000002343, "
-              "279000003664)",
-        matches=_written_through_an_expand_of_a_0d_tensor,
-        example="x1 = torch.tensor(-1.15, dtype=torch.float64)\n"
-                "v3 = x1 * 1\n"
-                "v4 = v3.expand((2,))\n"
-                "x8 = torch.tensor(-0.82, dtype=torch.float64, requires_grad=True)\n"
-                "v4[torch.tensor([1, 0])] = x8",
-    ),
-}
+KNOWN = {}  # none open: the last (0d-expand-write-with-graph, seed 279) is fixed
 
 
 def known_issue(program, ref, got):

@@ -4,6 +4,7 @@ Each test is the shrunk program (a few lines) with PyTorch 2.13's answer
 written in, so they run without PyTorch.
 """
 import math
+import warnings
 
 import pytest
 
@@ -1795,3 +1796,35 @@ def test_the_saved_result_of_an_in_place_op_on_a_view_leads_to_its_base_node(nam
         assert got[0] == [-0.2107, 1.4249, -2.8007]
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert second_order(real_torch) == got
+
+
+@pytest.mark.parametrize("code, expected", [
+    # seed 279000002343: the value requires grad; each position of the view gets the base's gradient
+    ("v3 = x1.detach() * 1\nv4 = v3.expand((2,))\nv4[torch.tensor([1, 0])] = x8", [-0.82, None, 0.72]),
+    ("v3 = x1.detach() * 1\nv4 = v3.expand((2, 3))\nv4[torch.tensor([1]), torch.tensor([2])] = x8", [-0.82, None, 0.36]),
+    # seed 279000003664: the base requires grad: its CopySlices refuses at backward
+    ("v3 = x1 * 1\nv4 = v3.expand((2,))\nv4[torch.tensor([0])] = x8.detach()", [-0.82, "refused"]),
+    ("v3 = x1 * 1\nv4 = v3.expand((2,))\nv4.masked_fill_(torch.tensor([True, False]), 0.5)", [0.5, "refused"]),
+])
+def test_a_write_into_an_expand_of_a_0d_tensor_is_followed(code, expected):
+    # fuzz (seeds 279000002343, 279000003664): edutorch refused these writes with its own error ("cannot follow
+    # an in-place change of a 0-d tensor into its expand() view"); PyTorch writes the one element
+    def outcome(lib):
+        scope = {"torch": lib, "x1": lib.tensor(-1.15, dtype=lib.float64, requires_grad=True),
+                 "x8": lib.tensor(-0.82, dtype=lib.float64, requires_grad=True)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch: "Use of index_put_ on expanded tensors is deprecated"
+            exec(code, scope)
+        v3 = scope["v3"]
+        result = [round(v3.item(), 6)]
+        try:
+            (v3 * (v3 + 2.0)).backward()
+        except RuntimeError as caught:
+            assert "more than one element of the written-to tensor" in str(caught)
+            return result + ["refused"]
+        return result + [None if scope[n].grad is None else round(scope[n].grad.item(), 6) for n in ("x1", "x8")]
+
+    got = outcome(torch)
+    assert got == expected
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
