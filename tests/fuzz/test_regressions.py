@@ -1828,3 +1828,26 @@ def test_a_write_into_an_expand_of_a_0d_tensor_is_followed(code, expected):
     assert got == expected
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("shape, dim, index, source, error", [
+    ((3, 3, 1), 0, [0, 2], (), IndexError),  # seed 294000002694: the message reads source.size(0) of a 0-d source
+    ((3, 2), 0, [0, 2], (1, 2), RuntimeError),  # "Number of indices (2) should be equal to source.size(dim)" first
+    ((3, 2), 1, [0, 1], (), RuntimeError),  # "Indexing dim 1 is out of bounds of the source tensor with dim 0"
+    ((3, 2), 0, [0], (), RuntimeError),  # "source tensor shape must match self tensor shape"
+    ((), 0, [0], (1,), RuntimeError),
+    ((), 0, [0], (), None),
+])
+def test_index_add_checks_in_pytorchs_order(shape, dim, index, source, error):
+    def outcome(lib):
+        x = lib.zeros(shape, dtype=lib.float64)
+        try:
+            x.index_add_(dim, lib.tensor(index), lib.ones(source, dtype=lib.float64))
+        except (IndexError, RuntimeError) as caught:
+            return type(caught), str(caught)
+        return None, x.tolist()
+
+    got = outcome(torch)
+    assert got[0] is error, got
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
