@@ -23,6 +23,7 @@ import numpy as np
 from . import _dtype, _scope, backend
 from ._shared_memory import shared_array, shared_block
 from . import _tensor_methods
+from ._tensor_methods import views as _views
 from ._tensor_methods import (
     ArithmeticMethods, BlasMethods, ComparisonMethods, CompositeMethods, ConversionMethods, IndexingMethods, InplaceMethods,
     LinalgMethods, ReductionMethods, SamplingMethods, ShapeMethods, SortingMethods, UnaryMethods,
@@ -258,6 +259,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             return None
         if fn._use_error is not None:  # a split/unbind output (or a view of a no_grad view) gone stale
             _function.refuse_use(fn, self)
+            return self._grad_fn  # (a read may remake a view's node: views._RemakeOnceWritten)
         return fn
 
     @grad_fn.setter
@@ -351,7 +353,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._grad_fn is None or self.__dict__.get("_retains_grad"):
+        if _views.is_raw_leaf(self) or self.__dict__.get("_retains_grad"):  # (PyTorch's C++ is_leaf)
             return
         message = _function.use_error(self._grad_fn, self) if self._grad_fn._use_error is not None else None
         if message is not None:  # a stale view: its base was written since
@@ -380,8 +382,9 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             self._detached_in_place = next(_function._sequence)
         self._grad_fn = None
         self._requires_grad = False
-        for view in list(self.__dict__.get("_views", ())):  # those whose flag is this tensor's
-            _follow_base_requires_grad(view, self)
+        for view in list(self.__dict__.get("_views", ())):
+            _follow_base_requires_grad(view, self)  # those whose flag is this tensor's
+            _views.follow_detached_base(view, self)  # those whose node PyTorch remakes from this tensor
         return self
 
     # -- metadata -----------------------------------------------------------

@@ -8,10 +8,20 @@ import numpy as np
 from .. import backend
 from ..autograd import grad_mode
 from ..autograd._functions import indexing, utils
+from ..autograd._functions import shape as shape_fns
 from ..autograd._functions.tensor import CopySlices, IndexPut
 from ..autograd._functions.utils import wrap_dim
 from .inplace import VIEW_OF_LEAF_INPLACE_ERROR, leaf_inplace_error
-from .views import check_no_overlap, track_view
+from .views import check_no_overlap, read_graph, track_view
+
+
+def _written_region(x, idx):
+    """``x[idx]`` (array ``x``, a basic index) as PyTorch's ``__setitem__`` sees the part it writes:
+    each ``None`` an ``unsqueeze`` with PyTorch's stride (NumPy's is 0), which its overlap check with
+    the written value compares (``x[None] = x.expand(1)`` of a 0-d ``x``: strides 1 and 0, refused)."""
+    for kind, arg in indexing.basic_index_steps(idx, x.ndim):
+        x = shape_fns.unsqueezed(x, arg) if kind == "unsqueeze" else indexing.basic_view(x, arg)
+    return x
 
 
 def _basic_view(t, idx):
@@ -57,10 +67,12 @@ class IndexingMethods:
                 check_no_overlap(self, value, full_ok=False)
             self._inplace(IndexPut, idx, value, indexing.index_tensors(index))
             return
-        if grad_mode.is_grad_enabled() and self._requires_grad and self._grad_fn is None and idx is not Ellipsis:
-            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # PyTorch writes through the view ``x[index]``
-        if isinstance(value, utils._Tensor):
-            region = utils._Tensor._make(indexing.basic_view(self._data, idx))
+        if grad_mode.is_grad_enabled() and self._requires_grad and idx is not Ellipsis:
+            if self._grad_fn is None:  # PyTorch writes through the view ``x[index]``
+                raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+            read_graph(self)  # (making that view reads this tensor's node)
+        if isinstance(value, utils._Tensor) and value.ndim:  # (a 0-d value: PyTorch fills, unchecked)
+            region = utils._Tensor._make(_written_region(self._data, idx))
             while value.ndim > region.ndim and value.shape[0] == 1:  # PyTorch drops leading 1s first
                 value = value[0]
             if value.shape != region.shape:

@@ -18,7 +18,8 @@ from ..autograd._functions import binary, comparison, elementary, indexing, poin
 from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
 from .arithmetic import check_alpha
-from .views import base_index, check_no_overlap, has_internal_overlap, refresh_views, set_graph, view_error
+from .views import base_index, check_no_overlap, has_internal_overlap, is_raw_leaf, read_graph, refresh_views
+from .views import seen_alike, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -42,11 +43,28 @@ EXPANDED_INPLACE_ERROR = (
 )
 
 
+def _copies_itself(fn, t, args):
+    """``t.copy_(src)`` where ``src`` is the memory of ``t`` seen the same way (address, shape, strides,
+    dtype: ``t`` itself, ``t.view(t.shape)``, or an ``expand`` of one element and its transpose):
+    PyTorch's ``copy_`` returns at once there, before any overlap check (``is_same_data``)."""
+    if fn is not Copy or not isinstance(args[0], utils._Tensor):
+        return False
+    a, b = t._data, args[0]._data
+    return a is b or (type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and seen_alike(a, b))
+
+
+def _unchecked(fn, t, args):
+    """Does PyTorch's kernel write ``t`` without its internal-overlap check?  ``fill_``, ``zero_``,
+    ``masked_fill_``, ``threshold_`` (``fn.skips_overlap_check``), an indexed write (``fn.writes_part``:
+    ``__setitem__`` checks the part it writes), and a ``copy_`` of the tensor onto itself."""
+    return (getattr(fn, "writes_part", False) or getattr(fn, "skips_overlap_check", False)
+            or _copies_itself(fn, t, args))
+
+
 def _check_memory(t, fn, args):
     """Refuse a write whose result would depend on the order elements are written in (PyTorch's checks,
-    after autograd's): ``t`` shows one memory location through several elements (an ``expand``; PyTorch's
-    ``fill_``, ``zero_``, ``masked_fill_`` and ``threshold_`` do not check it: ``fn.skips_overlap_check``;
-    ``x[idx] = v`` checks the part it writes), or an argument shares memory with ``t``."""
+    after autograd's): ``t`` shows one memory location through several elements (an ``expand``; not for
+    the kernels of ``_unchecked``), or an argument shares memory with ``t``."""
     data = t._data
     if type(data) is np.ndarray and not data.flags.writeable:  # (a read-only view: as_strided's overlapping)
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
@@ -55,29 +73,27 @@ def _check_memory(t, fn, args):
         if has_internal_overlap(data) and indexing.is_basic(idx) and has_internal_overlap(data[idx]):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
         return
-    itself = fn is Copy and args[0] is t  # PyTorch's copy_ returns at once when the source is the tensor
-    if has_internal_overlap(data) and not (getattr(fn, "skips_overlap_check", False) or itself):
+    if _copies_itself(fn, t, args):
+        return
+    if has_internal_overlap(data) and not _unchecked(fn, t, args):
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
     for a in args:
         if isinstance(a, utils._Tensor):  # scatter_, index_add_: not even the tensor itself (full_ok)
             check_no_overlap(t, a, full_ok=not getattr(fn, "writes_scattered", False))
 
 
-def _writes_an_expand_with_graph(fn, base):
-    """Does PyTorch let ``fn`` write a tensor that requires grad into an expand of ``base``?  Besides
-    ``x[basic index] = v`` (always), an indexed write or ``masked_fill_`` when ``base`` does not require
-    grad itself (then only the written value does); never ``fill_``."""
-    unchecked = getattr(fn, "writes_part", False) or getattr(fn, "skips_overlap_check", False)
-    return unchecked and fn is not Fill and not base._requires_grad
+def _writes_an_expand_with_graph(fn, t, args, base):
+    """Does PyTorch let ``fn`` write a tensor that requires grad into ``t``, an expand of ``base``?
+    Besides ``x[basic index] = v`` (always), an unchecked kernel (``_unchecked``) when ``base`` does
+    not require grad itself (then only the written value does); never ``fill_``."""
+    return _unchecked(fn, t, args) and fn is not Fill and not base._requires_grad
 
 
-def _refused_at_backward(fn, base):
-    """Does PyTorch write an expand of ``base`` (which requires grad) with ``fn`` and refuse only at
-    backward?  Its kernels without the overlap check (``fill_``, ``zero_``, ``masked_fill_``,
-    ``threshold_``, an indexed write) write; the ``CopySlices`` node then cannot write the gradient
-    back through the repeated elements."""
-    unchecked = getattr(fn, "writes_part", False) or getattr(fn, "skips_overlap_check", False)
-    return unchecked and base._requires_grad
+def _refused_at_backward(fn, t, args, base):
+    """Does PyTorch write ``t``, an expand of ``base`` (which requires grad), with ``fn`` and refuse only
+    at backward?  Its kernels without the overlap check (``_unchecked``) write; the ``CopySlices`` node
+    then cannot write the gradient back through the repeated elements."""
+    return _unchecked(fn, t, args) and base._requires_grad
 
 
 class _CopySlicesThroughAnExpand(Function):
@@ -187,7 +203,7 @@ class InplaceMethods:
     def _write_inplace(self, fn, args):
         grad_mode.check_inplace_allowed(self)
         recording = grad_mode.is_grad_enabled()
-        if recording and self._requires_grad and self._grad_fn is None:
+        if recording and self._requires_grad and is_raw_leaf(self):
             raise leaf_inplace_error(self)
         base = self.__dict__.get("_view_of") if recording else None
         if base is not None and (self._requires_grad or base._requires_grad or _any_requires_grad(args)):
@@ -229,8 +245,8 @@ class InplaceMethods:
         message = view_error(self)  # a split/unbind output, or a view made under no_grad
         if message is not None:
             raise RuntimeError(message)
-        if base._requires_grad and base._grad_fn is None:
-            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
+        if self._requires_grad and base._grad_fn is None:  # PyTorch: ``tensor._base().is_leaf()``
+            raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # (also a base detached in place since)
         _check_memory(self, fn, args)
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
@@ -245,8 +261,8 @@ class InplaceMethods:
         result = fn.apply(source, *args)
         _check_fits(self, result)
         repeats = has_internal_overlap(self._data)  # an expand (checked after the op's own checks, as PyTorch)
-        refused = repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, base)
-        if refused and not _refused_at_backward(fn, base):
+        refused = repeats and fn is not CopySlices and not _writes_an_expand_with_graph(fn, self, args, base)
+        if refused and not _refused_at_backward(fn, self, args, base):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
         part = _written_part(fn, args, self._data) if repeats else None
         if part is not None:  # x[idx] = v, masked_fill_: only that part goes to the base (the rest repeats old values)
@@ -256,6 +272,7 @@ class InplaceMethods:
         if refused:  # written as PyTorch's kernel writes; its backward refuses
             set_graph(base, _CopySlicesThroughAnExpand.apply(base))
             refresh_views(base)
+        read_graph(self)  # PyTorch gives the view written its new node at once (the other views: when read)
         if result._grad_fn is not None:
             saved_output_now_is(result, self)
         return self
@@ -277,10 +294,10 @@ class InplaceMethods:
             message = view_error(self)  # a split/unbind output, a view made under no_grad (or of one)
             if message is not None:
                 raise RuntimeError(message)
-            if self._grad_fn is None:
+            if is_raw_leaf(self):
                 raise leaf_inplace_error(self)
             base = self.__dict__.get("_view_of")
-            if base is not None and base._requires_grad and base._grad_fn is None:
+            if base is not None and base._grad_fn is None:  # a leaf, or detached in place since
                 raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)
         out = fn.apply(self, *arguments())
         self._data = out._data

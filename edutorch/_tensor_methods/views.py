@@ -155,14 +155,13 @@ def base_index(view, base):
 
 def _index_of_0d_base(view):
     """``base_index`` of a view of a 0-d base: its one element, as ``base[..., None]`` (shape (1,)),
-    ``base[..., None, None]`` (shape (1, 1))...  A 0-d array has no dim to repeat its element along,
-    so an ``expand`` of it (several elements) has no such index: ``graph_from_base`` expands the base
-    instead, and a write into the expand is refused before (PyTorch's overlap check)."""
+    ``base[..., None, None]`` (shape (1, 1))...  An ``expand`` of it (several elements) is that element
+    repeated: position 0 of the base seen as a (1,) array, once per element of the view (``IndexPut``
+    indexes a 0-d array so); ``graph_from_base`` expands the base instead."""
     if view._data.size == 0:
         return None  # nothing to follow
     if view._data.size > 1:
-        raise RuntimeError("edutorch cannot follow an in-place change of a 0-d tensor into its expand() view "
-                           "(or back): clone() one of them first")
+        return (np.zeros(view._data.shape, dtype=np.intp),)
     return (Ellipsis,) + (None,) * view._data.ndim
 
 
@@ -183,11 +182,95 @@ class _AsStridedOf0d(shape_fns.Expand):
     _backward_name = "AsStridedBackward0"
 
 
+class _Unread:
+    """``Node._use_error`` of the node ``refresh_views`` remade for a view: PyTorch remakes a view's
+    ``grad_fn`` only when something reads it (``v.grad_fn``, ``v.is_leaf``, ``repr``, an op that records
+    ``v``), from its base's graph at that time.  Until then its in-place check reads the raw node: empty
+    for a view that had none (``was_empty``: a leaf that requires grad, ``is_raw_leaf``), and a base
+    detached in place meanwhile leaves nothing to remake it from (``follow_detached_base``).  The first
+    read (``use_error``) marks the node read at the base's version and lets the use go on."""
+
+    __slots__ = ("was_empty",)
+
+    def __init__(self, was_empty):
+        self.was_empty = was_empty
+
+    def __call__(self, view):
+        view._grad_fn._use_error = None
+        base = view.__dict__.get("_view_of")  # (gone when the base got other memory: no longer a view)
+        if base is not None:
+            view._view_version = base._version_counter[0]  # PyTorch's attr_version of the view
+        return None
+
+
+def is_raw_leaf(t):
+    """Is ``t`` a leaf to PyTorch's in-place check (no node, or a view's remade node not read yet)?"""
+    fn = t._grad_fn
+    return fn is None or (type(fn._use_error) is _Unread and fn._use_error.was_empty)
+
+
+def read_graph(t):
+    """Mark the node of ``t`` read, as PyTorch's ``grad_fn()`` makes a view's remade node (see ``_Unread``)."""
+    if t._grad_fn is not None and type(t._grad_fn._use_error) is _Unread:
+        t._grad_fn._use_error(t)
+
+
+class _RemakeOnceWritten:
+    """``Node._use_error`` of a view whose base was detached in place after the view's node was read:
+    PyTorch keeps that node until the base is written, then remakes it when something reads it
+    (``remake_from_base``)."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version):
+        self.version = version
+
+    def __call__(self, view):
+        base = view.__dict__.get("_view_of")
+        if base is not None and base._version_counter[0] != self.version:
+            remake_from_base(view, base)
+        return None
+
+
+def follow_detached_base(view, base):
+    """``base.detach_()``: a view whose node PyTorch would remake (not read since the base changed,
+    ``_Unread``, or the base written since without a graph) gets it from the detached base at once
+    (``remake_from_base``); one read at the base's version keeps its node until the base is written."""
+    fn = view._grad_fn
+    if fn is None or (fn._use_error is not None and type(fn._use_error) is not _Unread):
+        return  # (a split/unbind output, a view of a no_grad view: refused once its base changed)
+    if type(fn._use_error) is _Unread or view._view_version != base._version_counter[0]:
+        remake_from_base(view, base)
+    else:
+        fn._use_error = _RemakeOnceWritten(base._version_counter[0])
+
+
+def remake_from_base(view, base):
+    """The node PyTorch remakes for ``view`` from ``base`` when the base has no graph of its own:
+    ``AsStridedBackward0`` to the base's gradient accumulator when it requires grad, else one whose
+    gradient goes nowhere (the view still requires grad); none for a view that had none."""
+    if base._requires_grad:
+        fresh = graph_from_base(view, base)
+    elif is_raw_leaf(view):
+        view._grad_fn, view._requires_grad = None, False
+        return
+    else:
+        nowhere = type(base)._make(base._data, True)  # requires grad, its gradient dropped: PyTorch's invalid edge
+        nowhere._requires_grad_of_base = True
+        with grad_mode.enable_grad():
+            fresh = graph_from_base(view, nowhere)
+    if fresh is not None:
+        set_graph(view, fresh)
+        view._view_version = base._version_counter[0]
+
+
 def refresh_views(base):
     """After an in-place op gave ``base`` a new ``grad_fn``, remake its views' graph.
 
     An older view shares the new values (same memory) and must share the new
-    graph too: PyTorch regenerates a view's ``grad_fn`` when its base changed.
+    graph too: PyTorch regenerates a view's ``grad_fn`` when its base changed
+    (when something reads it: a view that had no node keeps a leaf to the
+    in-place check until then, ``_Unread``).
     """
     views = base.__dict__.get("_views")
     if not views:
@@ -206,6 +289,8 @@ def refresh_views(base):
             fresh = graph_from_base(view, base)
             if fresh is None:  # no longer a view of ``base`` (or empty): nothing to follow
                 continue  # (not views.discard(view): a WeakSet compares tensors with ==, elementwise)
+            if fresh._grad_fn is not None:  # made when something reads it (or not at all, as PyTorch)
+                fresh._grad_fn._use_error = _Unread(is_raw_leaf(view))
         set_graph(view, fresh)
 
 
@@ -305,6 +390,12 @@ def has_internal_overlap(array):
     return 0 in strides and array.size > 1 and any(s == 0 and n > 1 for s, n in zip(strides, array.shape))
 
 
+def seen_alike(a, b):
+    """Are NumPy arrays ``a`` and ``b`` the same memory seen the same way (first element, shape and
+    strides: PyTorch's full overlap, ``MemOverlapStatus::Full``)?"""
+    return a.shape == b.shape and a.strides == b.strides and _address(a) == _address(b)
+
+
 def check_no_overlap(target, source, full_ok=True):
     """Refuse to write ``source`` into ``target`` when they share memory (PyTorch's check).
 
@@ -315,12 +406,16 @@ def check_no_overlap(target, source, full_ok=True):
     memory order; those are refused here too.
     """
     a, b = target._data, source._data
+    if source is target and not full_ok:  # PyTorch: a tensor and itself overlap fully, even when empty
+        raise RuntimeError(OVERLAP_ERROR)
     if type(a) is not np.ndarray or type(b) is not np.ndarray or not np.may_share_memory(a, b):
         return
-    same = a.shape == b.shape and a.strides == b.strides and _address(a) == _address(b)
-    if (same and full_ok) or not np.shares_memory(a, b):
+    if (full_ok and seen_alike(a, b)) or not np.shares_memory(a, b):
         return
-    raise RuntimeError(
-        "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-        "single memory location. Please clone() the tensor before performing the operation."
-    )
+    raise RuntimeError(OVERLAP_ERROR)
+
+
+OVERLAP_ERROR = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+    "single memory location. Please clone() the tensor before performing the operation."
+)

@@ -18,6 +18,7 @@ recompute once per backward pass.
 """
 import itertools
 import re
+import weakref
 
 from . import function as _function, grad_mode
 
@@ -103,6 +104,7 @@ class SavedVariable:
     # the usual case, as class defaults: a tensor saved without hooks, not an output
     is_output = False
     unpack_hook = None
+    _view_node = None  # (weak reference to a view's node, its output number): ``now_tracks``
     _fw_grad = None  # a saved output's tangent (forward-mode AD), given by ``forward_ad``
 
     def __init__(self, tensor, node=None, hooks=None):
@@ -124,10 +126,15 @@ class SavedVariable:
 
     def now_tracks(self, tensor):
         """A saved output: track ``tensor``'s memory and version counter from now on
-        (its version now is the saved one)."""
+        (its version now is the saved one).  When ``tensor`` is a view written in place, PyTorch
+        unpacks it with the view's node at that time (``AsStridedBackward0`` of its base's
+        ``CopySlices``), held weakly as PyTorch holds it: a second-order gradient then reaches
+        the base's node, as it reaches the tensor's own node when it is no view."""
         self.data = tensor._data
         self.version_counter = tensor._version_counter
         self.version = tensor._version_counter[0]
+        if "_view_of" in tensor.__dict__ and tensor._grad_fn is not None:
+            self._view_node = weakref.ref(tensor._grad_fn), tensor._output_nr
 
     # -- saved-tensor hooks --------------------------------------------------------
     def _pack(self, tensor, node, pack_hook, unpack_hook):
@@ -153,8 +160,11 @@ class SavedVariable:
             raise RuntimeError(self.inplace_error(node))
         if self.unpack_hook is not None:
             return self._unpack_hooked(node)
-        if self.is_output:  # rebuild the output, pointing at its node
-            output = _function._Tensor._make(self.data, True, node, self.output_nr, self.version_counter)
+        if self.is_output:  # rebuild the output, pointing at its node (or at the node of the view it was written into)
+            fn, nr = node, self.output_nr
+            if self._view_node is not None and self._view_node[0]() is not None:
+                fn, nr = self._view_node[0](), self._view_node[1]
+            output = _function._Tensor._make(self.data, True, fn, nr, self.version_counter)
             if self._fw_grad is not None:  # a backward run under forward AD sees the output's tangent
                 _function._dual.set_tangent(output, self._fw_grad)
             return output

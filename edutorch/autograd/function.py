@@ -110,7 +110,8 @@ class Node(FunctionCtx):
     _output_meta = None      # [(shape, dtype, device)] for materialize_grads
     _tensor_positions = None  # indices of the arguments with an edge, when some have none
     _none_slots = ()         # positions where save_for_backward got None: still None once freed
-    _use_error = None        # a message (or ``f(tensor) -> message or None``): using this node's output raises it
+    _use_error = None        # a message, or ``f(tensor) -> message or None`` run at each use of its output (it raises
+                             # the message; views.py also remakes a view's node there, as PyTorch reads it lazily)
 
     def name(self):
         return type(self).__name__
@@ -612,6 +613,7 @@ def _new_node(cls, args):
                 fn = a._grad_fn
                 if fn is not None and fn._use_error is not None:  # a stale split/unbind output
                     refuse_use(fn, a)
+                    fn = a._grad_fn  # (a use may remake a view's node: views._RemakeOnceWritten)
                 edge = (fn, a._output_nr) if fn is not None else a._edge()
                 needs.append(edge[0] is not None)  # not for a view whose gradient goes nowhere (PyTorch's
                 edges.append(edge)                 # invalid edge: a view made under no_grad, say)

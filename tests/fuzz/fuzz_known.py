@@ -51,55 +51,12 @@ class Known:
     example: str  # a minimal program (run on both libraries; must still disagree)
 
 
-def _refused_only_by_pytorch(ref, got, message):
+def refused_only_by_pytorch(ref, got, message):
+    """For an entry's ``matches``: PyTorch raised an error starting with ``message``, edutorch ran."""
     return ref.error is not None and got.error is None and ref.error[2].startswith(message)
 
 
-def _made_before_its_base_required_grad(program, ref, got):
-    """An in-place op on a view made while its base did not require grad, refused by PyTorch only."""
-    if not _refused_only_by_pytorch(ref, got, "a leaf Variable that requires grad is being used in an in-place"):
-        return False
-    made_without_grad = {n for s in program.steps if kind(s) in ("view", "multi") and not any(s.grads)
-                         for n in s.outputs}
-    return any(is_inplace(s) and s.target in made_without_grad for s in program.steps)
-
-
-def _written_from_an_expand_of_itself(program, ref, got):
-    """``x[idx] = v`` where ``v`` shows the memory of ``x``, refused by PyTorch only."""
-    if not _refused_only_by_pytorch(ref, got, "unsupported operation: some elements of the input tensor and the "
-                                              "written-to tensor refer to a single memory location"):
-        return False
-    root = roots(program)
-    return any(is_inplace(s) and "] = " in s.code and len(s.inputs) > 1
-               and root.get(s.inputs[-1], s.inputs[-1]) == root.get(s.target, s.target) for s in program.steps)
-
-
-KNOWN = {
-    "lazy-view-regeneration": Known(
-        issue="PyTorch regenerates a view's grad_fn lazily: a view made while its base did not require grad, "
-              "its base then given a graph by an in-place op (x.div_(w)), is still a 'leaf' to PyTorch's "
-              "in-place check until something reads its grad_fn, so F.selu_(v) is refused ('a leaf Variable "
-              "that requires grad is being used in an in-place operation'); edutorch remakes the view's graph "
-              "at once (refresh_views) and runs it (fuzz seed 264000002442)",
-        matches=_made_before_its_base_required_grad,
-        example="x1 = torch.tensor([[1.15, -0.58], [1.81, -1.07]], dtype=torch.float64)\n"
-                "v3 = x1.diagonal()\n"
-                "x6 = torch.tensor([[2.14, -0.17], [1.24, -2.15]], dtype=torch.float64, requires_grad=True)\n"
-                "x1.div_(x6)\n"
-                "F.selu_(v3)",
-    ),
-    "self-overlap-of-size-1-strides": Known(
-        issue="v = x[None] = broadcast_to(x, (1,)) of a 0-d x: PyTorch's strides for the size-1 dims of the "
-              "two views differ (unsqueeze: 1, expand: 0), so its overlap check sees a partial overlap and "
-              "refuses; edutorch's NumPy strides agree, it sees the same elements and runs "
-              "(fuzz seed 264000003474)",
-        matches=_written_from_an_expand_of_itself,
-        example="x1 = torch.tensor(-0.21, dtype=torch.float64, requires_grad=True)\n"
-                "v5 = x1 * 1\n"
-                "v11 = torch.broadcast_to(v5, (1,))\n"
-                "v5[None] = v11",
-    ),
-}
+KNOWN = {}  # none open: the last (0d-expand-write-with-graph, seed 279) is fixed
 
 
 def known_issue(program, ref, got):

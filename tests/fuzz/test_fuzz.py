@@ -135,8 +135,7 @@ def test_random_programs_agree_with_pytorch(mode):
 
 
 def test_known_issues_still_disagree():
-    """Each KNOWN example must still disagree; once fixed, delete its entry in fuzz_known.py
-    (none is open now: the test guards the entries added later)."""
+    """Each KNOWN example must still disagree; once fixed, delete its entry in fuzz_known.py."""
     fixed = [name for name, entry in sorted(KNOWN.items()) if not compare(fp.from_source(entry.example))[0]]
     assert not fixed, f"KNOWN {fixed} now agree with PyTorch: delete them in tests/fuzz/fuzz_known.py"
 

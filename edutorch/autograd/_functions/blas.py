@@ -14,7 +14,7 @@ from .. import grad_mode
 from ..function import Function
 from .._saved_attrs import Saved, layout, sym_sizes, sym_strides
 from . import utils as _utils  # _utils._Tensor: edutorch.Tensor, without an import cycle
-from .shape import can_view
+from .shape import View, can_view
 from .tangents import auto_linear, sum_tangents
 from .utils import REDUCED_FLOATS, accumulation_input, refuse_bool, rounded_to
 from .utils import _device_error
@@ -246,18 +246,30 @@ def copied_operands(a, b, grads):
                                          (-1,) + x.shape[-2:]) for x in (a, b))
 
 
+def _through_an_op(a_ndim, b_ndim):
+    """Which operands PyTorch's ``matmul`` hands to its ``dot``/``mv``/``mm``/``bmm`` through an op of
+    their own (``unsqueeze``, ``t()``/``mT``, ``reshape``, ``expand``)?  Such an operand's edge is that
+    op's node, so the product saves the other operand for it even when the operand's own gradient
+    goes nowhere (a view made under ``no_grad``: it requires grad, ``needs_input_grad`` is False).
+    A vector times a matrix unsqueezes the vector; a batched operand is always reshaped; a matrix
+    times a batched operand that requires grad is folded with ``t()`` of the matrix."""
+    return a_ndim >= 3 or (a_ndim, b_ndim) == (1, 2) or (a_ndim == 2 and b_ndim >= 3), b_ndim >= 3
+
+
 def _flattens_to_a_view(x, shape):
     """Does PyTorch's ``x.reshape(shape)`` return a view?  Always for an empty tensor."""
     return x.size == 0 or can_view(x, shape)
 
 
-def _as_saved(t, copied):
-    """``t`` itself, or (``copied``) a clone of it, recorded like PyTorch's so that a second-order
-    gradient still reaches ``t``."""
-    if not copied:
+def _as_saved(t, copied, viewed):
+    """What the product saves of operand ``t``: ``t`` itself, a clone (``copied``), or (``viewed``: the
+    operand reached PyTorch's ``mm``/``bmm`` through an op, ``_through_an_op``) a view of it, as
+    PyTorch saves that op's output: a later ``t.detach_()`` does not reach it, a write does.  Recorded,
+    so that a second-order gradient still reaches ``t``."""
+    if not (copied or viewed):
         return t
     with grad_mode.enable_grad():
-        return t.clone()
+        return t.clone() if copied else View.apply(t, t._data.shape)
 
 
 class Matmul(Function):
@@ -278,9 +290,12 @@ class Matmul(Function):
         # each operand is needed only for the other's gradient (PyTorch saves the same); one that
         # PyTorch copies on the way to its bmm/mm is saved as a copy, so changing it in place later
         # does not break backward
-        copy_a, copy_b = copied_operands(a._data, b._data, (a.requires_grad, b.requires_grad))
-        ctx.save_for_backward(_as_saved(a, copy_a) if ctx.needs_input_grad[1] else None,
-                              _as_saved(b, copy_b) if ctx.needs_input_grad[0] else None)
+        grads = (a.requires_grad, b.requires_grad)
+        copy_a, copy_b = copied_operands(a._data, b._data, grads)
+        through_an_op = _through_an_op(a._data.ndim, b._data.ndim)
+        wanted = [needs or (g and op) for needs, g, op in zip(ctx.needs_input_grad, grads, through_an_op)]
+        ctx.save_for_backward(_as_saved(a, copy_a, through_an_op[0]) if wanted[1] else None,
+                              _as_saved(b, copy_b, through_an_op[1]) if wanted[0] else None)
         return _utils.matmul(a._data, b._data)
 
     @staticmethod

@@ -421,26 +421,31 @@ class IndexAdd(Function):
 
 
 def _check_index_add(x, axis, idx, src):
-    """PyTorch's checks of ``index_add_`` (NumPy would wrap negative indices or broadcast)."""
-    if idx.dtype not in (np.int64, np.int32):
-        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{_dtype.scalar_type_name(_dtype.from_numpy_dtype(idx.dtype))}")
+    """PyTorch's checks of ``index_add_``, in its order (NumPy would wrap negative indices or broadcast)."""
     if idx.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
                          f"Long and size: {list(idx.shape)}")
+    if idx.dtype not in (np.int64, np.int32):
+        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{_dtype.scalar_type_name(_dtype.from_numpy_dtype(idx.dtype))}")
     if src.dtype != x.dtype:
         name = _dtype.scalar_type_name
         raise RuntimeError(f"index_add_(): self ({name(_dtype.from_numpy_dtype(x.dtype))}) and source "
                            f"({name(_dtype.from_numpy_dtype(src.dtype))}) must have the same scalar type")
-    x_rest = tuple(s for d, s in enumerate(x.shape) if d != axis)
-    s_rest = tuple(s for d, s in enumerate(src.shape) if d != axis)
-    if x.ndim and (src.ndim != x.ndim or x_rest != s_rest):
-        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
-                           f"Got self.shape = {list(x.shape)} source.shape = {list(src.shape)}")
+    if not (axis == 0 or axis < src.ndim):
+        raise RuntimeError(f"index_add_(): Indexing dim {axis} is out of bounds of the source tensor with dim {src.ndim}")
     n_src = src.shape[axis] if src.ndim else 1
     if idx.size != n_src:
+        if not src.ndim:  # PyTorch's message reads source.size(dim) of the 0-d source, which raises this
+            raise IndexError(f"Dimension specified as {axis} but tensor has no dimensions")
         raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to source.size(dim): "
                            f"({n_src}), for dim: {axis}")
+    x_rest, s_rest = list(x.shape), list(src.shape)
+    if x.ndim and src.ndim:  # the other dims must agree (a 0-d tensor's shape is compared whole)
+        del x_rest[axis], s_rest[axis]
+    if x_rest != s_rest:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. "
+                           f"Got self.shape = {list(x.shape)} source.shape = {list(src.shape)}")
     size = x.shape[axis] if x.ndim else 1
     if src.size == 0:  # PyTorch's kernel checks each index as it adds its (here empty) slice
         return

@@ -110,8 +110,23 @@ class Transpose(Function):
     jvp = auto_linear(0)
 
 
-def _repeating_view(x, target, lead):
-    """``x`` seen with shape ``target``: stride 0 along the new dims and the dims of size 1 that grow.
+def expand_strides(shape, strides, target):
+    """PyTorch's strides for ``expand`` of an array of ``shape``/``strides`` to ``target`` (ATen's
+    ``inferExpandGeometry``, in bytes as NumPy's): a dim that grows from size 1 repeats its element
+    (stride 0); a new leading dim of size 1 gets the extent of the dim after it; a 0-d tensor gets
+    stride 0 everywhere.  (NumPy gives every new dim stride 0; PyTorch's overlap checks compare them.)"""
+    if not shape:
+        return (0,) * len(target)
+    lead = len(target) - len(shape)
+    out = [0] * len(target)
+    for i in reversed(range(len(target))):
+        size, stride = (shape[i - lead], strides[i - lead]) if i >= lead else (1, target[i + 1] * out[i + 1])
+        out[i] = 0 if size != target[i] else stride
+    return tuple(out)
+
+
+def _expanded_view(x, target):
+    """``x`` seen with shape ``target``, with ``expand_strides``.
 
     The view can be written, as PyTorch's: the in-place ops themselves refuse a
     write where several elements share one memory location (``inplace.py``),
@@ -119,7 +134,7 @@ def _repeating_view(x, target, lead):
     """
     if type(x) is not np.ndarray:
         return broadcast_to(x, target)
-    strides = (0,) * lead + tuple(0 if n == 1 and t != 1 else s for n, t, s in zip(x.shape, target[lead:], x.strides))
+    strides = expand_strides(x.shape, x.strides, target)
     return np.lib.stride_tricks.as_strided(x, target, strides, writeable=x.flags.writeable)
 
 
@@ -147,11 +162,7 @@ class Expand(Function):
                     f"size ({s}) at non-singleton dimension {lead + i}.  Target sizes: "
                     f"{list(shape)}.  Tensor sizes: {list(x.shape)}"
                 )
-        if any(t != 1 for t in target[:lead]) or any(s == 1 and t != 1 for s, t in zip(x.shape, target[lead:])):
-            out = _repeating_view(x, target, lead)  # elements repeat (stride 0)
-        else:  # nothing repeats (new dims of size 1 only): a plain view
-            out = x[(None,) * lead + (Ellipsis,)]
-        return _utils._Tensor._make(out, False, None, 0, a._version_counter)
+        return _utils._Tensor._make(_expanded_view(x, target), False, None, 0, a._version_counter)
 
     @staticmethod
     def backward(ctx, grad):
@@ -174,6 +185,18 @@ class UnsafeView(View):
         return x.reshape(_infer_shape(shape, x.size, x.shape))
 
 
+def unsqueezed(x, d):
+    """Array ``x`` with a new dim of size 1 at ``d``, with PyTorch's stride for it (the extent of the
+    dim after it, the item size at the end), which later layouts and overlap checks read."""
+    if plain_c_order(x):  # NumPy's reshape gives the new dim PyTorch's stride
+        return x.reshape(x.shape[:d] + (1,) + x.shape[d:])
+    new = x[(slice(None),) * d + (None,)]  # NumPy's None: a new axis of stride 0
+    if type(x) is not np.ndarray:
+        return new
+    step = x.shape[d] * x.strides[d] if d < x.ndim else x.itemsize
+    return with_strides(new, x.strides[:d] + (step,) + x.strides[d:])
+
+
 class Unsqueeze(Function):
     """``x.unsqueeze(dim)``, and each ``None`` of an index (``x[:, None]``): a new dim of size 1
     at ``dim``, a view.  Its gradient squeezes that dim away again."""
@@ -185,14 +208,7 @@ class Unsqueeze(Function):
     def forward(ctx, a, dim):
         x = a._data
         ctx.dim = dim
-        d = wrap_dim(dim, x.ndim + 1)
-        if plain_c_order(x):  # NumPy's reshape gives the new dim PyTorch's stride (the next dim's extent)
-            new = x.reshape(x.shape[:d] + (1,) + x.shape[d:])
-        else:  # NumPy's None: a new axis of stride 0; PyTorch's stride decides later layouts
-            new = x[(slice(None),) * d + (None,)]
-            if type(x) is np.ndarray:
-                step = x.shape[d] * x.strides[d] if d < x.ndim else x.itemsize
-                new = with_strides(new, x.strides[:d] + (step,) + x.strides[d:])
+        new = unsqueezed(x, wrap_dim(dim, x.ndim + 1))
         return _utils._Tensor._make(new, False, None, 0, a._version_counter)
 
     @staticmethod

@@ -64,8 +64,8 @@ class Softmax(Function):
     def backward(ctx, grad):
         # dL/dx = y * (g - sum(g * y)): the Jacobian of softmax applied to g
         (y,) = ctx.saved_tensors
-        if ctx.axis is None:
-            return grad * 0, None
+        if ctx.axis is None:  # a 0-d tensor: its one element is the sum; 0, but its derivative w.r.t. y is not
+            return y * (grad - grad * y), None
         return y * (grad - (grad * y).sum(ctx.axis, keepdim=True)), None
 
     jvp = symmetric_jacobian  # diag(y) - y yᵀ is symmetric: the tangent is backward(tangent) (tangents.py)
@@ -92,8 +92,8 @@ class LogSoftmax(Function):
     @staticmethod
     def backward(ctx, grad):
         (out,) = ctx.saved_tensors
-        if ctx.axis is None:
-            return grad * 0, None
+        if ctx.axis is None:  # a 0-d tensor: its one element is the sum; 0, but its derivative w.r.t. out is not
+            return grad - out.exp() * grad, None
         return LogSoftmaxBackwardData.apply(grad, out, ctx.axis), None
 
     @staticmethod

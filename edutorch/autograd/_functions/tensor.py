@@ -119,6 +119,14 @@ class Copy(Function):
     jvp = auto_linear(0, 1)  # the source's tangent
 
 
+def indexable(array, idx):
+    """``array`` as ``idx`` indexes it: a 0-d array indexed by positions (the element of a 0-d tensor
+    written through an ``expand`` of it, ``views._index_of_0d_base``) is seen as a (1,) array."""
+    if array.ndim == 0 and type(idx) is tuple and idx and not isinstance(idx[0], (type(Ellipsis), slice, int)):
+        return array.reshape(1)
+    return array
+
+
 class IndexPut(Function):
     """``x[idx] = value``: the gradient of ``x`` is zero at ``idx``; ``value`` gets the rest."""
 
@@ -131,7 +139,7 @@ class IndexPut(Function):
         out = a._data.copy()
         v = value._data if isinstance(value, utils._Tensor) else value
         try:
-            out[idx] = v
+            indexable(out, idx)[idx] = v
         except ValueError:
             if not isinstance(value, utils._Tensor):
                 raise
@@ -149,11 +157,12 @@ class IndexPut(Function):
         # overwritten positions get no gradient (a mask keeps this differentiable)
         xp = backend.get_array_module(grad._data)
         hit = xp.zeros(grad._data.shape, dtype=bool)
-        hit[ctx.idx] = True
+        indexable(hit, ctx.idx)[ctx.idx] = True
         keep = grad.masked_fill(utils._Tensor._make(hit), 0)
         gv = None
         if ctx.needs_input_grad[2]:
-            gv = utils.grad_for(grad[ctx.idx], ctx.value_meta)
+            seen = grad.reshape(1) if indexable(hit, ctx.idx) is not hit else grad
+            gv = utils.grad_for(seen[ctx.idx], ctx.value_meta)
         return keep, None, gv, None
 
     jvp = auto_linear(0, 2)  # da with dvalue written at idx
