@@ -188,19 +188,36 @@ class _Unread:
     ``v``), from its base's graph at that time.  Until then its in-place check reads the raw node: empty
     for a view that had none (``was_empty``: a leaf that requires grad, ``is_raw_leaf``), and a base
     detached in place meanwhile leaves nothing to remake it from (``follow_detached_base``).  The first
-    read (``use_error``) marks the node read at the base's version and lets the use go on."""
+    read (``use_error``) marks the node read at the base's version and lets the use go on.  A view that
+    retains its gradient (``retain_grad()``) keeps it on its old node until then (``retained``: that node
+    and the view's output number there), as PyTorch moves the hook only when it remakes the node."""
 
-    __slots__ = ("was_empty",)
+    __slots__ = ("was_empty", "retained")
 
-    def __init__(self, was_empty):
-        self.was_empty = was_empty
+    def __init__(self, was_empty, retained=None):
+        self.was_empty, self.retained = was_empty, retained
 
     def __call__(self, view):
         view._grad_fn._use_error = None
         base = view.__dict__.get("_view_of")  # (gone when the base got other memory: no longer a view)
         if base is not None:
             view._view_version = base._version_counter[0]  # PyTorch's attr_version of the view
+        if self.retained is not None and view.__dict__.get("_retains_grad"):
+            old_node, old_nr = self.retained
+            old_node._retained.pop(old_nr, None)
+            view._grad_fn._retain(view._output_nr, view)
         return None
+
+
+def _retained_node(view):
+    """Where ``view``'s ``retain_grad()`` is: its node, or the one an unread node keeps it on; None when
+    it retains nothing."""
+    if not view.__dict__.get("_retains_grad") or view._grad_fn is None:
+        return None
+    unread = view._grad_fn._use_error
+    if type(unread) is _Unread and unread.retained is not None:
+        return unread.retained
+    return view._grad_fn, view._output_nr
 
 
 def is_raw_leaf(t):
@@ -290,7 +307,9 @@ def refresh_views(base):
             if fresh is None:  # no longer a view of ``base`` (or empty): nothing to follow
                 continue  # (not views.discard(view): a WeakSet compares tensors with ==, elementwise)
             if fresh._grad_fn is not None:  # made when something reads it (or not at all, as PyTorch)
-                fresh._grad_fn._use_error = _Unread(is_raw_leaf(view))
+                fresh._grad_fn._use_error = _Unread(is_raw_leaf(view), _retained_node(view))
+                set_graph(view, fresh, move_retained=False)  # (retain_grad() moves when it is read)
+                continue
         set_graph(view, fresh)
 
 

@@ -1107,6 +1107,71 @@ def test_matmul_saves_an_operand_as_pytorch_does_so_a_later_write_refuses_alike(
     assert backward_refused(real_torch) == refused
 
 
+@pytest.mark.parametrize("source_requires_grad, self_requires_grad", [(True, True), (True, False), (False, True)])
+@pytest.mark.parametrize("written", [False, True])
+def test_index_add_saves_its_source_as_pytorch_does(source_requires_grad, self_requires_grad, written):
+    # fuzz (seed 301000007163: index_add_ of v5, then Mish(inplace=True)(v5)): PyTorch's formula for the
+    # source's gradient reads the source (expand_as(source)), so it saves it when that gradient is needed,
+    # and a later in-place write of the source refuses backward
+    def run(lib):
+        x = lib.zeros(4, dtype=lib.float64, requires_grad=self_requires_grad) * 1
+        s0 = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=source_requires_grad)
+        s = s0 * 1
+        y = x.index_add(0, lib.tensor([0, 2, 2]), s, alpha=2.0)
+        if written:
+            s.mul_(2)
+        if _backward_refused((y * lib.arange(4.0, dtype=lib.float64)).sum()):
+            return "refused"
+        return s0.grad.tolist() if source_requires_grad else None
+
+    refused = written and source_requires_grad
+    assert run(torch) == ("refused" if refused else [0.0, 4.0, 4.0] if source_requires_grad else None)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert run(real_torch) == run(torch)
+
+
+_RETAINED_VIEW_PROGRAMS = {  # code run after v.retain_grad(); what v.grad then is
+    "use, write, no read": ("u = (v * c).sum()\nb.mul_(w)\nloss = u", "c"),
+    "use, write twice, no read": ("u = (v * c).sum()\nb.mul_(w)\nb.add_(w)\nloss = u", "c"),
+    "write, then use": ("b.mul_(w)\nloss = (v * c).sum()", "c"),
+    "use, write, use": ("u = (v * c).sum()\nb.mul_(w)\nloss = u + (v * v).sum()", "2v"),
+    "use, write twice, use": ("u = (v * c).sum()\nb.mul_(w)\nb.add_(w)\nloss = u + (v * v).sum()", "2v"),
+    "use, write, read grad_fn": ("u = (v * c).sum()\nb.mul_(w)\nv.grad_fn\nloss = u", None),
+}
+
+
+@pytest.mark.parametrize("kind", ["select", "expand", "t"])
+@pytest.mark.parametrize("program", list(_RETAINED_VIEW_PROGRAMS))
+def test_a_retained_view_keeps_its_gradient_on_its_node_until_the_node_is_remade(program, kind):
+    # fuzz (seed 301000005816: v3 = v2.expand(...); v3.retain_grad(); v4 = softmin(v3); v2.div_(x5)): PyTorch
+    # remakes a view's node after its base is written only when something reads it, and moves the
+    # retain_grad() hook then; until that, the old node (in the graph of v's earlier uses) fills v.grad
+    code, expected = _RETAINED_VIEW_PROGRAMS[program]
+
+    def run(lib):
+        x = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -2.0]], dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        v = {"select": b[1], "expand": b.expand(2, 3), "t": b.t()}[kind]
+        c = lib.linspace(1.0, 2.0, v.numel(), dtype=lib.float64).reshape(v.shape)
+        v.retain_grad()
+        scope = {"v": v, "b": b, "w": w, "c": c}
+        exec(code, scope)
+        scope["loss"].backward()
+        want = {"c": c, "2v": 2 * v.detach(), None: None}[expected]
+        return v.grad, want
+
+    grad, want = run(torch)
+    assert (grad is None) == (want is None)
+    if want is not None:
+        assert torch.allclose(grad, want)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    real_grad, real_want = run(real_torch)
+    assert (real_grad is None) == (grad is None)
+    if grad is not None:
+        assert real_grad.tolist() == grad.tolist() and real_torch.allclose(real_grad, real_want)
+
+
 def _norm_grads(lib, x, p):
     """The gradient of vector_norm(x, p) and the gradient of its sum (double backward), as lists."""
     x = lib.tensor(x, dtype=lib.float64, requires_grad=True)

@@ -396,8 +396,10 @@ class IndexAdd(Function):
         x, idx, src = a._data, index._data, source._data
         axis = wrap_dim(dim, x.ndim)
         _check_index_add(x, axis, idx, src)
-        ctx.axis, ctx.alpha, ctx.source_shape = axis, alpha, src.shape
-        ctx.save_for_backward(index)
+        ctx.axis, ctx.alpha = axis, alpha
+        # PyTorch's formula reads ``source`` (``expand_as(source)``), so it saves it when its gradient
+        # is needed: writing ``source`` in place afterwards makes backward refuse
+        ctx.save_for_backward(index, source if ctx.needs_input_grad[3] else None)
         out = x.copy()
         rows = (slice(None),) * axis + (idx.reshape(-1),)
         if x.ndim == 0:  # a 0-d tensor is one row
@@ -408,11 +410,11 @@ class IndexAdd(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        (index,) = ctx.saved_tensors
+        index, source = ctx.saved_tensors
         gs = None
         if ctx.needs_input_grad[3]:
             gs = grad.reshape(1) if grad.ndim == 0 else grad
-            gs = gs.index_select(ctx.axis, index.reshape(-1)).reshape(ctx.source_shape)
+            gs = gs.index_select(ctx.axis, index.reshape(-1)).reshape(source.shape)
             if ctx.alpha != 1:
                 gs = gs * ctx.alpha
         return grad, None, None, gs, None
