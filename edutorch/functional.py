@@ -150,11 +150,12 @@ def einsum(equation, *operands):
 
 # -- broadcasting and grids ------------------------------------------------------------
 def broadcast_tensors(*tensors):
-    """Expand every tensor to their common broadcast shape (views, no copies)."""
+    """Expand every tensor to their common broadcast shape (views, no copies); a tensor that has that
+    shape already is returned itself, as PyTorch's ``expand_outplace`` does (no ``ExpandBackward0``)."""
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape = broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(t.expand(*shape) for t in tensors)
+    return tuple(t if t.shape == shape else t.expand(*shape) for t in tensors)
 
 
 def broadcast_shapes(*shapes):

@@ -738,16 +738,22 @@ def _reduction(size_average, reduce, reduction):
     return reduction
 
 
-def _warn_size(input, target):
-    """PyTorch warns when a loss would silently broadcast target against input."""
-    if target.shape != input.shape:
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size "
-            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.",
-            stacklevel=3,
-        )
-        _check_broadcast(input, target)
+def _warn_and_broadcast(input, target):
+    """PyTorch warns when a loss would silently broadcast target against input, then expands both to
+    their common shape (``torch.broadcast_tensors``: the loss's node saves and differentiates the
+    expanded views); returns ``(input, target)`` as the loss sees them."""
+    if target.shape == input.shape:
+        return input, target
+    warnings.warn(
+        f"Using a target size ({target.shape}) that is different to the input size "
+        f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+        "Please ensure they have the same size.",
+        stacklevel=3,
+    )
+    _check_broadcast(input, target)
+    from ..functional import broadcast_tensors
+
+    return broadcast_tensors(input, target)
 
 
 def _check_broadcast(a, b):
@@ -766,7 +772,7 @@ def _check_broadcast(a, b):
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(x - y)**2``."""
     reduction = _reduction(size_average, reduce, reduction)
-    _warn_size(input, target)
+    input, target = _warn_and_broadcast(input, target)
     if weight is not None:
         return _apply_weight((input - target) * (input - target), weight, reduction)
     return _loss.MseLoss.apply(input, target, reduction)
@@ -783,7 +789,7 @@ def _apply_weight(per_element, weight, reduction):
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|x - y|``: composed of ops, as in PyTorch (MeanBackward0 <- AbsBackward0)."""
     reduction = _reduction(size_average, reduce, reduction)
-    _warn_size(input, target)
+    input, target = _warn_and_broadcast(input, target)
     loss = (input - target).abs()
     if weight is not None:
         loss = loss * weight
@@ -795,7 +801,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Quadratic for ``|x - y| < beta``, linear beyond."""
     reduction = _reduction(size_average, reduce, reduction)
-    _warn_size(input, target)
+    input, target = _warn_and_broadcast(input, target)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     return _loss.SmoothL1Loss.apply(input, target, reduction, beta)
@@ -804,7 +810,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Quadratic for ``|x - y| < delta``, linear (slope ``delta``) beyond."""
     reduction = _reduction(None, None, reduction)
-    _warn_size(input, target)
+    input, target = _warn_and_broadcast(input, target)
     if weight is not None:
         per = _loss.HuberLoss.apply(input, target, "none", delta)
         return _apply_weight(per, weight, reduction)

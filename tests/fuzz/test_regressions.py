@@ -1172,6 +1172,38 @@ def test_a_retained_view_keeps_its_gradient_on_its_node_until_the_node_is_remade
         assert real_grad.tolist() == grad.tolist() and real_torch.allclose(real_grad, real_want)
 
 
+@pytest.mark.parametrize("loss", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_a_loss_broadcasts_its_operands_as_pytorch_does(loss):
+    # fuzz (seed 303000004704: smooth_l1_loss of a (1,) input and a 0-d target, then target.detach_()):
+    # PyTorch's functional losses call torch.broadcast_tensors first, so the loss saves an expand of the
+    # target (ExpandBackward0 in its graph) and a later detach_() of the target itself does not reach it
+    def run(lib):
+        x = lib.tensor([[-1.72, 0.92, 1.08]], dtype=lib.float64, requires_grad=True)
+        target = x[0, 1:].sum()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (the size warning: intended here)
+            out = getattr(lib.nn.functional, loss)(x[0, :1] * 2, target)
+        names = [type(fn).__name__ if fn is not None else None for fn, _ in out.grad_fn.next_functions]
+        target.detach_()
+        out.backward()
+        return names, x.grad.tolist()
+
+    names, grad = run(torch)
+    if loss != "l1_loss":  # (l1_loss is composed of ops: MeanBackward0 <- AbsBackward0 <- SubBackward0)
+        assert names[-1] == "ExpandBackward0"
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    real_names, real_grad = run(real_torch)
+    assert names == real_names
+    assert grad[0] == pytest.approx(real_grad[0])
+
+
+def test_broadcast_tensors_returns_a_tensor_already_of_the_shape_itself():
+    a = torch.ones(2, 3, requires_grad=True) * 1
+    b = torch.ones(3, requires_grad=True) * 1
+    first, second = torch.broadcast_tensors(a, b)
+    assert first is a and type(second.grad_fn).__name__ == "ExpandBackward0"
+
+
 def _norm_grads(lib, x, p):
     """The gradient of vector_norm(x, p) and the gradient of its sum (double backward), as lists."""
     x = lib.tensor(x, dtype=lib.float64, requires_grad=True)
