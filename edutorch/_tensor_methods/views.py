@@ -202,10 +202,8 @@ class _Unread:
         base = view.__dict__.get("_view_of")  # (gone when the base got other memory: no longer a view)
         if base is not None:
             view._view_version = base._version_counter[0]  # PyTorch's attr_version of the view
-        if self.retained is not None and view.__dict__.get("_retains_grad"):
-            old_node, old_nr = self.retained
-            old_node._retained.pop(old_nr, None)
-            view._grad_fn._retain(view._output_nr, view)
+        if self.retained is not None:
+            move_retained_grad(view, *self.retained)
         return None
 
 
@@ -329,9 +327,14 @@ def set_graph(t, fresh, move_retained=True):
     registered on the old value stay with the old node."""
     old_node, old_nr = t._grad_fn, t._output_nr
     t._grad_fn, t._output_nr, t._requires_grad = fresh._grad_fn, fresh._output_nr, fresh._requires_grad
-    if not move_retained:
-        return
-    if t.__dict__.get("_retains_grad") and t._grad_fn is not None and old_node is not None and old_node._retained:
+    if move_retained and old_node is not None:
+        move_retained_grad(t, old_node, old_nr)
+
+
+def move_retained_grad(t, old_node, old_nr):
+    """``retain_grad()`` of ``t`` moves from output ``old_nr`` of ``old_node`` to ``t``'s node now (PyTorch's
+    ``update_tensor_hooks_on_new_gradfn``)."""
+    if t.__dict__.get("_retains_grad") and t._grad_fn is not None and old_node._retained:
         old_node._retained.pop(old_nr, None)
         t._grad_fn._retain(t._output_nr, t)
 
