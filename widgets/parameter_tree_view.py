@@ -196,8 +196,8 @@ class ParameterTree(PictureFallback, W.VBox):
         elif row.kind == "buffer":
             self.grad_panel.message("buffers never get a .grad")
         elif grad is None and not row.requires_grad:
-            self.grad_panel.message("frozen (requires_grad=False):\n"
-                                    "backward never fills its .grad")
+            self.grad_panel.message("frozen\n(requires_grad=False):\n"
+                                    "backward never\nfills its .grad")
         elif grad is None:
             self.grad_panel.message("no .grad yet\n(run backward first)")
         else:

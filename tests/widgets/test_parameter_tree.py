@@ -374,8 +374,12 @@ def test_a_frozen_parameter_is_said_to_be_frozen_not_waiting_for_backward():
     view = ParameterTree(net)
     view.select.value = "0.weight"
     text = view.grad_panel.artists["text"].get_text()
-    assert "frozen (requires_grad=False)" in text and "backward never fills" in text
+    assert "(requires_grad=False)" in text and "backward never" in text and "fills its .grad" in text
     assert "run backward first" not in text
+    view.canvas.png()  # draw it: the message must lie inside the picture, not cut at its edge
+    box = view.grad_panel.artists["text"].get_window_extent(view.canvas.figure.canvas.get_renderer())
+    width, height = view.canvas.figure.canvas.get_width_height()
+    assert box.x0 >= 0 and box.x1 <= width and box.y0 >= 0 and box.y1 <= height, (box, width, height)
     fresh = ParameterTree(mlp(nn))  # trainable, no backward yet: the old hint is right
     fresh.select.value = "0.weight"
     assert "run backward first" in fresh.grad_panel.artists["text"].get_text()
