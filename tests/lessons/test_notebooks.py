@@ -101,6 +101,27 @@ def test_widget_output_also_holds_its_picture(nb):
         assert 300 <= view["metadata"]["image/png"]["width"] <= 1000, "shown at its CSS width"
 
 
+def test_no_stored_picture_is_cut_at_its_edge(nb):
+    """A figure's text or axes that run past the picture's edge are cut off there (a
+    message wider than its panel once lost its last words): nothing may be drawn on
+    the outer two pixels of any picture the lesson stores, widgets' pictures included."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    pictures = [o["data"]["image/png"] for c in code_cells(nb) for o in c["outputs"]
+                if "image/png" in o.get("data", {})]
+    for number, picture in enumerate(pictures):
+        with Image.open(io.BytesIO(base64.b64decode(picture))) as image:
+            pixels = np.asarray(image.convert("RGB"), dtype=int)
+        drawn = np.abs(pixels - pixels[0, 0]).sum(axis=-1) > 60  # unlike the background
+        edges = {"left": drawn[:, :2], "right": drawn[:, -2:], "top": drawn[:2], "bottom": drawn[-2:]}
+        assert not any(edge.any() for edge in edges.values()), (
+            f"picture {number}: drawn on its edge", [side for side, e in edges.items() if e.any()])
+
+
 def test_widget_text_form_is_short_and_stable(nb):
     for cell in code_cells(nb):
         for output in cell["outputs"]:
