@@ -36,6 +36,7 @@ FUNCTIONS = {
 
 NODE_COLOURS = {"node": "#caf0f8", "leaf": "#ffd6a5", "group": "#e4d4f4"}
 EDGE_COLOUR = "#555555"
+LEGEND_ROOM = 0.3  # of the curve's height, left free above it for the legend
 MAX_BACKGROUNDS = 12  # rendered pictures kept (functions x groupings): ~5 MB each at 2x
 
 
@@ -239,7 +240,8 @@ class AutogradExplorer(PictureFallback, widgets.VBox):
                                  label="tangent: slope x.grad", animated=True)[0]
         self.point = left.plot([], [], "o", color="#e85d04", markersize=9, animated=True)[0]
         left.set_xlim(lo, hi)
-        left.set_ylim(ys.min() - 0.5, ys.max() + 0.5)
+        # room above the curve for the legend, so that it never hides the curve
+        left.set_ylim(ys.min() - 0.5, ys.max() + 0.5 + LEGEND_ROOM * (ys.max() - ys.min() + 1.0))
         left.set_xlabel("x", fontsize=font_size("label"))
         left.tick_params(labelsize=font_size("tick"))
         left.legend(fontsize=font_size("tick"), loc="upper left")

@@ -91,6 +91,24 @@ def test_a_function_picked_again_shows_the_picture_of_a_fresh_render():
     assert view.summary.value == alone.summary.value
 
 
+@pytest.mark.parametrize("name", ["x · tanh(2x)", "x³ − 3x", "sigmoid(x) + 0.1 x²", "exp(−x²)"])
+def test_the_legend_hides_no_part_of_the_curve(name):
+    """The legend sits in the room left above the curve: no point of the curve lies
+    under it (x · tanh(2x), high at both ends, once ran under it)."""
+    import numpy as np
+
+    view = AutogradExplorer(et, x=0.5)
+    view.function.value = name
+    view.figure.canvas.draw()
+    renderer = view.figure.canvas.get_renderer()
+    box = view.left.get_legend().get_window_extent(renderer)
+    curve = view.left.get_lines()[0]
+    points = view.left.transData.transform(np.column_stack(curve.get_data()))
+    under = ((points[:, 0] >= box.x0) & (points[:, 0] <= box.x1)
+             & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1))
+    assert not under.any(), (name, points[under][:3])
+
+
 @pytest.mark.parametrize("name", ["x · tanh(2x)", "sigmoid(x) + 0.1 x²", "x³ − 3x"])
 def test_no_arrow_of_the_graph_runs_through_a_box(name):
     """An arrow that skips rows (sigmoid's input straight to AccumulateGrad) goes round the
