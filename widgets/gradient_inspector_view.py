@@ -177,6 +177,7 @@ class GradientInspector(PictureFallback, W.VBox):
             self.train(count)
             return None
         self._running(True)
+        self.stepped = True
         self.ahead.schedule([])  # nothing rendered ahead between the steps: they would wait
         self.task = asyncio.ensure_future(self._train_async(count))
         return self.task
