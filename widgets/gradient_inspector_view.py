@@ -107,6 +107,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.timelines = {}  # max_norm (None: no max_norm line) -> the timeline's PNG
         self.steps_ahead = {}  # _shown() after a rehearsed step -> {"image": ..., "timeline": ...}
         self.rehearsed = None  # (what it was rehearsed from, the model after the step)
+        self.rehearsing = True  # False once a rehearsal failed (a model deepcopy refuses)
         self.stepped = False  # the last input was a step: rehearse the next one first
         # the sliders' neighbours while nobody waits: from 0.1 s of quiet (each task takes
         # 5-20 ms), so that someone pressing an arrow key a few times a second finds them
@@ -347,9 +348,11 @@ class GradientInspector(PictureFallback, W.VBox):
 
     # -- the next step, rehearsed ----------------------------------------------------------
     def _can_rehearse(self):
+        """Whether the next step is rehearsed: a small model that ``can_rehearse()``, unless a
+        rehearsal failed before."""
         model = self.model
         parameters = sum(int(np.prod(p.shape, dtype=np.int64)) for _, p in model.named_parameters())
-        return parameters <= REHEARSE_PARAMETERS and model.can_rehearse()
+        return self.rehearsing and parameters <= REHEARSE_PARAMETERS and model.can_rehearse()
 
     def _shown(self):
         """Everything the pictures, caption and table of the current gradients are drawn from,
@@ -372,9 +375,13 @@ class GradientInspector(PictureFallback, W.VBox):
         basis = (self.model.history[-1], self.clip_mode.value, self._picture_key())
         if self.rehearsed is None or self.rehearsed[0][0] is not basis[0] or \
                 self.rehearsed[0][1:] != basis[1:]:
-            self.rehearsed = (basis, self.model.rehearsal(
-                self.clip_mode.value, max_norm=self.max_norm.value,
-                clip_value=self.clip_value.value))
+            try:
+                model = self.model.rehearsal(self.clip_mode.value, max_norm=self.max_norm.value,
+                                             clip_value=self.clip_value.value)
+            except Exception:  # e.g. a module deepcopy refuses: the click will draw (and the
+                self.rehearsing = False  # real step raise, if the step itself failed)
+                return None
+            self.rehearsed = (basis, model)
         return self.rehearsed[1]
 
     def _render_step_ahead(self, picture):
@@ -383,6 +390,8 @@ class GradientInspector(PictureFallback, W.VBox):
         rehearsed model and are then put back (ranges, artists) to the current one; the kept
         pictures of slider positions are left as they were."""
         rehearsed = self._rehearsal()
+        if rehearsed is None:
+            return
         real = (self.model, self.pictures, self.timelines)
         states = [panel.state() for panel in self._panels()]
         layers = [canvas.kept_layer() for canvas in (self.canvas, self.timeline_canvas)]

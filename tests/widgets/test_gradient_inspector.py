@@ -820,3 +820,17 @@ def test_in_a_kernel_the_step_after_a_step_is_rehearsed_first(small_mlp, eval_ba
     assert [set(entry) for entry in view.steps_ahead.values()] == [{"image"}]
     after_slider[-1]()  # its timeline last after a slider
     assert [set(entry) for entry in view.steps_ahead.values()] == [{"image", "timeline"}]
+
+
+def test_a_model_that_cannot_be_copied_is_not_rehearsed_and_still_steps(small_mlp, eval_batch):
+    """A module ``deepcopy`` refuses (here it holds a lock): the rehearsal stops quietly for
+    this view (no error from the idle tasks), and "step ▶" trains and draws as before."""
+    import threading
+
+    small_mlp.lock = threading.Lock()
+    view = GradientInspector(small_mlp, eval_batch)
+    assert view._can_rehearse()
+    view._render_step_ahead("image")
+    assert not view._can_rehearse() and not view.steps_ahead
+    view.step_button.click()
+    assert view.model.steps == 1
