@@ -68,6 +68,7 @@ TIMELINE_LEGEND_INCHES = 1.45  # right of the timeline: its legend
 REDRAW_S = 0.1  # during "10 steps", a new picture at most this often (seconds)
 PAUSE_S = 0.04  # the kernel rests this long after the first progress and after each picture
 KEEP = 12  # pictures of slider positions the view keeps (shown or rendered ahead), per canvas
+KEEP_REHEARSED = 4  # rehearsed models (copies of the model and its optimizer) kept
 #: parameters up to which the next step is rehearsed while the controls rest (a deep copy
 #: of the model and its optimizer, and one step: a click arriving meanwhile waits for it)
 REHEARSE_PARAMETERS = 1 << 20
@@ -106,7 +107,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.pictures = {}  # (max_norm, clip_value) -> (PNG, caption, table) of these gradients
         self.timelines = {}  # max_norm (None: no max_norm line) -> the timeline's PNG
         self.steps_ahead = {}  # _shown() after a rehearsed step -> {"image": ..., "timeline": ...}
-        self.rehearsed = None  # (what it was rehearsed from, the model after the step)
+        self.rehearsed = {}  # (clip_mode, slider positions) -> the model after the next step
         self.rehearsing = True  # False once a rehearsal failed (a model deepcopy refuses)
         self.stepped = False  # the last input was a step: rehearse the next one first
         # the sliders' neighbours while nobody waits: from 0.1 s of quiet (each task takes
@@ -246,7 +247,8 @@ class GradientInspector(PictureFallback, W.VBox):
     def _draw_gradients(self):
         """New gradients: new frames (axis ranges, histograms, timeline), then the clipping
         (the pictures of a rehearsed step that gave exactly these gradients: kept)."""
-        ready = self.steps_ahead.get(self._shown(), {}) if self.steps_ahead else {}
+        ready = self.steps_ahead.get(self._shown(self.model), {}) if self.steps_ahead else {}
+        self.rehearsed.clear()  # rehearsed from the previous gradients
         self._set_frames()
         self.forget_pictures()  # they showed the previous gradients
         if "image" in ready:
@@ -354,13 +356,13 @@ class GradientInspector(PictureFallback, W.VBox):
         parameters = sum(int(np.prod(p.shape, dtype=np.int64)) for _, p in model.named_parameters())
         return self.rehearsing and parameters <= REHEARSE_PARAMETERS and model.can_rehearse()
 
-    def _shown(self):
-        """Everything the pictures, caption and table of the current gradients are drawn from,
+    def _shown(self, model):
+        """Everything the pictures, caption and table of ``model``'s gradients are drawn from,
         as one exact text (floats by ``repr``): every statistic and histogram, the timeline's
         records, both clipping previews at the sliders' values, "when training", and the
         panels' axis ranges before these gradients set theirs (a range only grows, so the
         one drawn depends on the ranges before). Equal texts give equal pictures."""
-        model, max_norm, clip_value = self.model, self.max_norm.value, self.clip_value.value
+        max_norm, clip_value = self.max_norm.value, self.clip_value.value
         rows = [(r.name, r.shape, r.stats, r.log_counts.tobytes(), r.sampled) for r in model.rows]
         return repr((rows, model.history, model.clip_norm(max_norm), model.clip_value(clip_value),
                      self._picture_key(), self._timeline_key(), self.clip_mode.value,
@@ -371,18 +373,18 @@ class GradientInspector(PictureFallback, W.VBox):
 
     def _rehearsal(self):
         """The model after the next step, rehearsed on copies (``GradientInspectorModel.
-        rehearsal``) with the controls' values; taken once per state of the controls."""
-        basis = (self.model.history[-1], self.clip_mode.value, self._picture_key())
-        if self.rehearsed is None or self.rehearsed[0][0] is not basis[0] or \
-                self.rehearsed[0][1:] != basis[1:]:
+        rehearsal``) with the controls' values; taken once per state of the controls (a
+        slider moved back and forth finds its rehearsal) until the next gradients."""
+        basis = (self.clip_mode.value, self._picture_key())
+        if basis not in self.rehearsed:
             try:
                 model = self.model.rehearsal(self.clip_mode.value, max_norm=self.max_norm.value,
                                              clip_value=self.clip_value.value)
             except Exception:  # e.g. a module deepcopy refuses: the click will draw (and the
                 self.rehearsing = False  # real step raise, if the step itself failed)
                 return None
-            self.rehearsed = (basis, model)
-        return self.rehearsed[1]
+            _keep(self.rehearsed, basis, model, KEEP_REHEARSED)
+        return self.rehearsed[basis]
 
     def _render_step_ahead(self, picture):
         """Render ``picture`` ("image": bars, histograms, caption and table; "timeline") of the
@@ -392,16 +394,16 @@ class GradientInspector(PictureFallback, W.VBox):
         rehearsed = self._rehearsal()
         if rehearsed is None:
             return
+        key = self._shown(rehearsed)  # before its frames: with the current axis ranges
+        entry = self.steps_ahead.get(key, {})
+        if picture in entry:  # rendered before (the slider moved back)
+            return
+        _keep(self.steps_ahead, key, entry)
         real = (self.model, self.pictures, self.timelines)
         states = [panel.state() for panel in self._panels()]
         layers = [canvas.kept_layer() for canvas in (self.canvas, self.timeline_canvas)]
         self.model, self.pictures, self.timelines = rehearsed, {}, {}
         try:
-            key = self._shown()  # before the frames: with the current axis ranges
-            entry = self.steps_ahead.get(key)
-            if entry is None:
-                entry = {}
-                _keep(self.steps_ahead, key, entry)
             self._set_frames()
             if picture == "image":
                 entry["image"] = self._clipping_picture(self.max_norm.value, self.clip_value.value)
@@ -450,9 +452,9 @@ def _neighbours(slider):
     return [slider.base ** e for e in others if slider.min <= e <= slider.max]
 
 
-def _keep(cache, key, value):
-    """``cache[key] = value``, forgetting the oldest entry beyond ``KEEP``."""
-    if len(cache) >= KEEP:
+def _keep(cache, key, value, keep=KEEP):
+    """``cache[key] = value``, forgetting the oldest entry beyond ``keep``."""
+    if key not in cache and len(cache) >= keep:
         del cache[next(iter(cache))]
     cache[key] = value
 

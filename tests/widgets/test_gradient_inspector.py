@@ -834,3 +834,25 @@ def test_a_model_that_cannot_be_copied_is_not_rehearsed_and_still_steps(small_ml
     assert not view._can_rehearse() and not view.steps_ahead
     view.step_button.click()
     assert view.model.steps == 1
+
+
+def test_a_slider_moved_back_finds_its_rehearsal_and_its_pictures(monkeypatch, small_mlp,
+                                                                  eval_batch):
+    """Arrow keys back and forth: the rehearsal of each position is kept until the next
+    gradients, so moving back neither steps the copies again nor draws."""
+    from widgets._render import Canvas
+
+    view = GradientInspector(small_mlp, eval_batch)
+    for value in (1.0, 0.5):
+        view.max_norm.value = value
+        view._render_step_ahead("image")
+    view.max_norm.value = 1.0
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("rehearsed or drawn again")
+    monkeypatch.setattr(Canvas, "png", no_drawing)
+    monkeypatch.setattr(view.model, "rehearsal", no_drawing)
+    view._render_step_ahead("image")
+    monkeypatch.undo()
+    view.step_button.click()  # the new gradients: what was rehearsed before is forgotten
+    assert not view.rehearsed
