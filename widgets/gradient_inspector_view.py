@@ -331,22 +331,24 @@ class GradientInspector(PictureFallback, W.VBox):
         """While the controls rest: each slider one step either way (the timeline too, for
         max_norm), the timeline of the other "when training" state, and the timeline's
         axes for the steps range that comes next. The clip_value neighbours only up to
-        ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
+        ``AHEAD_ENTRIES`` gradient entries (each reads them all); and the next step,
+        rehearsed (``_render_step_ahead``). After a step, what a step needs comes first (the
+        rehearsal, then the steps axis: "10 steps" pastes it); after a slider, its neighbours."""
         max_norm, clip_value, mode = self.max_norm.value, self.clip_value.value, self.clip_mode.value
-        tasks = []
+        sliders = []
         for value in _neighbours(self.max_norm):
-            tasks += [lambda value=value: self._clipping_picture(value, clip_value),
-                      lambda value=value: self._timeline_png(mode, value)]
+            sliders += [lambda value=value: self._clipping_picture(value, clip_value),
+                        lambda value=value: self._timeline_png(mode, value)]
         if sum(int(np.prod(r.shape, dtype=np.int64)) for r in self.model.rows) <= AHEAD_ENTRIES:
-            tasks += [lambda value=value: self._clipping_picture(max_norm, value)
-                      for value in _neighbours(self.clip_value)]
-        tasks.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
-        tasks.append(self.timeline_panel.render_next_steps_axis)
-        if self._can_rehearse():  # after a step, the next step first
+            sliders += [lambda value=value: self._clipping_picture(max_norm, value)
+                        for value in _neighbours(self.clip_value)]
+        sliders.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
+        step = []
+        if self._can_rehearse():
             step = [lambda: self._render_step_ahead("image"),
                     lambda: self._render_step_ahead("timeline")]
-            tasks = step + tasks if self.stepped else tasks + step
-        self.ahead.schedule(tasks)
+        step.append(self.timeline_panel.render_next_steps_axis)
+        self.ahead.schedule(step + sliders if self.stepped else sliders + step)
 
     # -- the next step, rehearsed ----------------------------------------------------------
     def _can_rehearse(self):

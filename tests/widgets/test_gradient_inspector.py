@@ -818,7 +818,8 @@ def test_in_a_kernel_the_step_after_a_step_is_rehearsed_first(small_mlp, eval_ba
     assert len(after_step) == len(after_slider) == 10
     after_step[0]()  # the rehearsal's image first after a step
     assert [set(entry) for entry in view.steps_ahead.values()] == [{"image"}]
-    after_slider[-1]()  # its timeline last after a slider
+    assert after_step[2] == after_slider[-1] == view.timeline_panel.render_next_steps_axis
+    after_slider[-2]()  # its timeline after the neighbours, after a slider
     assert [set(entry) for entry in view.steps_ahead.values()] == [{"image", "timeline"}]
 
 
