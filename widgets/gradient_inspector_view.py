@@ -109,6 +109,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.steps_ahead = {}  # _shown() after a rehearsed step -> {"image": ..., "timeline": ...}
         self.rehearsed = {}  # (clip_mode, slider positions) -> the model after the next step
         self.rehearsing = True  # False once a rehearsal failed (a model deepcopy refuses)
+        self.parameter_count = sum(p.numel() for _, p in self.model.named_parameters())
         self.stepped = False  # the last input was a step: rehearse the next one first
         # the sliders' neighbours while nobody waits: from 0.1 s of quiet (each task takes
         # 5-20 ms), so that someone pressing an arrow key a few times a second finds them
@@ -354,9 +355,8 @@ class GradientInspector(PictureFallback, W.VBox):
     def _can_rehearse(self):
         """Whether the next step is rehearsed: a small model that ``can_rehearse()``, unless a
         rehearsal failed before."""
-        model = self.model
-        parameters = sum(int(np.prod(p.shape, dtype=np.int64)) for _, p in model.named_parameters())
-        return self.rehearsing and parameters <= REHEARSE_PARAMETERS and model.can_rehearse()
+        return (self.rehearsing and self.parameter_count <= REHEARSE_PARAMETERS
+                and self.model.can_rehearse())
 
     def _shown(self, model):
         """Everything the pictures, caption and table of ``model``'s gradients are drawn from,
