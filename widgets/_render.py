@@ -188,6 +188,19 @@ class Canvas:
             self.data_keys[owner] = key
         self.data_layer = None
 
+    def kept_layer(self):
+        """The kept layer of slow artists and what each panel said it shows (``new_data``),
+        for ``restore_layer``: a view that draws other data for a while (the pictures of a
+        step rendered ahead) and then gives its panels their own data again keeps the layer
+        it had instead of drawing it again."""
+        return self.data_layer, dict(self.data_keys)
+
+    def restore_layer(self, kept):
+        """Put back what ``kept_layer`` returned; only once the slow artists show again
+        exactly what they showed then."""
+        self.data_layer, keys = kept
+        self.data_keys = dict(keys)
+
     def invalidate(self):
         """Forget cached backgrounds (call after changing a static frame)."""
         self.backgrounds.clear()

@@ -19,10 +19,14 @@
   real functions on copies. The real ``.grad`` tensors are untouched;
 - ``step()``: one ``optimizer.step()`` with the gradients shown (clipped first
   when ``clip_mode`` says so), then the gradients of the next batch. Each
-  computed gradient adds a ``StepRecord`` to ``history``: the timeline.
+  computed gradient adds a ``StepRecord`` to ``history``: the timeline;
+- ``rehearsal()``: the same step taken on deep copies of the module and the
+  optimizer (the random number generator put back after it): what the next
+  ``step()`` will show, known before it is taken, the real model untouched.
 """
 from __future__ import annotations
 
+import copy
 import itertools
 from dataclasses import dataclass, replace
 
@@ -103,6 +107,7 @@ class GradientInspectorModel:
         self.norm_type = float(norm_type)
         self.optimizer = optimizer or self.torch.optim.SGD(module.parameters(), lr=lr)
         self._batches = _batch_source(data)
+        self.one_batch = _is_one_batch(data)  # every step reuses it: the next batch is known
         self.steps = 0  # optimizer steps taken by this inspector
         self.history = []  # StepRecord per computed gradient
         self.loss = None
@@ -254,6 +259,35 @@ class GradientInspectorModel:
             self.compute(summarise=summarise and done == count - 1)
         return self.rows
 
+    def can_rehearse(self):
+        """Whether ``rehearsal()`` shows what the next ``step()`` will: one batch (the next
+        is known: a loader's next batch cannot be read without taking it) and no hooks
+        (a hook may print or record, and would do it once more for the copy)."""
+        return self.one_batch and not _has_hooks(self.module, self.optimizer)
+
+    def rehearsal(self, clip_mode="none", max_norm=1.0, clip_value=0.1):
+        """A copy of this inspector after ``step(1, clip_mode, max_norm, clip_value)``.
+
+        The step is taken on deep copies of the module and the optimizer (``deepcopy``
+        of both at once keeps the optimizer's parameters those of the copied module)
+        and of the gradients (a ``Parameter``'s deepcopy leaves out ``.grad``, as in
+        PyTorch), and the random number generator is put back afterwards, so the
+        real module, optimizer, gradients and generator are as they were: the real
+        step that follows draws the same random numbers (dropout) and computes the
+        same values.
+        """
+        shadow = copy.copy(self)  # the batches, the loss and the settings are shared
+        shadow.module, shadow.optimizer = copy.deepcopy((self.module, self.optimizer))
+        for (_, real), (_, twin) in zip(self.named_parameters(), shadow.named_parameters()):
+            twin.grad = None if real.grad is None else real.grad.detach().clone()
+        shadow.history = list(self.history)
+        generator = self.torch.get_rng_state()
+        try:
+            shadow.step(1, clip_mode=clip_mode, max_norm=max_norm, clip_value=clip_value)
+        finally:
+            self.torch.set_rng_state(generator)
+        return shadow
+
     def timeline(self, name=None):
         """``(steps, norms)``: the norm of ``name``'s gradient (default: the total) per record."""
         steps = np.array([r.step for r in self.history])
@@ -291,9 +325,30 @@ def _norm_of_norms(norms, p):
     return _p_norm(np.asarray(norms, dtype=np.float64), p) if norms else 0.0
 
 
+def _is_one_batch(data):
+    """Whether ``data`` is one ``(x, y)`` batch (rather than an iterable of batches)."""
+    return isinstance(data, (tuple, list)) and len(data) == 2 and hasattr(data[0], "shape")
+
+
+#: the hooks that run during a step: a module's (forward and backward), a parameter's
+#: (``register_hook``: ``_backward_hooks`` in PyTorch, ``_hooks`` in edutorch; after
+#: accumulation) and an optimizer's (before and after ``step()``)
+MODULE_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+TENSOR_HOOKS = ("_backward_hooks", "_hooks", "_post_accumulate_grad_hooks")
+OPTIMIZER_HOOKS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks")
+
+
+def _has_hooks(module, optimizer):
+    """Whether a hook would run during a step of ``module`` and ``optimizer``."""
+    owners = [(m, MODULE_HOOKS) for m in module.modules()]
+    owners += [(p, TENSOR_HOOKS) for p in module.parameters()]
+    owners.append((optimizer, OPTIMIZER_HOOKS))
+    return any(getattr(owner, name, None) for owner, names in owners for name in names)
+
+
 def _batch_source(data):
     """An endless iterator of ``(x, y)``: one batch repeated, or an iterable of batches cycled."""
-    if isinstance(data, (tuple, list)) and len(data) == 2 and hasattr(data[0], "shape"):
+    if _is_one_batch(data):
         return itertools.repeat(tuple(data))
 
     def cycle():

@@ -19,6 +19,19 @@ would show (``RenderAhead``), and the timeline of the other "when training"
 state; it keeps the last ``KEEP`` of these pictures until the next gradients.
 A control that lands on a kept position shows it without drawing.
 
+"step ▶" trains, so its pictures cannot be drawn from what is known, but on a
+small model (up to ``REHEARSE_PARAMETERS``) with one batch, the step itself can
+be taken ahead on copies: while the controls rest, the model rehearses the next
+step on deep copies of the module and the optimizer
+(``GradientInspectorModel.rehearsal``: the real ones, and the random number
+generator, are left as they were) and the view renders its pictures, kept
+under ``_shown()``: everything they are drawn from (every statistic, the norms
+of the timeline, the clipping previews, the slider values and the axes' ranges
+before the step), as exact text. On the click the real step runs and, when
+what it gives is exactly what was rehearsed, its pictures are shown without
+drawing; anything else (the learning rate changed, a nondeterministic model)
+gives another key, and the pictures are drawn as before.
+
 "10 steps" is paced for the browser, as TrainingStepper's "run N steps": the
 progress at once, then the timeline (the smaller picture, drawn from the norms
 alone) after the first step and at most every ``REDRAW_S``, each followed by a
@@ -55,6 +68,10 @@ TIMELINE_LEGEND_INCHES = 1.45  # right of the timeline: its legend
 REDRAW_S = 0.1  # during "10 steps", a new picture at most this often (seconds)
 PAUSE_S = 0.04  # the kernel rests this long after the first progress and after each picture
 KEEP = 12  # pictures of slider positions the view keeps (shown or rendered ahead), per canvas
+KEEP_REHEARSED = 4  # rehearsed models (copies of the model and its optimizer) kept
+#: parameters up to which the next step is rehearsed while the controls rest (a deep copy
+#: of the model and its optimizer, and one step: a click arriving meanwhile waits for it)
+REHEARSE_PARAMETERS = 1 << 20
 #: gradient entries (all parameters) up to which the clip_value slider's neighbours are
 #: rendered ahead: each needs a clip_grad_value_ preview, a pass over every entry (on two
 #: 4096x4096 layers ~100 ms that would hold up a click arriving meanwhile)
@@ -89,6 +106,11 @@ class GradientInspector(PictureFallback, W.VBox):
         self.task = None  # the asyncio task of a run of several steps
         self.pictures = {}  # (max_norm, clip_value) -> (PNG, caption, table) of these gradients
         self.timelines = {}  # max_norm (None: no max_norm line) -> the timeline's PNG
+        self.steps_ahead = {}  # _shown() after a rehearsed step -> {"image": ..., "timeline": ...}
+        self.rehearsed = {}  # (clip_mode, slider positions) -> the model after the next step
+        self.rehearsing = True  # False once a rehearsal failed (a model deepcopy refuses)
+        self.parameter_count = sum(p.numel() for _, p in self.model.named_parameters())
+        self.stepped = False  # the last input was a step: rehearse the next one first
         # the sliders' neighbours while nobody waits: from 0.1 s of quiet (each task takes
         # 5-20 ms), so that someone pressing an arrow key a few times a second finds them
         self.ahead = RenderAhead(delay_s=0.1)
@@ -115,8 +137,8 @@ class GradientInspector(PictureFallback, W.VBox):
         self.table = W.HTML(layout=W.Layout(width=width, overflow="auto"))
 
         self.max_norm.observe(lambda change: self._draw_clipping(  # the max_norm line moves
-            timeline=self.clip_mode.value == "norm"), names="value")
-        self.clip_value.observe(lambda change: self._draw_clipping(), names="value")
+            timeline=self.clip_mode.value == "norm", moved=True), names="value")
+        self.clip_value.observe(lambda change: self._draw_clipping(moved=True), names="value")
         self.clip_mode.observe(lambda change: self._draw_timeline(ahead=True), names="value")
         self.step_button.on_click(lambda _: self.train(1))
         self.steps_button.on_click(lambda _: self.start_training(10))
@@ -144,6 +166,7 @@ class GradientInspector(PictureFallback, W.VBox):
         self.title.value = self._title(  # sent at once, seen while it runs
             progress=f"{count} optimizer step{'s' * (count > 1)}")
         self._step(count)
+        self.stepped = True
         self._draw_gradients()
 
     def start_training(self, count):
@@ -157,6 +180,8 @@ class GradientInspector(PictureFallback, W.VBox):
             self.train(count)
             return None
         self._running(True)
+        self.stepped = True
+        self.ahead.schedule([])  # nothing rendered ahead between the steps: they would wait
         self.task = asyncio.ensure_future(self._train_async(count))
         return self.task
 
@@ -221,22 +246,44 @@ class GradientInspector(PictureFallback, W.VBox):
 
     # -- drawing ------------------------------------------------------------------------
     def _draw_gradients(self):
-        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping."""
-        self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
-        self.hist_panel.set_rows(self.model.rows)
-        self.timeline_panel.set_history(self.model)
+        """New gradients: new frames (axis ranges, histograms, timeline), then the clipping
+        (the pictures of a rehearsed step that gave exactly these gradients: kept)."""
+        ready = self.steps_ahead.get(self._shown(self.model), {}) if self.steps_ahead else {}
+        self.rehearsed.clear()  # rehearsed from the previous gradients
+        self._set_frames()
         self.forget_pictures()  # they showed the previous gradients
-        self.hist_note = _sample_note(self.model.rows)
+        if "image" in ready:
+            self.pictures[self._picture_key()] = ready["image"]
+        if "timeline" in ready:
+            self.timelines[self._timeline_key()] = ready["timeline"]
         # the bars and histograms first: the browser decodes that big picture while the
         # timeline is drawn, so the last one to arrive is the smaller timeline; the texts
         # (the title, the caption and the 10-column table) after both pictures
         self._draw_clipping(timeline=True)
         self.title.value = self._title()
 
+    def _set_frames(self):
+        """The panels' artists and axis ranges for the model's gradients (nothing drawn)."""
+        self.norms_panel.set_rows(self.model.rows, self.model.history[-1].total_norm)
+        self.hist_panel.set_rows(self.model.rows)
+        self.timeline_panel.set_history(self.model)
+        self.hist_note = _sample_note(self.model.rows)
+
     def forget_pictures(self):
         """Forget the kept pictures of slider positions: each is drawn again when shown."""
         self.pictures.clear()
         self.timelines.clear()
+
+    def _picture_key(self, max_norm=None, clip_value=None):
+        """The key of ``pictures`` for these slider values (default: the sliders')."""
+        return (_position(self.max_norm.value if max_norm is None else max_norm),
+                _position(self.clip_value.value if clip_value is None else clip_value))
+
+    def _timeline_key(self, clip_mode=None, max_norm=None):
+        """The key of ``timelines``: the max_norm line's position, or None (no line)."""
+        clip_mode = self.clip_mode.value if clip_mode is None else clip_mode
+        max_norm = self.max_norm.value if max_norm is None else max_norm
+        return _position(max_norm) if clip_mode == "norm" else None
 
     def _draw_timeline(self, ahead=False):
         """The timeline as "when training" says (``ahead``: then render the neighbours)."""
@@ -244,9 +291,12 @@ class GradientInspector(PictureFallback, W.VBox):
         if ahead:
             self._render_neighbours_ahead()
 
-    def _draw_clipping(self, timeline=False, ahead=True):
+    def _draw_clipping(self, timeline=False, ahead=True, moved=False):
         """The clipping previews; ``timeline``: the timeline changed too (new gradients, or
-        max_norm moved while training clips by norm); ``ahead``: then render the neighbours."""
+        max_norm moved while training clips by norm); ``ahead``: then render the neighbours;
+        ``moved``: a slider moved (the likely next input is another slider move)."""
+        if moved:
+            self.stepped = False
         png, caption, table = self._clipping_picture(self.max_norm.value, self.clip_value.value)
         self.image.value = png  # pictures first: the browser decodes them while it lays out text
         if timeline:
@@ -258,7 +308,7 @@ class GradientInspector(PictureFallback, W.VBox):
     def _clipping_picture(self, max_norm, clip_value):
         """``(PNG, caption, table)`` of the previews at these slider values: drawn once per
         gradients and kept (``KEEP``), so a position rendered ahead is shown at once."""
-        key = (_position(max_norm), _position(clip_value))
+        key = self._picture_key(max_norm, clip_value)
         if key not in self.pictures:
             by_norm = self.model.clip_norm(max_norm)
             by_value = self.model.clip_value(clip_value)
@@ -272,7 +322,7 @@ class GradientInspector(PictureFallback, W.VBox):
     def _timeline_png(self, clip_mode, max_norm):
         """The timeline with the ``max_norm`` line when ``clip_mode`` is "norm" (without it
         otherwise): drawn once per gradients and kept, like ``_clipping_picture``."""
-        key = _position(max_norm) if clip_mode == "norm" else None
+        key = self._timeline_key(clip_mode, max_norm)
         if key not in self.timelines:
             self.timeline_panel.show_limit(clip_mode, max_norm)
             _keep(self.timelines, key, self.timeline_canvas.png())
@@ -282,18 +332,92 @@ class GradientInspector(PictureFallback, W.VBox):
         """While the controls rest: each slider one step either way (the timeline too, for
         max_norm), the timeline of the other "when training" state, and the timeline's
         axes for the steps range that comes next. The clip_value neighbours only up to
-        ``AHEAD_ENTRIES`` gradient entries (each reads them all)."""
+        ``AHEAD_ENTRIES`` gradient entries (each reads them all); and the next step,
+        rehearsed (``_render_step_ahead``). After a step, what a step needs comes first (the
+        rehearsal, then the steps axis: "10 steps" pastes it); after a slider, its neighbours."""
         max_norm, clip_value, mode = self.max_norm.value, self.clip_value.value, self.clip_mode.value
-        tasks = []
+        sliders = []
         for value in _neighbours(self.max_norm):
-            tasks += [lambda value=value: self._clipping_picture(value, clip_value),
-                      lambda value=value: self._timeline_png(mode, value)]
+            sliders += [lambda value=value: self._clipping_picture(value, clip_value),
+                        lambda value=value: self._timeline_png(mode, value)]
         if sum(int(np.prod(r.shape, dtype=np.int64)) for r in self.model.rows) <= AHEAD_ENTRIES:
-            tasks += [lambda value=value: self._clipping_picture(max_norm, value)
-                      for value in _neighbours(self.clip_value)]
-        tasks.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
-        tasks.append(self.timeline_panel.render_next_steps_axis)
-        self.ahead.schedule(tasks)
+            sliders += [lambda value=value: self._clipping_picture(max_norm, value)
+                        for value in _neighbours(self.clip_value)]
+        sliders.append(lambda: self._timeline_png("none" if mode == "norm" else "norm", max_norm))
+        step = []
+        if self._can_rehearse():
+            step = [lambda: self._render_step_ahead("image"),
+                    lambda: self._render_step_ahead("timeline")]
+        step.append(self.timeline_panel.render_next_steps_axis)
+        self.ahead.schedule(step + sliders if self.stepped else sliders + step)
+
+    # -- the next step, rehearsed ----------------------------------------------------------
+    def _can_rehearse(self):
+        """Whether the next step is rehearsed: a small model that ``can_rehearse()``, unless a
+        rehearsal failed before."""
+        return (self.rehearsing and self.parameter_count <= REHEARSE_PARAMETERS
+                and self.model.can_rehearse())
+
+    def _shown(self, model):
+        """Everything the pictures, caption and table of ``model``'s gradients are drawn from,
+        as one exact text (floats by ``repr``): every statistic and histogram, the timeline's
+        records, both clipping previews at the sliders' values, "when training", and the
+        panels' axis ranges before these gradients set theirs (a range only grows, so the
+        one drawn depends on the ranges before). Equal texts give equal pictures."""
+        max_norm, clip_value = self.max_norm.value, self.clip_value.value
+        rows = [(r.name, r.shape, r.stats, r.log_counts.tobytes(), r.sampled) for r in model.rows]
+        return repr((rows, model.history, model.clip_norm(max_norm), model.clip_value(clip_value),
+                     self._picture_key(), self._timeline_key(), self.clip_mode.value,
+                     [panel.state() for panel in self._panels()]))
+
+    def _panels(self):
+        return (self.norms_panel, self.hist_panel, self.timeline_panel)
+
+    def _rehearsal(self):
+        """The model after the next step, rehearsed on copies (``GradientInspectorModel.
+        rehearsal``) with the controls' values; taken once per state of the controls (a
+        slider moved back and forth finds its rehearsal) until the next gradients."""
+        basis = (self.clip_mode.value, self._picture_key())
+        if basis not in self.rehearsed:
+            try:
+                model = self.model.rehearsal(self.clip_mode.value, max_norm=self.max_norm.value,
+                                             clip_value=self.clip_value.value)
+            except Exception:  # e.g. a module deepcopy refuses: the click will draw (and the
+                self.rehearsing = False  # real step raise, if the step itself failed)
+                return None
+            _keep(self.rehearsed, basis, model, KEEP_REHEARSED)
+        return self.rehearsed[basis]
+
+    def _render_step_ahead(self, picture):
+        """Render ``picture`` ("image": bars, histograms, caption and table; "timeline") of the
+        rehearsed next step and keep it under ``_shown()`` of that step. The panels draw the
+        rehearsed model and are then put back (ranges, artists) to the current one; the kept
+        pictures of slider positions are left as they were."""
+        rehearsed = self._rehearsal()
+        if rehearsed is None:
+            return
+        key = self._shown(rehearsed)  # before its frames: with the current axis ranges
+        entry = self.steps_ahead.get(key, {})
+        if picture in entry:  # rendered before (the slider moved back)
+            return
+        _keep(self.steps_ahead, key, entry)
+        real = (self.model, self.pictures, self.timelines)
+        states = [panel.state() for panel in self._panels()]
+        layers = [canvas.kept_layer() for canvas in (self.canvas, self.timeline_canvas)]
+        self.model, self.pictures, self.timelines = rehearsed, {}, {}
+        try:
+            self._set_frames()
+            if picture == "image":
+                entry["image"] = self._clipping_picture(self.max_norm.value, self.clip_value.value)
+            else:
+                entry["timeline"] = self._timeline_png(self.clip_mode.value, self.max_norm.value)
+        finally:
+            self.model, self.pictures, self.timelines = real
+            for panel, state in zip(self._panels(), states):
+                panel.restore(state)
+            self._set_frames()  # the artists show the current gradients again: their layers
+            for canvas, layer in zip((self.canvas, self.timeline_canvas), layers):
+                canvas.restore_layer(layer)
 
     def _table_html(self, by_norm, by_value):
         # 11 px and narrow padding: all ten columns, "clamped" included, fit the widget's
@@ -330,9 +454,9 @@ def _neighbours(slider):
     return [slider.base ** e for e in others if slider.min <= e <= slider.max]
 
 
-def _keep(cache, key, value):
-    """``cache[key] = value``, forgetting the oldest entry beyond ``KEEP``."""
-    if len(cache) >= KEEP:
+def _keep(cache, key, value, keep=KEEP):
+    """``cache[key] = value``, forgetting the oldest entry beyond ``keep``."""
+    if key not in cache and len(cache) >= keep:
         del cache[next(iter(cache))]
     cache[key] = value
 
@@ -478,6 +602,14 @@ class NormsPanel:
     def layout(self):
         return "norms"
 
+    def state(self):
+        """What ``set_rows`` starts from: the range (it only grows) and the axis limits."""
+        return (self.range.low, self.range.high, self.ax.get_xlim())
+
+    def restore(self, state):
+        self.range.low, self.range.high, limits = state
+        self.ax.set_xlim(limits)
+
     def set_rows(self, rows, total):
         norms = [total] + [r.stats.norm for r in rows]
         broken = [name for name, v in zip(["total"] + [r.name for r in rows], norms)
@@ -575,6 +707,14 @@ class HistogramPanel:
     def layout(self):
         return "histogram"
 
+    def state(self):
+        """What ``set_rows`` starts from: the range (it only grows; the axis follows it)."""
+        return (self.range.low, self.range.high)
+
+    def restore(self, state):
+        self.range.low, self.range.high = state
+        self._show_range()
+
     def set_rows(self, rows):
         counts = np.array([r.log_counts for r in rows], dtype=np.float64).reshape(
             len(rows), len(LOG_EDGES) - 1)
@@ -591,10 +731,14 @@ class HistogramPanel:
         else:
             low, high = -8.0, 0.0
         if self.range.cover(low, high):
-            low, high = self.range.low, self.range.high
-            self.ax.set_xlim(low, high)
-            ticks = np.arange(np.ceil(low), np.floor(high) + 1, _tick_step(high - low))
-            self.ax.set_xticks(ticks, labels=[f"1e{int(t)}" for t in ticks])
+            self._show_range()
+
+    def _show_range(self):
+        """The x axis from the range: its limits and a tick per decade (or fewer)."""
+        low, high = self.range.low, self.range.high
+        self.ax.set_xlim(low, high)
+        ticks = np.arange(np.ceil(low), np.floor(high) + 1, _tick_step(high - low))
+        self.ax.set_xticks(ticks, labels=[f"1e{int(t)}" for t in ticks])
 
     def show_clip_value(self, clip_value):
         low, high = self.ax.get_xlim()
@@ -645,6 +789,14 @@ class TimelinePanel:
 
     def layout(self):
         return "timeline"
+
+    def state(self):
+        """What ``set_history`` starts from: the norms' range and the last step shown (it
+        sets both axes from them)."""
+        return (self.range.low, self.range.high, self.last_step)
+
+    def restore(self, state):
+        self.range.low, self.range.high, self.last_step = state
 
     def set_history(self, model):
         steps, total = model.timeline()

@@ -36,9 +36,10 @@ controls rested and with every picture drawn, each split into phases (the model'
 work, the curves, drawing, PNG), and the clicks of the browser benchmark on lesson 07: "when training" left
 at "no clipping", five steps, during which the gradients explode (their ranges,
 hence the axes, change at every step) and then turn NaN; "10 steps" twice after
-them (when each picture leaves the widget); then its five inputs on each slider
-and on the dropdown, in a running event loop after the controls rested
-(pictures rendered ahead) and with every picture drawn.
+them (when each picture leaves the widget); then its five inputs on each slider,
+on the dropdown and on "step ▶", in a running event loop after the controls rested
+(pictures rendered ahead, the next step rehearsed on copies) and with every picture
+drawn.
 """
 import os
 import sys
@@ -364,8 +365,10 @@ def lesson07_ten_steps(runs=2):
 def _one_input(control, rep):
     """What the browser benchmark does to ``control`` at input ``rep``: an arrow key on a
     slider (right, left, right, ...: the browser computes ``base ** exponent``), the next
-    option of a dropdown."""
-    if hasattr(control, "base"):
+    option of a dropdown, a click on a button."""
+    if hasattr(control, "click"):
+        control.click()
+    elif hasattr(control, "base"):
         exponent = round(np.log10(control.value) / control.step) * control.step
         control.value = control.base ** (exponent + (control.step if rep % 2 == 0 else -control.step))
     else:
@@ -374,23 +377,29 @@ def _one_input(control, rep):
 
 
 def lesson07_rested_inputs(inputs=5):
-    """CPU ms of each input of the browser benchmark on lesson 07's sliders and dropdown,
-    made in a running event loop (as in a kernel) after the controls rested, so what the
-    inspector renders ahead is ready; and the same inputs with the kept pictures emptied
-    before each (each drawn: what every input cost before pictures were rendered ahead).
-    ``{(control, "rested" or "drawn"): [ms, ...]}``."""
+    """CPU ms of each input of the browser benchmark on lesson 07's sliders, dropdown and
+    "step ▶" (the dropdown's five inputs leave "no clipping", so the steps explode), made
+    in a running event loop (as in a kernel) after the controls rested, so what the
+    inspector renders ahead (the next step too: rehearsed on copies) is ready; and the same
+    inputs with the kept pictures emptied before each (each drawn: what every input cost
+    before pictures were rendered ahead). ``{(control, "rested" or "drawn"): [ms, ...]}``."""
     import asyncio
+
+    warnings.simplefilter("ignore", RuntimeWarning)
 
     async def inputs_of(keep):
         inspector = _lesson07_inspector()
         inspector.refresh()  # inside the loop: now it renders ahead
         times = {}
-        for control in (inspector.max_norm, inspector.clip_value, inspector.clip_mode):
+        for control in (inspector.max_norm, inspector.clip_value, inspector.clip_mode,
+                        inspector.step_button):
             for rep in range(inputs):
+                await asyncio.sleep(0.2)
                 while inspector.ahead.pending:  # the controls rest
                     await asyncio.sleep(0.02)
                 if not keep:
                     inspector.forget_pictures()
+                    getattr(inspector, "steps_ahead", {}).clear()  # (a step rehearsed ahead)
                 start = time.thread_time()
                 _one_input(control, rep)
                 times.setdefault((control.description, "rested" if keep else "drawn"),

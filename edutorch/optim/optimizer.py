@@ -371,6 +371,15 @@ class Optimizer:
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    def __setstate__(self, state):
+        """``copy.deepcopy`` and unpickling: the state, and no hooks (as PyTorch: the hooks
+        are not part of ``__getstate__``)."""
+        self.__dict__.update(state)
+        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
+                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
+                     "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks"):
+            self.__dict__.setdefault(name, OrderedDict())
+
     def __repr__(self):
         text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):

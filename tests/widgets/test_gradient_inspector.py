@@ -615,7 +615,7 @@ def test_a_big_model_renders_only_the_cheap_neighbours_ahead(monkeypatch, small_
 
 def test_a_run_of_steps_renders_ahead_only_when_it_ends(small_mlp, eval_batch):
     """Between the steps of "10 steps" nothing is rendered ahead (the next step would wait
-    for it); after the last one the neighbours are."""
+    for it); after the last one the neighbours are, and the next step rehearsed."""
     import asyncio
 
     async def scenario():
@@ -625,7 +625,8 @@ def test_a_run_of_steps_renders_ahead_only_when_it_ends(small_mlp, eval_batch):
         await view.start_training(3)
         return scheduled
     scheduled = asyncio.run(scenario())
-    assert [steps for steps, _ in scheduled] == [3] and len(scheduled[0][1]) == 8
+    assert scheduled[0] == (0, [])  # the run starts by dropping what waited
+    assert [steps for steps, _ in scheduled[1:]] == [3] and len(scheduled[1][1]) == 10
 
 
 def test_the_next_steps_axis_rendered_ahead_is_pasted_and_is_what_drawing_gives(
@@ -654,3 +655,205 @@ def test_the_next_steps_axis_rendered_ahead_is_pasted_and_is_what_drawing_gives(
     monkeypatch.undo()
     view.timeline_canvas.invalidate()
     assert view.timeline_canvas.png() == bytes(view.timeline.value)
+
+
+# -- "step ▶" rehearsed on copies while the controls rest (issue 25) ----------------------
+def _dropout_net():
+    """A net whose step draws random numbers (dropout) and keeps optimizer state (momentum),
+    with weights x 4: its gradients grow step by step, so the axes move."""
+    et.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Dropout(0.2), nn.Linear(32, 32),
+                          nn.ReLU(), nn.Linear(32, 4))
+    with et.no_grad():
+        for layer in (model[0], model[3], model[5]):
+            layer.weight.mul_(4.0)
+    return model
+
+
+def _inspector_of(model, rehearse, clicks=3):
+    """An inspector (clipping by norm) after ``clicks`` steps, each rehearsed first
+    (``rehearse``: what the RenderAhead tasks do while the controls rest) or not; with what
+    each click showed."""
+    import warnings
+
+    view = GradientInspector(model, batch(et), optimizer=et.optim.SGD(
+        model.parameters(), lr=0.05, momentum=0.9))
+    view.clip_mode.value = "norm"
+    view.max_norm.value = 2.0
+    shown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for _ in range(clicks):
+            if rehearse:
+                view._render_step_ahead("image")
+                view._render_step_ahead("timeline")
+            view.step_button.click()
+            shown.append((bytes(view.image.value), bytes(view.timeline.value), view.caption.value,
+                          view.table.value, view.title.value))
+    return view, shown
+
+
+def _training_state(view):
+    """Every value a step leaves: parameters, gradients, their versions, the optimizer's state
+    and the random number generator."""
+    model = view.model
+    state = [(n, p.detach().numpy().tobytes(), p.grad.numpy().tobytes(), p._version)
+             for n, p in model.module.named_parameters()]
+    buffers = [(k, [v.numpy().tobytes() for v in s.values() if hasattr(v, "numpy")])
+               for k, s in model.optimizer.state_dict()["state"].items()]
+    return state, buffers, et.get_rng_state().numpy().tobytes()
+
+
+def test_a_rehearsed_step_leaves_model_optimizer_and_generator_bit_identical():
+    """Rehearsing each step on copies changes nothing real: after three rehearsed clicks the
+    parameters, gradients, versions, momentum buffers and random generator are bit for bit
+    those of three clicks with no rehearsal."""
+    rehearsed, _ = _inspector_of(_dropout_net(), rehearse=True)
+    plain, _ = _inspector_of(_dropout_net(), rehearse=False)
+    assert _training_state(rehearsed) == _training_state(plain)
+    assert repr(rehearsed.model.history) == repr(plain.model.history)  # (repr: NaN == NaN)
+
+
+def test_a_rehearsed_step_is_shown_without_drawing_and_is_what_drawing_gives(monkeypatch):
+    """The click finds the pictures rendered ahead (no canvas draws) and shows byte for byte
+    what a view that never rehearsed draws: pictures, caption, table and title."""
+    from widgets._render import Canvas
+
+    model = _dropout_net()
+    view = GradientInspector(model, batch(et), optimizer=et.optim.SGD(
+        model.parameters(), lr=0.05, momentum=0.9))
+    view.clip_mode.value = "norm"
+    view.max_norm.value = 2.0
+    view._render_step_ahead("image")
+    view._render_step_ahead("timeline")
+
+    def no_drawing(*args):
+        raise AssertionError("drawn at the click")
+    monkeypatch.setattr(Canvas, "png", no_drawing)
+    view.step_button.click()
+    monkeypatch.undo()
+    _, plain = _inspector_of(_dropout_net(), rehearse=False, clicks=1)
+    assert (bytes(view.image.value), bytes(view.timeline.value), view.caption.value,
+            view.table.value, view.title.value) == plain[0]
+    # and over several steps whose axes move
+    assert _inspector_of(_dropout_net(), rehearse=True)[1] == _inspector_of(
+        _dropout_net(), rehearse=False)[1]
+
+
+def test_rehearsing_leaves_no_trace_in_what_is_shown(small_mlp, eval_batch):
+    """After a rehearsal the panels show the current gradients again: a slider position drawn
+    now is what it was before, and so are the axes' ranges."""
+    view = GradientInspector(small_mlp, eval_batch)
+    limits = [(panel.ax.get_xlim(), panel.ax.get_ylim()) for panel in view._panels()]
+    view.forget_pictures()
+    view.max_norm.value = 0.05
+    before = (bytes(view.image.value), bytes(view.timeline.value), view.caption.value)
+    view._render_step_ahead("image")
+    view._render_step_ahead("timeline")
+    assert [(panel.ax.get_xlim(), panel.ax.get_ylim()) for panel in view._panels()] == limits
+    view.forget_pictures()
+    view.max_norm.value = 1.0
+    view.max_norm.value = 0.05
+    assert (bytes(view.image.value), bytes(view.timeline.value), view.caption.value) == before
+    for canvas in (view.canvas, view.timeline_canvas):  # and the kept layers are right
+        canvas.invalidate()
+    view.forget_pictures()
+    view.max_norm.value = 1.0
+    view.max_norm.value = 0.05
+    assert (bytes(view.image.value), bytes(view.timeline.value), view.caption.value) == before
+
+
+def test_a_rehearsal_that_no_longer_holds_is_drawn_anew(monkeypatch):
+    """The learning rate changed after the rehearsal: the step gives other gradients, whose
+    key finds nothing; they are drawn, as a view that never rehearsed draws them."""
+    from widgets._render import Canvas
+
+    view, _ = _inspector_of(_dropout_net(), rehearse=True, clicks=0)
+    view._render_step_ahead("image")
+    view._render_step_ahead("timeline")
+    view.model.optimizer.param_groups[0]["lr"] = 0.01
+    drawn = []
+    monkeypatch.setattr(Canvas, "png", lambda self, png=Canvas.png: (drawn.append(self),
+                                                                      png(self))[1])
+    view.step_button.click()
+    assert len(drawn) == 2
+    plain, _ = _inspector_of(_dropout_net(), rehearse=False, clicks=0)
+    plain.model.optimizer.param_groups[0]["lr"] = 0.01
+    plain.step_button.click()
+    assert (bytes(view.image.value), bytes(view.timeline.value), view.table.value) == (
+        bytes(plain.image.value), bytes(plain.timeline.value), plain.table.value)
+
+
+def test_only_one_batch_without_hooks_on_a_small_model_is_rehearsed(monkeypatch, small_mlp,
+                                                                    eval_batch):
+    """A loader's next batch cannot be read without taking it; a hook would run again for the
+    copy; a big model's copy and step would hold up a click: none of them is rehearsed."""
+    assert GradientInspectorModel(small_mlp, eval_batch).can_rehearse()
+    assert not GradientInspectorModel(small_mlp, [eval_batch, eval_batch]).can_rehearse()
+    handle = small_mlp[0].weight.register_hook(lambda grad: grad)
+    assert not GradientInspectorModel(small_mlp, eval_batch).can_rehearse()
+    handle.remove()
+    handle = small_mlp.register_forward_hook(lambda *args: None)
+    assert not GradientInspectorModel(small_mlp, eval_batch).can_rehearse()
+    handle.remove()
+    view = GradientInspector(small_mlp, eval_batch)
+    assert view._can_rehearse()
+    monkeypatch.setattr("widgets.gradient_inspector_view.REHEARSE_PARAMETERS", 100)
+    assert not view._can_rehearse()
+
+
+def test_in_a_kernel_the_step_after_a_step_is_rehearsed_first(small_mlp, eval_batch):
+    """In a kernel the rehearsal is among what the controls' rest renders; after a step it
+    comes first (the likely next input), after a slider last."""
+    import asyncio
+
+    async def scenario():
+        view = GradientInspector(small_mlp, eval_batch)
+        scheduled = []
+        view.ahead.schedule = lambda tasks: scheduled.append(list(tasks))
+        view.step_button.click()
+        view.max_norm.value = 0.5
+        return view, scheduled
+    view, (after_step, after_slider) = asyncio.run(scenario())
+    assert len(after_step) == len(after_slider) == 10
+    after_step[0]()  # the rehearsal's image first after a step
+    assert [set(entry) for entry in view.steps_ahead.values()] == [{"image"}]
+    assert after_step[2] == after_slider[-1] == view.timeline_panel.render_next_steps_axis
+    after_slider[-2]()  # its timeline after the neighbours, after a slider
+    assert [set(entry) for entry in view.steps_ahead.values()] == [{"image", "timeline"}]
+
+
+def test_a_model_that_cannot_be_copied_is_not_rehearsed_and_still_steps(small_mlp, eval_batch):
+    """A module ``deepcopy`` refuses (here it holds a lock): the rehearsal stops quietly for
+    this view (no error from the idle tasks), and "step ▶" trains and draws as before."""
+    import threading
+
+    small_mlp.lock = threading.Lock()
+    view = GradientInspector(small_mlp, eval_batch)
+    assert view._can_rehearse()
+    view._render_step_ahead("image")
+    assert not view._can_rehearse() and not view.steps_ahead
+    view.step_button.click()
+    assert view.model.steps == 1
+
+
+def test_a_slider_moved_back_finds_its_rehearsal_and_its_pictures(monkeypatch, small_mlp,
+                                                                  eval_batch):
+    """Arrow keys back and forth: the rehearsal of each position is kept until the next
+    gradients, so moving back neither steps the copies again nor draws."""
+    from widgets._render import Canvas
+
+    view = GradientInspector(small_mlp, eval_batch)
+    for value in (1.0, 0.5):
+        view.max_norm.value = value
+        view._render_step_ahead("image")
+    view.max_norm.value = 1.0
+
+    def no_drawing(*args, **kwargs):
+        raise AssertionError("rehearsed or drawn again")
+    monkeypatch.setattr(Canvas, "png", no_drawing)
+    monkeypatch.setattr(view.model, "rehearsal", no_drawing)
+    view._render_step_ahead("image")
+    monkeypatch.undo()
+    view.step_button.click()  # the new gradients: what was rehearsed before is forgotten
+    assert not view.rehearsed
