@@ -13,6 +13,7 @@ Layout::
 """
 from __future__ import annotations
 
+import contextlib
 import html
 
 import ipywidgets as W
@@ -52,7 +53,7 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.eval_panel = SharedScalePanel(self.output_canvas, 1, title="model(x) in eval()")
         self.details = {"dropout": DropoutDetails(), "batchnorm": BatchNormDetails(),
                         "module": ModuleDetails()}
-        self.ahead = RenderAhead(delay_s=0.3)  # the next run and batch, the other kinds' frames
+        self.ahead = RenderAhead(delay_s=0.15)  # the next run and batch, the other kinds' frames
         self.kept_outputs = []  # (comparison, PNG, colour scale): see _rendered_outputs
         self.kept_details = []  # (comparison, module, step, PNG, text): _rendered_details
         self.last_click = None  # "run again" or "next batch": prepared first while resting
@@ -103,20 +104,31 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         """``x`` through the model in both modes once more; redraw everything."""
         self.comparison = self.model.compare()
         self.last_click = "run again"
-        self._draw_outputs()
-        self._draw_details(new_frame=True)
+        with self._pictures_first():
+            self._draw_outputs()
+            self._draw_details(new_frame=True)
 
     def next_batch(self, count=1):
         """Feed ``count`` batches in train mode, show the newest step."""
         self.model.next_batch(count)
-        self.step.unobserve(self._on_step, names="value")  # one redraw, below
-        self.step.max = self.model.steps
-        self.step.value = self.model.steps
-        self.step.observe(self._on_step, names="value")
-        self.comparison = self.model.compare()  # eval() now uses the new running stats
-        self.last_click = "next batch"
-        self._draw_outputs()
-        self._draw_details(new_frame=True)
+        with self._pictures_first():
+            self.step.unobserve(self._on_step, names="value")  # one redraw, below
+            self.step.max = self.model.steps
+            self.step.value = self.model.steps
+            self.step.observe(self._on_step, names="value")
+            self.comparison = self.model.compare()  # eval() now uses the new running stats
+            self.last_click = "next batch"
+            self._draw_outputs()
+            self._draw_details(new_frame=True)
+
+    @contextlib.contextmanager
+    def _pictures_first(self):
+        """Hold the messages of the texts and of the step slider until the block ends (ipywidgets'
+        ``hold_sync``): the pictures, which a person waits for, leave the kernel first, and the
+        slider's new range and value go in one message."""
+        with self.step.hold_sync(), self.title.hold_sync(), self.change.hold_sync(), \
+                self.text.hold_sync():
+            yield
 
     def _on_step(self, change):
         self._draw_details(new_frame=False)

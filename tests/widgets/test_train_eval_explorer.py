@@ -495,3 +495,36 @@ def test_the_click_just_made_is_prepared_first():
     assert scheduled[-1][:2] == [view._prepare_next_batch, view._prepare_again]
     view.again_button.click()
     assert scheduled[-1][:2] == [view._prepare_again, view._prepare_next_batch]
+
+
+@pytest.mark.parametrize("button", ["again_button", "next_button"])
+@pytest.mark.parametrize("module", ["1", "2"])
+def test_a_click_sends_its_pictures_first_and_the_step_slider_in_one_message(monkeypatch,
+                                                                              button, module):
+    """What leaves the kernel on a click, in order: the pictures (a person waits for them),
+    then the texts, and after "next batch" the step slider's new range and value together."""
+    import ipywidgets as W
+
+    view = _explorer_showing(module)
+    names = {id(widget): name for name, widget in vars(view).items()
+             if isinstance(widget, W.Widget)}
+    sent = []
+    send = W.Widget._send
+
+    def recorded(widget, msg, buffers=None):
+        if id(widget) in names and msg.get("method") == "update":
+            sent.append((names[id(widget)], sorted(msg["state"]), bool(buffers)))
+        return send(widget, msg, buffers)
+
+    monkeypatch.setattr(W.Widget, "_send", recorded)
+    for _ in range(2):
+        sent.clear()
+        getattr(view, button).click()
+        pictures = [name for name, _, picture in sent if picture]
+        assert pictures and [name for name, _, _ in sent[:len(pictures)]] == pictures
+        assert "change" in {name for name, _, _ in sent[len(pictures):]}
+    if module == "2" or button == "next_button":  # the Dropout's masks, the BatchNorm's step
+        assert {name for name, _, _ in sent[len(pictures):]} >= {"change", "text"}
+    if button == "next_button":
+        assert pictures == ["image", "detail_image"]
+        assert [keys for name, keys, _ in sent if name == "step"] == [["max", "value"]]
