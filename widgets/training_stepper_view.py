@@ -152,11 +152,11 @@ async def sleep(seconds):
 
 def _picture_due(shown, chunk_seconds, now):
     """Whether a run shows its curves now, ``now`` seconds on its clock: when the next chunk,
-    if it takes as long as the last one (``chunk_seconds``: from the end of the one before,
-    its rest included), would end more than ``REDRAW_S`` after the last picture (``shown``).
-    So two pictures leave at most ``REDRAW_S`` apart (plus the drawing) while the chunks
-    take about as long as the last one, and at least ``REDRAW_S`` minus a chunk apart."""
-    return now + chunk_seconds - shown > REDRAW_S
+    after a rest (``GAP_S``) and as long as the one just trained (``chunk_seconds``), would
+    end more than ``REDRAW_S`` after the last picture (``shown``). So two pictures leave at
+    most ``REDRAW_S`` apart (plus the drawing) while the chunks take alike, and at least
+    ``REDRAW_S`` minus a chunk and its rest apart."""
+    return now + GAP_S + chunk_seconds - shown > REDRAW_S
 
 
 def _power_of_two(value):
@@ -309,18 +309,19 @@ class TrainingStepper(PictureFallback, W.VBox):
             if not self.model.stopping:  # (stop clicked meanwhile)
                 for done, _ in self.model.run(1, chunk=1):  # the first point, at once
                     self._show_progress(done, steps, until=until)
-            shown = ended = clock()
+            shown = clock()
             await sleep(PAUSE_S)
-            first = done
+            rested, first = clock(), done
             if done < steps and not self.model.stopping:
-                for more, _ in self.model.run(steps - done, chunk):
-                    done, started, ended = first + more, ended, clock()
-                    if not _picture_due(shown, ended - started, ended):
+                for more, _ in self.model.run(steps - done, chunk):  # a chunk since `rested`
+                    done, now = first + more, clock()
+                    if _picture_due(shown, now - rested, now):
+                        self._show_progress(done, steps, until=until)
+                        shown = clock()
+                        await sleep(PAUSE_S)
+                    else:
                         await sleep(GAP_S)
-                        continue
-                    self._show_progress(done, steps, until=until)
-                    shown = ended = clock()
-                    await sleep(PAUSE_S)
+                    rested = clock()
         finally:
             self.model.request_stop(False)  # a stop asked for between two runs is used up
             self._running(False)
