@@ -32,7 +32,9 @@ TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
 #: the next run and batch are prepared ahead only when a comparison takes at most this long (a big
 #: model's would make a click arriving meanwhile wait for it)
 AHEAD_MAX_SECONDS = 0.1
-KEEP = 6  # pictures kept per image: the one shown, the next run's and batch's, other kinds'
+#: pictures kept per image: the one shown, the next run's and batch's, the step slider's
+#: neighbours (BatchNorm), the other kinds'
+KEEP = 8
 
 
 class TrainEvalExplorer(PictureFallback, W.VBox):
@@ -163,7 +165,11 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
             [self._prepare_next_batch] if prepare and self.model.can_prepare_batches else [])
         if self.last_click == "next batch":  # the likelier next click first: the same again
             clicks.reverse()
-        self.ahead.schedule(clicks + [lambda m=m: self._render_ahead(m) for m in others.values()])
+        steps = [s for s in (self.step.value + 1, self.step.value - 1) if 0 <= s <= self.step.max]
+        slider = [lambda s=s: self._rendered_details(self.comparison, name, s)
+                  for s in (steps if modal.kind == "batchnorm" else [])]
+        self.ahead.schedule(clicks + slider
+                            + [lambda m=m: self._render_ahead(m) for m in others.values()])
 
     def _rendered_outputs(self, comparison):
         """``(PNG, colour scale)`` of both outputs of ``comparison``; the last ``KEEP`` are

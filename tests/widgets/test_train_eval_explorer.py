@@ -528,3 +528,30 @@ def test_a_click_sends_its_pictures_first_and_the_step_slider_in_one_message(mon
     if button == "next_button":
         assert pictures == ["image", "detail_image"]
         assert [keys for name, keys, _ in sent if name == "step"] == [["max", "value"]]
+
+
+def test_the_step_sliders_neighbours_are_drawn_ahead_while_the_controls_rest(monkeypatch):
+    """A BatchNorm shown at step 1 of 2: once the controls rest, its details at steps 0 and 2
+    (an arrow key either way) are drawn and kept; moving the slider draws nothing and shows
+    what a fresh explorer draws at that step, and the explorer's state is unchanged."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    def build():
+        view = _explorer_showing("1")
+        for _ in range(2):
+            view.next_button.click()
+        view.step.value = 1
+        return view
+
+    view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
+    fresh = build()
+    assert _state(view) == _state(fresh)
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.details["batchnorm"].canvas, "png", no_drawing)
+    for step in (2, 0):
+        view.step.value = fresh.step.value = step
+        assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
