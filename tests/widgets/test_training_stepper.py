@@ -345,8 +345,8 @@ def test_stage_results_copy_only_what_the_stage_overwrites():
 
 def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_step(monkeypatch):
     """"run N steps" in a kernel: "0 / N steps" before any training, the curves redrawn
-    after the first iteration, then after a chunk when ``REDRAW_S`` has passed (here: every
-    chunk), up to N."""
+    after the first iteration, then after a chunk when a picture is due (``REDRAW_S`` = 0
+    here: every chunk), up to N."""
     import widgets.training_stepper_view as view_module
 
     monkeypatch.setattr(view_module, "REDRAW_S", 0.0)
