@@ -185,6 +185,7 @@ class TrainingStepper(PictureFallback, W.VBox):
         self.rendered = {}  # _picture_key -> (PNG, left title, right title), KEEP at most
         self.ahead = RenderAhead(delay_s=0.2)  # the dropdowns' next choices, while nobody waits
         self.task = None  # the asyncio task of a run in progress
+        self.after_run = False  # True from the end of a run to the next render ahead
 
         self.title = W.HTML()
         self.next_button = W.Button(description="next stage ▶", button_style="primary",
@@ -326,6 +327,7 @@ class TrainingStepper(PictureFallback, W.VBox):
             self.model.request_stop(False)  # a stop asked for between two runs is used up
             self._running(False)
             self._show_progress(done, steps, curves=False)  # the curves: in _draw_all
+            self.after_run = True
             self._draw_all()
 
     def stop(self):
@@ -491,7 +493,8 @@ class TrainingStepper(PictureFallback, W.VBox):
     def _render_ahead(self, name, state_key):
         """While the controls rest: the pictures of the parameter, state and optimizer
         dropdowns' next choices (when they change the picture), what can be of the next
-        stage, the curves' frame of "run N steps", then the dropdowns' previous choices."""
+        stage, the curves' frame of "run N steps", then the dropdowns' previous choices.
+        After a run, that frame first: a person who ran N steps is likely to run N more."""
         m = self.model
         stage = None if m.last is None else m.last.stage
         now, controls = m.optimizer_name, []
@@ -510,9 +513,10 @@ class TrainingStepper(PictureFallback, W.VBox):
         if name is not None:
             pictures += [lambda: self._render_next_zero_grad(name),
                          lambda: self._prepare_next_frame(name)]
-        pictures.append(self._prepare_run_frame)
+        pictures.insert(0 if self.after_run else len(pictures), self._prepare_run_frame)
         pictures += [lambda choice=choice: self._picture(*choice)
                      for choice in [c for cs in controls for c in cs[1:]]]
+        self.after_run = False
         self.ahead.schedule(pictures)
 
     def _prepare_next_frame(self, name):

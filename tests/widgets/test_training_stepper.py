@@ -711,3 +711,22 @@ def test_a_run_draws_no_frame_of_the_curves_and_ends_on_the_picture_a_fresh_one_
     assert rested_frames == 1 and [limits[0] for (limits,) in frames] == [64.0]
     fresh = CurvesPicture().png(view.model.history, view.model.evaluations)
     assert png_bytes(view.curves_image) == fresh
+
+
+def test_after_a_run_the_next_runs_frame_is_rendered_ahead_first():
+    """A person who ran N steps is likely to run N more: the end of a run schedules the
+    frame of the next run first (a frame is the costliest task: a click arriving while it
+    renders waits); after a stage it comes after the stage's own pictures."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    scheduled = []
+    view.ahead.schedule = lambda tasks: scheduled.append(list(tasks))
+
+    async def run_then_stage():
+        await view.start_run(3)
+        after_run = scheduled[-1]
+        view.next_button.click()
+        return after_run, scheduled[-1]
+
+    after_run, after_stage = asyncio.run(run_then_stage())
+    assert after_run[0] == view._prepare_run_frame
+    assert view._prepare_run_frame in after_stage[1:]
