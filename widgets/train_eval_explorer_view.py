@@ -55,7 +55,7 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         self.eval_panel = SharedScalePanel(self.output_canvas, 1, title="model(x) in eval()")
         self.details = {"dropout": DropoutDetails(), "batchnorm": BatchNormDetails(),
                         "module": ModuleDetails()}
-        self.ahead = RenderAhead(delay_s=0.15)  # the next run and batch, the other kinds' frames
+        self.ahead = RenderAhead(delay_s=0.3)  # the next run and batch, the other kinds' frames
         self.kept_outputs = []  # (comparison, PNG, colour scale): see _rendered_outputs
         self.kept_details = []  # (comparison, module, step, PNG, text): _rendered_details
         self.last_click = None  # "run again" or "next batch": prepared first while resting
@@ -168,8 +168,8 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         steps = [s for s in (self.step.value + 1, self.step.value - 1) if 0 <= s <= self.step.max]
         slider = [lambda s=s: self._rendered_details(self.comparison, name, s)
                   for s in (steps if modal.kind == "batchnorm" else [])]
-        self.ahead.schedule(clicks + slider
-                            + [lambda m=m: self._render_ahead(m) for m in others.values()])
+        self.ahead.schedule(clicks + [lambda m=m: self._render_ahead(m) for m in others.values()]
+                            + slider)
 
     def _rendered_outputs(self, comparison):
         """``(PNG, colour scale)`` of both outputs of ``comparison``; the last ``KEEP`` are
