@@ -13,6 +13,7 @@ Layout::
 """
 from __future__ import annotations
 
+import contextlib
 import html
 
 import ipywidgets as W
@@ -31,7 +32,9 @@ TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
 #: the next run and batch are prepared ahead only when a comparison takes at most this long (a big
 #: model's would make a click arriving meanwhile wait for it)
 AHEAD_MAX_SECONDS = 0.1
-KEEP = 6  # pictures kept per image: the one shown, the next run's and batch's, other kinds'
+#: pictures kept per image: the one shown, the next run's and batch's, the step slider's
+#: neighbours (BatchNorm), the other kinds'
+KEEP = 8
 
 
 class TrainEvalExplorer(PictureFallback, W.VBox):
@@ -103,20 +106,31 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
         """``x`` through the model in both modes once more; redraw everything."""
         self.comparison = self.model.compare()
         self.last_click = "run again"
-        self._draw_outputs()
-        self._draw_details(new_frame=True)
+        with self._pictures_first():
+            self._draw_outputs()
+            self._draw_details(new_frame=True)
 
     def next_batch(self, count=1):
         """Feed ``count`` batches in train mode, show the newest step."""
         self.model.next_batch(count)
-        self.step.unobserve(self._on_step, names="value")  # one redraw, below
-        self.step.max = self.model.steps
-        self.step.value = self.model.steps
-        self.step.observe(self._on_step, names="value")
-        self.comparison = self.model.compare()  # eval() now uses the new running stats
-        self.last_click = "next batch"
-        self._draw_outputs()
-        self._draw_details(new_frame=True)
+        with self._pictures_first():
+            self.step.unobserve(self._on_step, names="value")  # one redraw, below
+            self.step.max = self.model.steps
+            self.step.value = self.model.steps
+            self.step.observe(self._on_step, names="value")
+            self.comparison = self.model.compare()  # eval() now uses the new running stats
+            self.last_click = "next batch"
+            self._draw_outputs()
+            self._draw_details(new_frame=True)
+
+    @contextlib.contextmanager
+    def _pictures_first(self):
+        """Hold the messages of the texts and of the step slider until the block ends (ipywidgets'
+        ``hold_sync``): the pictures, which a person waits for, leave the kernel first, and the
+        slider's new range and value go in one message."""
+        with self.step.hold_sync(), self.title.hold_sync(), self.change.hold_sync(), \
+                self.text.hold_sync():
+            yield
 
     def _on_step(self, change):
         self._draw_details(new_frame=False)
@@ -151,7 +165,11 @@ class TrainEvalExplorer(PictureFallback, W.VBox):
             [self._prepare_next_batch] if prepare and self.model.can_prepare_batches else [])
         if self.last_click == "next batch":  # the likelier next click first: the same again
             clicks.reverse()
-        self.ahead.schedule(clicks + [lambda m=m: self._render_ahead(m) for m in others.values()])
+        steps = [s for s in (self.step.value + 1, self.step.value - 1) if 0 <= s <= self.step.max]
+        slider = [lambda s=s: self._rendered_details(self.comparison, name, s)
+                  for s in (steps if modal.kind == "batchnorm" else [])]
+        self.ahead.schedule(clicks + [lambda m=m: self._render_ahead(m) for m in others.values()]
+                            + slider)
 
     def _rendered_outputs(self, comparison):
         """``(PNG, colour scale)`` of both outputs of ``comparison``; the last ``KEEP`` are

@@ -14,11 +14,15 @@ Layout::
 a click on "stop" between two chunks (a plain loop would block the kernel
 until it ends); without a running event loop (a script, a test) ``run`` trains
 synchronously. What a person sees of a run is paced for the browser: the
-status at once, then a picture of the curves at most every ``REDRAW_S``, each
-followed by a short rest of the kernel (``PAUSE_S``): the server and the browser
-share the machine's cores with the kernel, and pictures sent faster than they
-can show them only queue up (one every 30-50 ms made a person wait 300 ms for
-the first and 400 ms between two on a 2-core machine).
+status at once, then a picture of the curves about every ``REDRAW_S`` (by the
+clock: after the chunk that would end later than that), each followed by a
+short rest of the kernel (``PAUSE_S``): the server and the browser share the
+machine's cores with the kernel, and pictures sent faster than they can show
+them only queue up (one every 30-50 ms made a person wait 300 ms for the first
+and 400 ms between two on a 2-core machine). During a run the curves' x axis
+already reaches the run's last step, so no picture of the run draws a new frame
+(100 ms of text layout: it made a person wait 300 ms between two pictures when
+the steps outgrew the axis); that frame is rendered ahead while the controls rest.
 
 The controls that only change what is shown (the ``parameter``, ``state`` and
 ``optimizer`` dropdowns) show pictures rendered ahead: the stage's picture is
@@ -48,8 +52,9 @@ WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 CODE_PX = 380  # the loop's code; its caption takes the rest of the width
 ORANGE = "#e85d04"
 CHUNK = 5  # iterations between two chances to stop (and to redraw) during a run
-REDRAW_S = 0.1  # during a run, a new picture of the curves at most this often (seconds)
+REDRAW_S = 0.15  # during a run, a new picture of the curves about this often (seconds)
 PAUSE_S = 0.04  # the kernel rests this long after the first status and after each picture
+GAP_S = 0.01  # and this long after a chunk without a picture
 KEEP = 16  # stage pictures kept: the one shown, and the dropdowns' choices rendered ahead
 
 
@@ -89,29 +94,69 @@ class CurvesPicture:
         """The axis limits: the background is cached per limits (see ``_render.Canvas``)."""
         return self.limits
 
-    def png(self, history, evaluations):
-        """The curves of ``history`` and ``evaluations`` (drawn again only when they grew or
-        the last evaluation changed: both lists only grow, or their last record is replaced)."""
-        shown = (len(history), len(evaluations), dict(evaluations[-1]) if evaluations else None)
+    def png(self, history, evaluations, until=0):
+        """The curves of ``history`` and ``evaluations`` (drawn again only when they grew, the
+        last evaluation changed or the axes did: both lists only grow, or their last record
+        is replaced). ``until``: the last step of a run in progress, which the x axis then
+        reaches already (its frame is drawn once, or ahead: ``prepare``)."""
+        limits = self._limits(history, evaluations, until)
+        shown = (len(history), len(evaluations), dict(evaluations[-1]) if evaluations else None,
+                 limits)
         if self.kept is None or self.kept[0] != shown:
-            self.kept = (shown, self._png(history, evaluations))
+            self.kept = (shown, self._png(history, evaluations, limits))
         return self.kept[1]
 
-    def _png(self, history, evaluations):
-        for key in ("loss", "accuracy"):
-            for kind, records in (("train", history), ("test", evaluations)):
-                self.lines[key, kind].set_data(
-                    [r["step"] for r in records],
-                    [np.nan if r[key] is None else r[key] for r in records])
-        last = max([h["step"] for h in history] + [e["step"] for e in evaluations] + [1])
+    def prepare(self, history, evaluations, until):
+        """Render ahead the frame on which a run to step ``until`` will draw (``Canvas.prepare``:
+        nothing else is drawn); the axes are set back as they were."""
+        before = self.limits
+        self._set_limits(self._limits(history, evaluations, until))
+        self.canvas.prepare()
+        if before is not None:
+            self._set_limits(before)
+
+    @staticmethod
+    def _limits(history, evaluations, until=0):
+        """``(x limit, loss limit)``: a power of two of steps (at least 16, and ``until``), a
+        multiple of 0.5 above every loss."""
+        last = max([h["step"] for h in history] + [e["step"] for e in evaluations] + [1, until])
         losses = [h["loss"] for h in history] + [e["loss"] for e in evaluations] + [1.0]
-        limits = (_power_of_two(max(16, last)), 0.5 * np.ceil(max(losses) * 1.05 / 0.5))
+        return _power_of_two(max(16, last)), 0.5 * np.ceil(max(losses) * 1.05 / 0.5)
+
+    def _set_limits(self, limits):
         if limits != self.limits:
             for ax in (self.loss_ax, self.acc_ax):
                 ax.set_xlim(0, limits[0])
             self.loss_ax.set_ylim(0, limits[1])
             self.limits = limits
+
+    def _png(self, history, evaluations, limits):
+        for key in ("loss", "accuracy"):
+            for kind, records in (("train", history), ("test", evaluations)):
+                self.lines[key, kind].set_data(
+                    [r["step"] for r in records],
+                    [np.nan if r[key] is None else r[key] for r in records])
+        self._set_limits(limits)
         return self.canvas.png()
+
+
+def clock():
+    """The seconds a run paces its pictures by (``time.perf_counter``; a test's fake clock)."""
+    return time.perf_counter()
+
+
+async def sleep(seconds):
+    """The kernel rests (``asyncio.sleep``): the server and the browser get the CPU."""
+    await asyncio.sleep(seconds)
+
+
+def _picture_due(shown, chunk_seconds, now):
+    """Whether a run shows its curves now, ``now`` seconds on its clock: when the next chunk,
+    after a rest (``GAP_S``) and as long as the one just trained (``chunk_seconds``), would
+    end more than ``REDRAW_S`` after the last picture (``shown``). So two pictures leave at
+    most ``REDRAW_S`` apart (plus the drawing) while the chunks take alike, and at least
+    ``REDRAW_S`` minus a chunk and its rest apart."""
+    return now + GAP_S + chunk_seconds - shown > REDRAW_S
 
 
 def _power_of_two(value):
@@ -140,6 +185,7 @@ class TrainingStepper(PictureFallback, W.VBox):
         self.rendered = {}  # _picture_key -> (PNG, left title, right title), KEEP at most
         self.ahead = RenderAhead(delay_s=0.2)  # the dropdowns' next choices, while nobody waits
         self.task = None  # the asyncio task of a run in progress
+        self.after_run = False  # True from the end of a run to the next render ahead
 
         self.title = W.HTML()
         self.next_button = W.Button(description="next stage ▶", button_style="primary",
@@ -230,8 +276,9 @@ class TrainingStepper(PictureFallback, W.VBox):
 
     def run(self, steps, chunk=CHUNK):
         """Train ``steps`` iterations now (blocking), redrawing after every chunk."""
+        until = self.model.steps + steps
         for done, total in self.model.run(steps, chunk):
-            self._show_progress(done, total)
+            self._show_progress(done, total, until=until)
         self._draw_all()
 
     def start_run(self, steps):
@@ -251,32 +298,36 @@ class TrainingStepper(PictureFallback, W.VBox):
         """Train chunk by chunk, giving the kernel a chance to handle "stop" in between.
 
         What a person sees: "0 / N steps" at once, the curves after the first iteration,
-        then at most every ``REDRAW_S`` seconds (after a chunk), and at the end.
+        then about every ``REDRAW_S`` seconds (``_picture_due``), and at the end.
         """
         self._running(True)
         self.progress.max, self.progress.value = steps, 0
         self.status.value = f"0 / {steps} steps"
+        until = self.model.steps + steps  # the x axis reaches it from the first picture
         done = 0
         try:
-            await asyncio.sleep(PAUSE_S)  # shown before training takes the CPU
+            await sleep(PAUSE_S)  # shown before training takes the CPU
             if not self.model.stopping:  # (stop clicked meanwhile)
                 for done, _ in self.model.run(1, chunk=1):  # the first point, at once
-                    self._show_progress(done, steps)
-                await asyncio.sleep(PAUSE_S)
-            drawn, first = time.perf_counter(), done
+                    self._show_progress(done, steps, until=until)
+            shown = clock()
+            await sleep(PAUSE_S)
+            rested, first = clock(), done
             if done < steps and not self.model.stopping:
-                for more, _ in self.model.run(steps - done, chunk):
-                    done = first + more
-                    if time.perf_counter() - drawn < REDRAW_S:
-                        await asyncio.sleep(0.01)
-                        continue
-                    self._show_progress(done, steps)
-                    await asyncio.sleep(PAUSE_S)
-                    drawn = time.perf_counter()
+                for more, _ in self.model.run(steps - done, chunk):  # a chunk since `rested`
+                    done, now = first + more, clock()
+                    if _picture_due(shown, now - rested, now):
+                        self._show_progress(done, steps, until=until)
+                        shown = clock()
+                        await sleep(PAUSE_S)
+                    else:
+                        await sleep(GAP_S)
+                    rested = clock()
         finally:
             self.model.request_stop(False)  # a stop asked for between two runs is used up
             self._running(False)
             self._show_progress(done, steps, curves=False)  # the curves: in _draw_all
+            self.after_run = True
             self._draw_all()
 
     def stop(self):
@@ -308,14 +359,15 @@ class TrainingStepper(PictureFallback, W.VBox):
             self._draw_stage()
 
     # -- drawing -----------------------------------------------------------------------------
-    def _show_progress(self, done, total, curves=True):
+    def _show_progress(self, done, total, curves=True, until=0):
         self.progress.max, self.progress.value = total, done
         last = self.model.evaluations[-1] if self.model.evaluations else None
         held_out = "" if last is None or last["accuracy"] is None else \
             f", held-out accuracy {last['accuracy']:.1%}"
         self.status.value = f"{done} / {total} steps{held_out}"
         if curves:
-            self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations)
+            self.curves_image.value = self.curves.png(self.model.history, self.model.evaluations,
+                                                      until)
         self._draw_title()
 
     def _draw_all(self, curves=True):
@@ -441,7 +493,8 @@ class TrainingStepper(PictureFallback, W.VBox):
     def _render_ahead(self, name, state_key):
         """While the controls rest: the pictures of the parameter, state and optimizer
         dropdowns' next choices (when they change the picture), what can be of the next
-        stage, then the dropdowns' previous choices."""
+        stage, the curves' frame of "run N steps", then the dropdowns' previous choices.
+        After a run, that frame first: a person who ran N steps is likely to run N more."""
         m = self.model
         stage = None if m.last is None else m.last.stage
         now, controls = m.optimizer_name, []
@@ -460,8 +513,10 @@ class TrainingStepper(PictureFallback, W.VBox):
         if name is not None:
             pictures += [lambda: self._render_next_zero_grad(name),
                          lambda: self._prepare_next_frame(name)]
+        pictures.insert(0 if self.after_run else len(pictures), self._prepare_run_frame)
         pictures += [lambda choice=choice: self._picture(*choice)
                      for choice in [c for cs in controls for c in cs[1:]]]
+        self.after_run = False
         self.ahead.schedule(pictures)
 
     def _prepare_next_frame(self, name):
@@ -476,6 +531,12 @@ class TrainingStepper(PictureFallback, W.VBox):
         self.left_panel.show(zeros)
         self.right_panel.show(zeros)
         self.canvas.prepare()
+
+    def _prepare_run_frame(self):
+        """The frame of the curves during a run of N steps (the ``N`` box) from now, rendered
+        if the canvas does not keep it: its x axis reaches the run's last step."""
+        m = self.model
+        self.curves.prepare(m.history, m.evaluations, m.steps + self.steps.value)
 
     def _render(self, result, name, state_key, optimizer):
         """Draw the picture of ``result`` (a ``StageResult``: the last, or the next zero_grad's

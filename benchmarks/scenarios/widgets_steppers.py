@@ -38,7 +38,9 @@ kernel's part of what ``browser_latency.py`` measures, render-ahead included.
 TrainingStepper in-process, in a running event loop (as in a kernel), each after
 the controls rested, and prints the CPU ms of each control (median: total, of it
 drawing and PNG encoding), with the pictures rendered ahead ("rested") and with
-every picture drawn ("drawn": the kept pictures forgotten before each input).
+every picture drawn ("drawn": the kept pictures forgotten before each input);
+``--lesson06-cpu`` the same for lesson 06's TrainEvalExplorer ("drawn": what it
+prepared and kept forgotten). Both print the model's share, drawing and PNG.
 """
 import itertools
 import os
@@ -47,6 +49,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
+import ipywidgets as W  # noqa: E402
 import numpy as np  # noqa: E402
 
 import edutorch as et  # noqa: E402
@@ -108,8 +111,7 @@ def _cycle(dropdown, forget=None):
     def change():
         if forget is not None:
             forget()
-        options = list(dropdown.options)
-        dropdown.value = options[(options.index(dropdown.value) + 1) % len(options)]
+        dropdown.index = (dropdown.index + 1) % len(dropdown.options)
     return change
 
 
@@ -255,20 +257,27 @@ def _drain(client, empty, quiet, start=None):
 
 #: lesson 05's controls in the browser benchmark's order (a slider, the dropdowns, the button)
 LESSON05_CONTROLS = ("lr", "optimizer", "scheduler", "parameter", "state_key", "next_button")
+#: lesson 06's (TrainEvalExplorer): the step slider, the module dropdown, the two buttons
+LESSON06_CONTROLS = ("step", "module", "again_button", "next_button")
 
 
-def _lesson05_input(view, control, rep):
-    """The browser benchmark's input ``rep`` on ``control``: an arrow key on the lr slider
-    (right, left, ...), the next option of a dropdown, a click; False: disabled or nothing
-    to choose."""
+def _lesson_input(view, control, rep):
+    """The browser benchmark's input ``rep`` on ``control``: an arrow key on a slider (right,
+    left, ...), the next option of a dropdown, a click; False: disabled or nothing to choose."""
     widget = getattr(view, control)
     if widget.disabled:
         return False
-    if control == "next_button":
+    if isinstance(widget, W.Button):
         widget.click()
     elif control == "lr":
         exponent = round(np.log10(widget.value) / widget.step) * widget.step
         widget.value = widget.base ** (exponent + (widget.step if rep % 2 == 0 else -widget.step))
+    elif isinstance(widget, W.IntSlider):
+        if widget.max == widget.min:
+            return False
+        up = widget.value + 1 if widget.value < widget.max else widget.value - 1
+        down = widget.value - 1 if widget.value > widget.min else widget.value + 1
+        widget.value = up if rep % 2 == 0 else down
     elif len(widget.options) < 2:
         return False
     else:
@@ -276,15 +285,45 @@ def _lesson05_input(view, control, rep):
     return True
 
 
-def lesson05_cpu(inputs=5, rest_s=0.6):
-    """CPU ms per input on lesson 05's TrainingStepper, the browser benchmark's inputs in a
+def _forget_prepared(view):
+    """Forget what a TrainEvalExplorer prepared and kept: the next input computes and draws
+    (as before the clicks were prepared ahead)."""
+    view.model._ahead = view.model._batch_ahead = None
+    view.kept_outputs.clear()
+    view.kept_details.clear()
+
+
+def _lesson06_awake():
+    """Lesson 06's explorer, scheduling what it prepares (inside the event loop)."""
+    from benchmarks.scenarios.widgets_gradients_train_eval import _lesson06_explorer
+
+    view = _lesson06_explorer()
+    view._draw_details(new_frame=False)
+    return view
+
+
+def _lesson05_awake():
+    view = _lesson05_stepper()
+    view._draw_all()
+    return view
+
+
+#: lesson -> (the widget built and rendering ahead, in a loop; its controls; forget its pictures)
+LESSON_CPU = {"05": (_lesson05_awake, LESSON05_CONTROLS, _forget_pictures),
+              "06": (_lesson06_awake, LESSON06_CONTROLS, _forget_prepared)}
+
+
+def lesson_cpu(lesson="05", inputs=5, rest_s=0.6):
+    """CPU ms per input on lesson ``lesson``'s widget, the browser benchmark's inputs in a
     running event loop, each after ``rest_s`` of quiet and what the view renders ahead:
-    ``{(control, "rested" or "drawn"): [(total, drawing, PNG), ...]}``; "drawn": the kept
-    pictures forgotten before each input."""
+    ``{(control, "rested" or "drawn"): [(total, drawing, PNG), ...]}``; "drawn": what was
+    kept and prepared forgotten before each input. The rest of the total is model work
+    (and the widgets' messages)."""
     import asyncio
 
     import widgets._render as render
 
+    build, controls, forget = LESSON_CPU[lesson]
     spent = {"draw": 0.0, "png": 0.0}
     canvas_png, png_bytes = render.Canvas.png, render.png_bytes
 
@@ -303,19 +342,18 @@ def lesson05_cpu(inputs=5, rest_s=0.6):
             spent["png"] += time.thread_time() - start
 
     async def inputs_of(keep):
-        view = _lesson05_stepper()
-        view._draw_all()  # inside the loop: now it renders ahead
+        view = build()  # inside the loop: it renders ahead
         times = {}
-        for control in LESSON05_CONTROLS:
+        for control in controls:
             for rep in range(inputs):
                 await asyncio.sleep(rest_s)
                 while view.ahead.pending or view.ahead.timer is not None:
                     await asyncio.sleep(0.02)
                 if not keep:
-                    _forget_pictures(view)
+                    forget(view)
                 spent.update(draw=0.0, png=0.0)
                 start = time.thread_time()
-                if _lesson05_input(view, control, rep):
+                if _lesson_input(view, control, rep):
                     total = time.thread_time() - start
                     times.setdefault((control, "rested" if keep else "drawn"), []).append(
                         tuple(1000 * t for t in (total, spent["draw"], spent["png"])))
@@ -338,13 +376,17 @@ if __name__ == "__main__":
                         help="seconds without a message before the next click")
     parser.add_argument("--lesson05-cpu", action="store_true",
                         help="CPU ms of lesson 05's inputs in-process, rested and drawn")
+    parser.add_argument("--lesson06-cpu", action="store_true",
+                        help="CPU ms of lesson 06's inputs in-process, rested and drawn")
     args = parser.parse_args()
-    if args.lesson05_cpu:
-        for (control, how), times in lesson05_cpu(args.clicks).items():
+    for lesson, wanted in (("05", args.lesson05_cpu), ("06", args.lesson06_cpu)):
+        for (control, how), times in (lesson_cpu(lesson, args.clicks) if wanted else {}).items():
             total, draw, png = (np.median(column) for column in zip(*times))
-            print(f"lesson 05 {control:12s} {how}: CPU ms per input "
+            print(f"lesson {lesson} {control:12s} {how}: CPU ms per input "
                   + " ".join(f"{t[0]:.1f}" for t in times)
-                  + f" (median {total:.1f}: drawing {draw:.1f}, PNG {png:.1f})", flush=True)
+                  + f" (median {total:.1f}: model {total - draw - png:.1f}, drawing {draw:.1f},"
+                  f" PNG {png:.1f})", flush=True)
+    if args.lesson05_cpu or args.lesson06_cpu:
         sys.exit()
     for lesson in args.only.split(","):
         for button in KERNEL_WIDGETS[lesson][2]:

@@ -495,3 +495,63 @@ def test_the_click_just_made_is_prepared_first():
     assert scheduled[-1][:2] == [view._prepare_next_batch, view._prepare_again]
     view.again_button.click()
     assert scheduled[-1][:2] == [view._prepare_again, view._prepare_next_batch]
+
+
+@pytest.mark.parametrize("button", ["again_button", "next_button"])
+@pytest.mark.parametrize("module", ["1", "2"])
+def test_a_click_sends_its_pictures_first_and_the_step_slider_in_one_message(monkeypatch,
+                                                                              button, module):
+    """What leaves the kernel on a click, in order: the pictures (a person waits for them),
+    then the texts, and after "next batch" the step slider's new range and value together."""
+    import ipywidgets as W
+
+    view = _explorer_showing(module)
+    names = {id(widget): name for name, widget in vars(view).items()
+             if isinstance(widget, W.Widget)}
+    sent = []
+    send = W.Widget._send
+
+    def recorded(widget, msg, buffers=None):
+        if id(widget) in names and msg.get("method") == "update":
+            sent.append((names[id(widget)], sorted(msg["state"]), bool(buffers)))
+        return send(widget, msg, buffers)
+
+    monkeypatch.setattr(W.Widget, "_send", recorded)
+    for _ in range(2):
+        sent.clear()
+        getattr(view, button).click()
+        pictures = [name for name, _, picture in sent if picture]
+        assert pictures and [name for name, _, _ in sent[:len(pictures)]] == pictures
+        assert "change" in {name for name, _, _ in sent[len(pictures):]}
+    if module == "2" or button == "next_button":  # the Dropout's masks, the BatchNorm's step
+        assert {name for name, _, _ in sent[len(pictures):]} >= {"change", "text"}
+    if button == "next_button":
+        assert pictures == ["image", "detail_image"]
+        assert [keys for name, keys, _ in sent if name == "step"] == [["max", "value"]]
+
+
+def test_the_step_sliders_neighbours_are_drawn_ahead_while_the_controls_rest(monkeypatch):
+    """A BatchNorm shown at step 1 of 2: once the controls rest, its details at steps 0 and 2
+    (an arrow key either way) are drawn and kept; moving the slider draws nothing and shows
+    what a fresh explorer draws at that step, and the explorer's state is unchanged."""
+    import asyncio
+
+    from widget_helpers import built_in_a_kernel
+
+    def build():
+        view = _explorer_showing("1")
+        for _ in range(2):
+            view.next_button.click()
+        view.step.value = 1
+        return view
+
+    view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
+    fresh = build()
+    assert _state(view) == _state(fresh)
+
+    def no_drawing(*args):
+        raise AssertionError("drawn again")
+    monkeypatch.setattr(view.details["batchnorm"].canvas, "png", no_drawing)
+    for step in (2, 0):
+        view.step.value = fresh.step.value = step
+        assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)

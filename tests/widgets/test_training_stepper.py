@@ -345,8 +345,8 @@ def test_stage_results_copy_only_what_the_stage_overwrites():
 
 def test_a_run_in_a_kernel_shows_progress_at_once_and_curves_after_its_first_step(monkeypatch):
     """"run N steps" in a kernel: "0 / N steps" before any training, the curves redrawn
-    after the first iteration, then after a chunk when ``REDRAW_S`` has passed (here: every
-    chunk), up to N."""
+    after the first iteration, then after a chunk when a picture is due (``REDRAW_S`` = 0
+    here: every chunk), up to N."""
     import widgets.training_stepper_view as view_module
 
     monkeypatch.setattr(view_module, "REDRAW_S", 0.0)
@@ -624,3 +624,109 @@ def test_a_run_forgets_what_waited_to_be_rendered_ahead():
 
     waiting, forgotten, after = asyncio.run(run_after_a_step())
     assert waiting >= 4 and forgotten and after >= 4
+
+
+# -- "run N steps" as a person sees it: a picture at least every 250 ms (issue 25) ------------
+def fake_clock(monkeypatch, view, iteration_s):
+    """The view's run on a fake clock: an iteration takes ``iteration_s``, a rest the seconds
+    it asks for; returns the clock (a one-element list, seconds)."""
+    import widgets.training_stepper_view as view_module
+
+    now = [0.0]
+
+    async def rest(seconds):
+        now[0] += seconds
+        await asyncio.sleep(0)
+
+    iterate = view.model.finish_iteration
+
+    def timed_iteration():
+        now[0] += iteration_s
+        return iterate()
+
+    monkeypatch.setattr(view_module, "clock", lambda: now[0])
+    monkeypatch.setattr(view_module, "sleep", rest)
+    monkeypatch.setattr(view.model, "finish_iteration", timed_iteration)
+    return now
+
+
+@pytest.mark.parametrize("iteration_s", [0.002, 0.005, 0.011])
+def test_a_run_sends_the_curves_about_every_redraw_s_on_its_clock(monkeypatch, iteration_s):
+    """On a fake clock, the pictures of a run leave after the chunk that would otherwise end
+    more than ``REDRAW_S`` after the last one: never more than ``REDRAW_S`` apart (the chunks
+    take alike here), never less than ``REDRAW_S`` minus a chunk and its rest; each after a
+    whole chunk (the held-out set was just evaluated), the first after the first step."""
+    from widgets.training_stepper_view import CHUNK, GAP_S, REDRAW_S
+
+    view = view_of(optimizer="SGD", lr=0.1)
+    now = fake_clock(monkeypatch, view, iteration_s)
+    sent = []
+    view.curves_image.observe(lambda change: sent.append((now[0], view.model.steps)),
+                              names="value")
+
+    async def click_run():
+        await view.start_run(200)
+
+    asyncio.run(click_run())
+    during = sent[:-1]  # the last: the run's end (_draw_all)
+    gaps = [b - a for (a, _), (b, _) in zip(during, during[1:])]
+    longest_chunk = CHUNK * iteration_s + GAP_S
+    assert len(gaps) >= 3 and max(gaps) <= REDRAW_S + 1e-9
+    assert min(gaps) >= REDRAW_S - longest_chunk - 1e-9
+    assert during[0][1] == 1 and all((steps - 1) % CHUNK == 0 for _, steps in during)
+    assert sent[-1][1] == 200 and view.progress.value == 200
+
+
+def test_a_run_draws_no_frame_of_the_curves_and_ends_on_the_picture_a_fresh_one_draws(
+        monkeypatch):
+    """The curves' x axis reaches the run's last step from its first picture, and that frame
+    is rendered ahead while the controls rest: the run's pictures draw no frame (each new
+    range cost ~100 ms of text layout during the run). The last picture is the one a new
+    CurvesPicture draws from the same history."""
+    import widgets._render as render
+    from widgets.training_stepper_view import CurvesPicture
+
+    frames = []
+    paste = render.Canvas._paste_background
+
+    def counted(canvas, layout):
+        if isinstance(canvas.panels[0], CurvesPicture) and layout not in canvas.backgrounds:
+            frames.append(layout)
+        return paste(canvas, layout)
+
+    monkeypatch.setattr(render.Canvas, "_paste_background", counted)
+    view = view_of(optimizer="SGD", lr=0.1)
+    view.steps.value = 40  # the x axis grew 16 → 32 → 64 during such a run
+    assert len(frames) == 1  # built: the frame of 16 steps
+    frames.clear()
+
+    async def rest_then_run():
+        view._draw_all()  # in the loop: it renders ahead
+        await rested(view)
+        rested_frames = len(frames)
+        await view.start_run(40)
+        return rested_frames
+
+    rested_frames = asyncio.run(rest_then_run())
+    assert rested_frames == 1 and [limits[0] for (limits,) in frames] == [64.0]
+    fresh = CurvesPicture().png(view.model.history, view.model.evaluations)
+    assert png_bytes(view.curves_image) == fresh
+
+
+def test_after_a_run_the_next_runs_frame_is_rendered_ahead_first():
+    """A person who ran N steps is likely to run N more: the end of a run schedules the
+    frame of the next run first (a frame is the costliest task: a click arriving while it
+    renders waits); after a stage it comes after the stage's own pictures."""
+    view = view_of(optimizer="SGD", lr=0.1)
+    scheduled = []
+    view.ahead.schedule = lambda tasks: scheduled.append(list(tasks))
+
+    async def run_then_stage():
+        await view.start_run(3)
+        after_run = scheduled[-1]
+        view.next_button.click()
+        return after_run, scheduled[-1]
+
+    after_run, after_stage = asyncio.run(run_then_stage())
+    assert after_run[0] == view._prepare_run_frame
+    assert view._prepare_run_frame in after_stage[1:]
