@@ -29,6 +29,7 @@ WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
 TRAIN_COLOUR, EVAL_COLOUR, BATCH_COLOUR = "#c0392b", "#219ebc", "#f77f00"
 MAX_CHANNELS = 32  # channels drawn in the BatchNorm pictures
 TIMELINE_CHANNELS = 4  # channels whose running_mean is drawn across steps
+LEGEND_ROOM = 0.75  # of the timeline's half-height, left free below its values for the legend
 #: the next run and batch are prepared ahead only when a comparison takes at most this long (a big
 #: model's would make a click arriving meanwhile wait for it)
 AHEAD_MAX_SECONDS = 0.1
@@ -438,7 +439,8 @@ class BatchNormDetails:
         self.axes[1].set_ylim(10.0 ** -grown["var_low"], 10.0 ** grown["var_high"])
         for ax in self.axes[:2]:
             ax.set_xlim(-0.5, channels - 0.5)
-        self.axes[2].set_ylim(-grown["timeline"], grown["timeline"])
+        # room below the values for the legend (lower right), so that it hides no line or dot
+        self.axes[2].set_ylim(-grown["timeline"] * (1 + LEGEND_ROOM), grown["timeline"])
         self.axes[2].set_xlim(-0.5, grown["steps"] + 0.5)
         for c, line in enumerate(self.lines):
             line.set_label(f"ch {c}")

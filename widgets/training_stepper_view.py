@@ -45,7 +45,7 @@ import ipywidgets as W
 import numpy as np
 
 from ._render import (BLUE, CSS_DPI, Canvas, PictureFallback, RenderAhead, TensorPanel,
-                      font_size, html_style, joined_png, small_fonts)
+                      font_size, html_style, joined_png, plain_lines, small_fonts)
 from .training_stepper import OPTIMIZERS, SCHEDULERS, TrainingStepperModel
 
 WIDTH_PX = 760  # CSS pixels: fits a notebook at its default width
@@ -253,8 +253,9 @@ class TrainingStepper(PictureFallback, W.VBox):
 
     def fallback_text(self):
         """Title, what the last line did, and each picture's title with its colour scale."""
-        return [self.title.value, self.caption.value,
-                "left: " + self.left_title.value, "right: " + self.right_title.value]
+        titles = [("left: ", self.left_title.value), ("right: ", self.right_title.value)]
+        return [self.title.value, self.caption.value,  # a panel with a note has no title
+                *(side + title for side, title in titles if plain_lines(title))]
 
     def fallback_png(self):
         """The notebook file's picture: what the last line changed, above the curves."""
@@ -523,12 +524,17 @@ class TrainingStepper(PictureFallback, W.VBox):
         """The frame backward will draw for ``name`` when it is the next stage (it cannot be
         rendered ahead: it fills the .grad), rendered now if the canvas does not keep it (a
         parameter of a shape not shown in that stage yet): its .grad beside its values. The
-        panels are given zeros of its shape (only the frame is rendered; nothing runs)."""
+        panels are given zeros of its shape (only the frame is rendered; nothing runs); a
+        frozen parameter's .grad panel is a note (backward leaves its .grad None)."""
         m = self.model
         if m.next_stage_name != "backward":
             return
-        zeros = np.zeros(tuple(dict(m.model.named_parameters())[name].shape))
-        self.left_panel.show(zeros)
+        parameter = dict(m.model.named_parameters())[name]
+        zeros = np.zeros(tuple(parameter.shape))
+        if parameter.requires_grad:
+            self.left_panel.show(zeros)
+        else:
+            self.left_panel.message("")
         self.right_panel.show(zeros)
         self.canvas.prepare()
 
@@ -560,6 +566,9 @@ class TrainingStepper(PictureFallback, W.VBox):
         elif stage == "backward":
             titles = (self._show(left, change.grad_after, "no .grad", f"{name}.grad"),
                       self._show(right, m.values(name), "", f"{name} (what step() will move)"))
+        elif change.grad_after is None:  # step() skips a parameter without .grad (a frozen one)
+            titles = (self._note(left, f"Δ {name} = 0:\nstep() skips a parameter\nwithout .grad"),
+                      self._step_state(change, state_key, optimizer))
         else:  # step
             titles = (self._show(left, change.delta, "", f"Δ {name} (update)"),
                       self._step_state(change, state_key, optimizer))

@@ -555,3 +555,24 @@ def test_the_step_sliders_neighbours_are_drawn_ahead_while_the_controls_rest(mon
     for step in (2, 0):
         view.step.value = fresh.step.value = step
         assert _shown(view) == _shown(fresh) and _state(view) == _state(fresh)
+
+
+def test_the_timeline_legend_hides_no_line_or_dot():
+    """The running_mean timeline keeps room below its values for its legend (lower right):
+    no point of a channel's line or batch dots lies under it (lesson 06's dots once did)."""
+    x, fed = inputs(et, n=12, batches=5)
+    view = TrainEvalExplorer(net(et), x, batches=fed)
+    view.module.value = "1"
+    for _ in range(5):
+        view.next_button.click()
+    details = view.details["batchnorm"]
+    details.canvas.png()
+    ax = details.axes[2]
+    box = ax.get_legend().get_window_extent(details.canvas.figure.canvas.get_renderer())
+    drawn = [artist for artist in (*details.lines, *details.batch_dots) if len(artist.get_xdata())]
+    assert drawn
+    for artist in drawn:
+        points = ax.transData.transform(np.column_stack(artist.get_data()))
+        under = ((points[:, 0] >= box.x0) & (points[:, 0] <= box.x1)
+                 & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1))
+        assert not under.any(), points[under][:3]

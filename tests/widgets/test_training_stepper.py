@@ -9,7 +9,7 @@ import edutorch as et
 import edutorch.nn as nn
 from edutorch.datasets import load_digits
 from widgets import StageResult, TrainingStepper, TrainingStepperModel
-from widgets._render import html_style
+from widgets._render import html_style, plain_lines
 from widgets.training_stepper import OPTIMIZERS, SCHEDULERS, STAGES
 
 
@@ -233,6 +233,10 @@ def test_view_says_a_frozen_parameter_was_skipped_by_step():
         view.next_button.click()
     view.parameter.value = "0.weight"
     assert view.right_panel.artists["text"].get_text() == "0.weight had no .grad:\nstep() skipped it, no state"
+    # the update is no empty heatmap "±0" but says why; the stored text has no empty "right:"
+    assert view.left_panel.artists["text"].get_text().startswith("Δ 0.weight = 0:\nstep() skips")
+    assert not plain_lines(view.left_title.value) and not plain_lines(view.right_title.value)
+    assert not any(line.strip() in ("left:", "right:") for line in view.fallback_text())
     view.parameter.value = "2.weight"
     assert "state[&#x27;exp_avg&#x27;]" in view.right_title.value
 
@@ -522,15 +526,24 @@ def test_rendering_ahead_changes_no_state_of_the_model_the_optimizer_or_the_rngs
     same(snapshot(view), snapshot(twin))
 
 
-def test_the_next_stage_frame_is_prepared_ahead(monkeypatch):
+def frozen_first_layer(view):
+    view.model.model[0].requires_grad_(False)
+    return view
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_next_stage_frame_is_prepared_ahead(monkeypatch, frozen):
     """A parameter of another shape (a bias: bars) chosen after step(): backward will show
-    its .grad beside its values, a frame not drawn yet. While the controls rest after the
-    loss, that frame is rendered; the click on "next stage" then draws no frame, and its
-    picture is the one a fresh stepper draws."""
+    its .grad beside its values, a frame not drawn yet (a frozen one's .grad: a note, as
+    lesson 11's frozen body). While the controls rest after the loss, that frame is
+    rendered; the click on "next stage" then draws no frame, and its picture is the one a
+    fresh stepper draws."""
     counts = count_drawing(monkeypatch)
+    made = (lambda: frozen_first_layer(view_of(optimizer="SGD", lr=0.1))) if frozen else (
+        lambda: view_of(optimizer="SGD", lr=0.1))
 
     async def to_backward():
-        view = through_one_step(view_of(optimizer="SGD", lr=0.1))
+        view = through_one_step(made())
         view.parameter.value = "0.bias"
         for _ in range(3):  # zero_grad, forward, loss
             view.next_button.click()
@@ -541,12 +554,13 @@ def test_the_next_stage_frame_is_prepared_ahead(monkeypatch):
 
     view, frames_drawn = asyncio.run(to_backward())
     assert view.model.last.stage == "backward" and frames_drawn == 0
-    fresh = through_one_step(view_of(optimizer="SGD", lr=0.1))
+    fresh = through_one_step(made())
     fresh.parameter.value = "0.bias"
     for _ in range(4):
         fresh.next_button.click()
     assert png_bytes(view.image) == png_bytes(fresh.image)
-    assert view.left_title.value == fresh.left_title.value and "0.bias.grad" in fresh.left_title.value
+    assert view.left_title.value == fresh.left_title.value
+    assert ("0.bias.grad" in fresh.left_title.value) != frozen
 
 
 def test_a_kept_picture_is_drawn_again_when_code_outside_changes_the_tensors():
