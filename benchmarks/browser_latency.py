@@ -17,6 +17,11 @@ the page, from the input event to the widget's new picture *decoded*:
   (a control that redraws two pictures is done when both are); a control that only
   changes text is timed to its last DOM change (marked ``text``).
 
+The lessons are every lesson whose code builds one of ``WIDGETS`` (a new lesson with a
+widget is measured without a change here). A widget's sliders, dropdowns and toggles go
+first, then its buttons; a stepper's "◀ prev" and "next ▶" (disabled with nowhere to go)
+in the order that gives both their inputs: the one with more room first.
+
 Multi-step buttons (GradientInspector "10 steps", TrainingStepper "run N steps")
 are timed to their first visible change (the progress a person sees: a status
 line, a progress bar), and report their first new picture and the longest wait
