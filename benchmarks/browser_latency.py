@@ -244,7 +244,11 @@ def measure_control(page, output, lesson, name, kind, label, index, repeat):
     multi = any(m in label for m in MULTI_STEP)
     runs = [measure(page, output, kind, index, rep, multi)
             for rep in range(2 if multi else repeat)]
-    result = row(lesson, name, kind, label, [r for r in runs if r], multi)
+    taken = [r for r in runs if r]  # None: disabled, or nothing changed
+    result = row(lesson, name, kind, label, taken, multi)
+    if 0 < len(taken) < len(runs):  # a median of fewer inputs: say so
+        result = result[:-1] + ("; ".join(filter(None, [
+            result[-1], f"{len(taken)} of {len(runs)} inputs took effect"])),)
     print(" | ".join(str(x) for x in result), flush=True)
     return result
 
