@@ -219,8 +219,8 @@ class StepperView(PictureFallback, W.VBox):
     and while the controls rest the next and the previous step are rendered ahead
     (``RenderAhead``), so "next ▶", "◀ prev" and a slider's arrow key show pictures that
     are ready. A subclass makes ``self.canvas`` and ``self.style``, calls ``_build``, and
-    gives ``_render_step(step)`` (the pictures), ``_picture_key()`` (what else they depend
-    on), ``_title()`` and ``_lines(step)`` (the step's text).
+    gives ``self.trace`` (with ``describe(step)``: the step's text), ``_render_step(step)``
+    (the pictures), ``_picture_key()`` (what else they depend on) and ``_title()``.
     """
 
     def _build(self, steps, legend, extra_controls=()):
@@ -291,6 +291,10 @@ class StepperView(PictureFallback, W.VBox):
     def _picture_key(self):
         """What a step's pictures depend on besides the step (none here)."""
         return None
+
+    def _lines(self, step):
+        """What happened at ``step``, as text lines (the trace says it)."""
+        return self.trace.describe(step)
 
     def _describe(self, lines):
         """The step's text lines as the HTML under the pictures."""
@@ -363,9 +367,6 @@ class BackwardStepper(StepperView):
         return (f"<b>BackwardStepper</b> — {len(trace.nodes)} graph nodes, "
                 f"{len(trace.node_events())} run by backward; "
                 f"{len(self.graph_layout.boxes)} boxes drawn")
-
-    def _lines(self, step):
-        return self.trace.describe(step)
 
     def _render_step(self, step):
         """``(graph PNG, caption HTML, gradients PNG)`` of ``step``, drawn now."""

@@ -64,9 +64,6 @@ class TangentStepper(StepperView):
         return (f"<b>TangentStepper</b> — {len(self.trace.nodes)} nodes run once, on "
                 "dual numbers: each computes its value and its tangent together")
 
-    def _lines(self, step):
-        return self.trace.describe(step)
-
     def _render_step(self, step):
         """``(graph PNG, caption HTML, primal/tangent PNG)`` of ``step``, drawn now."""
         trace = self.trace
