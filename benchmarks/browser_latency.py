@@ -17,6 +17,11 @@ the page, from the input event to the widget's new picture *decoded*:
   (a control that redraws two pictures is done when both are); a control that only
   changes text is timed to its last DOM change (marked ``text``).
 
+The lessons are every lesson whose code builds one of ``WIDGETS`` (a new lesson with a
+widget is measured without a change here). A widget's sliders, dropdowns and toggles go
+first, then its buttons; a stepper's "◀ prev" and "next ▶" (disabled with nowhere to go)
+in the order that gives both their inputs: the one with more room first.
+
 Multi-step buttons (GradientInspector "10 steps", TrainingStepper "run N steps")
 are timed to their first visible change (the progress a person sees: a status
 line, a progress bar), and report their first new picture and the longest wait
@@ -58,10 +63,6 @@ from tests.browser import conftest as lab  # noqa: E402  (the browser test's ser
 from tests.browser.test_jupyterlab import (  # noqa: E402
     PANEL, open_notebook, run_all_cells, shut_down_kernels, wait_until_all_ran)
 
-#: one lesson per widget (12 also has ProfilerView)
-LESSONS = ["01-tensors-and-autograd", "02-modules-parameters-buffers", "03-hooks", "04-pruning",
-           "05-training-loop-and-optimizers", "06-train-and-eval", "07-gradients-up-close",
-           "09-extending-autograd", "12-beyond-the-basics"]
 MULTI_STEP = ("10 steps", "run N steps")  # buttons that draw progress while they run
 SKIPPED = ("stop", "clear", "make permanent")  # nothing to redraw, or the end of the widget
 QUIET_MS, TEXT_WAIT_MS, CAP_MS = 500, 4000, 10000  # see COLLECT
@@ -100,8 +101,8 @@ COLLECT = """([quiet, textWait, cap]) => new Promise(resolve => {
 })"""
 #: the controls of widget output ``i``: [kind, label, index among its kind]
 CONTROLS = """out => {
-  const label = el => (el.closest('.widget-inline-hbox')?.querySelector('.widget-label')
-                       ?.textContent || '').trim();
+  const label = el => (el.closest('.widget-inline-hbox, .widget-toggle-buttons')
+                       ?.querySelector('.widget-label')?.textContent || '').trim();
   const found = [];
   out.querySelectorAll('.widget-slider .noUi-handle').forEach((h, i) =>
     found.push(['slider', label(h), i]));
@@ -122,7 +123,20 @@ def widget_outputs(page):
 
 
 WIDGETS = ("AutogradExplorer", "ParameterTree", "HookMonitor", "PruneExplorer", "TrainingStepper",
-           "TrainEvalExplorer", "GradientInspector", "BackwardStepper", "ProfilerView")
+           "TrainEvalExplorer", "GradientInspector", "BackwardStepper", "TangentStepper",
+           "ProfilerView")
+
+
+def lessons_with_widgets(folder):
+    """The lessons (names without ``.ipynb``) whose code builds one of ``WIDGETS``: every
+    lesson a learner sees a widget in, a new lesson included."""
+    found = []
+    for path in sorted(pathlib.Path(folder).glob("[0-9][0-9]-*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+        if any(name + "(" in code for name in WIDGETS):
+            found.append(path.stem)
+    return found
 
 
 def widget_name(output):
@@ -211,19 +225,45 @@ def bench_lesson(browser, base_url, lesson, repeat):
             name = widget_name(output)
             controls = output.evaluate(CONTROLS)
             controls.sort(key=lambda c: (c[0] == "button", any(m in c[1] for m in MULTI_STEP)))
-            for kind, label, index in controls:
-                if kind == "button" and any(word in label for word in SKIPPED):
-                    continue
-                multi = any(m in label for m in MULTI_STEP)
-                runs = [measure(page, output, kind, index, rep, multi)
-                        for rep in range(2 if multi else repeat)]
-                runs = [r for r in runs if r]
-                rows.append(row(lesson, name, kind, label, runs, multi))
-                print(" | ".join(str(x) for x in rows[-1]), flush=True)
+            others = [c for c in controls if c[0] != "button"]
+            for kind, label, index in others:
+                rows.append(measure_control(page, output, lesson, name, kind, label, index, repeat))
+            buttons = stepping_order(output, [c for c in controls if c[0] == "button"])
+            for kind, label, index in buttons:  # after the sliders: they move a stepper
+                if not any(word in label for word in SKIPPED):
+                    rows.append(measure_control(page, output, lesson, name, kind, label, index,
+                                                repeat))
         shut_down_kernels(page, base_url)  # the next lesson gets the CPU to itself
     finally:
         page.close()
     return rows
+
+
+def measure_control(page, output, lesson, name, kind, label, index, repeat):
+    """The row of one control: ``repeat`` inputs (2 for a multi-step button), printed."""
+    multi = any(m in label for m in MULTI_STEP)
+    runs = [measure(page, output, kind, index, rep, multi)
+            for rep in range(2 if multi else repeat)]
+    taken = [r for r in runs if r]  # None: disabled, or nothing changed
+    result = row(lesson, name, kind, label, taken, multi)
+    if 0 < len(taken) < len(runs):  # a median of fewer inputs: say so
+        result = result[:-1] + ("; ".join(filter(None, [
+            result[-1], f"{len(taken)} of {len(runs)} inputs took effect"])),)
+    print(" | ".join(str(x) for x in result), flush=True)
+    return result
+
+
+def stepping_order(output, buttons):
+    """``buttons`` with a stepper's "◀ prev" after its "next ▶" when its step slider is in
+    its first half, before it otherwise: a stepper disables the button that has nowhere
+    to go, so the one with room goes first and the other then has as many steps back."""
+    handle = output.locator(".widget-slider .noUi-handle")
+    if handle.count() == 0 or not any("prev" in label for _, label, _ in buttons):
+        return buttons
+    now, low, high = (float(handle.first.get_attribute(a) or 0)
+                      for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+    prev_first = now > (low + high) / 2
+    return sorted(buttons, key=lambda c: ("prev" in c[1]) != prev_first)
 
 
 def row(lesson, name, kind, label, runs, multi):
@@ -278,7 +318,8 @@ def main():
     args = parser.parse_args()
     use_windowing(args.windowing)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))  # still stop the server
-    lessons = [n for n in LESSONS if not args.only or any(p in n for p in args.only.split(","))]
+    lessons = [n for n in lessons_with_widgets(lab.LESSONS)
+               if not args.only or any(p in n for p in args.only.split(","))]
     from playwright.sync_api import sync_playwright
 
     chromium = lab.CHROMIUM if pathlib.Path(lab.CHROMIUM).exists() else None

@@ -44,7 +44,7 @@ LEVEL_PX = 46  # one level of the graph
 BOX_PX = 28  # a box's height
 MARGIN_PX = 8
 WINDOW_PX = 560  # a taller graph is cropped to this many pixels around the current node
-KEEP = 16  # steps whose pictures a BackwardStepper keeps (~150 KB each)
+KEEP = 16  # steps whose pictures a stepper keeps (~150 KB each)
 
 
 def colour_chip(rgba, text, border="#888"):
@@ -215,10 +215,17 @@ class StepperView(PictureFallback, W.VBox):
     """What BackwardStepper and TangentStepper share: a graph picture beside two tensor
     pictures, stepped with ◀ prev / a slider / next ▶, the step's text below.
 
-    A subclass makes ``self.canvas`` and ``self.style``, calls ``_build`` and draws in ``_draw``.
+    The pictures of a step are rendered once and kept (the last ``KEEP`` steps shown),
+    and while the controls rest the next and the previous step are rendered ahead
+    (``RenderAhead``), so "next ▶", "◀ prev" and a slider's arrow key show pictures that
+    are ready. A subclass makes ``self.canvas`` and ``self.style``, calls ``_build``, and
+    gives ``self.trace`` (with ``describe(step)``: the step's text), ``_render_step(step)``
+    (the pictures), ``_picture_key()`` (what else they depend on) and ``_title()``.
     """
 
     def _build(self, steps, legend, extra_controls=()):
+        self.rendered = {}  # (_picture_key(), step) -> its pictures and caption, KEEP at most
+        self.ahead = RenderAhead(delay_s=0.3)  # the neighbour steps, while nobody waits
         self.title = W.HTML()
         self.legend = W.HTML(legend)
         self.prev_button = W.Button(description="◀ prev", layout=W.Layout(width="80px"),
@@ -255,6 +262,40 @@ class StepperView(PictureFallback, W.VBox):
         """Move ``delta`` steps forward (or back), staying in range."""
         self.slider.value = min(max(self.slider.value + delta, 0), self.slider.max)
 
+    def _draw(self):
+        """Show the slider's step: its pictures first (kept, or rendered now), then its
+        text; a button with nowhere to go is disabled; then the neighbour steps are
+        rendered ahead once the controls rest."""
+        step, last = self.slider.value, self.slider.max
+        graph, caption, detail = self._rendered(step)
+        self.image.value, self.detail.value = graph, detail
+        self.caption.value = caption
+        self.title.value = self._title()
+        self.position.value = f"step {step} / {last}"
+        self._describe(self._lines(step))
+        self.prev_button.disabled, self.next_button.disabled = step == 0, step == last
+        neighbours = [s for s in (step + 1, step - 1) if 0 <= s <= last]
+        self.ahead.schedule(lambda s=s: self._rendered(s) for s in neighbours)
+
+    def _rendered(self, step):
+        """``(graph PNG, caption HTML, tensors PNG)`` of ``step``: rendered once and kept
+        (the last ``KEEP``, with what else they depend on: ``_picture_key()``), so a step
+        rendered ahead while the controls rested is shown at once."""
+        key = (self._picture_key(), step)
+        if key not in self.rendered:
+            if len(self.rendered) >= KEEP:
+                del self.rendered[next(iter(self.rendered))]  # the oldest
+            self.rendered[key] = self._render_step(step)
+        return self.rendered[key]
+
+    def _picture_key(self):
+        """What a step's pictures depend on besides the step (none here)."""
+        return None
+
+    def _lines(self, step):
+        """What happened at ``step``, as text lines (the trace says it)."""
+        return self.trace.describe(step)
+
     def _describe(self, lines):
         """The step's text lines as the HTML under the pictures."""
         self.description.value = (f"<pre style='{self.style}; margin:0; white-space:pre-wrap'>"
@@ -281,8 +322,6 @@ class BackwardStepper(StepperView):
         self.left_panel = TensorPanel(self.canvas, 0, title="gradient arriving")
         self.right_panel = TensorPanel(self.canvas, 1, title="sent on / leaf .grad")
         self._layout_key = None
-        self.rendered = {}  # (expanded groups, step) -> its pictures and caption, KEEP at most
-        self.ahead = RenderAhead(delay_s=0.3)  # the neighbour steps, while nobody waits
 
         groups = self.trace.groups
         named = [(f"{g or '(root)'}: {self.trace.group_classes.get(g, 'module')}", g)
@@ -314,32 +353,25 @@ class BackwardStepper(StepperView):
 
     # -- drawing ------------------------------------------------------------------------
     def _draw(self):
-        trace = self.trace
         if self._layout_key != self.expanded:
-            self.graph_layout = layout(trace, self.expanded)
+            self.graph_layout = layout(self.trace, self.expanded)
             self.picture.draw_layout(self.graph_layout)
             self._layout_key = self.expanded
-        step = self.slider.value
-        self.image.value, self.caption.value, self.detail.value = self._rendered(step)
-        self.title.value = (f"<b>BackwardStepper</b> — {len(trace.nodes)} graph nodes, "
-                            f"{len(trace.node_events())} run by backward; "
-                            f"{len(self.graph_layout.boxes)} boxes drawn")
-        self.position.value = f"step {step} / {len(trace.events)}"
-        self._describe(trace.describe(step))
-        neighbours = [s for s in (step + 1, step - 1) if 0 <= s <= self.slider.max]
-        self.ahead.schedule(lambda s=s: self._rendered(s) for s in neighbours)
+        super()._draw()
 
-    def _rendered(self, step):
-        """``(graph PNG, caption HTML, gradients PNG)`` of ``step`` with the groups expanded
-        now: rendered once and kept (the last ``KEEP``), so a step rendered ahead while the
-        controls rested (the next and the previous one) is shown at once."""
-        key = (self.expanded, step)
-        if key not in self.rendered:
-            if len(self.rendered) >= KEEP:
-                del self.rendered[next(iter(self.rendered))]  # the oldest
-            states, event = self.trace.state(step)
-            self.rendered[key] = (self._graph_png(states, event), *self._render_detail(event))
-        return self.rendered[key]
+    def _picture_key(self):
+        return self.expanded
+
+    def _title(self):
+        trace = self.trace
+        return (f"<b>BackwardStepper</b> — {len(trace.nodes)} graph nodes, "
+                f"{len(trace.node_events())} run by backward; "
+                f"{len(self.graph_layout.boxes)} boxes drawn")
+
+    def _render_step(self, step):
+        """``(graph PNG, caption HTML, gradients PNG)`` of ``step``, drawn now."""
+        states, event = self.trace.state(step)
+        return (self._graph_png(states, event), *self._render_detail(event))
 
     def _graph_png(self, states, event):
         """The graph with the boxes tinted by ``states`` and the arrows ``event`` sends."""

@@ -60,34 +60,34 @@ class TangentStepper(StepperView):
     def __repr__(self):  # stable text for notebooks (nbval compares text/plain)
         return f"TangentStepper({len(self.trace.nodes)} nodes, {len(self.trace.events)} steps)"
 
-    def _draw(self):
-        trace, step = self.trace, self.slider.value
+    def _title(self):
+        return (f"<b>TangentStepper</b> — {len(self.trace.nodes)} nodes run once, on "
+                "dual numbers: each computes its value and its tangent together")
+
+    def _render_step(self, step):
+        """``(graph PNG, caption HTML, primal/tangent PNG)`` of ``step``, drawn now."""
+        trace = self.trace
         states, event = trace.state(step)
         current = None if event is None else event.node
         sent_to = () if event is None or event.tangent is None else consumers(trace, current)
-        self.image.value = self.picture.png(box_states(self.graph_layout, states), sent_to,
-                                            current)
-        self.title.value = (f"<b>TangentStepper</b> — {len(trace.nodes)} nodes run once, on "
-                            "dual numbers: each computes its value and its tangent together")
-        self.position.value = f"step {step} / {len(trace.events)}"
-        self._draw_detail(event)
-        self._describe(trace.describe(step))
+        graph = self.picture.png(box_states(self.graph_layout, states), sent_to, current)
+        return (graph, *self._render_detail(event))
 
-    def _draw_detail(self, event):
-        """The node's primal (top) and tangent (bottom), each on its own colour scale."""
+    def _render_detail(self, event):
+        """``(caption HTML, PNG)``: the node's primal (top) and tangent (bottom), each on its
+        own colour scale."""
         if event is None:
             self.primal_panel.message("the inputs get their\ntangents from make_dual")
             self.tangent_panel.message("")
-            self.caption.value = f"<div style='{self.style}'>step 0: nothing has run yet</div>"
+            return (f"<div style='{self.style}'>step 0: nothing has run yet</div>",
+                    self.canvas.png())
+        node = self.trace.nodes[event.node]
+        text = f"node {html.escape(node.what)}: primal |max| {_largest(event.primal):.3g}"
+        self.primal_panel.show(event.primal.values)
+        if event.tangent is None:
+            self.tangent_panel.message("None: no tangent reached\nthis node (zero)")
         else:
-            node = self.trace.nodes[event.node]
-            text = f"node {html.escape(node.what)}: primal |max| {_largest(event.primal):.3g}"
-            self.primal_panel.show(event.primal.values)
-            if event.tangent is None:
-                self.tangent_panel.message("None: no tangent reached\nthis node (zero)")
-            else:
-                self.tangent_panel.show(event.tangent.values)
-                text += f", tangent |max| {_largest(event.tangent):.3g}"
-            self.caption.value = (f"<div style='{self.style}'>{text} (each picture on its own "
-                                  "scale, white = 0)</div>")
-        self.detail.value = self.canvas.png()
+            self.tangent_panel.show(event.tangent.values)
+            text += f", tangent |max| {_largest(event.tangent):.3g}"
+        return (f"<div style='{self.style}'>{text} (each picture on its own scale, "
+                "white = 0)</div>", self.canvas.png())

@@ -8,7 +8,7 @@ from widget_helpers import copy_weights, is_png, mlp, png_bytes
 
 import edutorch as et
 import edutorch.nn as nn
-from widgets import BackwardStepper, BackwardTrace, ModuleScopes
+from widgets import BackwardStepper, BackwardTrace, ModuleScopes, TangentStepper
 from widgets._render import PIXEL_RATIO
 from widgets.backward_stepper import box_states, compare_orders, layout
 from widgets.backward_stepper_view import WIDTH_PX, WINDOW_PX
@@ -340,40 +340,55 @@ def test_both_gradient_pictures_share_one_scale():
     assert left.max() == pytest.approx(1 / 3) and "one scale: ±3" in view.caption.value
 
 
-def test_the_neighbour_steps_are_rendered_ahead_while_the_controls_rest():
-    """In a kernel, once the controls rest, the next and previous steps' gradient pictures
-    are rendered into the canvas (their frames kept): a step then only pastes them, and
-    shows what a fresh stepper shows at that step."""
+def backward_stepper():
+    output, tensors = shared_subexpression(et)
+    return BackwardStepper(output, tensors)
+
+
+def tangent_stepper():
+    def fn(x, w):
+        h = x * w
+        return (h.sin() * h).sum()
+    return TangentStepper(fn, (et.tensor([1.0, 2.0]), et.tensor([3.0, 4.0])),
+                          (et.tensor([1.0, 0.0]), None))
+
+
+STEPPERS = [backward_stepper, tangent_stepper]  # both are StepperViews
+
+
+@pytest.mark.parametrize("build", STEPPERS, ids=lambda build: build.__name__)
+def test_the_neighbour_steps_are_rendered_ahead_while_the_controls_rest(build):
+    """In a kernel, once the controls rest, the next and previous steps' pictures are
+    rendered and kept: they are the pictures a fresh stepper draws at those steps."""
     import asyncio
 
     from widget_helpers import built_in_a_kernel
 
-    def build():
-        output, tensors = shared_subexpression(et)
-        return BackwardStepper(output, tensors)
+    def ready(view):
+        return not view.ahead.pending and view.ahead.timer is None
+    view = asyncio.run(built_in_a_kernel(build, ready))
+    assert [step for _, step in view.rendered] == [0, 1]  # shown, then the next one
 
-    view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
-    frames = len(view.canvas.backgrounds)
-    assert frames >= 2  # step 0's and step 1's
-    view.next_button.click()
-    assert len(view.canvas.backgrounds) == frames  # step 1's frame was ready
+    def to_step_2():  # drawn now (not a neighbour of 0), in the kernel's event loop
+        view.slider.value = 2
+        return view
+    view = asyncio.run(built_in_a_kernel(to_step_2, ready))
+    assert sorted(step for _, step in view.rendered) == [0, 1, 2, 3]
     fresh = build()
-    fresh.slider.value = 1
-    assert bytes(view.detail.value) == bytes(fresh.detail.value)
-    assert view.caption.value == fresh.caption.value
+    for step in (1, 3):
+        fresh.slider.value = step
+        assert view.rendered[(view._picture_key(), step)] == (
+            bytes(fresh.image.value), fresh.caption.value, bytes(fresh.detail.value))
 
 
-def test_a_step_rendered_ahead_is_shown_without_drawing_again(monkeypatch):
+@pytest.mark.parametrize("build", STEPPERS, ids=lambda build: build.__name__)
+def test_a_step_rendered_ahead_is_shown_without_drawing_again(build, monkeypatch):
     """Once the controls rest, the next step's pictures are ready: "next ▶" shows them
     without drawing anything (what a fresh stepper draws at that step), and "◀ prev"
     comes back to the step's own pictures."""
     import asyncio
 
     from widget_helpers import built_in_a_kernel
-
-    def build():
-        output, tensors = shared_subexpression(et)
-        return BackwardStepper(output, tensors)
 
     view = asyncio.run(built_in_a_kernel(build, lambda view: not view.ahead.pending))
     first = (bytes(view.image.value), bytes(view.detail.value))
@@ -387,8 +402,30 @@ def test_a_step_rendered_ahead_is_shown_without_drawing_again(monkeypatch):
     fresh.slider.value = 1
     assert bytes(view.image.value) == bytes(fresh.image.value)
     assert bytes(view.detail.value) == bytes(fresh.detail.value)
+    assert view.caption.value == fresh.caption.value
     view.prev_button.click()
     assert (bytes(view.image.value), bytes(view.detail.value)) == first
+
+
+@pytest.mark.parametrize("build", STEPPERS, ids=lambda build: build.__name__)
+def test_a_step_sends_its_pictures_before_its_text(build):
+    """The browser shows each change as it arrives: the two pictures go first."""
+    view = build()
+    sent = []
+    for name in ("image", "detail", "caption", "position", "description"):
+        getattr(view, name).observe(lambda change, name=name: sent.append(name), names="value")
+    view.next_button.click()
+    assert sent == ["image", "detail", "caption", "position", "description"]
+
+
+@pytest.mark.parametrize("build", STEPPERS, ids=lambda build: build.__name__)
+def test_a_button_with_nowhere_to_go_is_disabled(build):
+    view = build()
+    assert view.prev_button.disabled and not view.next_button.disabled  # step 0
+    view.next_button.click()
+    assert not view.prev_button.disabled and not view.next_button.disabled
+    view.slider.value = view.slider.max
+    assert view.next_button.disabled and not view.prev_button.disabled
 
 
 def test_the_arrows_of_the_gradients_sent_are_painted_red_from_the_node_to_its_children():
