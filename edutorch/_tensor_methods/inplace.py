@@ -19,7 +19,7 @@ from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
 from ..autograd._functions.utils import wrap_dim
 from .arithmetic import check_alpha
 from .views import base_index, check_no_overlap, has_internal_overlap, is_raw_leaf, read_graph, refresh_views
-from .views import seen_alike, set_graph, view_error
+from .views import FOLLOW_BASE, seen_alike, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -248,6 +248,7 @@ class InplaceMethods:
         if self._requires_grad and base._grad_fn is None:  # PyTorch: ``tensor._base().is_leaf()``
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # (also a base detached in place since)
         _check_memory(self, fn, args)
+        read_graph(self)  # the op records the view's node: remade first if its base was written since
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
             del self._view_of
@@ -306,6 +307,9 @@ class InplaceMethods:
             forward_ad.set_tangent(self, out._fw_grad)
         if out._grad_fn is not None:
             set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
+            if "_view_of" in self.__dict__:  # a view: its new node is of the new version (not remade when read)
+                self._view_version = self._version_counter[0]
+                self._grad_fn._use_error = FOLLOW_BASE
             refresh_views(self)
         return self
 

@@ -1948,3 +1948,117 @@ def test_index_add_checks_in_pytorchs_order(shape, dim, index, source, error):
     assert got[0] is error, got
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+_VIEW_KINDS = ["b[0]", "b[0:1]", "b[:, 1]", "b.expand(3, 2, 2)", "b.view(4)", "b.reshape(4)", "b.diagonal()", "b.t()",
+               "b.narrow(0, 1, 1)", "b.unsqueeze(0)", "b[None]", "b.permute(1, 0)", "b.movedim(0, 1)", "b.select(1, 0)",
+               "b.unflatten(1, (2, 1))", "b.flatten()", "b.unfold(0, 1, 1)", "b[0][1]"]
+_READS = ["v.grad_fn", "y = v * 1", "repr(v)", "v.is_leaf", "v.retain_grad()"]
+
+
+@pytest.mark.parametrize("read", _READS)
+@pytest.mark.parametrize("view", _VIEW_KINDS)
+def test_a_view_read_after_a_write_without_a_graph_keeps_its_gradient_through_detach(view, read):
+    # docs/fuzzing.md (view-of-a-detached-base): a view read between a write of its base under no_grad and a later
+    # b.detach_() lost its gradient (x.grad None); PyTorch remakes the view's node when read (AsStridedBackward0, from
+    # the base's graph then), so the detach_() that follows does not reach it: the gradient is the one without it
+    def outcome(lib, detach):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        v = eval(view)
+        with lib.no_grad():
+            b.add_(1.0)
+        exec(read, {"v": v})
+        if detach:
+            b.detach_()
+        (v * v).sum().backward()
+        return v.grad_fn.name(), x.grad.flatten().tolist()
+
+    got = outcome(torch, detach=True)
+    assert got == ("AsStridedBackward0", outcome(torch, detach=False)[1])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch, detach=True) == got
+
+
+_REMADE_NODE = [  # (code; the names of v's node read at each `names.append(...)`; None: it is not read there)
+    ("v = b[0]\nwith torch.no_grad():\n    b.add_(1.0)", ["AsStridedBackward0"]),
+    ("v = b[0:1]\nnames.append(v.grad_fn.name())\nwith torch.no_grad():\n    b.add_(1.0)",
+     ["SliceBackward0", "AsStridedBackward0"]),
+    ("v = b.t()\nb.detach().mul_(2.0)", ["AsStridedBackward0"]),  # a write through another alias
+    ("v = b.diagonal()\ntorch.autograd.graph.increment_version(b)", ["AsStridedBackward0"]),
+    ("v = b[0]\nwith torch.no_grad():\n    v.mul_(2.0)", ["AsStridedBackward0"]),  # the view's own write
+    ("v = b[0]\nw = b[1]\nwith torch.no_grad():\n    w.mul_(2.0)", ["AsStridedBackward0"]),  # another view's
+    ("v = b.view(4)\nwith torch.no_grad():\n    b.zero_()", ["AsStridedBackward0"]),
+    ("v = b[0]\nwith torch.no_grad():\n    b.add_(1.0)\nwith torch.no_grad():\n    y = v * 2", ["AsStridedBackward0"]),
+    ("v = b[0]\nv.unsqueeze_(0)", ["UnsqueezeBackward1"]),  # its own view op, recorded: of the new version
+    ("v = b[0]\nv.unsqueeze_(0)\nwith torch.no_grad():\n    b.add_(1.0)", ["AsStridedBackward0"]),
+    ("v = b[0]\nwith torch.no_grad():\n    v.unsqueeze_(0)", ["AsStridedBackward0"]),
+    ("v = b.select(1, 0)", ["SelectBackward0"]),  # not written: its own node (one, as x[:, 0])
+    ("v = x[0]\nwith torch.no_grad():\n    x.add_(1.0)", ["AsStridedBackward0"]),  # an optimizer's step on a leaf
+    ("v = x[0]\nwith torch.no_grad():\n    x.add_(1.0)\nnames.append(v.grad_fn.next_functions[0][0].variable is x)",
+     [True, "AsStridedBackward0"]),
+]
+
+
+@pytest.mark.parametrize("code, names", _REMADE_NODE)
+def test_a_view_read_after_its_base_was_written_without_a_graph_has_pytorchs_remade_node(code, names):
+    # a view's node kept its own name (SliceBackward0) after a write of its base that recorded nothing; PyTorch's
+    # grad_fn() remakes it as AsStridedBackward0 whenever the shared version moved since the node was made
+    def outcome(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        scope = {"torch": lib, "x": x, "b": x * 1, "names": []}
+        exec(code, scope)
+        v = scope["v"]
+        (v * v).sum().backward()
+        return scope["names"] + [v.grad_fn.name()], x.grad.tolist()
+
+    got = outcome(torch)
+    assert got[0] == names
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+def test_differentiating_a_stale_view_reads_its_remade_node():
+    # torch.autograd.grad(loss, [v]) / backward(inputs=[v]) read v.grad_fn: remade after a write without a graph, it
+    # is not in loss's graph (edutorch followed the old node and refused the write instead)
+    def outcome(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        v = b[0:1]
+        loss = (v * v).sum()
+        with lib.no_grad():
+            b.add_(1.0)
+        loss.backward(inputs=[v], retain_graph=True)
+        try:
+            lib.autograd.grad(loss, [v])
+        except RuntimeError as caught:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (.grad of a non-leaf)
+                return v.grad, str(caught)
+
+    got = outcome(torch)
+    assert got == (None, "The differentiated Tensor at index 0 appears to not have been used in the graph. "
+                         "Set allow_unused=True if this is the desired behavior.")
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("before", ["v.retain_grad()\ny = v * 1", "y = v * 1\nv.retain_grad()"])
+def test_a_retained_view_remade_from_its_detached_base_moves_its_grad_there(before):
+    # v retains its grad; b.mul_(w) remakes v's node (unread), b.detach_() remakes it again from the detached base:
+    # PyTorch moves retain_grad() to that node, so v.grad is the gradient of (v * v) (it was y's, through the old one)
+    def outcome(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([[0.5, -1.5], [2.5, 1.0]], dtype=lib.float64, requires_grad=True)
+        scope = {"b": x * 1}
+        exec("v = b[0]\n" + before, scope)
+        b, v, y = scope["b"], scope["v"], scope["y"]
+        b.mul_(w)
+        b.detach_()
+        ((v * v).sum() + (y * 3).sum()).backward()
+        return v.grad.tolist(), x.grad.tolist()
+
+    got = outcome(torch)
+    assert got == ([1.0, -6.0], [[3.0, 3.0], [0.0, 0.0]])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
