@@ -2062,3 +2062,58 @@ def test_a_retained_view_remade_from_its_detached_base_moves_its_grad_there(befo
     assert got == ([1.0, -6.0], [[3.0, 3.0], [0.0, 0.0]])
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+_FILL_WITH_A_TENSOR = [  # (code, out): found by hand beside the fuzzer (fill_'s value got no gradient)
+    ("v = x * 1\nv.fill_(s)\n(v * v).sum().backward()\nout = v.grad_fn.name(), s.grad.item(), x.grad.tolist()",
+     ("FillBackward3", 24.0, [[0.0, 0.0], [0.0, 0.0]])),
+    ("v = x * 1\nv[0].fill_(s)\n(v * v).sum().backward()\nout = s.grad.item(), x.grad.tolist()",
+     (12.0, [[0.0, 0.0], [6.0, 8.0]])),
+    ("v = x * 1\nv.t().fill_(s)\n(v * x).sum().backward()\nout = s.grad.item(), x.grad.tolist()",
+     (10.0, [[3.0, 3.0], [3.0, 3.0]])),
+    ("v = torch.zeros(2, 2)\nv.fill_(s)\nv.sum().backward()\nout = str(v.dtype), s.grad.item()", ("torch.float32", 4.0)),
+    ("v = x * 1\nv.fill_(v[0, 0])\nv.sum().backward()\nout = v.tolist(), x.grad.tolist()",  # its own element: runs
+     ([[1.0, 1.0], [1.0, 1.0]], [[4.0, 0.0], [0.0, 0.0]])),
+    ("(g,) = torch.autograd.grad(torch.zeros(3, dtype=torch.float64).fill_(s * s).sum(), [s], create_graph=True)\n"
+     "g.backward()\nout = g.item(), s.grad.item()", (18.0, 6.0)),
+    ("v = x * 1\nv.fill_(2.0)\nout = v.grad_fn.name(), v.tolist()", ("FillBackward2", [[2.0, 2.0], [2.0, 2.0]])),
+    ("x.detach().fill_(torch.tensor([2.0]))",
+     "RuntimeError: fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."),
+]
+
+
+@pytest.mark.parametrize("code, expected", _FILL_WITH_A_TENSOR)
+def test_fill_with_a_0d_tensor_gives_it_the_gradient_of_every_element(code, expected):
+    # x.fill_(s) with s requiring grad left s.grad None (PyTorch's FillBackward3: grad.sum()); a 1-d value filled
+    # silently (PyTorch refuses); fill_ from an element of the tensor itself was refused as an overlap (PyTorch
+    # reads the number first)
+    def outcome(lib):
+        scope = {"torch": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True),
+                 "s": lib.tensor(3.0, dtype=lib.float64, requires_grad=True)}
+        try:
+            exec(code, scope)
+        except RuntimeError as caught:
+            return f"RuntimeError: {caught}"
+        return scope["out"]
+
+    assert outcome(torch) == expected
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == expected
+
+
+@pytest.mark.parametrize("values, dtype", [([True, False], "torch.int64"), ([3, -2], "torch.int64"),
+                                           ([1.5], "torch.float64")])
+def test_square_is_pow_2(values, dtype):
+    # fuzz with node names compared: x.square() was MulBackward0 (x * x); PyTorch: PowBackward0, and a bool
+    # tensor's square is int64 (x * x kept bool)
+    def outcome(lib):
+        x = lib.tensor(values)
+        if x.is_floating_point():
+            x = x.double().requires_grad_()
+        y = x.square()
+        return y.tolist(), str(y.dtype), None if y.grad_fn is None else y.grad_fn.name()
+
+    got = outcome(torch)
+    assert got[1:] == (dtype, "PowBackward0" if dtype == "torch.float64" else None)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
