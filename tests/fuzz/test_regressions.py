@@ -2117,3 +2117,57 @@ def test_square_is_pow_2(values, dtype):
     assert got[1:] == (dtype, "PowBackward0" if dtype == "torch.float64" else None)
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+_LERP_WITH_A_TENSOR_WEIGHT = [  # (code making y; out: grads of x, w, s, c, y's node) found by hand beside the fuzzer
+    ("y = v.lerp(w, s)", [[1.3125, 1.6875, 3.5625, 3.9375], [1.625, 1.875], [-49.5], None, "LerpBackward1"]),
+    ("y = torch.lerp(v, w, c)", [[1.71, 2.97, 0.75, 0.09], [1.94, 0.54], None, [-12.5, -7.9], "LerpBackward1"]),
+    ("y = torch.lerp(s, w, c)", [None, [0.65, -1.35], [0.3], [-0.125, 3.625], "LerpBackward1"]),
+    ("v.lerp_(w, c)\ny = v", [[1.71, 2.97, 0.75, 0.09], [1.94, 0.54], None, [-12.5, -7.9], "LerpBackward1"]),
+    ("y = v.lerp(w, 0.3)", [[1.19, 1.33, 3.15, 3.29], [1.86, 1.98], None, None, "LerpBackward0"]),
+    ("y = v.lerp(w, s.float())", [[1.3125, 1.6875, 3.5625, 3.9375], [1.625, 1.875], [-49.5], None, "LerpBackward1"]),
+    ("y = v.lerp(w, c.float())", "expected dtype double for `weight` but got dtype float"),
+    ("y = v.lerp(w.float(), 0.5)", "expected dtype double for `end` but got dtype float"),
+    ("y = v.lerp(w, torch.zeros(3, dtype=torch.float64))",
+     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 1"),
+    ("y = v.lerp(w, s)\nwith torch.no_grad():\n    s.mul_(2)",  # the weight is saved
+     "one of the variables needed for gradient computation has been modified by an inplace operation"),
+]
+
+
+@pytest.mark.parametrize("code, expected", _LERP_WITH_A_TENSOR_WEIGHT)
+def test_lerp_with_a_tensor_weight_is_pytorchs_lerp_backward1(code, expected):
+    # torch.lerp(start, end, weight) with a tensor weight crashed ("'Tensor' object has no attribute 'astype'");
+    # an `end` of another dtype was accepted (PyTorch refuses)
+    def outcome(lib):
+        scope = {"torch": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True),
+                 "w": lib.tensor([0.5, -1.5], dtype=lib.float64, requires_grad=True),
+                 "s": lib.tensor(0.25, dtype=lib.float64, requires_grad=True),
+                 "c": lib.tensor([[0.1], [0.7]], dtype=lib.float64, requires_grad=True)}
+        scope["v"] = scope["x"] * 1
+        try:
+            exec(code, scope)
+            y = scope["y"]
+            (y * y).sum().backward()
+        except RuntimeError as caught:
+            return str(caught)[:len(expected)] if isinstance(expected, str) else str(caught)
+        return [None if scope[n].grad is None else [round(g, 6) + 0.0 for g in scope[n].grad.flatten().tolist()]
+                for n in ("x", "w", "s", "c")] + [y.grad_fn.name()]
+
+    assert outcome(torch) == expected
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == expected
+
+
+def test_lerp_with_a_tensor_weight_has_the_tangent_of_each_input():
+    # forward mode: d lerp = (1 - weight) d start + weight d end + (end - start) d weight, of the output's shape
+    fa = torch.autograd.forward_ad
+    start = torch.tensor([0.5, -1.5], dtype=torch.float64)
+    end = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    weight = torch.tensor([[0.1], [0.7]], dtype=torch.float64)
+    tangents = []
+    for k in range(3):
+        with fa.dual_level():
+            args = [fa.make_dual(p, torch.ones_like(p) * 0.5) if j == k else p for j, p in enumerate((start, end, weight))]
+            tangents.append([[round(t, 6) for t in row] for row in fa.unpack_dual(torch.lerp(*args)).tangent.tolist()])
+    assert tangents == [[[0.45, 0.45], [0.15, 0.15]], [[0.05, 0.05], [0.35, 0.35]], [[0.25, 1.75], [1.25, 2.75]]]
