@@ -267,7 +267,13 @@ def follow_detached_base(view, base):
 def remake_from_base(view, base):
     """The node PyTorch remakes for ``view`` from ``base``'s graph now: ``AsStridedBackward0`` to the base's
     node (or gradient accumulator) when the base requires grad, else one whose gradient goes nowhere (the
-    view still requires grad); none for a view that had none."""
+    view still requires grad); none for a view that had none.  A split/unbind output gets PyTorch's refusal
+    instead (``view_error``)."""
+    message = view_error(view, base_modified=True)
+    if message is not None:
+        with grad_mode.enable_grad():
+            set_graph(view, _RefusedView.apply(base, message))
+        return
     if base._requires_grad:
         source = base
     elif is_raw_leaf(view):

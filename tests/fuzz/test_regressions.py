@@ -2171,3 +2171,73 @@ def test_lerp_with_a_tensor_weight_has_the_tangent_of_each_input():
             args = [fa.make_dual(p, torch.ones_like(p) * 0.5) if j == k else p for j, p in enumerate((start, end, weight))]
             tangents.append([[round(t, 6) for t in row] for row in fa.unpack_dual(torch.lerp(*args)).tangent.tolist()])
     assert tangents == [[[0.45, 0.45], [0.15, 0.15]], [[0.05, 0.05], [0.35, 0.35]], [[0.25, 1.75], [1.25, 2.75]]]
+
+
+def test_autograd_grad_runs_no_hook_off_the_path_to_its_inputs():
+    # fuzz (double mode, seed 314500002705): v2.retain_grad(), then autograd.grad(loss, [x8], create_graph=True)
+    # filled v2.grad although v2's node is not on the way to x8 (so the later backward added to it); PyTorch's
+    # engine never reaches a node it does not need: neither retain_grad() nor register_hook runs there
+    def outcome(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        u = x * 3
+        u.retain_grad()
+        seen = []
+        u.register_hook(lambda g: seen.append(g.tolist()))
+        v = x * 2
+        v.retain_grad()
+        (g,) = lib.autograd.grad((u * w).sum() + (v * v).sum(), [w], create_graph=True)
+        off_path = (u.grad, v.grad, list(seen))
+        lib.autograd.grad((v * v).sum(), [x])  # on the path: v's node runs, its retained grad is filled
+        return off_path, v.grad.tolist()
+
+    got = outcome(torch)
+    assert got == ((None, None, []), [4.0, 8.0])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("code", [
+    "v2, v3 = x1.unbind(0)\nv3.fill_(0.75)\nx1.requires_grad_()\ny = v2 + 0.75",  # seed 313000002690
+    "v2, v3 = x1.split(1)\nwith torch.no_grad():\n    x1.mul_(2)\nx1.requires_grad_()\ny = v2.unbind(0)",  # 311000004369
+])
+def test_a_split_output_made_before_its_base_required_grad_is_refused_once_written(code):
+    # a split/unbind output of a tensor that did not require grad, the memory written, then the base given
+    # requires_grad_(): PyTorch regenerates the view's node when it is used and refuses (a multi-view output);
+    # edutorch made it an ordinary AsStrided view and ran
+    def outcome(lib):
+        scope = {"torch": lib, "x1": lib.tensor([-1.43, -0.32], dtype=lib.float64)}
+        try:
+            exec(code, scope)
+        except RuntimeError as caught:
+            return str(caught)
+        return "ran"
+
+    got = outcome(torch)
+    assert got.startswith("A view was created in no_grad mode and its base or another view of its base has been "
+                          "modified inplace with grad mode enabled. This view is the output of a function that")
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("code", ["y = F.linear(a, W)", "y = F.linear(a, W, b)", "y = a @ W.t()", "y = a * W[:1]",
+                                  "y = a * W"])
+def test_a_weight_that_requires_grad_after_linear_gets_no_second_order_gradient(code):
+    # fuzz (double mode, seed 312500002212): F.linear(v, W), then W.requires_grad_(), then a double backward
+    # w.r.t. the input: W.grad was filled; PyTorch's linear saves W.t(), a view made while W required no grad,
+    # so the second-order graph does not reach W (a product saving W itself does)
+    def outcome(lib):
+        a = lib.tensor([[0.5, -1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        W = lib.tensor([[1.59, -1.38, -1.59], [0.3, 0.2, 0.1]], dtype=lib.float64)
+        scope = {"F": lib.nn.functional, "a": a, "W": W, "b": lib.tensor([0.5, 0.25], dtype=lib.float64)}
+        exec(code, scope)
+        W.requires_grad_()
+        (g,) = lib.autograd.grad((scope["y"] * scope["y"]).sum(), [a], create_graph=True)
+        (g * g).sum().backward()
+        return None if W.grad is None else [round(t, 4) for t in W.grad.flatten().tolist()], a.grad.flatten().tolist()
+
+    got = outcome(torch)
+    assert (got[0] is None) == (code != "y = a * W")
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    real = outcome(real_torch)
+    assert real[0] == got[0] and real[1] == pytest.approx(got[1], rel=1e-12)
