@@ -2241,3 +2241,26 @@ def test_a_weight_that_requires_grad_after_linear_gets_no_second_order_gradient(
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     real = outcome(real_torch)
     assert real[0] == got[0] and real[1] == pytest.approx(got[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("shapes, error", [
+    (((2, 2), (2, 3), (3,)), (RuntimeError, "vector + matrix @ vector expected, got 2, 2, 1")),  # found by hand
+    (((2, 1), (2, 3), (3,)), (RuntimeError, "vector + matrix @ vector expected, got 2, 2, 1")),
+    (((3,), (2, 3), (3,)), (RuntimeError, "size mismatch, got input (3), mat (2x3), vec (3)")),
+    (((1,), (2, 3), (4,)), (RuntimeError, "size mismatch, got input (1), mat (2x3), vec (4)")),
+    (((), (2, 3), (4,)), (IndexError, "Dimension specified as 0 but tensor has no dimensions")),
+    (((1,), (2, 3), (3,)), None), (((), (2, 3), (3,)), None), (((2,), (2, 3), (3,)), None),
+])
+def test_addmv_takes_a_vector_input_only(shapes, error):
+    # torch.addmv(input (2, 2), mat, vec) broadcast the input and returned a (2, 2) tensor; PyTorch refuses
+    def outcome(lib):
+        try:
+            out = lib.addmv(*(lib.ones(s, dtype=lib.float64) for s in shapes), beta=0.5)
+        except (IndexError, RuntimeError) as caught:
+            return type(caught), str(caught)
+        return out.tolist()
+
+    got = outcome(torch)
+    assert got == (error if error else [3.5, 3.5])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
