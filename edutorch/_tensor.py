@@ -117,12 +117,12 @@ def _follow_base_requires_grad(view, base):
             view._requires_grad = False
     elif "_made_in_no_grad" in view.__dict__:  # PyTorch refuses it once written (_stale_no_grad_view)
         view._requires_grad = view._requires_grad_of_base = True
-    elif view.__dict__.get("_view_version") != base._version_counter[0] and (
-            fresh := views.graph_from_base(view, base)) is not None:
-        views.set_graph(view, fresh)
     else:
-        view._requires_grad = True
-        view._requires_grad_of_base = True
+        if view.__dict__.get("_view_version") != base._version_counter[0]:
+            views.remake_from_base(view, base)
+        if view._grad_fn is None:  # not written since (or no longer in the base's memory)
+            view._requires_grad = True
+            view._requires_grad_of_base = True
 
 
 _DETACH_VIEW_ERROR = (
@@ -259,7 +259,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             return None
         if fn._use_error is not None:  # a split/unbind output (or a view of a no_grad view) gone stale
             _function.refuse_use(fn, self)
-            return self._grad_fn  # (a read may remake a view's node: views._RemakeOnceWritten)
+            return self._grad_fn  # (a read may remake a view's node: views._FollowBase)
         return fn
 
     @grad_fn.setter

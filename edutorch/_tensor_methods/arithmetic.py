@@ -135,7 +135,8 @@ class ArithmeticMethods:
     multiply, divide, subtract, negative = mul, div, sub, neg
 
     def lerp(self, end, weight):
-        return pointwise.Lerp.apply(self, end, weight)
+        fn = pointwise.LerpTensor if isinstance(weight, utils._Tensor) else pointwise.Lerp
+        return fn.apply(self, end, weight)
 
     def addcmul(self, tensor1, tensor2, *, value=1):
         return pointwise.Addcmul.apply(self, tensor1, tensor2, value)

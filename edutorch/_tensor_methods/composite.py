@@ -171,6 +171,14 @@ class CompositeMethods:
         return return_types.aminmax((self.amin(dim, keepdim), self.amax(dim, keepdim)))
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
+        """``beta * self + alpha * (mat @ vec)``: ``self`` is a vector (or one element) of ``mat``'s rows."""
+        if self.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
+            raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {mat.ndim}, {vec.ndim}")
+        if mat.shape[1] != vec.shape[0] or self.ndim and self.shape[0] not in (1, mat.shape[0]):
+            if not self.ndim:  # PyTorch's message reads self.size(0)
+                raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+            raise RuntimeError(f"size mismatch, got input ({self.shape[0]}), mat ({mat.shape[0]}x{mat.shape[1]}), "
+                               f"vec ({vec.shape[0]})")
         return _scaled_sum(self, mat.mv(vec), beta, alpha)
 
     def addr(self, vec1, vec2, *, beta=1, alpha=1):

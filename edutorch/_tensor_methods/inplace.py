@@ -15,11 +15,11 @@ from ..autograd.function import saved_output_now_is
 from ..autograd import _saved_tensor, forward_ad, grad_mode
 from ..autograd._functions import linalg as linalg_fns
 from ..autograd._functions import binary, comparison, elementary, indexing, pointwise, reduction, special, unary, utils
-from ..autograd._functions.tensor import Copy, CopySlices, Fill, Zero
+from ..autograd._functions.tensor import Copy, CopySlices, Fill, FillTensor, Zero
 from ..autograd._functions.utils import wrap_dim
 from .arithmetic import check_alpha
 from .views import base_index, check_no_overlap, has_internal_overlap, is_raw_leaf, read_graph, refresh_views
-from .views import seen_alike, set_graph, view_error
+from .views import FOLLOW_BASE, seen_alike, set_graph, view_error
 from .._dtype import is_floating as _is_floating
 
 LEAF_INPLACE_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -77,6 +77,8 @@ def _check_memory(t, fn, args):
         return
     if has_internal_overlap(data) and not _unchecked(fn, t, args):
         raise RuntimeError(EXPANDED_INPLACE_ERROR)
+    if getattr(fn, "reads_one_number", False):  # fill_(x[0, 0]): nothing to overlap
+        return
     for a in args:
         if isinstance(a, utils._Tensor):  # scatter_, index_add_: not even the tensor itself (full_ok)
             check_no_overlap(t, a, full_ok=not getattr(fn, "writes_scattered", False))
@@ -86,7 +88,7 @@ def _writes_an_expand_with_graph(fn, t, args, base):
     """Does PyTorch let ``fn`` write a tensor that requires grad into ``t``, an expand of ``base``?
     Besides ``x[basic index] = v`` (always), an unchecked kernel (``_unchecked``) when ``base`` does
     not require grad itself (then only the written value does); never ``fill_``."""
-    return _unchecked(fn, t, args) and fn is not Fill and not base._requires_grad
+    return _unchecked(fn, t, args) and fn not in (Fill, FillTensor) and not base._requires_grad
 
 
 def _refused_at_backward(fn, t, args, base):
@@ -248,6 +250,7 @@ class InplaceMethods:
         if self._requires_grad and base._grad_fn is None:  # PyTorch: ``tensor._base().is_leaf()``
             raise RuntimeError(VIEW_OF_LEAF_INPLACE_ERROR)  # (also a base detached in place since)
         _check_memory(self, fn, args)
+        read_graph(self)  # the op records the view's node: remade first if its base was written since
         index = base_index(self, base)
         if index is None:  # the base got other memory (``base.data = ...``): no longer a view
             del self._view_of
@@ -306,6 +309,9 @@ class InplaceMethods:
             forward_ad.set_tangent(self, out._fw_grad)
         if out._grad_fn is not None:
             set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
+            if "_view_of" in self.__dict__:  # a view: its new node is of the new version (not remade when read)
+                self._view_version = self._version_counter[0]
+                self._grad_fn._use_error = FOLLOW_BASE
             refresh_views(self)
         return self
 
@@ -350,7 +356,7 @@ class InplaceMethods:
         return self.pow_(exponent)
 
     def lerp_(self, end, weight):
-        return self._inplace(pointwise.Lerp, end, weight)
+        return self._inplace(pointwise.LerpTensor if isinstance(weight, utils._Tensor) else pointwise.Lerp, end, weight)
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
         return self._inplace(pointwise.Addcmul, tensor1, tensor2, value)
@@ -408,7 +414,7 @@ class InplaceMethods:
         return self._inplace(indexing.ScatterAdd, dim, index, src)
 
     def fill_(self, value):
-        return self._inplace(Fill, value)
+        return self._inplace(FillTensor if isinstance(value, utils._Tensor) else Fill, value)
 
     def zero_(self):
         return self._inplace(Zero, 0)

@@ -270,7 +270,7 @@ class ShapeMethods:
         if not -size <= index < size:
             raise IndexError(f"select(): index {index} out of range for tensor of size {list(self.shape)} at "
                              f"dimension {axis}")
-        return self.narrow(axis, index % size, 1).squeeze(axis)
+        return self[(slice(None),) * axis + (index,)]  # one SelectBackward0 node, as x[:, i]
 
     def unfold(self, dimension, size, step):
         """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension`` (a new last dim)."""

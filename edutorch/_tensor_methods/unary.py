@@ -74,7 +74,8 @@ class UnaryMethods:
         return self if not _is_floating(self._data.dtype) else unary.Trunc.apply(self)
 
     def square(self):
-        return self * self
+        """``x ** 2`` (PyTorch's ``square`` is ``pow(x, 2)``: ``PowBackward0``; a bool tensor gives int64)."""
+        return self.pow(2)
 
     def tan(self):
         return elementary.Tan.apply(self)

@@ -14,7 +14,8 @@ That one answer serves every kind of view:
   positions (``_inplace_on_view`` in ``inplace.py``: PyTorch's ``CopySlices``);
 * when the base gets a new ``grad_fn``, ``refresh_views`` gives each view a
   new one that reads the base at those positions (PyTorch's
-  ``AsStridedBackward0``).
+  ``AsStridedBackward0``); after a write that records nothing, a view's node
+  is remade so when it is next read (``FOLLOW_BASE``).
 
 ``split``/``unbind`` outputs are views PyTorch forbids to modify in place (``multi_view``).
 """
@@ -61,6 +62,8 @@ def track_view(base, view):
             view._requires_grad = view._requires_grad_of_base = True
     if made_in_no_grad or multi is not None:
         _refuse_once_base_changes(view, base)
+    elif view._grad_fn is not None and view._grad_fn._use_error is None:
+        view._grad_fn._use_error = FOLLOW_BASE  # remade when read after a write of its base
     views = base.__dict__.get("_views")
     if views is None:
         views = base._views = weakref.WeakSet()
@@ -93,7 +96,7 @@ def stale_no_grad_view_error(view):
 
 
 def _refuse_once_base_changes(view, base):
-    if view._grad_fn is not None and view._grad_fn._use_error is None:
+    if view._grad_fn is not None and view._grad_fn._use_error in (None, FOLLOW_BASE):
         view._grad_fn._use_error = _StaleViewCheck(base)
 
 
@@ -198,7 +201,7 @@ class _Unread:
         self.was_empty, self.retained = was_empty, retained
 
     def __call__(self, view):
-        view._grad_fn._use_error = None
+        view._grad_fn._use_error = FOLLOW_BASE
         base = view.__dict__.get("_view_of")  # (gone when the base got other memory: no longer a view)
         if base is not None:
             view._view_version = base._version_counter[0]  # PyTorch's attr_version of the view
@@ -225,57 +228,68 @@ def is_raw_leaf(t):
 
 
 def read_graph(t):
-    """Mark the node of ``t`` read, as PyTorch's ``grad_fn()`` makes a view's remade node (see ``_Unread``)."""
-    if t._grad_fn is not None and type(t._grad_fn._use_error) is _Unread:
-        t._grad_fn._use_error(t)
+    """Read the node of ``t`` as PyTorch's ``grad_fn()`` does: a view's node is marked read (``_Unread``), or
+    remade when its base was written since (``_FollowBase``)."""
+    fn = t._grad_fn
+    if fn is not None and type(fn._use_error) in (_Unread, _FollowBase):
+        fn._use_error(t)
 
 
-class _RemakeOnceWritten:
-    """``Node._use_error`` of a view whose base was detached in place after the view's node was read:
-    PyTorch keeps that node until the base is written, then remakes it when something reads it
-    (``remake_from_base``)."""
+class _FollowBase:
+    """``Node._use_error`` of a view's node (``FOLLOW_BASE``, one for all): PyTorch's ``grad_fn()`` of a
+    view compares the version its node was made at (``attr_version``, here ``_view_version``) with its
+    base's, and when the base was written since remakes the node from the base's graph at that time
+    (``AsStridedBackward0``, ``remake_from_base``).  A write that records a graph remakes the nodes at once
+    (``refresh_views``); this catches the writes that record nothing (under ``no_grad``, through
+    ``detach()``, ``increment_version``) and a base detached in place since (``detach_()``)."""
 
-    __slots__ = ("version",)
-
-    def __init__(self, version):
-        self.version = version
+    __slots__ = ()
 
     def __call__(self, view):
-        base = view.__dict__.get("_view_of")
-        if base is not None and base._version_counter[0] != self.version:
+        base = view.__dict__.get("_view_of")  # (gone when the base got other memory: no longer a view)
+        if base is not None and view._view_version != base._version_counter[0]:
             remake_from_base(view, base)
         return None
 
 
+FOLLOW_BASE = _FollowBase()
+
+
 def follow_detached_base(view, base):
-    """``base.detach_()``: a view whose node PyTorch would remake (not read since the base changed,
-    ``_Unread``, or the base written since without a graph) gets it from the detached base at once
-    (``remake_from_base``); one read at the base's version keeps its node until the base is written."""
+    """``base.detach_()``: a view whose node was remade from the base's graph but not read yet (``_Unread``)
+    gets it from the detached base instead (``remake_from_base``), as PyTorch makes it only when read; the
+    others are remade when read, once the base is written (``_FollowBase``)."""
     fn = view._grad_fn
-    if fn is None or (fn._use_error is not None and type(fn._use_error) is not _Unread):
-        return  # (a split/unbind output, a view of a no_grad view: refused once its base changed)
-    if type(fn._use_error) is _Unread or view._view_version != base._version_counter[0]:
+    if fn is not None and type(fn._use_error) is _Unread:
         remake_from_base(view, base)
-    else:
-        fn._use_error = _RemakeOnceWritten(base._version_counter[0])
 
 
 def remake_from_base(view, base):
-    """The node PyTorch remakes for ``view`` from ``base`` when the base has no graph of its own:
-    ``AsStridedBackward0`` to the base's gradient accumulator when it requires grad, else one whose
-    gradient goes nowhere (the view still requires grad); none for a view that had none."""
+    """The node PyTorch remakes for ``view`` from ``base``'s graph now: ``AsStridedBackward0`` to the base's
+    node (or gradient accumulator) when the base requires grad, else one whose gradient goes nowhere (the
+    view still requires grad); none for a view that had none.  A split/unbind output gets PyTorch's refusal
+    instead (``view_error``)."""
+    message = view_error(view, base_modified=True)
+    if message is not None:
+        with grad_mode.enable_grad():
+            set_graph(view, _RefusedView.apply(base, message))
+        return
     if base._requires_grad:
-        fresh = graph_from_base(view, base)
+        source = base
     elif is_raw_leaf(view):
         view._grad_fn, view._requires_grad = None, False
         return
     else:
-        nowhere = type(base)._make(base._data, True)  # requires grad, its gradient dropped: PyTorch's invalid edge
-        nowhere._requires_grad_of_base = True
-        with grad_mode.enable_grad():
-            fresh = graph_from_base(view, nowhere)
+        source = type(base)._make(base._data, True)  # requires grad, its gradient dropped: PyTorch's invalid edge
+        source._requires_grad_of_base = True
+    with grad_mode.enable_grad():  # (a read under no_grad remakes it too)
+        fresh = graph_from_base(view, source)
     if fresh is not None:
-        set_graph(view, fresh)
+        retained = _retained_node(view)  # (an unread node keeps it on the node before)
+        set_graph(view, fresh, move_retained=False)
+        if retained is not None:
+            move_retained_grad(view, *retained)
+        fresh._grad_fn._use_error = FOLLOW_BASE
         view._view_version = base._version_counter[0]
 
 

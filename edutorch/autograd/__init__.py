@@ -63,8 +63,15 @@ def _roots(outputs):
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
-        edges.append((out.grad_fn, out._output_nr) if out.grad_fn is not None else out._edge())
+        edges.append(_gradient_edge(out))
     return edges
+
+
+def _gradient_edge(t):
+    """The graph edge of ``t``, found as PyTorch's ``gradient_edge`` does: by reading ``t.grad_fn`` (which
+    remakes a view's node if its base was written since), else its gradient accumulator."""
+    fn = t.grad_fn
+    return (fn, t._output_nr) if fn is not None else t._edge()
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -81,7 +88,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     inputs = _as_tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    edges = [t._edge() for t in inputs]
+    edges = [_gradient_edge(t) for t in inputs]
     captured = run_backward(roots, grads, retain_graph, create_graph, inputs=set(edges))
     for t, edge in zip(inputs, edges):
         g = captured.get(edge)
@@ -113,7 +120,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     grads = _make_grads(outputs, grad_outputs, create_graph)
-    edges = [t._edge() for t in inputs]
+    edges = [_gradient_edge(t) for t in inputs]
     captured = run_backward(_roots(outputs), grads, retain_graph, create_graph, inputs=set(edges))
     result = []
     for i, (t, edge) in enumerate(zip(inputs, edges)):

@@ -109,6 +109,9 @@ def _run_loop(queue, buffers, deps, targets, needed, captured, retain_graph):
     while queue:
         node = queue.pop()                                  # the newest node whose gradients are all in
         grads = buffers.pop(node)
+        if targets is not None and node not in needed and node not in targets:
+            _skip(node, deps, buffers, queue)               # off the path to the inputs: not even its hooks run
+            continue
         if node._tensor_hooks or node._retained:            # register_hook, retain_grad
             grads = _call_tensor_hooks(node, grads)
         if targets is not None:                             # autograd.grad: keep what reaches a target

@@ -613,7 +613,7 @@ def _new_node(cls, args):
                 fn = a._grad_fn
                 if fn is not None and fn._use_error is not None:  # a stale split/unbind output
                     refuse_use(fn, a)
-                    fn = a._grad_fn  # (a use may remake a view's node: views._RemakeOnceWritten)
+                    fn = a._grad_fn  # (a use may remake a view's node: views._FollowBase)
                 edge = (fn, a._output_nr) if fn is not None else a._edge()
                 needs.append(edge[0] is not None)  # not for a view whose gradient goes nowhere (PyTorch's
                 edges.append(edge)                 # invalid edge: a view made under no_grad, say)

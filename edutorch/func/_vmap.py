@@ -80,7 +80,7 @@ INPLACE_ERROR = ("vmap: {}(self, *extra_args) is not possible because there exis
 # PyTorch's batching rules name these in-place ops "inplace arithmetic"; ``add_`` is checked
 # by broadcasting instead; any other op falls back and is named ``aten::<op>_``.
 _ARITHMETIC = {"Sub", "Mul", "Div", "Copy", "CopySlices"}
-_NAMES = {"IndexAdd": "index_add_", "Fill": "fill_"}
+_NAMES = {"IndexAdd": "index_add_", "Fill": "fill_", "FillTensor": "fill_"}
 
 _active = []  # the running vmap levels, outermost first
 

@@ -1948,3 +1948,319 @@ def test_index_add_checks_in_pytorchs_order(shape, dim, index, source, error):
     assert got[0] is error, got
     real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
     assert outcome(real_torch) == got
+
+
+_VIEW_KINDS = ["b[0]", "b[0:1]", "b[:, 1]", "b.expand(3, 2, 2)", "b.view(4)", "b.reshape(4)", "b.diagonal()", "b.t()",
+               "b.narrow(0, 1, 1)", "b.unsqueeze(0)", "b[None]", "b.permute(1, 0)", "b.movedim(0, 1)", "b.select(1, 0)",
+               "b.unflatten(1, (2, 1))", "b.flatten()", "b.unfold(0, 1, 1)", "b[0][1]"]
+_READS = ["v.grad_fn", "y = v * 1", "repr(v)", "v.is_leaf", "v.retain_grad()"]
+
+
+@pytest.mark.parametrize("read", _READS)
+@pytest.mark.parametrize("view", _VIEW_KINDS)
+def test_a_view_read_after_a_write_without_a_graph_keeps_its_gradient_through_detach(view, read):
+    # docs/fuzzing.md (view-of-a-detached-base): a view read between a write of its base under no_grad and a later
+    # b.detach_() lost its gradient (x.grad None); PyTorch remakes the view's node when read (AsStridedBackward0, from
+    # the base's graph then), so the detach_() that follows does not reach it: the gradient is the one without it
+    def outcome(lib, detach):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        v = eval(view)
+        with lib.no_grad():
+            b.add_(1.0)
+        exec(read, {"v": v})
+        if detach:
+            b.detach_()
+        (v * v).sum().backward()
+        return v.grad_fn.name(), x.grad.flatten().tolist()
+
+    got = outcome(torch, detach=True)
+    assert got == ("AsStridedBackward0", outcome(torch, detach=False)[1])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch, detach=True) == got
+
+
+_REMADE_NODE = [  # (code; the names of v's node read at each `names.append(...)`; None: it is not read there)
+    ("v = b[0]\nwith torch.no_grad():\n    b.add_(1.0)", ["AsStridedBackward0"]),
+    ("v = b[0:1]\nnames.append(v.grad_fn.name())\nwith torch.no_grad():\n    b.add_(1.0)",
+     ["SliceBackward0", "AsStridedBackward0"]),
+    ("v = b.t()\nb.detach().mul_(2.0)", ["AsStridedBackward0"]),  # a write through another alias
+    ("v = b.diagonal()\ntorch.autograd.graph.increment_version(b)", ["AsStridedBackward0"]),
+    ("v = b[0]\nwith torch.no_grad():\n    v.mul_(2.0)", ["AsStridedBackward0"]),  # the view's own write
+    ("v = b[0]\nw = b[1]\nwith torch.no_grad():\n    w.mul_(2.0)", ["AsStridedBackward0"]),  # another view's
+    ("v = b.view(4)\nwith torch.no_grad():\n    b.zero_()", ["AsStridedBackward0"]),
+    ("v = b[0]\nwith torch.no_grad():\n    b.add_(1.0)\nwith torch.no_grad():\n    y = v * 2", ["AsStridedBackward0"]),
+    ("v = b[0]\nv.unsqueeze_(0)", ["UnsqueezeBackward1"]),  # its own view op, recorded: of the new version
+    ("v = b[0]\nv.unsqueeze_(0)\nwith torch.no_grad():\n    b.add_(1.0)", ["AsStridedBackward0"]),
+    ("v = b[0]\nwith torch.no_grad():\n    v.unsqueeze_(0)", ["AsStridedBackward0"]),
+    ("v = b.select(1, 0)", ["SelectBackward0"]),  # not written: its own node (one, as x[:, 0])
+    ("v = x[0]\nwith torch.no_grad():\n    x.add_(1.0)", ["AsStridedBackward0"]),  # an optimizer's step on a leaf
+    ("v = x[0]\nwith torch.no_grad():\n    x.add_(1.0)\nnames.append(v.grad_fn.next_functions[0][0].variable is x)",
+     [True, "AsStridedBackward0"]),
+]
+
+
+@pytest.mark.parametrize("code, names", _REMADE_NODE)
+def test_a_view_read_after_its_base_was_written_without_a_graph_has_pytorchs_remade_node(code, names):
+    # a view's node kept its own name (SliceBackward0) after a write of its base that recorded nothing; PyTorch's
+    # grad_fn() remakes it as AsStridedBackward0 whenever the shared version moved since the node was made
+    def outcome(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        scope = {"torch": lib, "x": x, "b": x * 1, "names": []}
+        exec(code, scope)
+        v = scope["v"]
+        (v * v).sum().backward()
+        return scope["names"] + [v.grad_fn.name()], x.grad.tolist()
+
+    got = outcome(torch)
+    assert got[0] == names
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+def test_differentiating_a_stale_view_reads_its_remade_node():
+    # torch.autograd.grad(loss, [v]) / backward(inputs=[v]) read v.grad_fn: remade after a write without a graph, it
+    # is not in loss's graph (edutorch followed the old node and refused the write instead)
+    def outcome(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = x * 1
+        v = b[0:1]
+        loss = (v * v).sum()
+        with lib.no_grad():
+            b.add_(1.0)
+        loss.backward(inputs=[v], retain_graph=True)
+        try:
+            lib.autograd.grad(loss, [v])
+        except RuntimeError as caught:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (.grad of a non-leaf)
+                return v.grad, str(caught)
+
+    got = outcome(torch)
+    assert got == (None, "The differentiated Tensor at index 0 appears to not have been used in the graph. "
+                         "Set allow_unused=True if this is the desired behavior.")
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("before", ["v.retain_grad()\ny = v * 1", "y = v * 1\nv.retain_grad()"])
+def test_a_retained_view_remade_from_its_detached_base_moves_its_grad_there(before):
+    # v retains its grad; b.mul_(w) remakes v's node (unread), b.detach_() remakes it again from the detached base:
+    # PyTorch moves retain_grad() to that node, so v.grad is the gradient of (v * v) (it was y's, through the old one)
+    def outcome(lib):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([[0.5, -1.5], [2.5, 1.0]], dtype=lib.float64, requires_grad=True)
+        scope = {"b": x * 1}
+        exec("v = b[0]\n" + before, scope)
+        b, v, y = scope["b"], scope["v"], scope["y"]
+        b.mul_(w)
+        b.detach_()
+        ((v * v).sum() + (y * 3).sum()).backward()
+        return v.grad.tolist(), x.grad.tolist()
+
+    got = outcome(torch)
+    assert got == ([1.0, -6.0], [[3.0, 3.0], [0.0, 0.0]])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+_FILL_WITH_A_TENSOR = [  # (code, out): found by hand beside the fuzzer (fill_'s value got no gradient)
+    ("v = x * 1\nv.fill_(s)\n(v * v).sum().backward()\nout = v.grad_fn.name(), s.grad.item(), x.grad.tolist()",
+     ("FillBackward3", 24.0, [[0.0, 0.0], [0.0, 0.0]])),
+    ("v = x * 1\nv[0].fill_(s)\n(v * v).sum().backward()\nout = s.grad.item(), x.grad.tolist()",
+     (12.0, [[0.0, 0.0], [6.0, 8.0]])),
+    ("v = x * 1\nv.t().fill_(s)\n(v * x).sum().backward()\nout = s.grad.item(), x.grad.tolist()",
+     (10.0, [[3.0, 3.0], [3.0, 3.0]])),
+    ("v = torch.zeros(2, 2)\nv.fill_(s)\nv.sum().backward()\nout = str(v.dtype), s.grad.item()", ("torch.float32", 4.0)),
+    ("v = x * 1\nv.fill_(v[0, 0])\nv.sum().backward()\nout = v.tolist(), x.grad.tolist()",  # its own element: runs
+     ([[1.0, 1.0], [1.0, 1.0]], [[4.0, 0.0], [0.0, 0.0]])),
+    ("(g,) = torch.autograd.grad(torch.zeros(3, dtype=torch.float64).fill_(s * s).sum(), [s], create_graph=True)\n"
+     "g.backward()\nout = g.item(), s.grad.item()", (18.0, 6.0)),
+    ("v = x * 1\nv.fill_(2.0)\nout = v.grad_fn.name(), v.tolist()", ("FillBackward2", [[2.0, 2.0], [2.0, 2.0]])),
+    ("x.detach().fill_(torch.tensor([2.0]))",
+     "RuntimeError: fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."),
+]
+
+
+@pytest.mark.parametrize("code, expected", _FILL_WITH_A_TENSOR)
+def test_fill_with_a_0d_tensor_gives_it_the_gradient_of_every_element(code, expected):
+    # x.fill_(s) with s requiring grad left s.grad None (PyTorch's FillBackward3: grad.sum()); a 1-d value filled
+    # silently (PyTorch refuses); fill_ from an element of the tensor itself was refused as an overlap (PyTorch
+    # reads the number first)
+    def outcome(lib):
+        scope = {"torch": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True),
+                 "s": lib.tensor(3.0, dtype=lib.float64, requires_grad=True)}
+        try:
+            exec(code, scope)
+        except RuntimeError as caught:
+            return f"RuntimeError: {caught}"
+        return scope["out"]
+
+    assert outcome(torch) == expected
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == expected
+
+
+@pytest.mark.parametrize("values, dtype", [([True, False], "torch.int64"), ([3, -2], "torch.int64"),
+                                           ([1.5], "torch.float64")])
+def test_square_is_pow_2(values, dtype):
+    # fuzz with node names compared: x.square() was MulBackward0 (x * x); PyTorch: PowBackward0, and a bool
+    # tensor's square is int64 (x * x kept bool)
+    def outcome(lib):
+        x = lib.tensor(values)
+        if x.is_floating_point():
+            x = x.double().requires_grad_()
+        y = x.square()
+        return y.tolist(), str(y.dtype), None if y.grad_fn is None else y.grad_fn.name()
+
+    got = outcome(torch)
+    assert got[1:] == (dtype, "PowBackward0" if dtype == "torch.float64" else None)
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+_LERP_WITH_A_TENSOR_WEIGHT = [  # (code making y; out: grads of x, w, s, c, y's node) found by hand beside the fuzzer
+    ("y = v.lerp(w, s)", [[1.3125, 1.6875, 3.5625, 3.9375], [1.625, 1.875], [-49.5], None, "LerpBackward1"]),
+    ("y = torch.lerp(v, w, c)", [[1.71, 2.97, 0.75, 0.09], [1.94, 0.54], None, [-12.5, -7.9], "LerpBackward1"]),
+    ("y = torch.lerp(s, w, c)", [None, [0.65, -1.35], [0.3], [-0.125, 3.625], "LerpBackward1"]),
+    ("v.lerp_(w, c)\ny = v", [[1.71, 2.97, 0.75, 0.09], [1.94, 0.54], None, [-12.5, -7.9], "LerpBackward1"]),
+    ("y = v.lerp(w, 0.3)", [[1.19, 1.33, 3.15, 3.29], [1.86, 1.98], None, None, "LerpBackward0"]),
+    ("y = v.lerp(w, s.float())", [[1.3125, 1.6875, 3.5625, 3.9375], [1.625, 1.875], [-49.5], None, "LerpBackward1"]),
+    ("y = v.lerp(w, c.float())", "expected dtype double for `weight` but got dtype float"),
+    ("y = v.lerp(w.float(), 0.5)", "expected dtype double for `end` but got dtype float"),
+    ("y = v.lerp(w, torch.zeros(3, dtype=torch.float64))",
+     "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 1"),
+    ("y = v.lerp(w, s)\nwith torch.no_grad():\n    s.mul_(2)",  # the weight is saved
+     "one of the variables needed for gradient computation has been modified by an inplace operation"),
+]
+
+
+@pytest.mark.parametrize("code, expected", _LERP_WITH_A_TENSOR_WEIGHT)
+def test_lerp_with_a_tensor_weight_is_pytorchs_lerp_backward1(code, expected):
+    # torch.lerp(start, end, weight) with a tensor weight crashed ("'Tensor' object has no attribute 'astype'");
+    # an `end` of another dtype was accepted (PyTorch refuses)
+    def outcome(lib):
+        scope = {"torch": lib, "x": lib.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=lib.float64, requires_grad=True),
+                 "w": lib.tensor([0.5, -1.5], dtype=lib.float64, requires_grad=True),
+                 "s": lib.tensor(0.25, dtype=lib.float64, requires_grad=True),
+                 "c": lib.tensor([[0.1], [0.7]], dtype=lib.float64, requires_grad=True)}
+        scope["v"] = scope["x"] * 1
+        try:
+            exec(code, scope)
+            y = scope["y"]
+            (y * y).sum().backward()
+        except RuntimeError as caught:
+            return str(caught)[:len(expected)] if isinstance(expected, str) else str(caught)
+        return [None if scope[n].grad is None else [round(g, 6) + 0.0 for g in scope[n].grad.flatten().tolist()]
+                for n in ("x", "w", "s", "c")] + [y.grad_fn.name()]
+
+    assert outcome(torch) == expected
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == expected
+
+
+def test_lerp_with_a_tensor_weight_has_the_tangent_of_each_input():
+    # forward mode: d lerp = (1 - weight) d start + weight d end + (end - start) d weight, of the output's shape
+    fa = torch.autograd.forward_ad
+    start = torch.tensor([0.5, -1.5], dtype=torch.float64)
+    end = torch.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=torch.float64)
+    weight = torch.tensor([[0.1], [0.7]], dtype=torch.float64)
+    tangents = []
+    for k in range(3):
+        with fa.dual_level():
+            args = [fa.make_dual(p, torch.ones_like(p) * 0.5) if j == k else p for j, p in enumerate((start, end, weight))]
+            tangents.append([[round(t, 6) for t in row] for row in fa.unpack_dual(torch.lerp(*args)).tangent.tolist()])
+    assert tangents == [[[0.45, 0.45], [0.15, 0.15]], [[0.05, 0.05], [0.35, 0.35]], [[0.25, 1.75], [1.25, 2.75]]]
+
+
+def test_autograd_grad_runs_no_hook_off_the_path_to_its_inputs():
+    # fuzz (double mode, seed 314500002705): v2.retain_grad(), then autograd.grad(loss, [x8], create_graph=True)
+    # filled v2.grad although v2's node is not on the way to x8 (so the later backward added to it); PyTorch's
+    # engine never reaches a node it does not need: neither retain_grad() nor register_hook runs there
+    def outcome(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        u = x * 3
+        u.retain_grad()
+        seen = []
+        u.register_hook(lambda g: seen.append(g.tolist()))
+        v = x * 2
+        v.retain_grad()
+        (g,) = lib.autograd.grad((u * w).sum() + (v * v).sum(), [w], create_graph=True)
+        off_path = (u.grad, v.grad, list(seen))
+        lib.autograd.grad((v * v).sum(), [x])  # on the path: v's node runs, its retained grad is filled
+        return off_path, v.grad.tolist()
+
+    got = outcome(torch)
+    assert got == ((None, None, []), [4.0, 8.0])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("code", [
+    "v2, v3 = x1.unbind(0)\nv3.fill_(0.75)\nx1.requires_grad_()\ny = v2 + 0.75",  # seed 313000002690
+    "v2, v3 = x1.split(1)\nwith torch.no_grad():\n    x1.mul_(2)\nx1.requires_grad_()\ny = v2.unbind(0)",  # 311000004369
+])
+def test_a_split_output_made_before_its_base_required_grad_is_refused_once_written(code):
+    # a split/unbind output of a tensor that did not require grad, the memory written, then the base given
+    # requires_grad_(): PyTorch regenerates the view's node when it is used and refuses (a multi-view output);
+    # edutorch made it an ordinary AsStrided view and ran
+    def outcome(lib):
+        scope = {"torch": lib, "x1": lib.tensor([-1.43, -0.32], dtype=lib.float64)}
+        try:
+            exec(code, scope)
+        except RuntimeError as caught:
+            return str(caught)
+        return "ran"
+
+    got = outcome(torch)
+    assert got.startswith("A view was created in no_grad mode and its base or another view of its base has been "
+                          "modified inplace with grad mode enabled. This view is the output of a function that")
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got
+
+
+@pytest.mark.parametrize("code", ["y = F.linear(a, W)", "y = F.linear(a, W, b)", "y = a @ W.t()", "y = a * W[:1]",
+                                  "y = a * W"])
+def test_a_weight_that_requires_grad_after_linear_gets_no_second_order_gradient(code):
+    # fuzz (double mode, seed 312500002212): F.linear(v, W), then W.requires_grad_(), then a double backward
+    # w.r.t. the input: W.grad was filled; PyTorch's linear saves W.t(), a view made while W required no grad,
+    # so the second-order graph does not reach W (a product saving W itself does)
+    def outcome(lib):
+        a = lib.tensor([[0.5, -1.0, 2.0]], dtype=lib.float64, requires_grad=True)
+        W = lib.tensor([[1.59, -1.38, -1.59], [0.3, 0.2, 0.1]], dtype=lib.float64)
+        scope = {"F": lib.nn.functional, "a": a, "W": W, "b": lib.tensor([0.5, 0.25], dtype=lib.float64)}
+        exec(code, scope)
+        W.requires_grad_()
+        (g,) = lib.autograd.grad((scope["y"] * scope["y"]).sum(), [a], create_graph=True)
+        (g * g).sum().backward()
+        return None if W.grad is None else [round(t, 4) for t in W.grad.flatten().tolist()], a.grad.flatten().tolist()
+
+    got = outcome(torch)
+    assert (got[0] is None) == (code != "y = a * W")
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    real = outcome(real_torch)
+    assert real[0] == got[0] and real[1] == pytest.approx(got[1], rel=1e-12)
+
+
+@pytest.mark.parametrize("shapes, error", [
+    (((2, 2), (2, 3), (3,)), (RuntimeError, "vector + matrix @ vector expected, got 2, 2, 1")),  # found by hand
+    (((2, 1), (2, 3), (3,)), (RuntimeError, "vector + matrix @ vector expected, got 2, 2, 1")),
+    (((3,), (2, 3), (3,)), (RuntimeError, "size mismatch, got input (3), mat (2x3), vec (3)")),
+    (((1,), (2, 3), (4,)), (RuntimeError, "size mismatch, got input (1), mat (2x3), vec (4)")),
+    (((), (2, 3), (4,)), (IndexError, "Dimension specified as 0 but tensor has no dimensions")),
+    (((1,), (2, 3), (3,)), None), (((), (2, 3), (3,)), None), (((2,), (2, 3), (3,)), None),
+])
+def test_addmv_takes_a_vector_input_only(shapes, error):
+    # torch.addmv(input (2, 2), mat, vec) broadcast the input and returned a (2, 2) tensor; PyTorch refuses
+    def outcome(lib):
+        try:
+            out = lib.addmv(*(lib.ones(s, dtype=lib.float64) for s in shapes), beta=0.5)
+        except (IndexError, RuntimeError) as caught:
+            return type(caught), str(caught)
+        return out.tolist()
+
+    got = outcome(torch)
+    assert got == (error if error else [3.5, 3.5])
+    real_torch = pytest.importorskip("torch", reason="PyTorch is the oracle of the parity half")
+    assert outcome(real_torch) == got

@@ -441,6 +441,7 @@ class Lerp(Function):
 
     @staticmethod
     def forward(ctx, start, end, weight):
+        _check_lerp_dtype(start, end, "end")
         x, y = binary_arrays(start, end)
         try:
             out = x + weight * (y - x)
@@ -456,6 +457,52 @@ class Lerp(Function):
         return grad_for(grad * (1 - ctx.weight), ma), grad_for(grad * ctx.weight, mb), None
 
     jvp = auto_linear(0, 1)  # lerp(d_start, d_end, weight)
+
+
+class LerpTensor(Function):
+    """``start + weight * (end - start)`` with a tensor weight, the three broadcast together:
+    d/dstart = 1 - weight, d/dend = weight, d/dweight = end - start."""
+
+    _backward_name = "LerpBackward1"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        _check_lerp_dtype(start, end, "end")
+        if weight._data.ndim:  # (a 0-d weight may be of another float dtype)
+            _check_lerp_dtype(start, weight, "weight")
+        x, y, w = start._data, end._data, weight._data
+        try:
+            shape = np.broadcast_shapes(x.shape, y.shape)
+        except ValueError:
+            raise broadcast_error(x, y) from None
+        try:
+            np.broadcast_shapes(shape, w.shape)
+        except ValueError:
+            raise broadcast_error(np.empty(shape), w) from None
+        ctx.save_for_backward(start, end, weight)
+        return (x + w * (y - x)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        start, end, weight = ctx.saved_tensors
+        return (grad_for(grad * (1 - weight), (start.shape, start._data.dtype)),
+                grad_for(grad * weight, (end.shape, end._data.dtype)),
+                grad_for(grad * (end - start), (weight.shape, weight._data.dtype)))
+
+    @staticmethod
+    def jvp(ctx, d_start, d_end, d_weight):
+        start, end, weight = ctx.primals
+        total = sum_tangents(None if d_start is None else d_start * (1 - weight),
+                             None if d_end is None else d_end * weight,
+                             None if d_weight is None else d_weight * (end - start))
+        return total.expand(ctx.result.shape)  # (one term may have only its input's shape)
+
+
+def _check_lerp_dtype(start, other, name):
+    """PyTorch's lerp takes ``end`` (and a weight that is not 0-d) of ``start``'s dtype only."""
+    if isinstance(other, _utils._Tensor) and other._data.dtype != start._data.dtype:
+        expected, got = (_dtype.cpp_type_name(_dtype.from_numpy_dtype(t._data.dtype)) for t in (start, other))
+        raise RuntimeError(f"expected dtype {expected} for `{name}` but got dtype {got}")
 
 
 def _check_broadcast(a, t1, t2):

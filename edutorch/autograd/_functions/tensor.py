@@ -72,6 +72,7 @@ class Fill(Function):
     _profiler_name = "aten::fill_"  # its torch.profiler event (not derived from the node name)
     overwrites = True  # the result does not depend on the old values (see ``_inplace_on_view``)
     skips_overlap_check = True  # PyTorch's fill_ writes into an expand() too (inplace.py)
+    reads_one_number = True  # the value is read before anything is written: it may lie in the tensor filled
 
     @staticmethod
     def forward(ctx, a, value):
@@ -84,6 +85,23 @@ class Fill(Function):
         return grad.new_zeros(grad.shape), None
 
     jvp = auto_linear(0, 1)  # the value's tangent everywhere (0 for a number)
+
+
+class FillTensor(Fill):
+    """``fill_(value)`` with a 0-d tensor ``value``: the value gets the gradient of every element (its sum)."""
+
+    _backward_name = "FillBackward3"
+
+    @staticmethod
+    def forward(ctx, a, value):
+        if value._data.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value._data.ndim} "
+                               "dimensions.")
+        return Fill.forward(ctx, a, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.new_zeros(grad.shape), grad.sum()
 
 
 class Zero(Fill):

@@ -50,7 +50,10 @@ class Linear(Addmm):
         b = None if bias is None else bias._data
         if x.shape[1] != w_t.shape[0] or x.dtype != w_t.dtype or b is not None and b.dtype != w_t.dtype:
             check_addmm(b, x, w_t) if b is not None else check_mm(input, weight.mT)  # PyTorch's errors
-        # save only what backward will read: x for dW, W for dx
+        # save only what backward will read: x for dW, W for dx.  PyTorch saves the view W.t(), made now: a W
+        # that does not require grad yet stays so in a second-order graph (a detached alias does the same)
+        if ctx.needs_input_grad[1] and not weight._requires_grad:
+            weight = weight.detach()
         ctx.save_for_backward(input if ctx.needs_input_grad[2] else None,
                               weight if ctx.needs_input_grad[1] else None)
         if ctx.needs_input_grad[1] or ctx.needs_input_grad[2]:  # a graph node: keep the input's layout
