@@ -69,6 +69,7 @@ class Program:
     steps: tuple
     loss: tuple = ()  # (name, c): loss = sum over terms of (v * (v + c)).sum()
     double: bool = False  # backward of loss + |grad|^2 through create_graph=True
+    forward: bool = False  # forward-mode AD: runs inside a dual level, leaves are dual, no loss
 
     def names(self):
         """The tensors it defines, in order (module names m<k> left out)."""
@@ -107,6 +108,8 @@ def source(program, lib="torch"):
     """The program as Python to paste into a file (``lib``: torch or edutorch)."""
     head = "import torch" if lib == "torch" else "import edutorch as torch"
     lines = [head, "F = torch.nn.functional"]
+    if program.forward:
+        lines += FORWARD_HEADER
     lines += [s.code for s in program.steps]
     lines += loss_lines(program)
     return "\n".join(lines)
@@ -141,21 +144,51 @@ def builtin_type(err):
     return type(err).__name__
 
 
-def summary(t):
-    """What is compared of one tensor: shape, dtype, values, requires_grad, is_leaf, grad."""
+def summary(t, ns):
+    """What is compared of one tensor: shape, dtype, values, requires_grad, is_leaf, tangent
+    (forward mode; else None), grad."""
     grad = t.grad
+    tangent = tangent_of(t, ns)
     return (
         tuple(t.shape),
         str(t.dtype),
         np.array(t.detach().numpy(), copy=True),
         bool(t.requires_grad),
         bool(t.is_leaf),
+        None if tangent is None else np.array(tangent.detach().numpy(), copy=True),
         None if grad is None else np.array(grad.detach().numpy(), copy=True),
     )
 
 
-def namespace(lib):
-    return {"torch": lib, "F": lib.nn.functional}
+def namespace(lib, forward=False):
+    return {"torch": lib, "F": lib.nn.functional, "fwAD": lib.autograd.forward_ad, FORWARD: forward}
+
+
+# --- forward mode ------------------------------------------------------------------
+# A forward-mode program runs inside one dual level (its first lines), its leaves made dual with
+# seeded tangents; every value's primal and tangent (``unpack_dual``) are compared, and no loss.
+FORWARD = "__forward__"  # the namespace's flag: a forward-mode program
+FORWARD_HEADER = ["fwAD = torch.autograd.forward_ad", "fwAD.enter_dual_level()"]
+
+
+def tangent_of(t, ns):
+    """The tangent of ``t`` at the open dual level (forward mode), else None."""
+    return ns["fwAD"].unpack_dual(t).tangent if ns[FORWARD] else None
+
+
+class dual_level_of:
+    """``with dual_level_of(ns):`` a dual level of ``ns``'s library open for a forward-mode program."""
+
+    def __init__(self, ns):
+        self.fw = ns["fwAD"] if ns[FORWARD] else None
+
+    def __enter__(self):
+        if self.fw is not None:
+            self.fw.enter_dual_level()
+
+    def __exit__(self, *exc_info):
+        if self.fw is not None:
+            self.fw.exit_dual_level()
 
 
 def _dense(t):
@@ -196,9 +229,10 @@ def run_step(step, ns, check):
         for name in step.outputs + ((step.target,) if step.target else ()):
             value = ns[name]
             if hasattr(value, "detach") and value.is_floating_point():
-                a = value.detach().numpy()
-                if not np.all(np.isfinite(a)) or (a.size and np.abs(a).max() > 1e4):
-                    raise Invalid(f"non-finite or huge result of {step.op}")
+                tangent = tangent_of(value, ns)
+                for a in (value.detach().numpy(), None if tangent is None else tangent.detach().numpy()):
+                    if a is not None and (not np.all(np.isfinite(a)) or (a.size and np.abs(a).max() > 1e4)):
+                        raise Invalid(f"non-finite or huge result of {step.op}")
 
 
 def guard_passes(op, values, args):
@@ -214,17 +248,17 @@ def guard_passes(op, values, args):
 
 def execute(program, lib, check=False):
     """Run ``program`` with ``torch`` = ``lib``; an ``Outcome``. ``check``: raise Invalid on corners."""
-    ns = namespace(lib)
+    ns = namespace(lib, program.forward)
     out = Outcome()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), dual_level_of(ns):
         warnings.simplefilter("ignore")
         for i, step in enumerate(program.steps):
             try:
                 run_step(step, ns, check)
-                out.forward.append([(n, summary(ns[n])) for n in step.outputs
+                out.forward.append([(n, summary(ns[n], ns)) for n in step.outputs
                                     if not _is_module(n) and hasattr(ns[n], "detach")])
                 if step.target:
-                    out.forward[-1].append((step.target, summary(ns[step.target])))
+                    out.forward[-1].append((step.target, summary(ns[step.target], ns)))
             except Invalid:
                 raise
             except Exception as err:  # noqa: BLE001 - any error is compared by type
@@ -243,7 +277,7 @@ def execute(program, lib, check=False):
             if not hasattr(ns.get(name, ns), "detach") and "." not in name:
                 continue
             try:
-                out.final[name] = summary(eval(name, ns))
+                out.final[name] = summary(eval(name, ns), ns)
             except Exception as err:  # noqa: BLE001
                 out.final[name] = f"{builtin_type(err)}: {err}"
     return out
@@ -259,7 +293,7 @@ def _module_tensors(program, ns):
 
 
 # --- comparing -------------------------------------------------------------------
-_FIELDS = ("shape", "dtype", "values", "requires_grad", "is_leaf", "grad")
+_FIELDS = ("shape", "dtype", "values", "requires_grad", "is_leaf", "tangent", "grad")
 
 
 def _close(a, b, rtol):
@@ -276,7 +310,7 @@ def _diff_summary(name, ref, got, rtol):
         return [] if ref == got else [f"{name}: torch {ref!r}, edutorch {got!r}"]
     lines = []
     for field_name, a, b in zip(_FIELDS, ref, got):
-        same = _close(a, b, rtol) if field_name in ("values", "grad") else a == b
+        same = _close(a, b, rtol) if field_name in ("values", "tangent", "grad") else a == b
         if not same:
             lines.append(f"{name}.{field_name}: torch {_show(a)}, edutorch {_show(b)}")
     return lines
@@ -300,7 +334,7 @@ def differences(ref, got, program=None):
         return [f"torch: {_error(ref)}", f"edutorch: {_error(got)}"]
     for step_ref, step_got in zip(ref.forward, got.forward):
         for (name, a), (_, b) in zip(step_ref, step_got):
-            lines = _diff_summary(name, a[:5], b[:5], rtol)  # grads only at the end
+            lines = _diff_summary(name, a[:6], b[:6], rtol)  # grads only at the end
             if lines:
                 return ["forward " + line for line in lines]
     lines = []
@@ -326,12 +360,19 @@ def kind_of(diff):
 
 
 # --- generating ------------------------------------------------------------------
-def leaf_code(name, shape, requires_grad, r):
+def leaf_code(name, shape, requires_grad, r, dual=False):
     """``x3 = torch.tensor([...], dtype=torch.float64, requires_grad=True)`` with distinct values.
 
     Values are distinct multiples of 0.01 in [-2.5, 2.5] that avoid multiples of
     0.25 (0, ±0.5, ±1, ...: the kinks of relu, hardtanh, shrink functions).
+    ``dual`` (forward mode): ``x3 = fwAD.make_dual(torch.tensor(...), torch.tensor(...))``, a tangent of
+    seeded values (multiples of 0.01 in [-2, 2]).
     """
+    if dual:
+        n = int(np.prod(shape, dtype=np.int64))
+        tangent = (np.array([r.randint(-200, 200) for _ in range(n)], dtype=np.float64) / 100).reshape(shape)
+        primal = leaf_code(name, shape, requires_grad, r).split(" = ", 1)[1]
+        return f"{name} = fwAD.make_dual({primal}, {_tensor_source(tangent)})"
     n = int(np.prod(shape, dtype=np.int64))
     rg = ", requires_grad=True" if requires_grad else ""
     if n == 0:
@@ -341,7 +382,13 @@ def leaf_code(name, shape, requires_grad, r):
     if n > len(pool):
         raise Invalid(f"a leaf of {n} elements")
     values = (np.array(r.sample(pool, n), dtype=np.float64) / scale).reshape(shape)
-    return f"{name} = torch.tensor({values.tolist()!r}, dtype=torch.float64{rg})"
+    return f"{name} = {_tensor_source(values, rg)}"
+
+
+def _tensor_source(values, rest=""):
+    if values.size == 0:
+        return f"torch.zeros({values.shape!r}, dtype=torch.float64{rest})"
+    return f"torch.tensor({values.tolist()!r}, dtype=torch.float64{rest})"
 
 
 def random_shape(r):
@@ -358,11 +405,12 @@ def random_shape(r):
 class Generator:
     """Builds a program step by step, running each step on PyTorch as it goes."""
 
-    def __init__(self, seed, torch, n_steps=None, double=False):
+    def __init__(self, seed, torch, n_steps=None, double=False, forward=False):
         self.r = random.Random(seed)
         self.torch = torch
         self.steps = []
-        self.ns = namespace(torch)
+        self.forward = forward
+        self.ns = namespace(torch, forward)
         self.count = 0
         self.n_steps = n_steps or self.r.randint(2, 9)
         self.double = double
@@ -385,16 +433,18 @@ class Generator:
     def add_leaf(self, shape, requires_grad=None):
         name = self.fresh("x")
         if requires_grad is None:
-            requires_grad = self.r.random() < 0.7
-        step = Step("leaf", leaf_code(name, shape, requires_grad, self.r), outputs=(name,),
-                    leaves=(name,) if requires_grad else ())
+            # forward mode: most leaves dual, a few also requiring grad (a dual is then a view of one)
+            requires_grad = self.r.random() < (0.2 if self.forward else 0.7)
+        dual = self.forward and self.r.random() < 0.75
+        step = Step("leaf", leaf_code(name, shape, requires_grad, self.r, dual), outputs=(name,),
+                    leaves=(name,) if requires_grad and not dual else ())
         run_step(step, self.ns, check=True)
         self.steps.append(step)
         return name
 
     def replay(self):
         """Run the accepted steps again from the start (after a refused step changed state)."""
-        self.ns = namespace(self.torch)
+        self.ns = namespace(self.torch, self.forward)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for step in self.steps:
@@ -466,6 +516,10 @@ class Generator:
         return True
 
     def program(self):
+        with dual_level_of(self.ns):
+            return self._program()
+
+    def _program(self):
         for _ in range(self.r.randint(1, 3)):
             self.add_leaf(random_shape(self.r))
         while len(self.steps) < self.n_steps + 3 and not self.ended_in_error:
@@ -477,10 +531,10 @@ class Generator:
                     break
             else:
                 break
-        return Program(tuple(self.steps), self.loss_terms(), self.double)
+        return Program(tuple(self.steps), self.loss_terms(), self.double, self.forward)
 
     def loss_terms(self):
-        if self.ended_in_error:
+        if self.ended_in_error or self.forward:
             return ()
         terms = []
         names = self.tensors()
@@ -490,9 +544,9 @@ class Generator:
         return tuple(terms)
 
 
-def generate(seed, torch, double=False):
+def generate(seed, torch, double=False, forward=False):
     """A random program from ``seed`` (the same seed always gives the same program)."""
-    return Generator(seed, torch, double=double).program()
+    return Generator(seed, torch, double=double, forward=forward).program()
 
 
 # --- shrinking ---------------------------------------------------------------------
@@ -534,8 +588,9 @@ def shrink(program, still_fails, budget=300):
     return program
 
 
-def from_source(text):
-    """A ``Program`` of plain Python lines (one step each; names assigned are compared)."""
+def from_source(text, forward=False):
+    """A ``Program`` of plain Python lines (one step each; names assigned are compared);
+    ``forward``: run in a dual level, values' tangents compared too."""
     import ast
 
     steps = []
@@ -547,4 +602,4 @@ def from_source(text):
             elts = target.elts if isinstance(target, ast.Tuple) else [target]
             outputs = tuple(e.id for e in elts if isinstance(e, ast.Name))
         steps.append(Step("source", line, outputs=outputs))
-    return Program(tuple(steps))
+    return Program(tuple(steps), forward=forward)
