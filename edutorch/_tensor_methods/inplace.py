@@ -265,10 +265,14 @@ class InplaceMethods:
         if refused and not _refused_at_backward(fn, self, args, base):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
         part = _written_part(fn, args, self._data) if repeats else None
+        # the tangent is the view's, updated as a write of the view (PyTorch's forward mode does not go
+        # through CopySlices: its forward base can be another tensor than ._base, a make_dual output)
         if part is not None:  # x[idx] = v, masked_fill_: only that part goes to the base (the rest repeats old values)
-            base._inplace(CopySlices, tuple(i[part] for i in index), result[part])
+            forward_ad.without_tangents(base._inplace, CopySlices, tuple(i[part] for i in index), result[part])
         else:
-            base._inplace(CopySlices, index, result)
+            forward_ad.without_tangents(base._inplace, CopySlices, index, result)
+        if result._fw_grad is not None:
+            forward_ad.copy_tangent_in_place(self, result)
         if refused:  # written as PyTorch's kernel writes; its backward refuses
             set_graph(base, _CopySlicesThroughAnExpand.apply(base))
             refresh_views(base)

@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from .. import backend
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd.function import Function
 from ..autograd._saved_tensor import _forward_name  # "Select" for SelectBackward0, as PyTorch's messages
 from ..autograd._functions import indexing
@@ -52,6 +52,7 @@ def track_view(base, view):
     if multi is not None:  # a view of a split/unbind output is refused in place as that output is
         view._multi_view = multi
     made_in_no_grad = not grad_mode.is_grad_enabled() or "_made_in_no_grad" in base.__dict__  # (or of such a view)
+    forward_ad.note_view(base, view)  # (forward mode's base differs across make_dual)
     base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
     view._view_of = base
     view._view_version = base._version_counter[0]  # (a later write of the base: _follow_base_requires_grad)

@@ -119,7 +119,7 @@ def make_dual(tensor, tangent, *, level=None):
     """A view of ``tensor`` that carries ``tangent`` as its forward gradient.
 
     ``tangent`` must have ``tensor``'s shape; it is kept as it is (it may itself
-    require grad), or copied into a tensor laid out like ``tensor``.
+    require grad), or copied into a tensor laid out like ``tensor`` (:func:`in_layout_of`).
     """
     if level is None:
         level = -1 if _state.level is None else _state.level
@@ -140,11 +140,27 @@ def make_dual(tensor, tangent, *, level=None):
         )
     if tangent.shape != tensor.shape:
         raise _size_error(tensor, tangent)
-    if tensor.is_contiguous() and not tangent.is_contiguous():  # PyTorch keeps the primal's layout
-        tangent = without_tangents(tangent.contiguous)
+    tangent = in_layout_of(tangent, tensor)
     dual = without_tangents(tensor.view_as, tensor)  # a view: its ._base is ``tensor``
+    dual._fw_view_of = None  # ... but its tangent is its own (forward_base)
     set_tangent(dual, tangent)
     return dual
+
+
+def in_layout_of(tangent, primal):
+    """``tangent`` laid out in memory as ``primal`` is: itself when its strides are the primal's,
+    else a copy with them (PyTorch's ``set_fw_grad`` keeps every tangent in its primal's layout:
+    ``new_empty_strided`` then ``copy_``, recorded when the tangent requires grad), so that a view
+    op allowed on the primal (``view``, ``flatten`` as a view) is allowed on its tangent too."""
+    t, p = tangent._data, primal._data
+    if type(t) is not np.ndarray or type(p) is not np.ndarray or t.shape != p.shape or 0 in p.shape:
+        return tangent
+    if all(n == 1 or a == b for n, a, b in zip(p.shape, t.strides, p.strides)) or min(p.strides, default=0) < 0:
+        return tangent
+    steps = [s // p.itemsize for s in p.strides]
+    memory = np.zeros(1 + sum((n - 1) * s for n, s in zip(p.shape, steps)), dtype=t.dtype)
+    like = _function._Tensor._make(np.lib.stride_tricks.as_strided(memory, p.shape, p.strides))
+    return without_tangents(like.copy_, tangent)  # (an expand's repeats: PyTorch's overlap error)
 
 
 def _size_error(tensor, tangent):
@@ -165,6 +181,7 @@ def unpack_dual(tensor, *, level=None):
     if tangent is not None:
         _check_level(level, "_fw_primal")
     primal = without_tangents(tensor.view_as, tensor)
+    primal._fw_view_of = None  # not a view for forward mode: never gets a tangent from ``tensor``
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -177,12 +194,35 @@ def tangent_of(tensor):
     """
     tangent = tensor._fw_grad
     if tangent is None and _state.level is not None:
-        base = tensor.__dict__.get("_view_of")
+        base = forward_base(tensor)
         if base is not None and base._fw_grad is not None:
             tangent = view_of_tangent(tensor, base)
             if tangent is not None:
                 set_tangent(tensor, tangent)
     return tangent
+
+
+def forward_base(tensor):
+    """The tensor whose tangent the tangent of the view ``tensor`` is a view of, or None.
+
+    PyTorch keeps two bases for a view: ``._base`` (the tensor that owns the memory,
+    for backward) and a forward one.  They are the same, except that the outputs of
+    ``make_dual`` and ``unpack_dual`` are views of their input for backward only:
+    their tangent is their own (a write into the dual gives its base no tangent, a
+    tangent the base gets later is not theirs), and their own views are forward views
+    of them.  ``_fw_view_of`` records that (None: not a forward view); without it the
+    forward base is ``._base``.
+    """
+    d = tensor.__dict__
+    return d["_fw_view_of"] if "_fw_view_of" in d else d.get("_view_of")
+
+
+def note_view(base, view):
+    """``view`` was just made of ``base``: a view of a dual (or of a view of one) has the
+    dual as its forward base (``views.track_view`` calls this)."""
+    if "_fw_view_of" in base.__dict__:
+        fw = base._fw_view_of
+        view._fw_view_of = base if fw is None else fw
 
 
 def set_tangent(holder, tangent):
@@ -303,7 +343,7 @@ def _attach(results, tangents, ctx, custom):
             if custom:  # a built-in formula may leave a broadcast to this one place; a user's may not
                 raise _size_error(out, tangent)
             tangent = without_tangents(tangent.expand, out.shape).contiguous()
-        _set_output_tangent(out, tangent)
+        _set_output_tangent(out, in_layout_of(tangent, out))
     for saved in ctx._for_backward if isinstance(ctx, _function.Node) else ():
         if getattr(saved, "is_output", False):
             out = results[saved.output_nr]
@@ -336,7 +376,7 @@ def copy_tangent_in_place(target, result):
     tangent gives the base a zero one first, as PyTorch does."""
     tangent = result._fw_grad
     old = tangent_of(target)
-    base = target.__dict__.get("_view_of")
+    base = forward_base(target)
     if old is None and base is not None and tangent_of(base) is None:
         xp = backend.get_array_module(base._data)
         set_tangent(base, _function._Tensor._make(xp.zeros_like(base._data)))

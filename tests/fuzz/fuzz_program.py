@@ -218,12 +218,26 @@ def left_to_memory_order(step, ns):
     return False
 
 
+def reads_what_it_writes(step, ns):
+    """Forward mode: does the in-place ``step`` read, as another operand, memory it writes
+    (``x.mul_(x)``, ``x.addcmul_(x, y)``, ``x.mul_(x[:1])``)?  PyTorch's tangent formula then
+    reads that operand's new value (``x.mul_(x)`` at x = 2 with tangent 1 gives the tangent 6,
+    not 4): a PyTorch bug, edutorch gives the derivative; not compared."""
+    if step.target is None:
+        return False
+    target = ns[step.target].detach().numpy()
+    return any(hasattr(ns[name], "untyped_storage") and np.shares_memory(target, ns[name].detach().numpy())
+               for name in step.inputs[1:])  # (the first is the target)
+
+
 def run_step(step, ns, check):
     """Run one step in ``ns``; with ``check`` (the reference run) refuse unfair corners."""
     if check and not guard_passes(step.op, [ns[n] for n in step.inputs], dict(step.args)):
         raise Invalid(f"guard of {step.op}")
     if check and left_to_memory_order(step, ns):
         raise Invalid(f"{step.op}: an overlapping write PyTorch leaves to memory order")
+    if check and ns[FORWARD] and reads_what_it_writes(step, ns):
+        raise Invalid(f"{step.op}: PyTorch's tangent formula reads an operand after the write")
     exec(_compiled(step.code), ns)
     if check:
         for name in step.outputs + ((step.target,) if step.target else ()):
