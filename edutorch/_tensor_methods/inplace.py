@@ -274,7 +274,7 @@ class InplaceMethods:
         if result._fw_grad is not None:
             forward_ad.copy_tangent_in_place(self, result)
         if refused:  # written as PyTorch's kernel writes; its backward refuses
-            set_graph(base, _CopySlicesThroughAnExpand.apply(base))
+            set_graph(base, forward_ad.without_tangents(_CopySlicesThroughAnExpand.apply, base))
             refresh_views(base)
         read_graph(self)  # PyTorch gives the view written its new node at once (the other views: when read)
         if result._grad_fn is not None:

@@ -291,6 +291,8 @@ def refresh_views(base):
     views = base.__dict__.get("_views")
     if not views:
         return
+    if forward_ad._state.active:  # the graph only: the views' tangents are their own (forward mode)
+        return forward_ad.without_tangents(refresh_views, base)
     # split/unbind outputs from the highest down: output 0's error node is then the
     # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
     for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):

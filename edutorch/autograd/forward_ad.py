@@ -301,7 +301,7 @@ def push_tangents(cls, ctx, args, results, tangents):
             ctx._in_jvp = False
         else:  # (the node must not keep its inputs and outputs alive)
             del ctx.primals, ctx.result
-    _attach(results, out, ctx, custom)
+    _attach(results, out, ctx, custom, _aliased_inputs(args, tangents))
 
 
 def _zeros_if_missing(arg, tangent):
@@ -323,7 +323,25 @@ def unsupported_message(cls):
     )
 
 
-def _attach(results, tangents, ctx, custom):
+def _aliased_inputs(args, tangents):
+    """(input, its tangent) of each argument that has a tangent."""
+    return [(a, t) for a, t in zip(args, tangents) if t is not None]
+
+
+def _own_tangent(out, tangent, inputs):
+    """``tangent`` for the output ``out``, a copy if it shares memory with an input's tangent
+    while ``out`` is not a view of that input (a formula may return an input's tangent itself:
+    ``cumprod`` of a 0-d tensor): an in-place op on ``out`` writes its tangent, and must not
+    write the input's (PyTorch's tangents of different tensors are different tensors)."""
+    t = tangent._data
+    for arg, other in inputs:
+        if arg._version_counter is not out._version_counter and \
+                backend.get_array_module(t).may_share_memory(t, other._data):
+            return without_tangents(tangent.clone)
+    return tangent
+
+
+def _attach(results, tangents, ctx, custom, inputs=()):
     """Give each floating output its tangent (broadcast to its shape); a tangent for a saved
     output goes to the saved copy too, so that a backward run under forward AD sees it."""
     Tensor = _function._Tensor
@@ -343,7 +361,7 @@ def _attach(results, tangents, ctx, custom):
             if custom:  # a built-in formula may leave a broadcast to this one place; a user's may not
                 raise _size_error(out, tangent)
             tangent = without_tangents(tangent.expand, out.shape).contiguous()
-        _set_output_tangent(out, in_layout_of(tangent, out))
+        _set_output_tangent(out, in_layout_of(_own_tangent(out, tangent, inputs), out))
     for saved in ctx._for_backward if isinstance(ctx, _function.Node) else ():
         if getattr(saved, "is_output", False):
             out = results[saved.output_nr]
