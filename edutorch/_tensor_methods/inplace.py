@@ -307,7 +307,7 @@ class InplaceMethods:
         self._data = out._data
         self._version_counter[0] += 1
         if out._fw_grad is not None:  # forward-mode AD: the tangent becomes the same view of itself
-            forward_ad.set_tangent(self, out._fw_grad)
+            forward_ad.view_tangent_in_place(self, out._fw_grad)
         if out._grad_fn is not None:
             set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
             refresh_views(self)

@@ -138,6 +138,9 @@ def make_dual(tensor, tangent, *, level=None):
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
             f"level {level} is not supported."
         )
+    if tangent_of(tangent) is not None:  # (PyTorch's words, "level0" included)
+        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} is not "
+                           "supported.")
     if tangent.shape != tensor.shape:
         raise _size_error(tensor, tangent)
     tangent = in_layout_of(tangent, tensor)
@@ -283,11 +286,23 @@ def input_tangents(args, kwargs):
     return None
 
 
+def _check_no_tangent_of_tangent(tangents):
+    """PyTorch refuses a tangent that has a tangent itself at the level (written in place with a
+    dual: ``t = unpack_dual(x).tangent; t.mul_(y)`` with ``y`` dual): the op's formula would give
+    its output such a tangent (not one whose formula is zeros, ``_zero_tangent``: floor, sign)."""
+    for t in tangents:
+        if t is not None and tangent_of(t) is not None:
+            raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same "
+                               f"level{_state.level} is not supported.")
+
+
 def push_tangents(cls, ctx, args, results, tangents):
     """Run ``cls.jvp`` (the op's tangent formula) and give each output its tangent."""
     formula = cls.jvp
     if formula is _function.Function.jvp and cls._backward_name is not None:
         raise NotImplementedError(unsupported_message(cls))
+    if not getattr(cls, "_zero_tangent", False):
+        _check_no_tangent_of_tangent(tangents)
     custom = cls._backward_name is None
     if custom:  # PyTorch gives a custom jvp zeros for a tensor input without tangent
         tangents = [_zeros_if_missing(a, t) for a, t in zip(args, tangents)]
@@ -361,7 +376,10 @@ def _attach(results, tangents, ctx, custom, inputs=()):
             if custom:  # a built-in formula may leave a broadcast to this one place; a user's may not
                 raise _size_error(out, tangent)
             tangent = without_tangents(tangent.expand, out.shape).contiguous()
-        _set_output_tangent(out, in_layout_of(_own_tangent(out, tangent, inputs), out))
+        tangent = _own_tangent(out, tangent, inputs)
+        if not any(s == 0 and n > 1 for n, s in zip(out._data.shape, out._data.strides)):  # (a broadcast result:
+            tangent = in_layout_of(tangent, out)  # its tangent is not copied into repeated memory)
+        _set_output_tangent(out, tangent)
     for saved in ctx._for_backward if isinstance(ctx, _function.Node) else ():
         if getattr(saved, "is_output", False):
             out = results[saved.output_nr]
@@ -377,6 +395,18 @@ def _set_output_tangent(out, tangent):
         without_tangents(old.copy_, tangent)
     else:
         set_tangent(out, tangent)
+
+
+def view_tangent_in_place(tensor, tangent):
+    """After an in-place view op on ``tensor`` (``unsqueeze_``, ``t_``): its tangent tensor becomes
+    ``tangent``, the same view of itself, in place (PyTorch runs the op on the tangent too, so a
+    tangent read before, ``unpack_dual(x).tangent``, takes the new shape)."""
+    old = tensor._fw_grad
+    if old is None or old._requires_grad:  # (one with a graph of its own: a new tensor)
+        set_tangent(tensor, tangent)
+    else:
+        old._data = tangent._data
+        old._version_counter[0] += 1
 
 
 def with_tangent_of(tensor, source):

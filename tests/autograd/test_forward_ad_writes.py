@@ -269,3 +269,62 @@ def test_an_op_reading_what_it_writes_gets_the_derivative(op):
             x[:1].mul_(x[:1])
             want = np.array([4.0, 3.0])
         np.testing.assert_allclose(fw.unpack_dual(x).tangent.numpy(), want)
+
+
+def _in_place_view_op_on_a_dual(lib):
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(_t(lib, [[1.0, 2.0]]), _t(lib, [[3.0, 4.0]])) * 1
+        tangent = fw.unpack_dual(x).tangent  # read before: PyTorch runs the view op on it in place
+        x.t_()
+        shapes = [tuple(tangent.shape)]
+        x.squeeze_()
+        shapes.append(tuple(tangent.shape))
+        x.unsqueeze_(0)
+        return shapes + [tuple(tangent.shape), tangent.tolist(), fw.unpack_dual(x).tangent.tolist()]
+
+
+def _tangent_written_with_a_dual(lib, then):
+    """The error (type, first words) or the tangent after ``then(x)``, where ``x``'s tangent was
+    written with ``x`` itself (a tangent that has a tangent)."""
+    fw = lib.autograd.forward_ad
+    with fw.dual_level():
+        x = fw.make_dual(_t(lib, [2.22, -0.5]), _t(lib, [1.88, 0.25]))
+        fw.unpack_dual(x).tangent.add_(fw.make_dual(_t(lib, [1.0, 1.0]), _t(lib, [0.5, 0.5])))
+        try:
+            out = then(lib, x)
+        except RuntimeError as err:
+            return str(err)
+        return fw.unpack_dual(out).tangent.tolist()
+
+
+THEN = {"mul": lambda lib, x: x * 2.0, "l1_loss": lambda lib, x: lib.nn.functional.l1_loss(x, x * 0),
+        "view": lambda lib, x: x[:1], "floor": lambda lib, x: x.floor(), "sign": lambda lib, x: x.sign()}
+
+
+def test_an_in_place_view_op_changes_the_tangent_tensor_itself():
+    shapes_and_values = _in_place_view_op_on_a_dual(edutorch)
+    assert shapes_and_values == [(2, 1), (2,), (1, 2), [[3.0, 4.0]], [[3.0, 4.0]]]
+
+
+@pytest.mark.parametrize("then", sorted(THEN))
+def test_a_tangent_that_has_a_tangent_is_refused_as_in_pytorch(then):
+    got = _tangent_written_with_a_dual(edutorch, THEN[then])
+    if then in ("floor", "sign"):  # a formula of zeros reads no tangent: PyTorch runs
+        assert got == [0.0, 0.0]
+    else:
+        assert got == ("Setting a forward grad that itself has a forward gradient at the same level0 is not "
+                       "supported.")
+
+
+def test_a_dual_tangent_is_refused_by_make_dual():
+    fw = edutorch.autograd.forward_ad
+    with fw.dual_level(), pytest.raises(RuntimeError, match="^Setting a forward grad that itself has a forward"):
+        fw.make_dual(_t(edutorch, [1.0]), fw.make_dual(_t(edutorch, [1.0]), _t(edutorch, [1.0])))
+
+
+def test_tangent_tensors_behave_as_pytorchs():
+    torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
+    assert _in_place_view_op_on_a_dual(edutorch) == _in_place_view_op_on_a_dual(torch)
+    for then in THEN.values():
+        assert _tangent_written_with_a_dual(edutorch, then) == _tangent_written_with_a_dual(torch, then)

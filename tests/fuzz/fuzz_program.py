@@ -219,15 +219,22 @@ def left_to_memory_order(step, ns):
 
 
 def reads_what_it_writes(step, ns):
-    """Forward mode: does the in-place ``step`` read, as another operand, memory it writes
-    (``x.mul_(x)``, ``x.addcmul_(x, y)``, ``x.mul_(x[:1])``)?  PyTorch's tangent formula then
-    reads that operand's new value (``x.mul_(x)`` at x = 2 with tangent 1 gives the tangent 6,
-    not 4): a PyTorch bug, edutorch gives the derivative; not compared."""
+    """Forward mode: does the in-place ``step`` read, as another operand or its tangent, memory it
+    writes (``x.mul_(x)``, ``x.addcmul_(x, y)``, ``x.mul_(x[:1])``, ``t += x`` with ``t`` the tangent
+    of ``x``)?  PyTorch's tangent formula then reads that operand's new value (``x.mul_(x)`` at x = 2
+    with tangent 1 gives the tangent 6, not 4): a PyTorch bug, edutorch gives the derivative; not
+    compared."""
     if step.target is None:
         return False
     target = ns[step.target].detach().numpy()
-    return any(hasattr(ns[name], "untyped_storage") and np.shares_memory(target, ns[name].detach().numpy())
-               for name in step.inputs[1:])  # (the first is the target)
+    for name in step.inputs[1:]:  # (the first is the target)
+        other = ns[name]
+        if not hasattr(other, "untyped_storage"):
+            continue
+        tangent = tangent_of(other, ns)
+        if any(np.shares_memory(target, t.detach().numpy()) for t in (other, tangent) if t is not None):
+            return True
+    return False
 
 
 def run_step(step, ns, check):
@@ -540,7 +547,7 @@ class Generator:
             after_layer = self.steps[-1].op.startswith("nn.") and self.r.random() < 0.3
             for _attempt in range(30):
                 # a layer is followed by an in-place op (on its output, most often) now and then
-                spec = self.r.choice(fuzz_ops.INPLACE) if after_layer and _attempt < 3 else fuzz_ops.choose(self.r)
+                spec = self.r.choice(fuzz_ops.INPLACE) if after_layer and _attempt < 3 else fuzz_ops.choose(self.r, self.forward)
                 if self.try_step(spec):
                     break
             else:

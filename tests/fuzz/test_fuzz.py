@@ -29,7 +29,7 @@ from fuzz_known import KNOWN, known_issue  # noqa: E402
 pytestmark = pytest.mark.parity
 
 # Cases per CI run (about 20 s together on an idle 2-core machine); the long mode replaces them.
-CI_CASES = {"backward": 2000, "double": 500, "forward": 1000}
+CI_CASES = {"backward": 2000, "double": 500, "forward": 800}
 SHARE = {"backward": 0.6, "double": 0.2, "forward": 0.2}  # of a long run's time or examples
 OFFSET = {"backward": 0, "double": 500_000_000, "forward": 750_000_000}  # of the case seeds
 MAX_REPORTED = 20  # shrunk failures per run (the rest are only counted)
