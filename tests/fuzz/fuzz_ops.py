@@ -408,9 +408,12 @@ def nonzero_norms(values, dim=None, **args):
 
 
 def spread(values, dim=None, **args):
-    """More than one value along ``dim`` (a std of one value is 0, where it is not differentiable)."""
-    shape = values[0].shape
-    return len(shape) == 0 or shape[dim] > 1
+    """Different values along ``dim``: a std of one value, or of equal ones (``x[:, [0, 0]]``), is 0,
+    where it is not differentiable (a derivative of rounding noise: PyTorch's Welford sum gives 0 exactly)."""
+    a = _np(values[0])
+    if a.ndim == 0:
+        return True
+    return a.shape[dim] > 1 and bool(np.all(np.ptp(a, axis=dim) > 1e-9))
 
 
 def clamp_guard(values, lo=None, hi=None, **args):
