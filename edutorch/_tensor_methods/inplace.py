@@ -226,7 +226,7 @@ class InplaceMethods:
         _write(self, fn, args, result)
         self._version_counter[0] += 1
         if result._fw_grad is not None:  # forward-mode AD: the new tangent, written into the old one
-            forward_ad.copy_tangent_in_place(self, result)
+            forward_ad.copy_tangent_in_place(self, result, lambda old, new: _write(old, fn, args, new))
         if result._grad_fn is not None:
             set_graph(self, result)
             saved_output_now_is(result, self)
@@ -272,7 +272,7 @@ class InplaceMethods:
         else:
             forward_ad.without_tangents(base._inplace, CopySlices, index, result)
         if result._fw_grad is not None:
-            forward_ad.copy_tangent_in_place(self, result)
+            forward_ad.copy_tangent_in_place(self, result, lambda old, new: _write(old, fn, args, new))
         if refused:  # written as PyTorch's kernel writes; its backward refuses
             set_graph(base, forward_ad.without_tangents(_CopySlicesThroughAnExpand.apply, base))
             refresh_views(base)

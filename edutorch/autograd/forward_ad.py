@@ -343,6 +343,11 @@ def _aliased_inputs(args, tangents):
     return [(a, t) for a, t in zip(args, tangents) if t is not None]
 
 
+def _repeats(a):
+    """Do elements of the array ``a`` share memory (a stride 0 along a dim of more than one)?"""
+    return any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
+
+
 def _own_tangent(out, tangent, inputs):
     """``tangent`` for the output ``out``, a copy if it shares memory with an input's tangent
     while ``out`` is not a view of that input (a formula may return an input's tangent itself:
@@ -377,8 +382,8 @@ def _attach(results, tangents, ctx, custom, inputs=()):
                 raise _size_error(out, tangent)
             tangent = without_tangents(tangent.expand, out.shape).contiguous()
         tangent = _own_tangent(out, tangent, inputs)
-        if not any(s == 0 and n > 1 for n, s in zip(out._data.shape, out._data.strides)):  # (a broadcast result:
-            tangent = in_layout_of(tangent, out)  # its tangent is not copied into repeated memory)
+        if not _repeats(out._data):  # (a broadcast result: its tangent is not copied into repeated memory)
+            tangent = in_layout_of(tangent, out)
         _set_output_tangent(out, tangent)
     for saved in ctx._for_backward if isinstance(ctx, _function.Node) else ():
         if getattr(saved, "is_output", False):
@@ -417,11 +422,12 @@ def with_tangent_of(tensor, source):
     return source
 
 
-def copy_tangent_in_place(target, result):
+def copy_tangent_in_place(target, result, write_repeated):
     """After ``target.op_(...)``, computed out of place as ``result``: ``target``'s tangent
     becomes ``result``'s, written into the tangent it has (PyTorch updates a forward grad in
     place, so the tangents of its views and of its base follow).  A view whose base had no
-    tangent gives the base a zero one first, as PyTorch does."""
+    tangent gives the base a zero one first, as PyTorch does.  A tangent whose elements repeat
+    (of an ``expand``) is written as the op wrote the values: ``write_repeated(old, new)``."""
     tangent = result._fw_grad
     old = tangent_of(target)
     base = forward_base(target)
@@ -431,5 +437,8 @@ def copy_tangent_in_place(target, result):
         old = tangent_of(target)
     if old is None:
         set_tangent(target, tangent)
+    elif old is not tangent and _repeats(old._data):
+        write_repeated(old, tangent)  # (PyTorch: the op run on the tangent, e.g. ``self_t[idx].fill_(0)``)
+        old._version_counter[0] += 1
     elif old is not tangent:
         without_tangents(old.copy_, tangent)

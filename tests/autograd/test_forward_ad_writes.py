@@ -173,6 +173,18 @@ def expand_of_a_dual_written(lib, dual):
     return {"x": x, "e": e}
 
 
+def expand_of_a_dual_partly_written(lib, dual):
+    # the tangent's memory repeats as the values' does: written as the op writes them (was the
+    # overlap error for an empty write, and a whole-tensor copy in general)
+    x = dual(2.0, 3.0) * 1
+    e = x.expand(2)
+    e[1:-1] = -0.5
+    y = dual(2.0, 3.0) * 1
+    f = y.expand(2)
+    f[:1] = dual([1.0], [7.0])
+    return {"x": x, "e": e, "y": y, "f": f}
+
+
 CASES = [
     Case("dual-mul_-requires-grad", dual_times_a_tensor_that_requires_grad),
     Case("dual-div_-requires-grad", dual_divided_by_a_tensor_that_requires_grad),
@@ -191,6 +203,7 @@ CASES = [
     Case("write-base-of-unbind", write_into_the_base_of_unbind_outputs),
     Case("write-base-of-split-with-graph", write_into_the_base_of_split_outputs_with_a_graph),
     Case("expand-of-dual-written", expand_of_a_dual_written),
+    Case("expand-of-dual-partly-written", expand_of_a_dual_partly_written),
 ]
 by_case = pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 
