@@ -851,13 +851,14 @@ def apart(values, **args):
     return not np.shares_memory(_np(values[0]), _np(values[1]))
 
 
+# A tangent given or read is detached: a tangent's own requires_grad/grad_fn differ where PyTorch's formula
+# holds an "efficient zero" (README, known differences), and an in-place op's formula writes into the tangent
 FORWARD = [
-    Op("make_dual", "fwAD.make_dual({0}, {1})", kind="view", arity=2, partner=same_shape, guard=apart),
-    Op("make_dual_of_primal", "fwAD.make_dual(fwAD.unpack_dual({0}).primal, {1})", kind="view", arity=2,
+    Op("make_dual", "fwAD.make_dual({0}, {1}.detach())", kind="view", arity=2, partner=same_shape, guard=apart),
+    Op("make_dual_of_primal", "fwAD.make_dual(fwAD.unpack_dual({0}).primal, {1}.detach())", kind="view", arity=2,
        partner=same_shape, guard=apart),
     Op("unpack_primal", "fwAD.unpack_dual({0}).primal", kind="view"),
-    # the tangent's memory (written in place later, the dual's tangent changes); detached: a tangent's own
-    # requires_grad/grad_fn differ where PyTorch's formula holds an "efficient zero" (README, known differences)
+    # the tangent's memory (written in place later, the dual's tangent changes)
     Op("unpack_tangent", "fwAD.unpack_dual({0}).tangent.detach()", guard=has_tangent),
 ]
 OPS = {op.name: op for _, ops in [*FAMILIES.values(), (0, FORWARD)] for op in ops}

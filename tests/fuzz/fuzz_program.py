@@ -237,6 +237,21 @@ def reads_what_it_writes(step, ns):
     return False
 
 
+IN_PLACE_VIEW_OPS = ("unsqueeze_", "squeeze_", "t_")
+
+
+def tangent_of_another_shape(ns):
+    """Forward mode: has a tensor a tangent of another shape than its own?  PyTorch's ``x[...]``
+    (``alias``) shares its input's tangent tensor, so ``x[...].unsqueeze_(0)`` gives the 0-d ``x`` a
+    tangent of shape (1,) (seed 5750001215): a PyTorch bug; edutorch's ``x[...]`` has a view of it."""
+    for value in ns.values():
+        if isinstance(value, ns["torch"].Tensor) and value.is_floating_point():
+            tangent = tangent_of(value, ns)
+            if tangent is not None and tangent.shape != value.shape:
+                return True
+    return False
+
+
 def run_step(step, ns, check):
     """Run one step in ``ns``; with ``check`` (the reference run) refuse unfair corners."""
     if check and not guard_passes(step.op, [ns[n] for n in step.inputs], dict(step.args)):
@@ -246,6 +261,8 @@ def run_step(step, ns, check):
     if check and ns[FORWARD] and reads_what_it_writes(step, ns):
         raise Invalid(f"{step.op}: PyTorch's tangent formula reads an operand after the write")
     exec(_compiled(step.code), ns)
+    if check and ns[FORWARD] and step.op in IN_PLACE_VIEW_OPS and tangent_of_another_shape(ns):
+        raise Invalid(f"{step.op}: PyTorch changed the shape of a tangent another tensor shares")
     if check:
         for name in step.outputs + ((step.target,) if step.target else ()):
             value = ns[name]
