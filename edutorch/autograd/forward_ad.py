@@ -143,27 +143,40 @@ def make_dual(tensor, tangent, *, level=None):
                            "supported.")
     if tangent.shape != tensor.shape:
         raise _size_error(tensor, tangent)
-    tangent = in_layout_of(tangent, tensor)
+    tangent = in_layout_of(tangent, tensor, same_storage=True)
     dual = without_tangents(tensor.view_as, tensor)  # a view: its ._base is ``tensor``
     dual._fw_view_of = None  # ... but its tangent is its own (forward_base)
     set_tangent(dual, tangent)
     return dual
 
 
-def in_layout_of(tangent, primal):
+def in_layout_of(tangent, primal, same_storage=False):
     """``tangent`` laid out in memory as ``primal`` is: itself when its strides are the primal's,
     else a copy with them (PyTorch's ``set_fw_grad`` keeps every tangent in its primal's layout:
     ``new_empty_strided`` then ``copy_``, recorded when the tangent requires grad), so that a view
-    op allowed on the primal (``view``, ``flatten`` as a view) is allowed on its tangent too."""
+    op allowed on the primal (``view``, ``flatten`` as a view) is allowed on its tangent too.
+    ``same_storage`` (``make_dual``): a copy also when the two do not sit alike in memories of one
+    size (PyTorch's ``has_same_meta``: storage offset and size), so the tangent of a dual of a view
+    is not the caller's tensor."""
     t, p = tangent._data, primal._data
     if type(t) is not np.ndarray or type(p) is not np.ndarray or t.shape != p.shape or 0 in p.shape:
         return tangent
     if all(n == 1 or a == b for n, a, b in zip(p.shape, t.strides, p.strides)) or min(p.strides, default=0) < 0:
+        if same_storage and _place(t) != _place(p):
+            return without_tangents(tangent.clone)  # (laid out as it is: as the primal)
         return tangent
     steps = [s // p.itemsize for s in p.strides]
     memory = np.zeros(1 + sum((n - 1) * s for n, s in zip(p.shape, steps)), dtype=t.dtype)
     like = _function._Tensor._make(np.lib.stride_tricks.as_strided(memory, p.shape, p.strides))
     return without_tangents(like.copy_, tangent)  # (an expand's repeats: PyTorch's overlap error)
+
+
+def _place(a):
+    """Where the array ``a`` sits in the memory it views: (offset in bytes, that memory's size)."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return a.__array_interface__["data"][0] - root.__array_interface__["data"][0], root.nbytes
 
 
 def _size_error(tensor, tangent):
@@ -245,16 +258,32 @@ def view_of_tangent(view, base):
     the tangent at the view's positions in ``base``, sharing its memory.
 
     Found as NumPy does, by the view's offset and strides in ``base``'s memory, which a
-    C-contiguous tangent laid out like ``base`` shares; else ``None``.
+    tangent laid out like ``base`` (``in_layout_of``) shares; else ``None``.
     """
     tangent = base._fw_grad
     b, v, t = base._data, view._data, tangent._data
-    if type(t) is not np.ndarray or type(b) is not np.ndarray or t.strides != b.strides \
-            or t.dtype != b.dtype or not t.flags.c_contiguous:
+    if type(t) is not np.ndarray or type(b) is not np.ndarray or t.dtype != b.dtype or t.shape != b.shape \
+            or any(n > 1 and p != q for n, p, q in zip(b.shape, b.strides, t.strides)):
         return None
-    offset = v.__array_interface__["data"][0] - b.__array_interface__["data"][0]
-    array = np.lib.stride_tricks.as_strided(t.reshape(-1)[offset // b.itemsize:], v.shape, v.strides)
+    start = _element_at(b, v.__array_interface__["data"][0] - b.__array_interface__["data"][0])
+    if start is None:
+        return None
+    array = np.lib.stride_tricks.as_strided(t[start], v.shape, v.strides)
     return _function._Tensor._make(array, tangent._requires_grad, None, 0, tangent._version_counter)
+
+
+def _element_at(a, offset):
+    """Slices of ``a`` that start at the element ``offset`` bytes after its first one (its index
+    found dim by dim, largest stride first), or None if no element is there."""
+    index = [0] * a.ndim
+    for d in sorted(range(a.ndim), key=lambda d: -a.strides[d]):
+        n, stride = a.shape[d], a.strides[d]
+        if n > 1 and stride > 0:
+            index[d] = min(offset // stride, n - 1)
+            offset -= index[d] * stride
+    if offset != 0 or any(s < 0 for s in a.strides):
+        return None
+    return tuple(slice(i, None) for i in index)
 
 
 def without_tangents(fn, *args):
