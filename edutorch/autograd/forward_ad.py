@@ -283,7 +283,7 @@ def _element_at(a, offset):
             offset -= index[d] * stride
     if offset != 0 or any(s < 0 for s in a.strides):
         return None
-    return tuple(slice(i, None) for i in index)
+    return tuple(slice(i, None) for i in index) or ...  # (a 0-d array: ``t[...]``, a view, not ``t[()]``)
 
 
 def without_tangents(fn, *args):

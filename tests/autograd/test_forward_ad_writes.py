@@ -211,6 +211,18 @@ def tangent_of_a_dual_of_a_view_is_a_copy(lib, dual):
     return {"x": x, "given": given}
 
 
+def view_of_a_0d_tensor_written(lib, dual):
+    # a 0-d base's zero tangent and its view's: the view's is a view of the base's (``t[...]``, not
+    # the copy ``t[()]`` makes; seeds 9750003017, 9750005826)
+    x = _t(lib, -0.55)
+    v = lib.broadcast_to(x, ())
+    v += dual(-1.98, 0.55)
+    y = _t(lib, -1.01).square()
+    w = y.t()
+    w.addcdiv_(dual(-0.35, 1.36), dual(-1.49, -1.71))
+    return {"x": x, "v": v, "y": y, "w": w}
+
+
 CASES = [
     Case("dual-mul_-requires-grad", dual_times_a_tensor_that_requires_grad),
     Case("dual-div_-requires-grad", dual_divided_by_a_tensor_that_requires_grad),
@@ -231,6 +243,7 @@ CASES = [
     Case("expand-of-dual-written", expand_of_a_dual_written),
     Case("expand-of-dual-partly-written", expand_of_a_dual_partly_written),
     Case("view-of-non-contiguous-primal-written", view_of_a_non_contiguous_primal_written, skip_fd=("p", "v", "r")),
+    Case("view-of-0d-written", view_of_a_0d_tensor_written),
     Case("tangent-of-dual-of-view-copied", tangent_of_a_dual_of_a_view_is_a_copy, none=("given",),
          skip_fd=("x",)),
 ]

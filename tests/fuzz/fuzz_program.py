@@ -246,7 +246,10 @@ def tangent_of_another_shape(ns):
     tangent of shape (1,) (seed 5750001215): a PyTorch bug; edutorch's ``x[...]`` has a view of it."""
     for value in ns.values():
         if isinstance(value, ns["torch"].Tensor) and value.is_floating_point():
-            tangent = tangent_of(value, ns)
+            try:
+                tangent = tangent_of(value, ns)
+            except RuntimeError:  # (a view PyTorch refuses to read now: a split output whose base changed)
+                continue
             if tangent is not None and tangent.shape != value.shape:
                 return True
     return False
