@@ -345,7 +345,7 @@ def push_tangents(cls, ctx, args, results, tangents):
             ctx._in_jvp = False
         else:  # (the node must not keep its inputs and outputs alive)
             del ctx.primals, ctx.result
-    _attach(results, out, ctx, custom, _aliased_inputs(args, tangents))
+    _attach(results, out, ctx, custom, _inputs_with_tangents(args, tangents))
 
 
 def _zeros_if_missing(arg, tangent):
@@ -367,7 +367,7 @@ def unsupported_message(cls):
     )
 
 
-def _aliased_inputs(args, tangents):
+def _inputs_with_tangents(args, tangents):
     """(input, its tangent) of each argument that has a tangent."""
     return [(a, t) for a, t in zip(args, tangents) if t is not None]
 
