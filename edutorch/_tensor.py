@@ -382,6 +382,7 @@ class Tensor(ArithmeticMethods, UnaryMethods, ComparisonMethods, BlasMethods, Li
             self._detached_in_place = next(_function._sequence)
         self._grad_fn = None
         self._requires_grad = False
+        self._fw_grad = None  # forward mode: the tangent goes too (views made before keep theirs)
         for view in list(self.__dict__.get("_views", ())):
             _follow_base_requires_grad(view, self)  # those whose flag is this tensor's
             _views.follow_detached_base(view, self)  # those whose node PyTorch remakes from this tensor

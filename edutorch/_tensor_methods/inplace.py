@@ -228,7 +228,7 @@ class InplaceMethods:
         _write(self, fn, args, result)
         self._version_counter[0] += 1
         if result._fw_grad is not None:  # forward-mode AD: the new tangent, written into the old one
-            forward_ad.copy_tangent_in_place(self, result)
+            forward_ad.copy_tangent_in_place(self, result, lambda old, new: _write(old, fn, args, new))
         if result._grad_fn is not None:
             set_graph(self, result)
             saved_output_now_is(result, self)
@@ -268,12 +268,16 @@ class InplaceMethods:
         if refused and not _refused_at_backward(fn, self, args, base):
             raise RuntimeError(EXPANDED_INPLACE_ERROR)
         part = _written_part(fn, args, self._data) if repeats else None
+        # the tangent is the view's, updated as a write of the view (PyTorch's forward mode does not go
+        # through CopySlices: its forward base can be another tensor than ._base, a make_dual output)
         if part is not None:  # x[idx] = v, masked_fill_: only that part goes to the base (the rest repeats old values)
-            base._inplace(CopySlices, tuple(i[part] for i in index), result[part])
+            forward_ad.without_tangents(base._inplace, CopySlices, tuple(i[part] for i in index), result[part])
         else:
-            base._inplace(CopySlices, index, result)
+            forward_ad.without_tangents(base._inplace, CopySlices, index, result)
+        if result._fw_grad is not None:
+            forward_ad.copy_tangent_in_place(self, result, lambda old, new: _write(old, fn, args, new))
         if refused:  # written as PyTorch's kernel writes; its backward refuses
-            set_graph(base, _CopySlicesThroughAnExpand.apply(base))
+            set_graph(base, forward_ad.without_tangents(_CopySlicesThroughAnExpand.apply, base))
             refresh_views(base)
         read_graph(self)  # PyTorch gives the view written its new node at once (the other views: when read)
         if result._grad_fn is not None:
@@ -306,7 +310,7 @@ class InplaceMethods:
         self._data = out._data
         self._version_counter[0] += 1
         if out._fw_grad is not None:  # forward-mode AD: the tangent becomes the same view of itself
-            forward_ad.set_tangent(self, out._fw_grad)
+            forward_ad.view_tangent_in_place(self, out._fw_grad)
         if out._grad_fn is not None:
             set_graph(self, out, move_retained=False)  # PyTorch: a retained .grad is the old shape's
             if "_view_of" in self.__dict__:  # a view: its new node is of the new version (not remade when read)

@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from .. import backend
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode
 from ..autograd.function import Function
 from ..autograd._saved_tensor import _forward_name  # "Select" for SelectBackward0, as PyTorch's messages
 from ..autograd._functions import indexing
@@ -53,6 +53,7 @@ def track_view(base, view):
     if multi is not None:  # a view of a split/unbind output is refused in place as that output is
         view._multi_view = multi
     made_in_no_grad = not grad_mode.is_grad_enabled() or "_made_in_no_grad" in base.__dict__  # (or of such a view)
+    forward_ad.note_view(base, view)  # (forward mode's base differs across make_dual)
     base = base.__dict__.get("_view_of", base)  # a view of a view is a view of the same base
     view._view_of = base
     view._view_version = base._version_counter[0]  # (a later write of the base: _follow_base_requires_grad)
@@ -304,6 +305,8 @@ def refresh_views(base):
     views = base.__dict__.get("_views")
     if not views:
         return
+    if forward_ad._state.active:  # the graph only: the views' tangents are their own (forward mode)
+        return forward_ad.without_tangents(refresh_views, base)
     # split/unbind outputs from the highest down: output 0's error node is then the
     # newest, so backward raises its error, the one PyTorch raises (output 0 is used first).
     for view in sorted(views, key=lambda v: v.__dict__.get("_multi_view", ("", -1))[1], reverse=True):

@@ -119,7 +119,7 @@ def make_dual(tensor, tangent, *, level=None):
     """A view of ``tensor`` that carries ``tangent`` as its forward gradient.
 
     ``tangent`` must have ``tensor``'s shape; it is kept as it is (it may itself
-    require grad), or copied into a tensor laid out like ``tensor``.
+    require grad), or copied into a tensor laid out like ``tensor`` (:func:`in_layout_of`).
     """
     if level is None:
         level = -1 if _state.level is None else _state.level
@@ -138,13 +138,45 @@ def make_dual(tensor, tangent, *, level=None):
             "Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
             f"level {level} is not supported."
         )
+    if tangent_of(tangent) is not None:  # (PyTorch's words, "level0" included)
+        raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same level{level} is not "
+                           "supported.")
     if tangent.shape != tensor.shape:
         raise _size_error(tensor, tangent)
-    if tensor.is_contiguous() and not tangent.is_contiguous():  # PyTorch keeps the primal's layout
-        tangent = without_tangents(tangent.contiguous)
+    tangent = in_layout_of(tangent, tensor, same_storage=True)
     dual = without_tangents(tensor.view_as, tensor)  # a view: its ._base is ``tensor``
+    dual._fw_view_of = None  # ... but its tangent is its own (forward_base)
     set_tangent(dual, tangent)
     return dual
+
+
+def in_layout_of(tangent, primal, same_storage=False):
+    """``tangent`` laid out in memory as ``primal`` is: itself when its strides are the primal's,
+    else a copy with them (PyTorch's ``set_fw_grad`` keeps every tangent in its primal's layout:
+    ``new_empty_strided`` then ``copy_``, recorded when the tangent requires grad), so that a view
+    op allowed on the primal (``view``, ``flatten`` as a view) is allowed on its tangent too.
+    ``same_storage`` (``make_dual``): a copy also when the two do not sit alike in memories of one
+    size (PyTorch's ``has_same_meta``: storage offset and size), so the tangent of a dual of a view
+    is not the caller's tensor."""
+    t, p = tangent._data, primal._data
+    if type(t) is not np.ndarray or type(p) is not np.ndarray or t.shape != p.shape or 0 in p.shape:
+        return tangent
+    if all(n == 1 or a == b for n, a, b in zip(p.shape, t.strides, p.strides)) or min(p.strides, default=0) < 0:
+        if same_storage and _place(t) != _place(p):
+            return without_tangents(tangent.clone)  # (laid out as it is: as the primal)
+        return tangent
+    steps = [s // p.itemsize for s in p.strides]
+    memory = np.zeros(1 + sum((n - 1) * s for n, s in zip(p.shape, steps)), dtype=t.dtype)
+    like = _function._Tensor._make(np.lib.stride_tricks.as_strided(memory, p.shape, p.strides))
+    return without_tangents(like.copy_, tangent)  # (an expand's repeats: PyTorch's overlap error)
+
+
+def _place(a):
+    """Where the array ``a`` sits in the memory it views: (offset in bytes, that memory's size)."""
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    return a.__array_interface__["data"][0] - root.__array_interface__["data"][0], root.nbytes
 
 
 def _size_error(tensor, tangent):
@@ -165,6 +197,7 @@ def unpack_dual(tensor, *, level=None):
     if tangent is not None:
         _check_level(level, "_fw_primal")
     primal = without_tangents(tensor.view_as, tensor)
+    primal._fw_view_of = None  # not a view for forward mode: never gets a tangent from ``tensor``
     return UnpackedDualTensor(primal, tangent)
 
 
@@ -177,12 +210,35 @@ def tangent_of(tensor):
     """
     tangent = tensor._fw_grad
     if tangent is None and _state.level is not None:
-        base = tensor.__dict__.get("_view_of")
+        base = forward_base(tensor)
         if base is not None and base._fw_grad is not None:
             tangent = view_of_tangent(tensor, base)
             if tangent is not None:
                 set_tangent(tensor, tangent)
     return tangent
+
+
+def forward_base(tensor):
+    """The tensor whose tangent the tangent of the view ``tensor`` is a view of, or None.
+
+    PyTorch keeps two bases for a view: ``._base`` (the tensor that owns the memory,
+    for backward) and a forward one.  They are the same, except that the outputs of
+    ``make_dual`` and ``unpack_dual`` are views of their input for backward only:
+    their tangent is their own (a write into the dual gives its base no tangent, a
+    tangent the base gets later is not theirs), and their own views are forward views
+    of them.  ``_fw_view_of`` records that (None: not a forward view); without it the
+    forward base is ``._base``.
+    """
+    d = tensor.__dict__
+    return d["_fw_view_of"] if "_fw_view_of" in d else d.get("_view_of")
+
+
+def note_view(base, view):
+    """``view`` was just made of ``base``: a view of a dual (or of a view of one) has the
+    dual as its forward base (``views.track_view`` calls this)."""
+    if "_fw_view_of" in base.__dict__:
+        fw = base._fw_view_of
+        view._fw_view_of = base if fw is None else fw
 
 
 def set_tangent(holder, tangent):
@@ -202,16 +258,32 @@ def view_of_tangent(view, base):
     the tangent at the view's positions in ``base``, sharing its memory.
 
     Found as NumPy does, by the view's offset and strides in ``base``'s memory, which a
-    C-contiguous tangent laid out like ``base`` shares; else ``None``.
+    tangent laid out like ``base`` (``in_layout_of``) shares; else ``None``.
     """
     tangent = base._fw_grad
     b, v, t = base._data, view._data, tangent._data
-    if type(t) is not np.ndarray or type(b) is not np.ndarray or t.strides != b.strides \
-            or t.dtype != b.dtype or not t.flags.c_contiguous:
+    if type(t) is not np.ndarray or type(b) is not np.ndarray or t.dtype != b.dtype or t.shape != b.shape \
+            or any(n > 1 and p != q for n, p, q in zip(b.shape, b.strides, t.strides)):
         return None
-    offset = v.__array_interface__["data"][0] - b.__array_interface__["data"][0]
-    array = np.lib.stride_tricks.as_strided(t.reshape(-1)[offset // b.itemsize:], v.shape, v.strides)
+    start = _element_at(b, v.__array_interface__["data"][0] - b.__array_interface__["data"][0])
+    if start is None:
+        return None
+    array = np.lib.stride_tricks.as_strided(t[start], v.shape, v.strides)
     return _function._Tensor._make(array, tangent._requires_grad, None, 0, tangent._version_counter)
+
+
+def _element_at(a, offset):
+    """Slices of ``a`` that start at the element ``offset`` bytes after its first one (its index
+    found dim by dim, largest stride first), or None if no element is there."""
+    index = [0] * a.ndim
+    for d in sorted(range(a.ndim), key=lambda d: -a.strides[d]):
+        n, stride = a.shape[d], a.strides[d]
+        if n > 1 and stride > 0:
+            index[d] = min(offset // stride, n - 1)
+            offset -= index[d] * stride
+    if offset != 0 or any(s < 0 for s in a.strides):
+        return None
+    return tuple(slice(i, None) for i in index) or ...  # (a 0-d array: ``t[...]``, a view, not ``t[()]``)
 
 
 def without_tangents(fn, *args):
@@ -243,11 +315,23 @@ def input_tangents(args, kwargs):
     return None
 
 
+def _check_no_tangent_of_tangent(tangents):
+    """PyTorch refuses a tangent that has a tangent itself at the level (written in place with a
+    dual: ``t = unpack_dual(x).tangent; t.mul_(y)`` with ``y`` dual): the op's formula would give
+    its output such a tangent (not one whose formula is zeros, ``_zero_tangent``: floor, sign)."""
+    for t in tangents:
+        if t is not None and tangent_of(t) is not None:
+            raise RuntimeError(f"Setting a forward grad that itself has a forward gradient at the same "
+                               f"level{_state.level} is not supported.")
+
+
 def push_tangents(cls, ctx, args, results, tangents):
     """Run ``cls.jvp`` (the op's tangent formula) and give each output its tangent."""
     formula = cls.jvp
     if formula is _function.Function.jvp and cls._backward_name is not None:
         raise NotImplementedError(unsupported_message(cls))
+    if not getattr(cls, "_zero_tangent", False):
+        _check_no_tangent_of_tangent(tangents)
     custom = cls._backward_name is None
     if custom:  # PyTorch gives a custom jvp zeros for a tensor input without tangent
         tangents = [_zeros_if_missing(a, t) for a, t in zip(args, tangents)]
@@ -261,7 +345,7 @@ def push_tangents(cls, ctx, args, results, tangents):
             ctx._in_jvp = False
         else:  # (the node must not keep its inputs and outputs alive)
             del ctx.primals, ctx.result
-    _attach(results, out, ctx, custom)
+    _attach(results, out, ctx, custom, _inputs_with_tangents(args, tangents))
 
 
 def _zeros_if_missing(arg, tangent):
@@ -283,7 +367,30 @@ def unsupported_message(cls):
     )
 
 
-def _attach(results, tangents, ctx, custom):
+def _inputs_with_tangents(args, tangents):
+    """(input, its tangent) of each argument that has a tangent."""
+    return [(a, t) for a, t in zip(args, tangents) if t is not None]
+
+
+def _repeats(a):
+    """Do elements of the array ``a`` share memory (a stride 0 along a dim of more than one)?"""
+    return any(s == 0 and n > 1 for n, s in zip(a.shape, a.strides))
+
+
+def _own_tangent(out, tangent, inputs):
+    """``tangent`` for the output ``out``, a copy if it shares memory with an input's tangent
+    while ``out`` is not a view of that input (a formula may return an input's tangent itself:
+    ``cumprod`` of a 0-d tensor): an in-place op on ``out`` writes its tangent, and must not
+    write the input's (PyTorch's tangents of different tensors are different tensors)."""
+    t = tangent._data
+    for arg, other in inputs:
+        if arg._version_counter is not out._version_counter and \
+                backend.get_array_module(t).may_share_memory(t, other._data):
+            return without_tangents(tangent.clone)
+    return tangent
+
+
+def _attach(results, tangents, ctx, custom, inputs=()):
     """Give each floating output its tangent (broadcast to its shape); a tangent for a saved
     output goes to the saved copy too, so that a backward run under forward AD sees it."""
     Tensor = _function._Tensor
@@ -303,6 +410,9 @@ def _attach(results, tangents, ctx, custom):
             if custom:  # a built-in formula may leave a broadcast to this one place; a user's may not
                 raise _size_error(out, tangent)
             tangent = without_tangents(tangent.expand, out.shape).contiguous()
+        tangent = _own_tangent(out, tangent, inputs)
+        if not _repeats(out._data):  # (a broadcast result: its tangent is not copied into repeated memory)
+            tangent = in_layout_of(tangent, out)
         _set_output_tangent(out, tangent)
     for saved in ctx._for_backward if isinstance(ctx, _function.Node) else ():
         if getattr(saved, "is_output", False):
@@ -321,6 +431,18 @@ def _set_output_tangent(out, tangent):
         set_tangent(out, tangent)
 
 
+def view_tangent_in_place(tensor, tangent):
+    """After an in-place view op on ``tensor`` (``unsqueeze_``, ``t_``): its tangent tensor becomes
+    ``tangent``, the same view of itself, in place (PyTorch runs the op on the tangent too, so a
+    tangent read before, ``unpack_dual(x).tangent``, takes the new shape)."""
+    old = tensor._fw_grad
+    if old is None or old._requires_grad:  # (one with a graph of its own: a new tensor)
+        set_tangent(tensor, tangent)
+    else:
+        old._data = tangent._data
+        old._version_counter[0] += 1
+
+
 def with_tangent_of(tensor, source):
     """``source`` (the tensor an in-place op reads ``tensor``'s old values from) with ``tensor``'s tangent."""
     tangent = tangent_of(tensor)
@@ -329,19 +451,23 @@ def with_tangent_of(tensor, source):
     return source
 
 
-def copy_tangent_in_place(target, result):
+def copy_tangent_in_place(target, result, write_repeated):
     """After ``target.op_(...)``, computed out of place as ``result``: ``target``'s tangent
     becomes ``result``'s, written into the tangent it has (PyTorch updates a forward grad in
     place, so the tangents of its views and of its base follow).  A view whose base had no
-    tangent gives the base a zero one first, as PyTorch does."""
+    tangent gives the base a zero one first, as PyTorch does.  A tangent whose elements repeat
+    (of an ``expand``) is written as the op wrote the values: ``write_repeated(old, new)``."""
     tangent = result._fw_grad
     old = tangent_of(target)
-    base = target.__dict__.get("_view_of")
+    base = forward_base(target)
     if old is None and base is not None and tangent_of(base) is None:
         xp = backend.get_array_module(base._data)
         set_tangent(base, _function._Tensor._make(xp.zeros_like(base._data)))
         old = tangent_of(target)
     if old is None:
         set_tangent(target, tangent)
+    elif old is not tangent and _repeats(old._data):
+        write_repeated(old, tangent)  # (PyTorch: the op run on the tangent, e.g. ``self_t[idx].fill_(0)``)
+        old._version_counter[0] += 1
     elif old is not tangent:
         without_tangents(old.copy_, tangent)

@@ -408,9 +408,12 @@ def nonzero_norms(values, dim=None, **args):
 
 
 def spread(values, dim=None, **args):
-    """More than one value along ``dim`` (a std of one value is 0, where it is not differentiable)."""
-    shape = values[0].shape
-    return len(shape) == 0 or shape[dim] > 1
+    """Different values along ``dim``: a std of one value, or of equal ones (``x[:, [0, 0]]``), is 0,
+    where it is not differentiable (a derivative of rounding noise: PyTorch's Welford sum gives 0 exactly)."""
+    a = _np(values[0])
+    if a.ndim == 0:
+        return True
+    return a.shape[dim] > 1 and bool(np.all(np.ptp(a, axis=dim) > 1e-9))
 
 
 def clamp_guard(values, lo=None, hi=None, **args):
@@ -833,12 +836,39 @@ FAMILIES = {  # family: (weight, ops)
     "activation": (1.0, ACTIVATION_LAYERS),
     "meta": (0.5, META),
 }
-OPS = {op.name: op for _, ops in FAMILIES.values() for op in ops}
-assert len(OPS) == sum(len(ops) for _, ops in FAMILIES.values()), "op names must be unique"
 
 
-def choose(r):
-    """A random op: a family by weight, then an op of it."""
+def has_tangent(values, **args):
+    """The input carries a tangent (forward mode; guards run on PyTorch's values)."""
+    import torch
+
+    return torch.autograd.forward_ad.unpack_dual(values[0]).tangent is not None
+
+
+# forward mode only (``choose(r, forward=True)``; not in FAMILIES, so the other modes' programs stay the same)
+def apart(values, **args):
+    """A tangent that is not the primal's own memory (``make_dual(x, x)``: each write is both)."""
+    return not np.shares_memory(_np(values[0]), _np(values[1]))
+
+
+# A tangent given or read is detached: a tangent's own requires_grad/grad_fn differ where PyTorch's formula
+# holds an "efficient zero" (README, known differences), and an in-place op's formula writes into the tangent
+FORWARD = [
+    Op("make_dual", "fwAD.make_dual({0}, {1}.detach())", kind="view", arity=2, partner=same_shape, guard=apart),
+    Op("make_dual_of_primal", "fwAD.make_dual(fwAD.unpack_dual({0}).primal, {1}.detach())", kind="view", arity=2,
+       partner=same_shape, guard=apart),
+    Op("unpack_primal", "fwAD.unpack_dual({0}).primal", kind="view"),
+    # the tangent's memory (written in place later, the dual's tangent changes)
+    Op("unpack_tangent", "fwAD.unpack_dual({0}).tangent.detach()", guard=has_tangent),
+]
+OPS = {op.name: op for _, ops in [*FAMILIES.values(), (0, FORWARD)] for op in ops}
+assert len(OPS) == sum(len(ops) for _, ops in FAMILIES.values()) + len(FORWARD), "op names must be unique"
+
+
+def choose(r, forward=False):
+    """A random op: a family by weight, then an op of it (forward mode: sometimes a forward-AD op)."""
+    if forward and r.random() < 0.06:
+        return r.choice(FORWARD)
     names = list(FAMILIES)
     family = r.choices(names, weights=[FAMILIES[n][0] for n in names])[0]
     return r.choice(FAMILIES[family][1])

@@ -69,6 +69,7 @@ class Program:
     steps: tuple
     loss: tuple = ()  # (name, c): loss = sum over terms of (v * (v + c)).sum()
     double: bool = False  # backward of loss + |grad|^2 through create_graph=True
+    forward: bool = False  # forward-mode AD: runs inside a dual level, leaves are dual, no loss
 
     def names(self):
         """The tensors it defines, in order (module names m<k> left out)."""
@@ -107,6 +108,8 @@ def source(program, lib="torch"):
     """The program as Python to paste into a file (``lib``: torch or edutorch)."""
     head = "import torch" if lib == "torch" else "import edutorch as torch"
     lines = [head, "F = torch.nn.functional"]
+    if program.forward:
+        lines += FORWARD_HEADER
     lines += [s.code for s in program.steps]
     lines += loss_lines(program)
     return "\n".join(lines)
@@ -141,21 +144,51 @@ def builtin_type(err):
     return type(err).__name__
 
 
-def summary(t):
-    """What is compared of one tensor: shape, dtype, values, requires_grad, is_leaf, grad."""
+def summary(t, ns):
+    """What is compared of one tensor: shape, dtype, values, requires_grad, is_leaf, tangent
+    (forward mode; else None), grad."""
     grad = t.grad
+    tangent = tangent_of(t, ns)
     return (
         tuple(t.shape),
         str(t.dtype),
         np.array(t.detach().numpy(), copy=True),
         bool(t.requires_grad),
         bool(t.is_leaf),
+        None if tangent is None else np.array(tangent.detach().numpy(), copy=True),
         None if grad is None else np.array(grad.detach().numpy(), copy=True),
     )
 
 
-def namespace(lib):
-    return {"torch": lib, "F": lib.nn.functional}
+def namespace(lib, forward=False):
+    return {"torch": lib, "F": lib.nn.functional, "fwAD": lib.autograd.forward_ad, FORWARD: forward}
+
+
+# --- forward mode ------------------------------------------------------------------
+# A forward-mode program runs inside one dual level (its first lines), its leaves made dual with
+# seeded tangents; every value's primal and tangent (``unpack_dual``) are compared, and no loss.
+FORWARD = "__forward__"  # the namespace's flag: a forward-mode program
+FORWARD_HEADER = ["fwAD = torch.autograd.forward_ad", "fwAD.enter_dual_level()"]
+
+
+def tangent_of(t, ns):
+    """The tangent of ``t`` at the open dual level (forward mode), else None."""
+    return ns["fwAD"].unpack_dual(t).tangent if ns[FORWARD] else None
+
+
+class dual_level_of:
+    """``with dual_level_of(ns):`` a dual level of ``ns``'s library open for a forward-mode program."""
+
+    def __init__(self, ns):
+        self.fw = ns["fwAD"] if ns[FORWARD] else None
+
+    def __enter__(self):
+        if self.fw is not None:
+            self.fw.enter_dual_level()
+
+    def __exit__(self, *exc_info):
+        if self.fw is not None:
+            self.fw.exit_dual_level()
 
 
 def _dense(t):
@@ -185,20 +218,62 @@ def left_to_memory_order(step, ns):
     return False
 
 
+def reads_what_it_writes(step, ns):
+    """Forward mode: does the in-place ``step`` read, as another operand or its tangent, memory it
+    writes (``x.mul_(x)``, ``x.addcmul_(x, y)``, ``x.mul_(x[:1])``, ``t += x`` with ``t`` the tangent
+    of ``x``)?  PyTorch's tangent formula then reads that operand's new value (``x.mul_(x)`` at x = 2
+    with tangent 1 gives the tangent 6, not 4): a PyTorch bug, edutorch gives the derivative; not
+    compared."""
+    if step.target is None:
+        return False
+    target = ns[step.target].detach().numpy()
+    for name in step.inputs[1:]:  # (the first is the target)
+        other = ns[name]
+        if not hasattr(other, "untyped_storage"):
+            continue
+        tangent = tangent_of(other, ns)
+        if any(np.shares_memory(target, t.detach().numpy()) for t in (other, tangent) if t is not None):
+            return True
+    return False
+
+
+IN_PLACE_VIEW_OPS = ("unsqueeze_", "squeeze_", "t_")
+
+
+def tangent_of_another_shape(ns):
+    """Forward mode: has a tensor a tangent of another shape than its own?  PyTorch's ``x[...]``
+    (``alias``) shares its input's tangent tensor, so ``x[...].unsqueeze_(0)`` gives the 0-d ``x`` a
+    tangent of shape (1,) (seed 5750001215): a PyTorch bug; edutorch's ``x[...]`` has a view of it."""
+    for value in ns.values():
+        if isinstance(value, ns["torch"].Tensor) and value.is_floating_point():
+            try:
+                tangent = tangent_of(value, ns)
+            except RuntimeError:  # (a view PyTorch refuses to read now: a split output whose base changed)
+                continue
+            if tangent is not None and tangent.shape != value.shape:
+                return True
+    return False
+
+
 def run_step(step, ns, check):
     """Run one step in ``ns``; with ``check`` (the reference run) refuse unfair corners."""
     if check and not guard_passes(step.op, [ns[n] for n in step.inputs], dict(step.args)):
         raise Invalid(f"guard of {step.op}")
     if check and left_to_memory_order(step, ns):
         raise Invalid(f"{step.op}: an overlapping write PyTorch leaves to memory order")
+    if check and ns[FORWARD] and reads_what_it_writes(step, ns):
+        raise Invalid(f"{step.op}: PyTorch's tangent formula reads an operand after the write")
     exec(_compiled(step.code), ns)
+    if check and ns[FORWARD] and step.op in IN_PLACE_VIEW_OPS and tangent_of_another_shape(ns):
+        raise Invalid(f"{step.op}: PyTorch changed the shape of a tangent another tensor shares")
     if check:
         for name in step.outputs + ((step.target,) if step.target else ()):
             value = ns[name]
             if hasattr(value, "detach") and value.is_floating_point():
-                a = value.detach().numpy()
-                if not np.all(np.isfinite(a)) or (a.size and np.abs(a).max() > 1e4):
-                    raise Invalid(f"non-finite or huge result of {step.op}")
+                tangent = tangent_of(value, ns)
+                for a in (value.detach().numpy(), None if tangent is None else tangent.detach().numpy()):
+                    if a is not None and (not np.all(np.isfinite(a)) or (a.size and np.abs(a).max() > 1e4)):
+                        raise Invalid(f"non-finite or huge result of {step.op}")
 
 
 def guard_passes(op, values, args):
@@ -214,17 +289,17 @@ def guard_passes(op, values, args):
 
 def execute(program, lib, check=False):
     """Run ``program`` with ``torch`` = ``lib``; an ``Outcome``. ``check``: raise Invalid on corners."""
-    ns = namespace(lib)
+    ns = namespace(lib, program.forward)
     out = Outcome()
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), dual_level_of(ns):
         warnings.simplefilter("ignore")
         for i, step in enumerate(program.steps):
             try:
                 run_step(step, ns, check)
-                out.forward.append([(n, summary(ns[n])) for n in step.outputs
+                out.forward.append([(n, summary(ns[n], ns)) for n in step.outputs
                                     if not _is_module(n) and hasattr(ns[n], "detach")])
                 if step.target:
-                    out.forward[-1].append((step.target, summary(ns[step.target])))
+                    out.forward[-1].append((step.target, summary(ns[step.target], ns)))
             except Invalid:
                 raise
             except Exception as err:  # noqa: BLE001 - any error is compared by type
@@ -243,7 +318,7 @@ def execute(program, lib, check=False):
             if not hasattr(ns.get(name, ns), "detach") and "." not in name:
                 continue
             try:
-                out.final[name] = summary(eval(name, ns))
+                out.final[name] = summary(eval(name, ns), ns)
             except Exception as err:  # noqa: BLE001
                 out.final[name] = f"{builtin_type(err)}: {err}"
     return out
@@ -259,7 +334,7 @@ def _module_tensors(program, ns):
 
 
 # --- comparing -------------------------------------------------------------------
-_FIELDS = ("shape", "dtype", "values", "requires_grad", "is_leaf", "grad")
+_FIELDS = ("shape", "dtype", "values", "requires_grad", "is_leaf", "tangent", "grad")
 
 
 def _close(a, b, rtol):
@@ -276,7 +351,7 @@ def _diff_summary(name, ref, got, rtol):
         return [] if ref == got else [f"{name}: torch {ref!r}, edutorch {got!r}"]
     lines = []
     for field_name, a, b in zip(_FIELDS, ref, got):
-        same = _close(a, b, rtol) if field_name in ("values", "grad") else a == b
+        same = _close(a, b, rtol) if field_name in ("values", "tangent", "grad") else a == b
         if not same:
             lines.append(f"{name}.{field_name}: torch {_show(a)}, edutorch {_show(b)}")
     return lines
@@ -300,7 +375,7 @@ def differences(ref, got, program=None):
         return [f"torch: {_error(ref)}", f"edutorch: {_error(got)}"]
     for step_ref, step_got in zip(ref.forward, got.forward):
         for (name, a), (_, b) in zip(step_ref, step_got):
-            lines = _diff_summary(name, a[:5], b[:5], rtol)  # grads only at the end
+            lines = _diff_summary(name, a[:6], b[:6], rtol)  # grads only at the end
             if lines:
                 return ["forward " + line for line in lines]
     lines = []
@@ -326,12 +401,19 @@ def kind_of(diff):
 
 
 # --- generating ------------------------------------------------------------------
-def leaf_code(name, shape, requires_grad, r):
+def leaf_code(name, shape, requires_grad, r, dual=False):
     """``x3 = torch.tensor([...], dtype=torch.float64, requires_grad=True)`` with distinct values.
 
     Values are distinct multiples of 0.01 in [-2.5, 2.5] that avoid multiples of
     0.25 (0, ±0.5, ±1, ...: the kinks of relu, hardtanh, shrink functions).
+    ``dual`` (forward mode): ``x3 = fwAD.make_dual(torch.tensor(...), torch.tensor(...))``, a tangent of
+    seeded values (multiples of 0.01 in [-2, 2]).
     """
+    if dual:
+        n = int(np.prod(shape, dtype=np.int64))
+        tangent = (np.array([r.randint(-200, 200) for _ in range(n)], dtype=np.float64) / 100).reshape(shape)
+        primal = leaf_code(name, shape, requires_grad, r).split(" = ", 1)[1]
+        return f"{name} = fwAD.make_dual({primal}, {_tensor_source(tangent)})"
     n = int(np.prod(shape, dtype=np.int64))
     rg = ", requires_grad=True" if requires_grad else ""
     if n == 0:
@@ -341,7 +423,13 @@ def leaf_code(name, shape, requires_grad, r):
     if n > len(pool):
         raise Invalid(f"a leaf of {n} elements")
     values = (np.array(r.sample(pool, n), dtype=np.float64) / scale).reshape(shape)
-    return f"{name} = torch.tensor({values.tolist()!r}, dtype=torch.float64{rg})"
+    return f"{name} = {_tensor_source(values, rg)}"
+
+
+def _tensor_source(values, rest=""):
+    if values.size == 0:
+        return f"torch.zeros({values.shape!r}, dtype=torch.float64{rest})"
+    return f"torch.tensor({values.tolist()!r}, dtype=torch.float64{rest})"
 
 
 def random_shape(r):
@@ -358,11 +446,12 @@ def random_shape(r):
 class Generator:
     """Builds a program step by step, running each step on PyTorch as it goes."""
 
-    def __init__(self, seed, torch, n_steps=None, double=False):
+    def __init__(self, seed, torch, n_steps=None, double=False, forward=False):
         self.r = random.Random(seed)
         self.torch = torch
         self.steps = []
-        self.ns = namespace(torch)
+        self.forward = forward
+        self.ns = namespace(torch, forward)
         self.count = 0
         self.n_steps = n_steps or self.r.randint(2, 9)
         self.double = double
@@ -385,16 +474,18 @@ class Generator:
     def add_leaf(self, shape, requires_grad=None):
         name = self.fresh("x")
         if requires_grad is None:
-            requires_grad = self.r.random() < 0.7
-        step = Step("leaf", leaf_code(name, shape, requires_grad, self.r), outputs=(name,),
-                    leaves=(name,) if requires_grad else ())
+            # forward mode: most leaves dual, a few also requiring grad (a dual is then a view of one)
+            requires_grad = self.r.random() < (0.2 if self.forward else 0.7)
+        dual = self.forward and self.r.random() < 0.75
+        step = Step("leaf", leaf_code(name, shape, requires_grad, self.r, dual), outputs=(name,),
+                    leaves=(name,) if requires_grad and not dual else ())
         run_step(step, self.ns, check=True)
         self.steps.append(step)
         return name
 
     def replay(self):
         """Run the accepted steps again from the start (after a refused step changed state)."""
-        self.ns = namespace(self.torch)
+        self.ns = namespace(self.torch, self.forward)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for step in self.steps:
@@ -466,21 +557,25 @@ class Generator:
         return True
 
     def program(self):
+        with dual_level_of(self.ns):
+            return self._program()
+
+    def _program(self):
         for _ in range(self.r.randint(1, 3)):
             self.add_leaf(random_shape(self.r))
         while len(self.steps) < self.n_steps + 3 and not self.ended_in_error:
             after_layer = self.steps[-1].op.startswith("nn.") and self.r.random() < 0.3
             for _attempt in range(30):
                 # a layer is followed by an in-place op (on its output, most often) now and then
-                spec = self.r.choice(fuzz_ops.INPLACE) if after_layer and _attempt < 3 else fuzz_ops.choose(self.r)
+                spec = self.r.choice(fuzz_ops.INPLACE) if after_layer and _attempt < 3 else fuzz_ops.choose(self.r, self.forward)
                 if self.try_step(spec):
                     break
             else:
                 break
-        return Program(tuple(self.steps), self.loss_terms(), self.double)
+        return Program(tuple(self.steps), self.loss_terms(), self.double, self.forward)
 
     def loss_terms(self):
-        if self.ended_in_error:
+        if self.ended_in_error or self.forward:
             return ()
         terms = []
         names = self.tensors()
@@ -490,9 +585,9 @@ class Generator:
         return tuple(terms)
 
 
-def generate(seed, torch, double=False):
+def generate(seed, torch, double=False, forward=False):
     """A random program from ``seed`` (the same seed always gives the same program)."""
-    return Generator(seed, torch, double=double).program()
+    return Generator(seed, torch, double=double, forward=forward).program()
 
 
 # --- shrinking ---------------------------------------------------------------------
@@ -534,8 +629,9 @@ def shrink(program, still_fails, budget=300):
     return program
 
 
-def from_source(text):
-    """A ``Program`` of plain Python lines (one step each; names assigned are compared)."""
+def from_source(text, forward=False):
+    """A ``Program`` of plain Python lines (one step each; names assigned are compared);
+    ``forward``: run in a dual level, values' tangents compared too."""
     import ast
 
     steps = []
@@ -547,4 +643,4 @@ def from_source(text):
             elts = target.elts if isinstance(target, ast.Tuple) else [target]
             outputs = tuple(e.id for e in elts if isinstance(e, ast.Name))
         steps.append(Step("source", line, outputs=outputs))
-    return Program(tuple(steps))
+    return Program(tuple(steps), forward=forward)

@@ -29,19 +29,22 @@ from fuzz_known import KNOWN, known_issue  # noqa: E402
 pytestmark = pytest.mark.parity
 
 # Cases per CI run (about 20 s together on an idle 2-core machine); the long mode replaces them.
-CI_CASES = {"backward": 2000, "double": 500}
-SHARE = {"backward": 0.8, "double": 0.2}  # of a long run's time or examples
+CI_CASES = {"backward": 2000, "double": 500, "forward": 800}
+SHARE = {"backward": 0.6, "double": 0.2, "forward": 0.2}  # of a long run's time or examples
+OFFSET = {"backward": 0, "double": 500_000_000, "forward": 750_000_000}  # of the case seeds
 MAX_REPORTED = 20  # shrunk failures per run (the rest are only counted)
 
 
 def budget(mode):
-    """(cases, seconds) for ``mode`` from the environment; CI's fixed count by default."""
+    """(cases, seconds) for ``mode`` from the environment; CI's fixed count by default.
+    EDUTORCH_FUZZ_MODE (``./dev fuzz --mode``) gives one mode the whole time or examples."""
+    share = 1.0 if os.environ.get("EDUTORCH_FUZZ_MODE") == mode else SHARE[mode]
     seconds = os.environ.get("EDUTORCH_FUZZ_SECONDS")
     if seconds:
-        return None, float(seconds) * SHARE[mode]
+        return None, float(seconds) * share
     examples = os.environ.get("EDUTORCH_FUZZ_EXAMPLES")
     if examples:
-        return max(1, int(int(examples) * SHARE[mode])), None
+        return max(1, int(int(examples) * share)), None
     return CI_CASES[mode], None
 
 
@@ -90,14 +93,14 @@ def run_campaign(mode, cases, seconds, seed):
     result = Campaign()
     start = time.perf_counter()
     seen = set()
-    offset = 0 if mode == "backward" else 500_000_000
+    offset = OFFSET[mode]
     i = 0
     while (cases is None or i < cases) and (seconds is None or time.perf_counter() - start < seconds):
         case_seed = seed * 1_000_000_007 + offset + i
         i += 1
         began = time.perf_counter()
         try:
-            program = fp.generate(case_seed, torch, double=mode == "double")
+            program = fp.generate(case_seed, torch, double=mode == "double", forward=mode == "forward")
             diff, ref, got = compare(program)
         except fp.Invalid:
             result.invalid += 1
@@ -123,9 +126,10 @@ def run_campaign(mode, cases, seconds, seed):
     return result
 
 
-@pytest.mark.parametrize("mode", ["backward", "double"])
+@pytest.mark.parametrize("mode", ["backward", "double", "forward"])
 def test_random_programs_agree_with_pytorch(mode):
-    """``mode`` double: the loss is loss + |grad|^2 with the grads from create_graph=True."""
+    """``mode`` double: the loss is loss + |grad|^2 with the grads from create_graph=True;
+    forward: dual leaves in a dual level, every value's primal and tangent compared, no loss."""
     cases, seconds = budget(mode)
     seed = int(os.environ.get("EDUTORCH_FUZZ_SEED", "0"))
     result = run_campaign(mode, cases, seconds, seed)

@@ -108,6 +108,7 @@ class Sign(Function):
     """``sign(x)`` is flat almost everywhere: its gradient is zero."""
 
     _backward_name = "SignBackward0"
+    _zero_tangent = True  # the tangent formula reads no tangent (forward_ad)
 
     @staticmethod
     def forward(ctx, a):
@@ -178,6 +179,8 @@ class Reciprocal(Function):
 
 class _Rounding(Function):
     """round/floor/ceil/trunc: piecewise constant, so the gradient is zero."""
+
+    _zero_tangent = True  # the tangent formula reads no tangent (forward_ad)
 
     @staticmethod
     def backward(ctx, grad):
