@@ -150,7 +150,7 @@ class CompositeMethods:
         return self.double().pow(exponent)
 
     def floor_divide(self, other):
-        return self.div(other, rounding_mode="floor")
+        return self // other
 
     def ldexp(self, other):
         """``x * 2 ** other``."""

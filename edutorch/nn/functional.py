@@ -954,7 +954,10 @@ def _check_not_differentiable(function, **tensors):
 
 @composite_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """``target * (log target - input)`` (input holds log-probabilities); 'batchmean' divides by N."""
+    """``target * (log target - input)`` (input holds log-probabilities); 'batchmean' divides by N.
+
+    As PyTorch's ``at::kl_div``: ``xlogy(target, target) - target * input``, or with ``log_target``
+    ``exp(target) * (target - input)``."""
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn(
@@ -965,17 +968,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        # target * log(target), with 0 * log 0 = 0 (``xlogy``)
-        t = target._data
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tlogt = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype)
-        tlogt = Tensor._make(tlogt)
-        # d/dt (t log t) = log t + 1 (nan at t = 0, as PyTorch's xlogy); a tangent takes the same path
-        if target.requires_grad or _forward_ad.tangent_of(target) is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                slope = np.where(t > 0, np.log(np.where(t > 0, t, 1)) + 1, np.nan).astype(t.dtype)
-            tlogt = tlogt + (target - target.detach()) * Tensor._make(slope)  # value 0, gradient slope
-        loss = tlogt - target * input
+        # PyTorch's composite: xlogy(target, target) - target * input (0 * log 0 = 0), so a second
+        # derivative w.r.t. the target goes through xlogy's own formula
+        loss = target.xlogy(target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     if reduction == "mean":

@@ -177,6 +177,54 @@ class Div(Function):
         return sum_tangents(da / b if da is not None else None, -db * a / (b * b) if db is not None else None)
 
 
+def rounded_quotient(a, b, mode):
+    """The array ``a / b`` rounded toward ``-inf`` (``mode='floor'``) or 0 (``'trunc'``)."""
+    if mode not in ("floor", "trunc"):
+        raise ValueError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + str(mode) + "'"
+        )
+    x, y = binary_arrays(a, b)
+    if x.dtype.kind in "biu":
+        _utils.check_integer_divisor(x, y, f"div_{mode}_cpu")
+        return np.floor_divide(x, y) if mode == "floor" else np.trunc(np.true_divide(x, y)).astype(x.dtype)
+    try:  # floor: as Python's and PyTorch's ``div_floor_floating``, from fmod (2.0 // 0.4 is 4.0, not 5.0)
+        with quiet_fp():  # x / 0 is inf or nan for floats, silently
+            return np.asarray(np.floor_divide(x, y) if mode == "floor" else np.trunc(x / y))
+    except ValueError:
+        raise broadcast_error(x, y) from None
+
+
+class DivRounded(Function):
+    """``div(a, b, rounding_mode='floor'|'trunc')``: a step function, so both gradients are zero.
+
+    PyTorch still records it (``DivBackward2``, the result requires grad) and its formula names
+    each operand in the other's gradient, so it saves ``b`` when ``a`` needs a gradient and ``a``
+    when ``b`` does: a later in-place write to one of them refuses backward."""
+
+    _backward_name = "DivBackward2"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        out = rounded_quotient(a, b, mode)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
+        ctx.inputs = tuple((t._data.shape, t._data.dtype) if isinstance(t, _utils._Tensor) else None
+                           for t in (a, b))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.saved_tensors  # noqa: B018 - checks that neither was written since (PyTorch unpacks them)
+        zeros = [_utils._Tensor._make(np.zeros(*meta)) if meta and need else None
+                 for meta, need in zip(ctx.inputs, ctx.needs_input_grad)]
+        return zeros[0], zeros[1], None
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        return ctx.result.new_zeros(ctx.result.shape)  # PyTorch: result.new_zeros(result.sizes())
+
+
 class Neg(Function):
     _backward_name = "NegBackward0"
 
