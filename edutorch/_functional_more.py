@@ -109,6 +109,8 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 
 def split_copy(input, split_size, dim=0):
+    if not isinstance(split_size, int):  # sizes go to split_with_sizes_copy
+        raise TypeError(f"split_copy(): argument 'split_size' (position 2) must be int, not {type(split_size).__name__}")
     return tuple(part.clone() for part in input.split(split_size, dim))
 
 

@@ -125,6 +125,8 @@ class ArithmeticMethods:
     multiply, divide, subtract, negative = mul, div, sub, neg
 
     def lerp(self, end, weight):
+        if isinstance(weight, utils._Tensor):
+            return pointwise.LerpTensor.apply(self, end, weight)
         return pointwise.Lerp.apply(self, end, weight)
 
     def addcmul(self, tensor1, tensor2, *, value=1):

@@ -352,7 +352,7 @@ class InplaceMethods:
         return self.pow_(exponent)
 
     def lerp_(self, end, weight):
-        return self._inplace(pointwise.Lerp, end, weight)
+        return self._inplace(pointwise.LerpTensor if isinstance(weight, utils._Tensor) else pointwise.Lerp, end, weight)
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
         return self._inplace(pointwise.Addcmul, tensor1, tensor2, value)

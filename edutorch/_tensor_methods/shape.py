@@ -276,6 +276,10 @@ class ShapeMethods:
         """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension`` (a new last dim)."""
         return as_view(self, shape_fns.Unfold.apply(self, dimension, size, step))
 
+    def split_with_sizes(self, split_sizes, dim=0):
+        """``split`` into parts of the given sizes (views)."""
+        return self.split(list(split_sizes), dim)
+
     def split(self, split_size, dim=0):
         _refuse_0d(self, RuntimeError, "split expects at least a 1-dimensional tensor")
         axis = wrap_dim(dim, self._data.ndim)

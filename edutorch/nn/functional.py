@@ -606,7 +606,9 @@ def one_hot(tensor, num_classes=-1):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """Pad the last ``len(pad) // 2`` dims; ``pad`` lists (before, after) from the LAST dim."""
+    """Pad the last ``len(pad) // 2`` dims; ``pad`` lists (before, after) from the LAST dim.
+
+    In ``'constant'`` mode a negative width crops that many elements instead."""
     if len(pad) % 2 != 0:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:
@@ -615,8 +617,8 @@ def pad(input, pad, mode="constant", value=None):
     widths = [(0, 0)] * input.ndim
     for i in range(len(pad) // 2):  # pad[0:2] is the last dim, pad[2:4] the one before...
         widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
-    if mode == "constant" and min(pad) < 0:
-        raise RuntimeError("edutorch's F.pad does not crop: negative padding is not supported")
+    if mode == "constant" and any(n + min(lo, 0) + min(hi, 0) < 0 for n, (lo, hi) in zip(input.shape, widths)):
+        raise RuntimeError("narrow(): length must be non-negative.")  # a negative width crops (narrow)
     return _sparse.Pad.apply(input, tuple(widths), mode, 0.0 if value is None else value)
 
 
@@ -1232,12 +1234,20 @@ def pixel_unshuffle(input, downscale_factor):
 
 
 @composite_op("scaled_dot_product_attention")
+def _safe_softmax(scores):
+    """PyTorch's ``_safe_softmax`` (its attention's math path): ``softmax`` over the last dim, but a row
+    whose scores are all ``-inf`` (every key masked) gives weights 0, not 0/0 = NaN; its gradient is
+    0 too (the row's scores are set to 0 before the softmax, so nothing in it is NaN)."""
+    dead = (scores == float("-inf")).all(-1, keepdim=True)
+    return softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)
+
+
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(Q K^T * scale + mask) V``, ``scale = 1 / sqrt(E)`` by default (PyTorch's reference math).
 
     A boolean ``attn_mask`` keeps the True positions; a float one is added to the
-    scores; ``is_causal`` hides the future (upper triangle).
+    scores; ``is_causal`` hides the future (upper triangle). A query that sees no key gets 0.
     """
     L, S = query.shape[-2], key.shape[-2]
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
@@ -1253,7 +1263,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = softmax(scores, dim=-1)
+    weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value

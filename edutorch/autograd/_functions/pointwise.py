@@ -506,6 +506,51 @@ class Lerp(Function):
     jvp = auto_linear(0, 1)  # lerp(d_start, d_end, weight)
 
 
+class LerpTensor(Function):
+    """``lerp(start, end, weight)`` with a tensor weight (PyTorch's ``lerp.Tensor``, ``LerpBackward1``):
+    d/dstart = 1 - weight, d/dend = weight, d/dweight = end - start; the three broadcast together.
+
+    The weight is saved when start or end needs a gradient, start and end when the weight does."""
+
+    _backward_name = "LerpBackward1"
+
+    @staticmethod
+    def forward(ctx, start, end, weight):
+        for name, t in (("end", end), ("weight", weight)):
+            if t._data.dtype != start._data.dtype:
+                raise RuntimeError(f"expected dtype {_dtype.from_numpy_dtype(start._data.dtype).name} for `{name}` "
+                                   f"but got dtype {_dtype.from_numpy_dtype(t._data.dtype).name}")
+        x, y, w = start._data, end._data, weight._data
+        try:
+            shape = np.broadcast_shapes(x.shape, y.shape, w.shape)
+        except ValueError:
+            raise broadcast_error(x, np.broadcast_to(y, np.broadcast_shapes(y.shape, w.shape))) from None
+        # PyTorch's kernel: from the nearer end, so a weight of 1 gives ``end`` exactly
+        diff = y - x
+        out = np.where(np.abs(w) < 0.5, x + w * diff, y - diff * (1 - w)).reshape(shape).astype(x.dtype, copy=False)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(start if needs[2] else None, end if needs[2] else None,
+                              weight if needs[0] or needs[1] else None)
+        ctx.meta = tuple(input_meta(t, out.shape, out.dtype) for t in (start, end, weight))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        start, end, weight = ctx.saved_tensors
+        ms, me, mw = ctx.meta
+        needs = ctx.needs_input_grad
+        return (grad_for(grad * (1 - weight), ms) if needs[0] else None,
+                grad_for(grad * weight, me) if needs[1] else None,
+                grad_for(grad * (end - start), mw) if needs[2] else None)
+
+    @staticmethod
+    def jvp(ctx, ds, de, dw):
+        start, end, weight = ctx.primals
+        terms = [ds * (1 - weight) if ds is not None else None, de * weight if de is not None else None,
+                 dw * (end - start) if dw is not None else None]
+        return sum_tangents(*terms)
+
+
 def _check_broadcast(a, t1, t2):
     """PyTorch's RuntimeError when ``a``, ``t1``, ``t2`` do not broadcast (NumPy would raise ValueError)."""
     try:
