@@ -1216,7 +1216,7 @@ def pixel_shuffle(input, upscale_factor):
     n = len(batch)
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (..., C, H, r, W, r)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
+    return _not_a_view(x.reshape(*batch, c // (r * r), h * r, w * r))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -1230,10 +1230,15 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (..., C, r, r, H, W)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
+    return _not_a_view(x.reshape(*batch, c * r * r, h // r, w // r))
 
 
-@composite_op("scaled_dot_product_attention")
+def _not_a_view(t):
+    """PyTorch's pixel_shuffle/unshuffle give a new tensor even where a view would do (r = 1, a batch
+    of 1...): a later in-place write to it must not be a write to a view of the input."""
+    return t.clone() if "_view_of" in t.__dict__ else t  # a view knows its base (_tensor.py)
+
+
 def _safe_softmax(scores):
     """PyTorch's ``_safe_softmax`` (its attention's math path): ``softmax`` over the last dim, but a row
     whose scores are all ``-inf`` (every key masked) gives weights 0, not 0/0 = NaN; its gradient is
@@ -1242,6 +1247,7 @@ def _safe_softmax(scores):
     return softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)
 
 
+@composite_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """``softmax(Q K^T * scale + mask) V``, ``scale = 1 / sqrt(E)`` by default (PyTorch's reference math).

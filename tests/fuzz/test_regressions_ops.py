@@ -1,0 +1,236 @@
+"""Disagreements the fuzzer found once its op table covered every differentiable op (issue 23).
+
+Each test is a shrunk finding, checked two ways: against a torch-free expectation
+(a float64 finite-difference gradient check, or the value by hand), and, when real
+PyTorch is installed, against PyTorch running the same lines (``same_on_both``).
+"""
+import numpy as np
+import pytest
+
+import edutorch
+
+try:  # the oracle, when installed
+    import torch as real_torch
+except ImportError:  # pragma: no cover - the torch-free checks still run
+    real_torch = None
+
+gradcheck = edutorch.autograd.gradcheck
+gradgradcheck = edutorch.autograd.gradgradcheck
+
+
+def same_on_both(program):
+    """Run ``program(torch)`` on edutorch and (when installed) on PyTorch: the same tensors, or the
+    same error type.  Returns edutorch's result (a tuple of tensors, or the exception type)."""
+    def run(lib):
+        try:
+            return tuple(np.array(t.detach().numpy()) if t is not None else None for t in program(lib))
+        except Exception as err:  # noqa: BLE001 - compared by type
+            return type(err)
+
+    got = run(edutorch)
+    if real_torch is not None:
+        want = run(real_torch)
+        if isinstance(want, type) or isinstance(got, type):
+            assert got is want or (isinstance(got, type) and isinstance(want, type) and issubclass(got, want)), \
+                (got, want)
+        else:
+            assert len(got) == len(want)
+            for a, b in zip(got, want):
+                assert (a is None) == (b is None) and (a is None or np.allclose(a, b, rtol=1e-7, atol=1e-12)), (a, b)
+    return got
+
+
+def f64(lib, values, requires_grad=True):
+    return lib.tensor(values, dtype=lib.float64, requires_grad=requires_grad)
+
+
+# --- kl_div (seed 80171003 of the op triage, double mode) -------------------------------------
+def test_kl_div_second_derivative_wrt_the_target():
+    # kl_div(x, t) is PyTorch's composite xlogy(t, t) - t * x: the target's second derivative is 1/t
+    # (edutorch's was 0: it added log(t) + 1 as a constant slope)
+    def program(lib):
+        x = f64(lib, [[0.3, -1.2, 0.8], [1.1, 0.2, -0.4]])
+        y = f64(lib, [[0.5, 0.6, -0.8], [-1.3, 0.7, 0.1]])
+        loss = lib.nn.functional.kl_div(x, y.sigmoid(), reduction="sum")
+        gx, gy = lib.autograd.grad(loss, [x, y], create_graph=True)
+        ((gx * gx).sum() + (gy * gy).sum()).backward()
+        return x.grad, y.grad
+
+    same_on_both(program)
+    x = edutorch.tensor([[0.3, -1.2], [0.8, 0.1]], dtype=edutorch.float64, requires_grad=True)
+    t = edutorch.tensor([[0.2, 0.5], [0.25, 0.05]], dtype=edutorch.float64, requires_grad=True)
+    for reduction in ("sum", "batchmean", "none"):
+        fn = lambda a, b: edutorch.nn.functional.kl_div(a, b, reduction=reduction)  # noqa: E731
+        assert gradcheck(fn, (x, t)) and gradgradcheck(fn, (x, t))
+
+
+def test_kl_div_of_a_zero_target_is_zero():
+    x = edutorch.tensor([0.3, -1.2], dtype=edutorch.float64, requires_grad=True)
+    t = edutorch.tensor([0.0, 0.5], dtype=edutorch.float64)
+    loss = edutorch.nn.functional.kl_div(x, t, reduction="sum")
+    assert loss.item() == pytest.approx(0.5 * (np.log(0.5) + 1.2))
+
+
+# --- div(rounding_mode=) (seeds 821215000, 73754001, 676593000) --------------------------------
+def test_div_with_a_rounding_mode_is_recorded_with_zero_gradients():
+    # PyTorch records DivBackward2 (the result requires grad) with zero gradients; edutorch gave a
+    # result without a graph, so x.grad stayed None and backward of it alone raised
+    def program(lib):
+        x = f64(lib, [1.5, -2.3, 0.4])
+        w = f64(lib, [0.7, 0.4, -0.9])
+        a = lib.div(x, 0.7, rounding_mode="trunc")
+        b = x.div(w, rounding_mode="floor")
+        c = x * 1
+        c.div_(w, rounding_mode="trunc")
+        (a + b + c).sum().backward()
+        return a, b, c, x.grad, w.grad
+
+    a, b, c, gx, gw = same_on_both(program)
+    assert np.array_equal(gx, np.zeros(3)) and np.array_equal(gw, np.zeros(3))
+    x = edutorch.tensor([1.5, -2.3], dtype=edutorch.float64, requires_grad=True)
+    y = x.div(0.7, rounding_mode="floor")
+    assert y.requires_grad and y.grad_fn.name() == "DivBackward2"
+
+
+def test_floor_division_of_floats_is_computed_from_fmod():
+    # 0.4 is a little more than 0.4, so 2.0 / 0.4 rounds up to 5.0 but 2.0 // 0.4 is 4.0 (Python, PyTorch)
+    def program(lib):
+        a = lib.tensor([2.0, -2.0, 7.3, 1.0], dtype=lib.float64)
+        b = lib.tensor([0.4, 0.4, -0.1, 0.0], dtype=lib.float64)
+        return lib.div(a, b, rounding_mode="floor"), a // 0.4, lib.floor_divide(a, b)
+
+    floor, by_number, fn = same_on_both(program)
+    assert floor.tolist() == [2.0 // 0.4, -2.0 // 0.4, 7.3 // -0.1, float("inf")]
+    assert by_number[0] == 4.0
+
+
+def test_div_with_a_rounding_mode_saves_each_operand_for_the_other():
+    def program(lib, written):
+        x = f64(lib, [1.5, -2.3])
+        w = lib.tensor([0.7, 0.4], dtype=lib.float64, requires_grad=written == "x")
+        xs = x * 1
+        y = xs.div(w, rounding_mode="floor")
+        (w if written == "w" else xs).add_(1)  # w saved for x's zero gradient; x only when w needs one
+        y.sum().backward()
+        return (x.grad,)
+
+    assert same_on_both(lambda lib: program(lib, "w")) is RuntimeError
+    assert same_on_both(lambda lib: program(lib, "x")) is RuntimeError
+
+
+# --- lerp with a tensor weight (seed 78333000) ---------------------------------------------------
+def test_lerp_with_a_tensor_weight():
+    # edutorch raised AttributeError ('Tensor' object has no attribute 'astype')
+    def program(lib):
+        x = f64(lib, [[1.5, -2.3, 0.4], [0.2, 0.3, -1.1]])
+        e = f64(lib, [0.7, 0.4, -0.9])
+        w = f64(lib, [[0.2], [0.9]])
+        a = lib.lerp(x, e, w)
+        b = x * 1
+        b.lerp_(e, e.sigmoid())
+        loss = (a * a).sum() + (b * b * b).sum()
+        grads = lib.autograd.grad(loss, [x, e, w], create_graph=True)
+        (loss + sum((g * g).sum() for g in grads)).backward()
+        return a, b, x.grad, e.grad, w.grad
+
+    same_on_both(program)
+    x, e, w = (edutorch.tensor(v, dtype=edutorch.float64, requires_grad=True)
+               for v in ([[1.5, -2.3], [0.2, 0.3]], [0.7, -0.9], [[0.2], [0.9]]))
+    assert gradcheck(edutorch.lerp, (x, e, w)) and gradgradcheck(edutorch.lerp, (x, e, w))
+    assert edutorch.lerp(x, e, w).grad_fn.name() == "LerpBackward1"
+
+
+def test_lerp_saves_its_weight_for_the_other_gradients():
+    def program(lib):
+        x = f64(lib, [1.5, -2.3])
+        w = lib.tensor([0.2, 0.9], dtype=lib.float64)
+        y = lib.lerp(x * 1, x * 2, w)
+        w.add_(1)
+        y.sum().backward()
+        return (x.grad,)
+
+    assert same_on_both(program) is RuntimeError
+
+
+# --- scaled_dot_product_attention with a query that sees no key (seed 759816001) ---------------
+def test_attention_of_a_query_that_sees_no_key_is_zero():
+    # PyTorch's math path uses _safe_softmax: a fully masked row gives 0 (edutorch gave NaN)
+    def program(lib):
+        q = f64(lib, [[0.3, -1.2], [1.1, 0.2], [0.5, -0.7]])
+        k = f64(lib, [[0.5, 0.6], [-1.3, 0.7]])
+        v = f64(lib, [[0.4, -0.2, 1.0], [0.9, 0.1, -0.3]])
+        mask = lib.tensor([[True, False], [False, False], [True, True]])
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        (out * out).sum().backward()
+        return out, q.grad, k.grad, v.grad
+
+    out, gq, gk, gv = same_on_both(program)
+    assert np.array_equal(out[1], np.zeros(3)) and np.array_equal(gq[1], np.zeros(2))
+    assert np.all(np.isfinite(gk)) and np.all(np.isfinite(gv))
+    q, k, v = (edutorch.tensor(a, dtype=edutorch.float64, requires_grad=True)
+               for a in ([[0.3, -1.2], [1.1, 0.2]], [[0.5, 0.6], [-1.3, 0.7]], [[0.4, -0.2], [0.9, 0.1]]))
+    mask = edutorch.tensor([[True, False], [False, False]])
+    fn = lambda q, k, v: edutorch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # noqa: E731
+    assert gradcheck(fn, (q, k, v))
+
+
+# --- convolution padding_mode with padding='same' (seed 215976002) -------------------------------
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_conv_padding_mode_with_a_padding_string(mode, padding):
+    # edutorch raised TypeError (`pad_width` must be of integral type): it padded by the string
+    def program(lib):
+        lib.manual_seed(0)
+        m = lib.nn.Conv2d(2, 3, (2, 3), padding=padding, padding_mode=mode, dilation=(2, 1), dtype=lib.float64)
+        with lib.no_grad():
+            m.weight.copy_(lib.tensor(np.linspace(-1, 1, 36).reshape(3, 2, 2, 3)))
+            m.bias.copy_(lib.tensor([0.1, -0.2, 0.3]))
+        x = lib.tensor(np.linspace(-2, 2, 40).reshape(1, 2, 4, 5), requires_grad=True)
+        y = m(x)
+        (y * y).sum().backward()
+        return y, x.grad, m.weight.grad
+
+    y, _, _ = same_on_both(program)
+    assert y.shape == ((1, 3, 4, 5) if padding == "same" else (1, 3, 2, 3))
+
+
+# --- F.pad with negative widths (seed 364783000) ---------------------------------------------------
+def test_constant_pad_with_negative_widths_crops():
+    def program(lib):
+        x = f64(lib, [[0.3, -1.2, 0.8, 0.1], [1.1, 0.2, -0.4, 0.9], [0.5, 0.6, -0.8, 0.2]])
+        a = lib.nn.functional.pad(x, (-1, 2, 1, -2), value=0.5)
+        b = lib.nn.ZeroPad2d((1, 0, -1, 2))(x.unsqueeze(0))
+        ((a * a * a).sum() + (b * b).sum()).backward()
+        return a, b, x.grad
+
+    a, _, _ = same_on_both(program)
+    assert a.tolist()[0] == [0.5] * 5 and a.tolist()[1][:3] == [-1.2, 0.8, 0.1]
+    x = edutorch.tensor(np.linspace(-1, 1, 12).reshape(3, 4), requires_grad=True)
+    assert gradgradcheck(lambda t: edutorch.nn.functional.pad(t, (-1, 2, 1, -2)), (x,))
+    too_much = lambda lib: (lib.nn.functional.pad(lib.ones(2, 3), (0, 0, -3, 1)),)  # noqa: E731
+    assert same_on_both(too_much) is RuntimeError
+
+
+# --- pixel_shuffle / pixel_unshuffle give a new tensor (seeds 166320004, 252163005) ---------------
+@pytest.mark.parametrize("name", ["pixel_shuffle", "pixel_unshuffle"])
+def test_pixel_shuffle_by_one_is_not_a_view(name):
+    # edutorch returned a view of the input, so an in-place op on it was an in-place op on a view of a leaf
+    def program(lib):
+        x = f64(lib, np.linspace(-1, 1, 8).reshape(1, 2, 2, 2).tolist())
+        y = getattr(lib.nn.functional, name)(x, 1)
+        y.mul_(2)
+        y.detach_()
+        return y, x
+
+    same_on_both(program)
+
+
+def test_split_with_sizes_is_a_tensor_method():
+    def program(lib):
+        x = f64(lib, [1.0, 2.0, 3.0])
+        a, b = x.split_with_sizes([1, 2])
+        (a.sum() * 2 + b.sum()).backward()
+        return a, b, x.grad
+
+    same_on_both(program)
+    assert same_on_both(lambda lib: lib.split_copy(lib.ones(3), [1, 2])) is TypeError
