@@ -128,6 +128,12 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 def matrix_power(A, n):
     """``A @ A @ ... @ A`` (``n`` times) by repeated squaring; ``A^0 = I``, negative ``n`` inverts first."""
     _F.check_square(A, "linalg.matrix_power")
+    if n == 1:  # as PyTorch: a copy, in the graph (CloneBackward0)
+        return A.clone()
+    if n == 0:  # the identity, shaped like A, written into a copy of A (its gradient 0), as PyTorch
+        from ._creation import eye
+
+        return A.clone().copy_(eye(A.shape[-1], dtype=A.dtype).expand(*A.shape))
     if n < 0:
         A, n = inv(A), -n
     result = None
@@ -138,10 +144,6 @@ def matrix_power(A, n):
         n >>= 1
         if n:
             square = square @ square
-    if result is None:  # n == 0: the identity, shaped like A
-        from ._creation import eye
-
-        return eye(A.shape[-1], dtype=A.dtype).expand(*A.shape).clone()
     return result
 
 
@@ -277,9 +279,8 @@ def det(A):
 
 def slogdet(A):
     """``(sign, log|det A|)``: the determinant's sign and the log of its size (``-inf`` for a
-    singular matrix); both from ``det``, so the gradient of ``logabsdet`` is ``det``'s over ``det``."""
-    d = A.det()
-    return return_types.linalg_slogdet((d.sign().detach(), d.abs().log()))
+    singular matrix); the gradient of ``logabsdet`` is ``A^{-T}`` (``Slogdet``)."""
+    return return_types.linalg_slogdet(_F.Slogdet.apply(A))
 
 
 def matrix_exp(A):

@@ -110,7 +110,7 @@ class ReductionMethods:
 
     def sum_to_size(self, *size):
         size = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
-        if tuple(size) == self._data.shape:
+        if tuple(size) == self._data.shape and size:  # PyTorch's sum_to: a 0-d size is always a sum()
             return self
         return reduction.SumToSize.apply(self, tuple(size))
 

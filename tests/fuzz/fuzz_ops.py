@@ -951,8 +951,11 @@ def row_norms_away(values, max_norm=None, norm_type=2.0, **args):
     return bool(np.all(np.abs(n - max_norm) > 1e-6))
 
 
-def pool_no_ties(values, **args):
-    return no_ties(values)
+def no_operand_aliases_the_output(values, **args):
+    """BLAS in-place ops (``addmm_``...): PyTorch does not check that the tensor written shares memory
+    with a factor, and its result then depends on the order its kernel reads and writes."""
+    out = _np(values[0])
+    return not any(np.shares_memory(out, _np(v)) for v in values[1:])
 
 
 # --- argument helpers -----------------------------------------------------------------------------
@@ -1062,18 +1065,23 @@ INPLACE_MORE = [Op(name + "_", f"{{0}}.{name}_()", kind="inplace", guard=g)
     Op("transpose_", "{0}.transpose_({d0}, {d1})", kind="inplace", args=two_dims),
     Op("swapdims_", "{0}.swapdims_({d0}, {d1})", kind="inplace", args=two_dims),
     Op("addmv_", "{0}.addmv_({1}, {2}, beta=0.5)", kind="inplace", arity=3, args=need(
-        lambda n: n == 1, lambda r, s: {"_shapes": [(s[0], k := r.randint(1, 3)), (k,)]}), partner=shapes_partner),
+        lambda n: n == 1, lambda r, s: {"_shapes": [(s[0], k := r.randint(1, 3)), (k,)]}), partner=shapes_partner,
+       guard=no_operand_aliases_the_output),
     Op("addr_", "{0}.addr_({1}, {2}, alpha=2.0)", kind="inplace", arity=3, args=need(
-        lambda n: n == 2, lambda r, s: {"_shapes": [(s[0],), (s[1],)]}), partner=shapes_partner),
+        lambda n: n == 2, lambda r, s: {"_shapes": [(s[0],), (s[1],)]}), partner=shapes_partner,
+       guard=no_operand_aliases_the_output),
     Op("baddbmm_", "{0}.baddbmm_({1}, {2}, alpha=0.5)", kind="inplace", arity=3, args=need(
         lambda n: n == 3, lambda r, s: {"_shapes": [(s[0], s[1], k := r.randint(1, 2)), (s[0], k, s[2])]}),
-       partner=shapes_partner),
+       partner=shapes_partner,
+       guard=no_operand_aliases_the_output),
     Op("addbmm_", "{0}.addbmm_({1}, {2})", kind="inplace", arity=3, args=need(
         lambda n: n == 2, lambda r, s: {"_shapes": [(b := r.randint(1, 2), s[0], k := r.randint(1, 2)),
-                                                    (b, k, s[1])]}), partner=shapes_partner),
+                                                    (b, k, s[1])]}), partner=shapes_partner,
+       guard=no_operand_aliases_the_output),
     Op("addmm_", "{0}.addmm_({1}, {2}, beta=2.0)", kind="inplace", arity=3, args=need(
         lambda n: n == 2, lambda r, s: {"_shapes": [(s[0], k := r.randint(1, 3)), (k, s[1])]}),
-       partner=shapes_partner),
+       partner=shapes_partner,
+       guard=no_operand_aliases_the_output),
     Op("index_fill_scatter_", "{0}.index_add_(0, {index}, {1}, alpha=-1.5)", kind="inplace", arity=2, args=need(
         lambda n: n >= 1, lambda r, s: {"index": index_tensor(r, s[0], (k := r.randint(1, 3))), "_k": k}
         if s[0] else None), partner=lambda r, s, a: (a["_k"],) + s[1:]),

@@ -60,7 +60,7 @@ def test_kl_div_second_derivative_wrt_the_target():
     x = edutorch.tensor([[0.3, -1.2], [0.8, 0.1]], dtype=edutorch.float64, requires_grad=True)
     t = edutorch.tensor([[0.2, 0.5], [0.25, 0.05]], dtype=edutorch.float64, requires_grad=True)
     for reduction in ("sum", "batchmean", "none"):
-        fn = lambda a, b: edutorch.nn.functional.kl_div(a, b, reduction=reduction)  # noqa: E731
+        fn = lambda a, b, r=reduction: edutorch.nn.functional.kl_div(a, b, reduction=r)  # noqa: E731
         assert gradcheck(fn, (x, t)) and gradgradcheck(fn, (x, t))
 
 
@@ -234,3 +234,48 @@ def test_split_with_sizes_is_a_tensor_method():
 
     same_on_both(program)
     assert same_on_both(lambda lib: lib.split_copy(lib.ones(3), [1, 2])) is TypeError
+
+
+# --- slogdet's sign, matrix_power(0/1), sum_to_size(()) (seeds 853549000, 518271000, 784196000) ---
+def test_slogdet_sign_is_in_the_graph_without_a_gradient():
+    # the sign requires grad (PyTorch's LinalgSlogdetBackward0 makes both outputs); a loss of the sign
+    # alone gives A no gradient (None), and logabsdet's gradient is A^{-T}
+    def program(lib):
+        a = f64(lib, [[1.1, -0.44, -1.51], [0.96, 0.76, 0.92], [-2.07, -0.3, 1.06]])
+        b = f64(lib, [[0.5, 0.2], [0.1, -0.9]])
+        sign, logabs = lib.linalg.slogdet(a)
+        sign_b, _ = lib.linalg.slogdet(b)
+        assert sign.requires_grad and not sign.is_leaf
+        (sign * logabs + sign_b * 2).backward()
+        return sign, logabs, a.grad, b.grad
+
+    _, _, ga, gb = same_on_both(program)
+    assert gb is None
+    a = edutorch.tensor([[1.1, -0.44], [0.96, 0.76]], dtype=edutorch.float64, requires_grad=True)
+    logabs = lambda t: edutorch.linalg.slogdet(t)[1]  # noqa: E731
+    assert gradcheck(logabs, (a,), check_forward_ad=True) and gradgradcheck(logabs, (a,))
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_matrix_power_0_and_1_are_new_tensors_in_the_graph(n):
+    def program(lib):
+        a = f64(lib, [[0.58, -0.49], [-1.67, 2.46]])
+        p = a.matrix_power(n)
+        assert p is not a and not p.is_leaf and p.requires_grad
+        p.mul_(2)  # a new tensor: writing it leaves a alone
+        (p * p).sum().backward()
+        return p, a, a.grad
+
+    _, _, grad = same_on_both(program)
+    assert np.array_equal(grad, np.zeros((2, 2))) if n == 0 else grad is not None
+
+
+def test_sum_to_size_of_a_0d_tensor_is_a_sum():
+    # PyTorch's sum_to returns tensor.sum() for an empty size, even of a 0-d tensor (a new node)
+    def program(lib):
+        x = f64(lib, 1.5)
+        y = x.sum_to_size(())
+        assert y is not x and not y.is_leaf
+        return (y,)
+
+    same_on_both(program)

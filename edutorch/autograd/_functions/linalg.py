@@ -494,6 +494,40 @@ class Det(Function):
         return (cofactors * dA).sum((-2, -1))
 
 
+class Slogdet(Function):
+    """``torch.linalg.slogdet(A)``: ``(sign, log|det A|)``.
+
+    Backward (PyTorch's ``slogdet_backward`` for real ``A``): ``grad_A = grad_logabsdet * A^{-T}``.
+    The sign is piecewise constant: it is in the graph (it requires grad) but its gradient is
+    ignored, and when only the sign was used ``A`` gets no gradient at all (None).
+    """
+
+    _backward_name = "LinalgSlogdetBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        check_square(A, "linalg.slogdet")
+        xp = backend.get_array_module(A._data)
+        sign, logabs = (utils._Tensor._make(xp.asarray(x, dtype=A._data.dtype)) for x in xp.linalg.slogdet(A._data))
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(A)
+        return sign, logabs
+
+    @staticmethod
+    def backward(ctx, gsign, glogabs):
+        A, = ctx.saved_tensors
+        if glogabs is None:
+            return None
+        return glogabs.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(A))
+
+    @staticmethod
+    def jvp(ctx, dA):
+        """d log|det A| = trace(A^{-1} dA); the sign's tangent is 0."""
+        sign, _ = ctx.result
+        A, = ctx.primals
+        return sign.new_zeros(sign.shape), (_t(Inv.apply(A)) * dA).sum((-2, -1))
+
+
 # -- SVD ----------------------------------------------------------------------------------------
 def svd_backward(gU, gS, gVh, U, S, Vh):
     """The gradient of ``A = U diag(S) Vh`` (reduced SVD), PyTorch's ``svd_backward`` for real A.
