@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype, return_types
-from ..autograd._functions import utils
+from ..autograd._functions import pointwise, unary, utils
 from ..autograd._functions.utils import wrap_dim
 
 _CROSS_DIM_WARNING = (
@@ -57,7 +57,7 @@ class CompositeMethods:
 
     def sgn(self):
         """``sign`` for a real tensor (PyTorch's ``sgn`` is ``x/|x|`` for complex ones)."""
-        return self.sign()
+        return unary.Sgn.apply(self)
 
     def fix(self):
         return self.trunc()
@@ -105,11 +105,11 @@ class CompositeMethods:
             raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
         k %= 4
         if k == 1:
-            return self.flip(d1).transpose(d0, d1)
+            return self.flip(d1).transpose_(d0, d1)  # in place on the flipped copy: not a view, as PyTorch
         if k == 2:
             return self.flip(d0, d1)
         if k == 3:
-            return self.flip(d0).transpose(d0, d1)
+            return self.flip(d0).transpose_(d0, d1)
         return self.clone()
 
     def logit(self, eps=None):
@@ -126,12 +126,7 @@ class CompositeMethods:
     def copysign(self, other):
         """``|x|`` with the sign of ``other`` (a float result; -0.0 counts as negative)."""
         x = self if self.is_floating_point() else self.float()
-        negative = other.signbit() if isinstance(other, utils._Tensor) else math.copysign(1, other) < 0
-        if isinstance(negative, bool):
-            return -x.abs() if negative else x.abs()
-        from .._functional import where
-
-        return where(negative, -x.abs(), x.abs())
+        return (pointwise.Copysign if isinstance(other, utils._Tensor) else pointwise.CopysignScalar).apply(x, other)
 
     def fmax(self, other):
         """The larger of the two, ignoring a NaN unless both are (the gradient to the one chosen)."""

@@ -279,3 +279,43 @@ def test_sum_to_size_of_a_0d_tensor_is_a_sum():
         return (y,)
 
     same_on_both(program)
+
+
+# --- copysign and sgn keep what PyTorch's nodes keep (seeds 617429003, 94539000, 516486000) ------
+@pytest.mark.parametrize("written", ["result", "sgn", None])
+def test_copysign_and_sgn_save_their_input_and_result(written):
+    # edutorch's copysign was a where() of abs and its sgn was sign: nothing was saved where PyTorch
+    # saves (a write then refused backward in PyTorch only), and the sign operand got no gradient
+    def program(lib):
+        x = f64(lib, [[0.3, -1.2, 0.8], [1.1, 0.2, -0.4]])
+        y = f64(lib, [-0.5, 0.7, -0.9])
+        xs = x * 1
+        a = lib.copysign(xs, y)
+        b = xs.copysign(-1.5)
+        c = xs.sgn()
+        if written:
+            (a if written == "result" else c).add_(1)
+        ((a * a * a).sum() + (b * c).sum()).backward()
+        return a, b, c, x.grad, y.grad
+
+    got = same_on_both(program)
+    if written:
+        assert got is RuntimeError
+    else:
+        assert np.array_equal(got[4], np.zeros(3))  # PyTorch: zeros_like(other), not None
+    x = edutorch.tensor([[0.3, -1.2], [1.1, 0.2]], dtype=edutorch.float64, requires_grad=True)
+    y = edutorch.tensor([-0.5, 0.7], dtype=edutorch.float64, requires_grad=True)
+    assert gradcheck(edutorch.copysign, (x, y), check_forward_ad=True) and gradgradcheck(edutorch.copysign, (x, y))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 0])
+def test_rot90_is_never_a_view(k):
+    # edutorch returned a transpose (a view) of the flipped copy, so detach_() of it was refused
+    def program(lib):
+        x = f64(lib, [[0.3, -1.2, 0.8], [1.1, 0.2, -0.4]])
+        r = x.rot90(k, [0, 1])
+        r.mul_(2)
+        r.detach_()
+        return (r,)
+
+    same_on_both(program)

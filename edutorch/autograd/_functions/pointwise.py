@@ -482,6 +482,55 @@ class RemainderScalar(Remainder):
     _backward_name = "RemainderBackward0"
 
 
+class Copysign(Function):
+    """``copysign(a, b)``: ``|a|`` with the sign of ``b`` (-0.0 counts as negative).
+
+    d/da = result / a (±1, and 0 where a == 0); d/db = 0 (PyTorch's ``zeros_like(other)``).  As
+    PyTorch's node, it keeps ``a`` and the result when ``a`` needs a gradient."""
+
+    _backward_name = "CopysignBackward0"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+    _saved_attrs = {"self": Saved(0), "result": Saved(1)}
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        try:
+            out = _utils._Tensor._make(np.asarray(np.copysign(x, y)))
+        except ValueError:
+            raise broadcast_error(x, y) from None
+        _binary_meta(ctx, a, b, out._data)
+        ctx.save_for_backward(*((a, out) if ctx.needs_input_grad[0] else ()))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ma, mb = ctx.meta
+        needs = ctx.needs_input_grad
+        ga = gb = None
+        if needs[0]:
+            a, out = ctx.saved_tensors
+            ga = grad_for(grad * (out / a).masked_fill(a == 0, 0), ma)
+        if needs[1]:
+            shape, dtype = mb or (grad.shape, grad._data.dtype)
+            gb = _utils._Tensor._make(np.zeros(shape, dtype))
+        return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        """PyTorch's: ``self_t * (result / self)``, 0 where ``self == 0``; ``other``'s tangent adds nothing."""
+        a, out = ctx.primals[0], ctx.result
+        if da is None:
+            return out.new_zeros(out.shape)
+        return da * (out / a).masked_fill(a == 0, 0)
+
+
+class CopysignScalar(Copysign):
+    """``copysign(a, 2.0)`` (a Python number for the sign)."""
+
+    _backward_name = "CopysignBackward1"
+
+
 class Lerp(Function):
     """``start + weight * (end - start)`` with a number weight; d/dstart = 1-w, d/dend = w."""
 
