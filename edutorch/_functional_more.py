@@ -152,9 +152,11 @@ def qr(input, some=True):
 
 
 def _trapezoids(y, x, dx, dim):
-    """The area of each trapezoid between neighbouring samples along ``dim``."""
-    n = y.shape[dim]
-    mean_height = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2
+    """The area of each trapezoid between neighbouring samples along ``dim`` (none for one sample)."""
+    if y.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    before = (slice(None),) * (dim % y.ndim)  # y[..., 1:] and y[..., :-1] along dim: empty, never an error
+    mean_height = (y[before + (slice(1, None),)] + y[before + (slice(None, -1),)]) / 2
     if x is None:
         return mean_height * (1 if dx is None else dx)
     return mean_height * x.diff(dim=-1 if x.ndim == 1 else dim)
@@ -164,6 +166,10 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: spacing ``dx`` (1 by default) or sample points ``x``."""
     if isinstance(x, (int, float)):
         x, dx = None, x
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    if y.shape[dim] == 0:  # PyTorch (and NumPy): the integral of no samples is 0, outside the graph
+        return y.new_zeros(tuple(n for i, n in enumerate(y.shape) if i != dim % y.ndim))
     return _trapezoids(y, x, dx, dim).sum(dim)
 
 

@@ -186,6 +186,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     The default ``rtol`` is ``eps * max(m, n)`` (with ``atol`` unset), as in PyTorch; built on ``svd``,
     so its gradient is defined where the kept singular values are distinct.
     """
+    if 0 in A.shape[-2:]:  # no singular values: the empty (..., n, m) result, in the graph as PyTorch's
+        return A.mT * 0
     U, S, Vh = svd(A, full_matrices=False)
     if rtol is None:
         rtol = np.finfo(A._data.dtype).eps * max(A.shape[-2:]) if atol is None or atol == 0 else 0.0

@@ -69,6 +69,9 @@ def bilinear(input1, input2, weight, bias=None):
         for d, (a, b) in enumerate(zip(input1.shape, input2.shape)):
             if a != b:
                 raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got {a} and {b}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{weight.shape[0]}")
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {weight.shape[1]}"
@@ -103,6 +106,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
         input = input.unsqueeze(0)
     stride, dilation = _ntuple(stride, dims), _ntuple(dilation, dims)
     _check_conv_args(stride, padding, dilation, groups, dims)
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.ndim != input.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{_shape_list(weight)}, but got {input.ndim}-dimensional input of size "
+                           f"{_shape_list(input)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{_shape_list(weight)}] instead")
@@ -464,6 +473,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if k == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
                            "one element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{_shape_list(t)} and normalized_shape = {list(normalized_shape)}")
     if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
@@ -480,6 +493,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected number of channels in input to be divisible by num_groups, but got input of "
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != input.shape[1]):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {_shape_list(t)} and input of shape {_shape_list(input)}")
     _check_norm_dtypes(input, weight, bias)
     return _norm.GroupNorm.apply(_contiguous_in_its_format(input), num_groups, weight, bias, eps)
 

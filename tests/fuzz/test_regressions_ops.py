@@ -319,3 +319,47 @@ def test_rot90_is_never_a_view(k):
         return (r,)
 
     same_on_both(program)
+
+
+# --- bad shapes refused as PyTorch refuses them (seeds 330512003, 67478005, 204379003, 859128004) ---
+@pytest.mark.parametrize("call", [
+    "F.group_norm(T.ones(1, 2, 2, 2), 2, T.ones(2, 1), T.ones(2))",  # ran: a silent wrong answer
+    "F.group_norm(T.ones(1, 2, 2, 2), 2, T.ones(2), T.ones(3))",
+    "F.layer_norm(T.ones(2, 4), (4,), T.ones(2, 4), T.ones(4))",  # ran: a silent wrong answer
+    "F.layer_norm(T.ones(2, 4), (4,), T.ones(4), T.ones(4, 2))",
+    "F.bilinear(T.ones(2, 1), T.ones(2, 3), T.ones(4, 1, 3), T.ones(3))",
+    "F.conv1d(T.ones(1, 3, 3), T.ones(4, 3, 2, 1))",
+    "F.conv2d(T.ones(1, 3, 3, 3), T.ones(4, 3))",
+])
+def test_a_weight_or_bias_of_the_wrong_shape_is_a_runtime_error(call):
+    def program(lib):
+        return (eval(call, {"T": lib, "F": lib.nn.functional}),)
+
+    assert same_on_both(program) is RuntimeError
+
+
+def test_trapezoid_rules_over_an_empty_dim():
+    # edutorch's narrow(dim, 1, n - 1) raised for n = 0; PyTorch: trapezoid gives 0 (outside the graph),
+    # cumulative_trapezoid an empty result; of a 0-d tensor both raise IndexError
+    def program(lib):
+        y = lib.zeros(0, 3, dtype=lib.float64, requires_grad=True)
+        a = lib.trapezoid(y, dim=0)
+        b = lib.cumulative_trapezoid(y, dim=0)
+        assert a.grad_fn is None and b.requires_grad
+        return a, b, lib.trapezoid(y, dim=1), lib.trapezoid(f64(lib, [[1.0, 2.0]]), dim=0)
+
+    a, b, c, d = same_on_both(program)
+    assert a.tolist() == [0.0, 0.0, 0.0] and b.shape == (0, 3)
+    for name in ("trapezoid", "cumulative_trapezoid"):
+        assert same_on_both(lambda lib, n=name: (getattr(lib, n)(f64(lib, 1.5)),)) is IndexError
+
+
+def test_pinv_of_an_empty_matrix():
+    def program(lib):
+        x = lib.zeros(2, 0, 3, dtype=lib.float64, requires_grad=True)
+        p = lib.linalg.pinv(x)
+        p.sum().backward()
+        return p, x.grad
+
+    p, _ = same_on_both(program)
+    assert p.shape == (2, 3, 0)
