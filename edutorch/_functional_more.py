@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype, backend
 from ._tensor import Tensor
 from .autograd import grad_mode as _grad_mode
+from .autograd._functions.utils import wrap_dim
 from .nn import functional as _F
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs)
@@ -151,15 +152,34 @@ def qr(input, some=True):
     return linalg.qr(input, mode="reduced" if some else "complete")
 
 
-def _trapezoids(y, x, dx, dim):
-    """The area of each trapezoid between neighbouring samples along ``dim`` (none for one sample)."""
+def _differences(t, dim):
+    """``t[..., 1:] - t[..., :-1]`` along ``dim`` (empty, never an error, for fewer than two)."""
+    before = (slice(None),) * dim
+    return t[before + (slice(1, None),)] - t[before + (slice(None, -1),)]
+
+
+def _trapezoids(y, x, dx, dim, name):
+    """The area of each trapezoid between neighbouring samples along ``dim``.
+
+    Sample points ``x`` as PyTorch takes them: a vector lies along ``dim``, fewer dims than ``y``
+    get leading 1s, and the spacings are taken along ``dim`` of ``x`` itself before they broadcast
+    with the heights (NumPy's rule), not after ``x`` is broadcast to ``y``."""
     if y.ndim == 0:
         raise IndexError("slice() cannot be applied to a 0-dim tensor.")
-    before = (slice(None),) * (dim % y.ndim)  # y[..., 1:] and y[..., :-1] along dim: empty, never an error
+    dim %= y.ndim
+    before = (slice(None),) * dim
     mean_height = (y[before + (slice(1, None),)] + y[before + (slice(None, -1),)]) / 2
     if x is None:
         return mean_height * (1 if dx is None else dx)
-    return mean_height * x.diff(dim=-1 if x.ndim == 1 else dim)
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        along = [1] * y.ndim
+        along[dim] = x.shape[0]
+        x = x.view(along)
+    elif x.ndim < y.ndim:
+        x = x.view((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    return mean_height * _differences(x, dim)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
@@ -168,9 +188,10 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         x, dx = None, x
     if y.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = wrap_dim(dim, y.ndim)  # y's dim: the sum is over it even where x has more dims
     if y.shape[dim] == 0:  # PyTorch (and NumPy): the integral of no samples is 0, outside the graph
-        return y.new_zeros(tuple(n for i, n in enumerate(y.shape) if i != dim % y.ndim))
-    return _trapezoids(y, x, dx, dim).sum(dim)
+        return y.new_zeros(tuple(n for i, n in enumerate(y.shape) if i != dim))
+    return _trapezoids(y, x, dx, dim, "trapezoid").sum(dim)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -180,7 +201,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if isinstance(x, (int, float)):
         x, dx = None, x
-    return _trapezoids(y, x, dx, dim).cumsum(dim)
+    return _trapezoids(y, x, dx, dim, "cumulative_trapezoid").cumsum(dim % max(y.ndim, 1))
 
 
 def vander(x, N=None, increasing=False):

@@ -363,3 +363,40 @@ def test_pinv_of_an_empty_matrix():
 
     p, _ = same_on_both(program)
     assert p.shape == (2, 3, 0)
+
+
+def test_sum_to_size_of_a_0d_tensor_does_not_share_its_memory():
+    # seed 23114006: SumToSize returned the input's own array when there was nothing to sum, so a later
+    # in-place write to the result changed the input too (a silent alias)
+    def program(lib):
+        x = f64(lib, 1.06)
+        v = x.sum_to_size(())
+        w = v.sum_to_size(())
+        w.mul_(2)
+        return v, w
+
+    v, w = same_on_both(program)
+    assert v == 1.06 and w == 2.12
+
+
+@pytest.mark.parametrize("ys, xs, dim", [((3,), (3, 2), -1), ((2, 3), (3,), 1), ((2, 3, 4), (3, 4), 1),
+                                          ((2, 3), (3, 3, 2, 3), -2)])
+def test_trapezoid_with_sample_points_of_another_shape(ys, xs, dim):
+    # seed 446040000: x with more dims than y was differenced along its own last dim and the sum taken
+    # over x's dim; PyTorch takes the spacings along y's dim in x, then broadcasts (NumPy's rule)
+    def program(lib):
+        y = lib.tensor(np.linspace(-1, 2, int(np.prod(ys))).reshape(ys), requires_grad=True)
+        x = lib.tensor(np.linspace(0.3, 1.7, int(np.prod(xs))).reshape(xs) ** 2, requires_grad=True)
+        a = lib.trapezoid(y, x, dim=dim)
+        b = lib.cumulative_trapezoid(y, x, dim=dim)
+        (a.sum() + (b * b).sum()).backward()
+        return a, b, y.grad, x.grad
+
+    a, _, _, _ = same_on_both(program)
+    y = np.linspace(-1, 2, int(np.prod(ys))).reshape(ys)
+    x = np.linspace(0.3, 1.7, int(np.prod(xs))).reshape(xs) ** 2
+    if x.ndim <= y.ndim:  # NumPy's rule, which PyTorch follows (with more dims in x, PyTorch reads dim as y's)
+        trapezoid = getattr(np, "trapezoid", None) or np.trapz
+        assert np.allclose(a, trapezoid(y, x, axis=dim))
+    yt, xt = (edutorch.tensor(v, requires_grad=True) for v in (y, x))
+    assert gradcheck(lambda p, q: edutorch.trapezoid(p, q, dim=dim), (yt, xt))

@@ -206,7 +206,9 @@ class SumToSize(Function):
     @staticmethod
     def forward(ctx, a, shape):
         ctx.in_shape = a._data.shape
-        return summed_to(a._data, shape)
+        out = summed_to(a._data, shape)
+        # nothing to sum (a 0-d tensor to size ()): still a new tensor, as PyTorch's sum(), not the input's memory
+        return out.copy() if np.shares_memory(out, a._data) else out
 
     @staticmethod
     def backward(ctx, grad):
