@@ -4,7 +4,6 @@ Each operator is a one-liner calling the op's ``Function`` in
 ``autograd/_functions/pointwise.py`` (and ``binary.py``), where the forward and
 its gradient live side by side.  The in-place forms (``add_``...) are in ``inplace.py``.
 """
-import math
 
 import numpy as np
 
@@ -152,7 +151,7 @@ class ArithmeticMethods:
 
     def logaddexp2(self, other):
         """``log2(2**x + 2**y)``."""
-        return self.mul(math.log(2)).logaddexp(other * math.log(2)) / math.log(2)
+        return binary.Logaddexp2.apply(self, other)
 
     def xlogy(self, other):
         """``x * log(y)``, 0 where ``x == 0`` (even for ``y == 0``)."""

@@ -81,6 +81,8 @@ class ShapeMethods:
         return self.reshape(other.shape)
 
     def permute(self, *dims):
+        if not dims:  # PyTorch's argument parser: even a 0-d tensor needs its (empty) dims
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         dims = _sizes(dims)
         return as_view(self, shape_fns.Permute.apply(self, dims))
 

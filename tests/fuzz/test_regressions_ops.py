@@ -400,3 +400,56 @@ def test_trapezoid_with_sample_points_of_another_shape(ys, xs, dim):
         assert np.allclose(a, trapezoid(y, x, axis=dim))
     yt, xt = (edutorch.tensor(v, requires_grad=True) for v in (y, x))
     assert gradcheck(lambda p, q: edutorch.trapezoid(p, q, dim=dim), (yt, xt))
+
+
+# --- LAPACK results are column-major, as PyTorch's (seed 500000479, double mode) ----------------
+@pytest.mark.parametrize("op", ["svd_vh", "svd_u", "qr_q", "eigh", "inv", "solve"])
+def test_a_reshape_of_a_lapack_result_copies_as_in_pytorch(op):
+    # svd(x).Vh.square().reshape(-1) was a view here (C order) and a copy in PyTorch (LAPACK's
+    # column-major layout), so an in-place write to the reshape changed the square here only
+    def program(lib):
+        x = f64(lib, [[-0.74, 1.58, -1.07], [1.8, 0.77, -2.26], [0.4, -0.3, 1.2]])
+        m = {"svd_vh": lambda: lib.linalg.svd(x).Vh, "svd_u": lambda: lib.linalg.svd(x).U,
+             "qr_q": lambda: lib.linalg.qr(x).Q, "eigh": lambda: lib.linalg.eigh(x + x.mT).eigenvectors,
+             "inv": lambda: lib.linalg.inv(x), "solve": lambda: lib.linalg.solve(x, x * 2)}[op]()
+        sq = m.square()
+        flat = sq.reshape(-1)
+        flat.mul_(0)
+        return sq, flat
+
+    sq, flat = same_on_both(program)
+    assert np.any(sq != 0) and np.all(flat == 0)
+
+
+def test_index_add_with_alpha_refuses_a_bad_index_with_index_error():
+    # seed 134: with alpha != 1 PyTorch's kernel checks as index_select does (IndexError), without
+    # it a RuntimeError for a matrix
+    for alpha, error in ((-1.5, IndexError), (1, RuntimeError)):
+        program = lambda lib, a=alpha: (lib.zeros(3, 3).index_add_(0, lib.tensor([-2]), lib.ones(1, 3), alpha=a),)  # noqa: E731
+        assert same_on_both(program) is error
+
+
+def test_permute_without_dims_is_a_type_error():
+    assert same_on_both(lambda lib: (lib.tensor(1.5).permute(),)) is TypeError
+    same_on_both(lambda lib: (lib.tensor(1.5).permute(()),))
+
+
+@pytest.mark.parametrize("written", ["result", "other"])
+def test_erfinv_and_logaddexp2_save_what_pytorch_saves(written):
+    # seed 1579: erfinv saved its result (PyTorch: its input), so relu_ of the result refused backward
+    # here only; seed 1819: logaddexp2 was a composite that kept neither input
+    def program(lib):
+        x = f64(lib, [0.3, -0.7])
+        y = lib.tensor([0.5, 1.5], dtype=lib.float64)
+        e = (x * 1).erfinv()
+        s = lib.logaddexp2(x, y)
+        (e if written == "result" else y).mul_(2)
+        (e.sum() + s.sum()).backward()
+        return (x.grad,)
+
+    got = same_on_both(program)
+    assert (got is RuntimeError) == (written == "other")
+    x = edutorch.tensor([0.3, -0.7], dtype=edutorch.float64, requires_grad=True)
+    y = edutorch.tensor([1.3, -0.2], dtype=edutorch.float64, requires_grad=True)
+    assert gradcheck(edutorch.logaddexp2, (x, y), check_forward_ad=True) and gradgradcheck(edutorch.logaddexp2, (x, y))
+    assert gradcheck(edutorch.erfinv, (x,), check_forward_ad=True) and gradgradcheck(edutorch.erfinv, (x,))

@@ -125,6 +125,32 @@ class Logaddexp(Function):
                             db / (1 + (a - b).exp()) if db is not None else None)
 
 
+class Logaddexp2(Function):
+    """``log2(2**x + 2**y)``: d/dx = 1 / (1 + 2**(y - x)), d/dy = 1 / (1 + 2**(x - y)) (PyTorch's
+    form, as ``Logaddexp``'s); both inputs are kept, as PyTorch's node keeps them."""
+
+    _backward_name = "Logaddexp2Backward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return _keeping_both(ctx, a, b, np.logaddexp2, binary_arrays)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        with np.errstate(over="ignore"):
+            ga = grad_for(grad / (1 + (b - a).exp2()), ma) if ctx.needs_input_grad[0] else None
+            gb = grad_for(grad / (1 + (a - b).exp2()), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        a, b = ctx.primals
+        return sum_tangents(da / (1 + (b - a).exp2()) if da is not None else None,
+                            db / (1 + (a - b).exp2()) if db is not None else None)
+
+
 class Fmod(Function):
     """C's ``fmod``: the remainder has the sign of the dividend (``remainder``'s has the divisor's)."""
 

@@ -69,6 +69,12 @@ def _check_diagonal_arg(name, diagonal):
         )
 
 
+def column_major(x):
+    """``x`` laid out as LAPACK leaves a matrix, and PyTorch returns it: each matrix column by column
+    (strides (1, m)), the batch outermost.  So a ``reshape`` of such a result copies where PyTorch's does."""
+    return x.swapaxes(-1, -2).copy().swapaxes(-1, -2)
+
+
 class Triu(Function):
     """``torch.triu``: keep the upper triangle (from ``diagonal`` up), zero the rest.
 
@@ -339,6 +345,7 @@ class Solve(Function):
     """
 
     _backward_name = "LinalgSolveExBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_solve"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -372,6 +379,8 @@ class Solve(Function):
             X = X.swapaxes(-1, -2)
         if vector:
             X = X[..., 0]
+        elif left:
+            X = column_major(X)
         X = utils._Tensor._make(X)
         ctx.vector, ctx.left = vector, left
         ctx.save_for_backward(A, X)
@@ -418,6 +427,7 @@ class Inv(Function):
     """``torch.linalg.inv(A)``.  Backward: ``grad_A = -A^{-T} grad A^{-T}``."""
 
     _backward_name = "LinalgInvExBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_inv"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -431,7 +441,7 @@ class Inv(Function):
                 f"linalg.inv: The diagonal element {_first_zero_pivot(backend.to_device(A._data, 'cpu'))} "
                 "is zero, the inversion could not be completed because the input matrix is singular."
             ) from None
-        out = utils._Tensor._make(inv)
+        out = utils._Tensor._make(column_major(inv))
         ctx.save_for_backward(out)
         return out
 
@@ -585,6 +595,7 @@ class Svd(Function):
     """
 
     _backward_name = "LinalgSvdBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_svd"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -592,7 +603,8 @@ class Svd(Function):
         check_matrix(A, "linalg.svd")
         check_float(A, "linalg.svd")
         xp = backend.get_array_module(A._data)
-        U, S, Vh = (utils._Tensor._make(x) for x in xp.linalg.svd(A._data, full_matrices=full_matrices))
+        U, S, Vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
+        U, S, Vh = utils._Tensor._make(column_major(U)), utils._Tensor._make(S), utils._Tensor._make(column_major(Vh))
         ctx.set_materialize_grads(False)  # unused outputs send None, not zeros (see svd_backward)
         ctx.save_for_backward(U, S, Vh)
         return U, S, Vh
@@ -670,6 +682,7 @@ class Qr(Function):
     """
 
     _backward_name = "LinalgQrBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_qr"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -687,7 +700,7 @@ class Qr(Function):
             Q, R = xp.zeros((0,), dtype=A._data.dtype), xp.linalg.qr(A._data, mode="r")
         else:
             Q, R = xp.linalg.qr(A._data, mode=mode)
-        Q, R = utils._Tensor._make(Q), utils._Tensor._make(R)
+        Q, R = utils._Tensor._make(Q if mode == "r" else column_major(Q)), utils._Tensor._make(column_major(R))
         ctx.mode, ctx.m, ctx.n = mode, m, n
         ctx.save_for_backward(A, Q, R)
         return Q, R
@@ -759,6 +772,7 @@ class Eigh(Function):
     """
 
     _backward_name = "LinalgEighBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_eigh"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -769,7 +783,8 @@ class Eigh(Function):
         if UPLO not in ("L", "U"):
             raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
         xp = backend.get_array_module(A._data)
-        L, V = (utils._Tensor._make(x) for x in xp.linalg.eigh(A._data, UPLO=UPLO))
+        L, V = xp.linalg.eigh(A._data, UPLO=UPLO)
+        L, V = utils._Tensor._make(L), utils._Tensor._make(column_major(V))
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(L, V)
         return L, V
