@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype, return_types
-from ..autograd._functions import pointwise, unary, utils
+from ..autograd._functions import binary, pointwise, unary, utils
 from ..autograd._functions.utils import wrap_dim
 
 _CROSS_DIM_WARNING = (
@@ -130,14 +130,10 @@ class CompositeMethods:
 
     def fmax(self, other):
         """The larger of the two, ignoring a NaN unless both are (the gradient to the one chosen)."""
-        from .._functional import where
-
-        return where((self >= other) | other.isnan(), self, other)
+        return binary.Fmax.apply(self, other)
 
     def fmin(self, other):
-        from .._functional import where
-
-        return where((self <= other) | other.isnan(), self, other)
+        return binary.Fmin.apply(self, other)
 
     def float_power(self, exponent):
         """``pow`` in float64."""
@@ -153,12 +149,10 @@ class CompositeMethods:
         return x * (2.0 ** other if not isinstance(other, utils._Tensor) else other.float().exp2())
 
     def logcumsumexp(self, dim):
-        """``log(cumsum(exp(x)))`` along ``dim``, shifted by the maximum so that ``exp`` cannot overflow."""
-        if self.ndim == 0:
-            return self.clone()
-        shift = self.detach().amax(dim, keepdim=True)
-        shift = shift.masked_fill(shift.isinf(), 0.0)
-        return (self - shift).exp().cumsum(dim).log() + shift
+        """``log(cumsum(exp(x)))`` along ``dim``, without overflow."""
+        from ..autograd._functions import reduction
+
+        return reduction.Logcumsumexp.apply(self, wrap_dim(dim, self.ndim))
 
     def aminmax(self, *, dim=None, keepdim=False):
         if dim is None:

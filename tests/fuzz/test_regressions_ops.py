@@ -453,3 +453,32 @@ def test_erfinv_and_logaddexp2_save_what_pytorch_saves(written):
     y = edutorch.tensor([1.3, -0.2], dtype=edutorch.float64, requires_grad=True)
     assert gradcheck(edutorch.logaddexp2, (x, y), check_forward_ad=True) and gradgradcheck(edutorch.logaddexp2, (x, y))
     assert gradcheck(edutorch.erfinv, (x,), check_forward_ad=True) and gradgradcheck(edutorch.erfinv, (x,))
+
+
+@pytest.mark.parametrize("written", ["x", "result", None])
+def test_fmax_fmin_and_logcumsumexp_keep_what_pytorch_keeps(written):
+    # seeds 824, 1582: fmax/fmin were a where() that kept neither input (a later write to one ran here,
+    # PyTorch refuses); seeds 671, 1485: logcumsumexp was a composite that kept no result; and of an
+    # empty tensor it raised IndexError (seed 550)
+    def program(lib):
+        x = f64(lib, [[0.3, -1.2, 0.8], [1.1, 0.2, -0.4]])
+        y = f64(lib, [-0.5, 0.7, float("nan")])
+        xs = x * 1
+        a, b = lib.fmax(xs, y), xs.fmin(y)
+        c = xs.logcumsumexp(1)
+        e = lib.zeros(0, 2, dtype=lib.float64, requires_grad=True).logcumsumexp(0)
+        if written == "x":
+            xs.mul_(2)
+        elif written == "result":
+            c.mul_(2)
+        ((a * a * a).sum() + (b * c).sum() + e.sum()).backward()
+        return a, b, c, x.grad, y.grad
+
+    got = same_on_both(program)
+    assert (got is RuntimeError) == (written is not None)
+    x = edutorch.tensor([[0.3, -0.7, 2.0], [1.0, 0.1, -0.5]], dtype=edutorch.float64, requires_grad=True)
+    y = edutorch.tensor([1.3, -0.9, 0.2], dtype=edutorch.float64, requires_grad=True)
+    for fn in (edutorch.fmax, edutorch.fmin):
+        assert gradcheck(fn, (x, y), check_forward_ad=True) and gradgradcheck(fn, (x, y))
+    scan = lambda t: edutorch.logcumsumexp(t, 1)  # noqa: E731
+    assert gradcheck(scan, (x,), check_forward_ad=True) and gradgradcheck(scan, (x,))

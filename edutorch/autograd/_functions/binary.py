@@ -151,6 +151,50 @@ class Logaddexp2(Function):
                             db / (1 + (a - b).exp2()) if db is not None else None)
 
 
+class Fmax(Function):
+    """``fmax(a, b)``: the larger of the two, a NaN ignored unless both are NaN.
+
+    The gradient goes to the one chosen: ``a`` where ``a >= b`` or ``b`` is NaN, else ``b`` (PyTorch's
+    ``FmaxBackward0``, which keeps both inputs)."""
+
+    _backward_name = "FmaxBackward0"
+
+    @staticmethod
+    def _first(a, b):
+        """Where the result is ``a``."""
+        return (a >= b) | b.isnan()
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        return _keeping_both(ctx, a, b, np.fmax if cls is Fmax else np.fmin, binary_arrays)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        first = cls._first(a, b)
+        ga = grad_for(grad.masked_fill(first.logical_not(), 0), ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad.masked_fill(first, 0), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+    @classmethod
+    def jvp(cls, ctx, da, db):
+        a, b = ctx.primals
+        first = cls._first(a, b)
+        return sum_tangents(da.masked_fill(first.logical_not(), 0) if da is not None else None,
+                            db.masked_fill(first, 0) if db is not None else None)
+
+
+class Fmin(Fmax):
+    """``fmin(a, b)``: the smaller of the two, a NaN ignored unless both are NaN (``FminBackward0``)."""
+
+    _backward_name = "FminBackward0"
+
+    @staticmethod
+    def _first(a, b):
+        return (a <= b) | b.isnan()
+
+
 class Fmod(Function):
     """C's ``fmod``: the remainder has the sign of the dividend (``remainder``'s has the divisor's)."""
 

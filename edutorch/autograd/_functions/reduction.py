@@ -700,6 +700,49 @@ class Cumsum(Function):
     jvp = auto_linear(0)
 
 
+class Logcumsumexp(Function):
+    """``log(cumsum(exp(x)))`` along ``dim``, without overflow (``np.logaddexp.accumulate``).
+
+    Backward, PyTorch's ``logcumsumexp_backward`` (kept in the log domain, so it cannot overflow
+    either): the gradient's positive and negative parts are summed from the end separately,
+    ``exp(reverse_logcumsumexp(log|g| - result) + x)`` each.  As PyTorch's node it keeps the input
+    and the result."""
+
+    _backward_name = "LogcumsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        x = a._data
+        ctx.axis = axis
+        out = _utils._Tensor._make(np.logaddexp.accumulate(x.reshape(x.shape or (1,)), axis=axis).reshape(x.shape))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        axis = ctx.axis
+        if x.ndim == 0 or 0 in x.shape:  # one value (its gradient passes as it is), or none
+            return grad, None
+        lowest = float(np.finfo(x._data.dtype).min)  # log 0, kept finite: PyTorch's scalar_min
+
+        def from_the_end(t):
+            return Logcumsumexp.apply(t.flip(axis), axis).flip(axis)
+
+        with np.errstate(divide="ignore", over="ignore"):  # log|0| = -inf (masked), lowest - result = -inf
+            log_abs = grad.abs().log()
+            part = [(from_the_end(log_abs.masked_fill(mask, lowest) - result) + x).exp()
+                    for mask in (grad <= 0, grad >= 0)]
+        return part[0] - part[1], None
+
+    @staticmethod
+    def jvp(ctx, dx, _=None):
+        """PyTorch's ``logcumsumexp_jvp``: ``cumsum(dx * e) / cumsum(e)``, ``e = exp(x - max)``."""
+        (x,) = ctx.primals[:1]
+        e = (x - x.amax(ctx.axis, keepdim=True)).exp() if x.numel() else x.exp()
+        return (dx * e).cumsum(ctx.axis) / e.cumsum(ctx.axis)
+
+
 class Cumprod(Function):
     """Running product along ``dim``.
 
