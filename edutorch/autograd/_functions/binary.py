@@ -181,8 +181,8 @@ class Fmax(Function):
     def jvp(cls, ctx, da, db):
         a, b = ctx.primals
         first = cls._first(a, b)
-        return sum_tangents(da.masked_fill(first.logical_not(), 0) if da is not None else None,
-                            db.masked_fill(first, 0) if db is not None else None)
+        return sum_tangents(da * first if da is not None else None,  # (the tangents broadcast to the result)
+                            db * first.logical_not() if db is not None else None)
 
 
 class Fmin(Fmax):
