@@ -155,9 +155,9 @@ class CompositeMethods:
         return reduction.Logcumsumexp.apply(self, wrap_dim(dim, self.ndim))
 
     def aminmax(self, *, dim=None, keepdim=False):
-        if dim is None:
-            return return_types.aminmax((self.amin(), self.amax()))
-        return return_types.aminmax((self.amin(dim, keepdim), self.amax(dim, keepdim)))
+        from ..autograd._functions import reduction
+
+        return return_types.aminmax(reduction.Aminmax.apply(self, dim, keepdim))
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
         return _scaled_sum(self, mat.mv(vec), beta, alpha)

@@ -559,6 +559,48 @@ class Amin(Amax):
         return Amin._forward(ctx, a, dim, keepdim)
 
 
+class Aminmax(Function):
+    """``aminmax``: ``(amin, amax)`` from one node, as PyTorch's ``AminmaxBackward0``, which keeps
+    the input and both results (a later write to either result refuses backward); each gradient is
+    shared evenly among ties, as ``amin``'s and ``amax``'s."""
+
+    _backward_name = "AminmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False):
+        x = a._data
+        if dim is None and x.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        axes = normalize_dims(dim, x.ndim)
+        if dim is not None and x.ndim and x.shape[axes[0]] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {axes[0]} to have non-zero size.")
+        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        low, high = (_utils._Tensor._make(np.asarray(f(x, axis=axes, keepdims=keepdim))) for f in (np.min, np.max))
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(a, low, high)
+        return low, high
+
+    @staticmethod
+    def _share(ctx, grad, a, out):
+        """``grad`` of one result spread evenly over the elements equal to it (``Amax.backward``)."""
+        hit = (a == unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)).to(grad.dtype)
+        return unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim) * hit / hit.sum(ctx.axes, keepdim=True)
+
+    @staticmethod
+    def backward(ctx, gmin, gmax):
+        a, low, high = ctx.saved_tensors
+        terms = [Aminmax._share(ctx, g, a, out) for g, out in ((gmin, low), (gmax, high)) if g is not None]
+        return (terms[0] if len(terms) == 1 else terms[0] + terms[1]), None, None
+
+    @staticmethod
+    def jvp(ctx, dx, *_):
+        """Each result's tangent: the mean of ``dx`` over the elements equal to it."""
+        a = ctx.primals[0].detach()
+        weights = [Aminmax._share(ctx, out.new_ones(out.shape), a, out.detach()) for out in ctx.result]
+        return tuple((dx * w).sum(ctx.axes, keepdim=ctx.keepdim) for w in weights)
+
+
 class MaxAll(Amax):
     """``x.max()`` with no dim: the value only (``MaxBackward1``)."""
 
