@@ -65,3 +65,32 @@ def known_issue(program, ref, got):
         if entry.matches(program, ref, got):
             return name
     return None
+
+
+# --- fuzzops8 (issue 23, the op families added for every differentiable op) --------------------------
+def _saved_result_written(node):
+    """PyTorch refused backward because ``node`` kept a result that was written since; edutorch ran."""
+    def matches(program, ref, got):
+        return (refused_only_by_pytorch(ref, got, "one of the variables needed for gradient computation")
+                and f"which is output 0 of {node}," in ref.error[2])
+    return matches
+
+
+KNOWN.update({
+    "std-mean-one-node": Known(
+        "torch.std_mean is one node in PyTorch (StdMeanBackward0 keeps the std): writing the std, then a "
+        "backward through the mean alone, refuses there; edutorch's std and mean are two nodes, and runs",
+        _saved_result_written("StdMean"),
+        "x = torch.tensor([[0.5, -1.2, 0.3], [1.1, 0.4, -0.7]], dtype=torch.float64, requires_grad=True)\n"
+        "s, m = torch.std_mean(x, 1)\n"
+        "s.mul_(2)\n"
+        "m.sum().backward()"),
+    "pinv-saves-result": Known(
+        "torch.linalg.pinv keeps its result (LinalgPinvBackward0): writing it refuses backward there; "
+        "edutorch's pinv is a composition over svd and runs",
+        _saved_result_written("LinalgPinv"),
+        "x = torch.tensor([[0.36], [-1.85], [0.18]], dtype=torch.float64, requires_grad=True)\n"
+        "p = torch.pinverse(x)\n"
+        "p.mul_(2)\n"
+        "p.sum().backward()"),
+})
