@@ -104,51 +104,36 @@ class Logaddexp(Function):
     """
 
     _backward_name = "LogaddexpBackward0"
+    _ufunc = staticmethod(np.logaddexp)
+    _power = staticmethod(lambda t: t.exp())  # the base raised to t: exp here, exp2 for logaddexp2
 
-    @staticmethod
-    def forward(ctx, a, b):
-        return _keeping_both(ctx, a, b, np.logaddexp, binary_arrays)
+    @classmethod
+    def forward(cls, ctx, a, b):
+        return _keeping_both(ctx, a, b, cls._ufunc, binary_arrays)
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         ma, mb = ctx.meta
         with np.errstate(over="ignore"):  # far apart exp overflows to inf, the gradient is 0: no warning
-            ga = grad_for(grad / (1 + (b - a).exp()), ma) if ctx.needs_input_grad[0] else None
-            gb = grad_for(grad / (1 + (a - b).exp()), mb) if ctx.needs_input_grad[1] else None
+            ga = grad_for(grad / (1 + cls._power(b - a)), ma) if ctx.needs_input_grad[0] else None
+            gb = grad_for(grad / (1 + cls._power(a - b)), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
-    @staticmethod
-    def jvp(ctx, da, db):
+    @classmethod
+    def jvp(cls, ctx, da, db):
         a, b = ctx.primals
-        return sum_tangents(da / (1 + (b - a).exp()) if da is not None else None,
-                            db / (1 + (a - b).exp()) if db is not None else None)
+        return sum_tangents(da / (1 + cls._power(b - a)) if da is not None else None,
+                            db / (1 + cls._power(a - b)) if db is not None else None)
 
 
-class Logaddexp2(Function):
+class Logaddexp2(Logaddexp):
     """``log2(2**x + 2**y)``: d/dx = 1 / (1 + 2**(y - x)), d/dy = 1 / (1 + 2**(x - y)) (PyTorch's
     form, as ``Logaddexp``'s); both inputs are kept, as PyTorch's node keeps them."""
 
     _backward_name = "Logaddexp2Backward0"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        return _keeping_both(ctx, a, b, np.logaddexp2, binary_arrays)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        ma, mb = ctx.meta
-        with np.errstate(over="ignore"):
-            ga = grad_for(grad / (1 + (b - a).exp2()), ma) if ctx.needs_input_grad[0] else None
-            gb = grad_for(grad / (1 + (a - b).exp2()), mb) if ctx.needs_input_grad[1] else None
-        return ga, gb
-
-    @staticmethod
-    def jvp(ctx, da, db):
-        a, b = ctx.primals
-        return sum_tangents(da / (1 + (b - a).exp2()) if da is not None else None,
-                            db / (1 + (a - b).exp2()) if db is not None else None)
+    _ufunc = staticmethod(np.logaddexp2)
+    _power = staticmethod(lambda t: t.exp2())
 
 
 class Fmax(Function):
