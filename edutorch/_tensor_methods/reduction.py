@@ -79,6 +79,8 @@ class ReductionMethods:
         return reduction.Norm.apply(self if dtype is None else self.to(dtype), p, dim, keepdim)
 
     def logsumexp(self, dim, keepdim=False):
+        if dim is None:  # PyTorch's argument parser: dims, not None (sum and mean take None)
+            raise TypeError("logsumexp(): argument 'dim' (position 1) must be tuple of ints, not NoneType")
         return reduction.LogSumExp.apply(self, dim, keepdim)
 
     def amax(self, dim=(), keepdim=False):

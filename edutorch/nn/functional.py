@@ -865,6 +865,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 1:  # unbatched (C,): one sample
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
+    if weight is not None and weight.requires_grad and is_grad_enabled():  # the loss has no gradient for it
+        kernel = "nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward"
+        raise RuntimeError(f"The function '{kernel}' is not differentiable with respect to argument 'weight'. "
+                           "This input cannot have requires_grad True.")
     return _loss.NllLoss.apply(input, target._data, None if weight is None else weight._data, reduction, ignore_index,
                                saved=(target, weight))
 

@@ -94,3 +94,48 @@ KNOWN.update({
         "p.mul_(2)\n"
         "p.sum().backward()"),
 })
+
+
+def _uses(*ops):
+    def uses(program):
+        return any(step.op in ops or any(f"{op}(" in step.code for op in ops) for step in program.steps)
+    return uses
+
+
+def _saved_view_written(*ops):
+    """PyTorch refused backward over a saved ``as_strided`` view written since, in a program using ``ops``."""
+    uses = _uses(*ops)
+
+    def matches(program, ref, got):
+        return (refused_only_by_pytorch(ref, got, "one of the variables needed for gradient computation")
+                and "output 0 of AsStrided," in ref.error[2] and uses(program))
+    return matches
+
+
+KNOWN.update({
+    "ldexp-saves-result": Known(
+        "torch.ldexp is one node keeping its result (LdexpBackward0); edutorch's is x * 2**e, which keeps "
+        "no result, so a later write to it runs here and refuses in PyTorch",
+        _saved_result_written("Ldexp"),
+        "x = torch.tensor([1.5, -2.0], dtype=torch.float64, requires_grad=True)\n"
+        "y = torch.ldexp(x, torch.tensor(2))\n"
+        "y.mul_(2)\n"
+        "y.sum().backward()"),
+    "vander-cumprod-view": Known(
+        "torch.vander fills a view of its result and takes a cumprod of it (an AsStrided view is saved); "
+        "edutorch's is x.unsqueeze(-1) ** powers, so a write PyTorch refuses at backward runs here",
+        _saved_view_written("vander"),
+        "x = torch.tensor([1.5, -2.0], dtype=torch.float64, requires_grad=True)\n"
+        "v = torch.vander(x * 1, 3)\n"
+        "w = v.gather(1, torch.tensor([[0, 2], [1, 0]]))\n"
+        "w.sum().backward()"),
+    "area-interpolate-saved-input": Known(
+        "F.interpolate(mode='area') of a 3-D input is PyTorch's adaptive_avg_pool1d, which saves an "
+        "as_strided view of the input: writing the input refuses backward there; edutorch runs",
+        _saved_view_written("nn.Upsample", "F.interpolate"),
+        "x = torch.tensor([[[0.5, -1.2, 0.3]]], dtype=torch.float64, requires_grad=True)\n"
+        "a = x.abs()\n"
+        "v = F.interpolate(a, scale_factor=2.5, mode='area')\n"
+        "a.mul_(2)\n"
+        "v.sum().backward()"),
+})

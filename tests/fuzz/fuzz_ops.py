@@ -1298,7 +1298,7 @@ SHAPE_MORE = [
     Op("vsplit", "{0}.vsplit({n})", kind="multi", args=need(
         lambda n: n >= 2, lambda r, s: {"n": r.choice([d for d in (1, 2, 3) if s[0] % d == 0] or [1])})),
     Op("dsplit", "torch.dsplit({0}, {sections})", kind="multi", args=need(
-        lambda n: n >= 3, lambda r, s: {"sections": sorted(r.sample(range(s[2] + 1), r.randint(1, 2)))})),
+        lambda n: n >= 3, lambda r, s: {"sections": sorted(r.sample(range(s[2] + 1), min(r.randint(1, 2), s[2] + 1)))})),
     Op("split_with_sizes", "{0}.split_with_sizes({size}, {dim})", kind="multi",
        args=lambda r, s: (a := split_args(r, s)) and {**a, "size": a["size"] if isinstance(a["size"], list)
                                                       else [s[a["dim"]]]}),

@@ -482,3 +482,39 @@ def test_fmax_fmin_and_logcumsumexp_keep_what_pytorch_keeps(written):
         assert gradcheck(fn, (x, y), check_forward_ad=True) and gradgradcheck(fn, (x, y))
     scan = lambda t: edutorch.logcumsumexp(t, 1)  # noqa: E731
     assert gradcheck(scan, (x,), check_forward_ad=True) and gradgradcheck(scan, (x,))
+
+
+def test_nll_loss_refuses_a_class_weight_that_requires_grad():
+    # seed 400000003684: PyTorch's nll_loss has no gradient for its weight and refuses one that requires
+    # grad; edutorch ran (and gave it none)
+    def program(lib, ndim):
+        x = f64(lib, np.linspace(-1, 1, 6 * (2 if ndim == 3 else 1)).reshape((2, 3) + ((2,) if ndim == 3 else ())).tolist())
+        w = f64(lib, [0.5, 0.3, 0.2])
+        target = lib.tensor([0, 2]) if ndim == 2 else lib.tensor([[0, 2], [1, 1]])
+        return (lib.nn.functional.nll_loss(x, target, weight=w), lib.nn.functional.cross_entropy(x, target, weight=w))
+
+    for ndim in (2, 3):
+        assert same_on_both(lambda lib, n=ndim: program(lib, n)) is RuntimeError
+    def without_grad_mode(lib):
+        with lib.no_grad():  # nothing is recorded: both compute the weighted loss
+            return program(lib, 2)
+
+    same_on_both(without_grad_mode)
+
+
+def test_logsumexp_needs_its_dims():
+    # seed 400000003200: logsumexp(x, None) ran here; PyTorch's argument parser refuses None
+    assert same_on_both(lambda lib: (lib.logsumexp(lib.ones(3), None),)) is TypeError
+    assert same_on_both(lambda lib: (lib.ones(3).logsumexp(None),)) is TypeError
+
+
+def test_slogdet_keeps_its_sign():
+    # seed 400000003987: a write to the sign, then backward, refuses in PyTorch (its node keeps the sign)
+    def program(lib):
+        a = f64(lib, [[0.53, 0.1], [0.2, 0.9]])
+        sign, logabs = lib.linalg.slogdet(a)
+        sign.mul_(1)
+        (sign * logabs).backward()
+        return (a.grad,)
+
+    assert same_on_both(program) is RuntimeError

@@ -520,12 +520,12 @@ class Slogdet(Function):
         xp = backend.get_array_module(A._data)
         sign, logabs = (utils._Tensor._make(xp.asarray(x, dtype=A._data.dtype)) for x in xp.linalg.slogdet(A._data))
         ctx.set_materialize_grads(False)
-        ctx.save_for_backward(A)
+        ctx.save_for_backward(A, sign)  # the sign too, as PyTorch's node (a later write to it refuses backward)
         return sign, logabs
 
     @staticmethod
     def backward(ctx, gsign, glogabs):
-        A, = ctx.saved_tensors
+        A, _ = ctx.saved_tensors
         if glogabs is None:
             return None
         return glogabs.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(A))
