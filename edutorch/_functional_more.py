@@ -95,6 +95,12 @@ for _name in _VIEWS:
     globals()[_name + "_copy"] = _copy_of(_name)
 
 
+def view_copy(input, *shape):
+    """``torch.view_copy``: the values of ``input.view(shape)`` as a new tensor.  It copies anyway, so
+    PyTorch does not ask the strides to allow a view: a ``reshape``, then a copy."""
+    return input.reshape(*shape).clone()
+
+
 def alias_copy(input):
     return input.clone()
 
@@ -289,7 +295,11 @@ __all__ += ([name + "_copy" for name in _VIEWS] + "alias_copy slice_copy split_w
 def _scatter_into(input, src, part):
     """A copy of ``input`` with ``part(copy)`` (a view) overwritten by ``src``: the ``*_scatter`` ops."""
     out = input.clone()
-    part(out).copy_(src)
+    target = part(out)
+    if tuple(src.shape) != tuple(target.shape):  # PyTorch's check (copy_ would broadcast src)
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
     return out
 
 

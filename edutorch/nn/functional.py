@@ -112,6 +112,9 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
                            f"{_shape_list(weight)}, but got {input.ndim}-dimensional input of size "
                            f"{_shape_list(input)} instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {_shape_list(weight)}, expected bias to be 1-dimensional with "
+                           f"{weight.shape[0]} elements, but got bias of size {_shape_list(bias)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{_shape_list(weight)}] instead")

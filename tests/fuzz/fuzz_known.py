@@ -121,14 +121,6 @@ KNOWN.update({
         "y = torch.ldexp(x, torch.tensor(2))\n"
         "y.mul_(2)\n"
         "y.sum().backward()"),
-    "vander-cumprod-view": Known(
-        "torch.vander fills a view of its result and takes a cumprod of it (an AsStrided view is saved); "
-        "edutorch's is x.unsqueeze(-1) ** powers, so a write PyTorch refuses at backward runs here",
-        _saved_view_written("vander"),
-        "x = torch.tensor([1.5, -2.0], dtype=torch.float64, requires_grad=True)\n"
-        "v = torch.vander(x * 1, 3)\n"
-        "w = v.gather(1, torch.tensor([[0, 2], [1, 0]]))\n"
-        "w.sum().backward()"),
     "area-interpolate-saved-input": Known(
         "F.interpolate(mode='area') of a 3-D input is PyTorch's adaptive_avg_pool1d, which saves an "
         "as_strided view of the input: writing the input refuses backward there; edutorch runs",

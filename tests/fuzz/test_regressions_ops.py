@@ -518,3 +518,39 @@ def test_slogdet_keeps_its_sign():
         return (a.grad,)
 
     assert same_on_both(program) is RuntimeError
+
+
+@pytest.mark.parametrize("call", [
+    "F.conv1d(T.ones(1, 4), T.ones(1, 1, 2), T.ones(3))",  # seed 401000003154: ran
+    "T.select_scatter(T.zeros(2, 3, 3), T.zeros(()), 2, 0)",  # seed 401000003807: broadcast, ran
+    "T.slice_scatter(T.zeros(2, 3, 3), T.zeros(2, 3, 1), 2, 0, 2)",
+    "T.diagonal_scatter(T.zeros(2, 3, 3), T.zeros(3), 0, 1, 2)",
+])
+def test_a_source_or_bias_of_the_wrong_size_is_refused(call):
+    assert same_on_both(lambda lib: (eval(call, {"T": lib, "F": lib.nn.functional}),)) is RuntimeError
+
+
+def test_view_copy_does_not_need_viewable_strides():
+    # seed 401000004523: PyTorch's view_copy copies anyway (a reshape, then a copy); edutorch refused
+    def program(lib):
+        x = f64(lib, np.arange(12.0).reshape(4, 3).tolist())
+        return (lib.view_copy(x.t(), (12,)), lib.view_copy(x, (2, -1)))
+
+    same_on_both(program)
+
+
+def test_a_batch_first_rnn_output_is_not_a_view():
+    # seed 401000002817: the output was a transpose (a view), so detach_() of it was refused
+    def program(lib):
+        x = f64(lib, [[[0.3, -1.2], [0.8, 0.1], [1.1, 0.2]], [[-0.4, 0.5], [0.9, -0.7], [0.2, 0.6]]])
+        m = lib.nn.GRU(2, 3, num_layers=2, batch_first=True, dtype=lib.float64)
+        n = sum(p.numel() for p in m.parameters())
+        lib.nn.utils.vector_to_parameters(lib.linspace(-1, 1, n, dtype=lib.float64), m.parameters())
+        out, h = m(x)
+        flat = out.reshape(-1)  # a copy in both: the output keeps the transposed strides
+        flat.mul_(2)
+        ((out * out).sum() + (h * h).sum()).backward()
+        out.detach_()
+        return out, h, x.grad
+
+    same_on_both(program)

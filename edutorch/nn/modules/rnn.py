@@ -303,7 +303,8 @@ class RNNBase(Module):
     def _finish(self, output, batched):
         if not batched:
             return output.squeeze(1)
-        return output.transpose(0, 1) if self.batch_first else output
+        # PyTorch's kernel transposes its result in place (transpose_): a new tensor, not a view
+        return output.transpose_(0, 1) if self.batch_first else output
 
 
 class RNN(RNNBase):
