@@ -118,10 +118,9 @@ class ReductionMethods:
 
     def nansum(self, dim=None, keepdim=False, *, dtype=None):
         """``sum`` counting NaN as 0 (infinities stay)."""
-        from .._functional import where
-
-        x = where(self.isnan(), self.new_zeros(()), self) if self.is_floating_point() else self
-        return x.sum(dim, keepdim, dtype=dtype)
+        if not self.is_floating_point():  # no NaN to skip
+            return self.sum(dim, keepdim, dtype=dtype)
+        return reduction.Nansum.apply(self, dim, keepdim, dtype)
 
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
         """``mean`` over the non-NaN values."""

@@ -554,3 +554,23 @@ def test_a_batch_first_rnn_output_is_not_a_view():
         return out, h, x.grad
 
     same_on_both(program)
+
+
+def test_nansum_and_nanmean_keep_their_input():
+    # seed 401000005024: nansum was where(isnan, 0, x).sum(), keeping nothing; PyTorch's NansumBackward0
+    # keeps the input, so a later write to it refuses backward
+    def program(lib, write):
+        x = f64(lib, [[0.3, float("nan"), 0.8], [1.1, 0.2, -0.4]])
+        y = x * 1
+        a, m = y.nansum(1), y.nanmean(None)
+        if write:
+            y.mul_(2)
+        ((a * a).sum() + m).backward()
+        return a, m, x.grad
+
+    assert same_on_both(lambda lib: program(lib, True)) is RuntimeError
+    _, _, grad = same_on_both(lambda lib: program(lib, False))
+    assert grad[0, 1] == 0
+    x = edutorch.tensor([[0.3, -0.7, 2.0], [1.0, 0.1, -0.5]], dtype=edutorch.float64, requires_grad=True)
+    f = lambda t: edutorch.nansum(t, 1)  # noqa: E731
+    assert gradcheck(f, (x,), check_forward_ad=True) and gradgradcheck(f, (x,))

@@ -108,6 +108,30 @@ class Sum(Function):
     jvp = auto_linear(0)
 
 
+class Nansum(Sum):
+    """``nansum`` of a floating tensor: ``sum`` counting NaN as 0, whose gradient is 0 at a NaN.  As
+    PyTorch's ``NansumBackward0``, the node keeps the input (to find its NaNs again)."""
+
+    _backward_name = "NansumBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim, "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False, dtype=None):
+        ctx.save_for_backward(a)
+        x = a._data
+        return Sum.forward(ctx, _utils._Tensor._make(np.where(np.isnan(x), 0, x).astype(x.dtype)), dim, keepdim, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return Sum.backward(ctx, grad)[0].masked_fill(a.isnan(), 0), None, None, None
+
+    @staticmethod
+    def jvp(ctx, da, *_):
+        a = ctx.primals[0]
+        return Sum.apply(da.masked_fill(a.isnan(), 0), ctx.dim, ctx.keepdim)
+
+
 class SumAll(Function):
     """``x.sum()`` with no dim: PyTorch names its node ``SumBackward0``.
 
