@@ -35,6 +35,8 @@ def _values(array):
 def _scaled_sum(t, product, beta, alpha):
     """``beta * t + alpha * product`` as PyTorch's ``addmv``/``addr``/``addbmm``: ``beta=0`` ignores
     ``t`` (a NaN in it does not spread), keeping only its shape."""
+    if np.broadcast_shapes(t.shape, product.shape) != product.shape:  # PyTorch expands t to the product's shape
+        t.detach().expand(product.shape)  # raises PyTorch's RuntimeError
     product = product if alpha == 1 else product * alpha
     if beta == 0:
         return product.expand(np.broadcast_shapes(t.shape, product.shape)).clone()

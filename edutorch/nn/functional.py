@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype, _functional, backend
+from .. import _dtype, backend
 from .._tensor import Tensor
 from ..autograd._functions.utils import wrap_dim
 from ..autograd import forward_ad as _forward_ad
@@ -1034,7 +1034,7 @@ def prelu(input, weight):
         weight = weight.reshape([1, -1] + [1] * (input.ndim - 2))
     else:
         weight = weight.reshape(())
-    return _functional.where(input > 0, input, weight * input)
+    return _act.Prelu.apply(input, weight)
 
 
 # ---------------------------------------------------- transposed convolution ----

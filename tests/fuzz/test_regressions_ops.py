@@ -574,3 +574,32 @@ def test_nansum_and_nanmean_keep_their_input():
     x = edutorch.tensor([[0.3, -0.7, 2.0], [1.0, 0.1, -0.5]], dtype=edutorch.float64, requires_grad=True)
     f = lambda t: edutorch.nansum(t, 1)  # noqa: E731
     assert gradcheck(f, (x,), check_forward_ad=True) and gradgradcheck(f, (x,))
+
+
+def test_prelu_keeps_its_input_and_weight():
+    # seed 402000003934: prelu was where(x > 0, x, w * x), which kept x only when w needed a gradient;
+    # PyTorch's PreluKernelBackward0 keeps both, so writing x refuses backward
+    def program(lib):
+        x = f64(lib, [[0.5, -1.0], [2.0, -3.0]])
+        w = lib.tensor([0.25, 0.1], dtype=lib.float64)
+        v = x * 1
+        a = lib.nn.functional.prelu(v, w)
+        v.ceil_()
+        a.sum().backward()
+        return (x.grad,)
+
+    assert same_on_both(program) is RuntimeError
+    x = edutorch.tensor([[0.3, -0.7], [1.0, -0.5]], dtype=edutorch.float64, requires_grad=True)
+    w = edutorch.tensor([0.2, 0.4], dtype=edutorch.float64, requires_grad=True)
+    f = edutorch.nn.functional.prelu
+    assert gradcheck(f, (x, w), check_forward_ad=True) and gradgradcheck(f, (x, w))
+
+
+@pytest.mark.parametrize("call", [
+    "T.nn.LSTMCell(2, 3)(T.ones(1, 2), (T.ones(1, 3), T.ones(3, 3)))",  # seed 402000005158: ran
+    "T.nn.GRUCell(2, 3)(T.ones(1, 2), T.ones(2, 3))",
+    "T.nn.RNNCell(2, 3)(T.ones(2, 2), T.ones(2, 4))",
+    "T.addr(T.ones(4, 3), T.ones(4), T.ones(1))",  # seed 402000003068: the input broadcast up, ran
+])
+def test_a_state_or_input_of_the_wrong_size_is_refused(call):
+    assert same_on_both(lambda lib: (eval(call, {"T": lib}),)) is RuntimeError
