@@ -998,12 +998,12 @@ def correction_args(r, shape):
 
 
 # --- pointwise -----------------------------------------------------------------------------------
-near_zero_cos = lambda v, **a: bool(np.all(np.abs(np.cos(_np(v[0]))) > 0.1))  # noqa: E731 - tan's poles
+away_from_tan_poles = lambda v, **a: bool(np.all(np.abs(np.cos(_np(v[0]))) > 0.1))  # noqa: E731
 POINTWISE_MORE_SPEC = [  # (name, guard, has an in-place form)
     ("acos", within(-0.95, 0.95), True), ("asin", within(-0.95, 0.95), True),
     ("atanh", within(-0.95, 0.95), True), ("acosh", above(1.05), True), ("arccos", within(-0.95, 0.95), True),
     ("arcsinh", None, True), ("arctan", None, True), ("cosh", None, True), ("sinh", None, True),
-    ("tan", near_zero_cos, True), ("log2", above(0.05), True), ("log10", above(0.05), True),
+    ("tan", away_from_tan_poles, True), ("log2", above(0.05), True), ("log10", above(0.05), True),
     ("exp2", below(5), True), ("erfc", None, True), ("erfinv", within(-0.95, 0.95), True),
     ("logit", within(0.05, 0.95), True), ("sinc", away(0.0), True), ("trunc", away_from_integers(), True),
     ("ceil", away_from_integers(), True), ("frac", away_from_integers(), True), ("fix", away_from_integers(), True),
