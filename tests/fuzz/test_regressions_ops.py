@@ -603,3 +603,31 @@ def test_prelu_keeps_its_input_and_weight():
 ])
 def test_a_state_or_input_of_the_wrong_size_is_refused(call):
     assert same_on_both(lambda lib: (eval(call, {"T": lib}),)) is RuntimeError
+
+
+@pytest.mark.parametrize("call, error", [
+    ("T.linalg.matrix_norm(T.zeros(4, 1, 0, dtype=T.float64), 2)", None),  # seed 403500003278: IndexError here
+    ("T.linalg.matrix_norm(T.zeros(4, 1, 0, dtype=T.float64), -2)", IndexError),
+    ("F.pad(T.zeros(1, 0), (2, 2), mode='replicate')", RuntimeError),  # seed 403500003369: ValueError here
+    ("F.pad(T.zeros(1, 0, 2, 2), (1, 1, 1, 1), mode='reflect')", RuntimeError),
+    ("F.pad(T.zeros(0, 2, 2), (1, 1), mode='replicate')", None),
+])
+def test_empty_inputs_of_norms_and_pads(call, error):
+    got = same_on_both(lambda lib: (eval(call, {"T": lib, "F": lib.nn.functional}),))
+    assert got is error if error else not isinstance(got, type)
+
+
+def test_embedding_scale_grad_by_freq_first_and_second_order():
+    # first order agrees with PyTorch; PyTorch's double backward drops the scaling by the count (so the
+    # fuzzer leaves scale_grad_by_freq out), edutorch's is the derivative of its own first order
+    def program(lib):
+        w = f64(lib, [[-2.4, -0.04], [-2.27, -0.05], [-2.01, -1.06]])
+        e = lib.nn.functional.embedding(lib.tensor([[2, 2, 1]]), w, scale_grad_by_freq=True)
+        (e * e * e).sum().backward()
+        return e, w.grad
+
+    same_on_both(program)
+    w = edutorch.tensor([[-2.4, -0.04], [-2.27, -0.05], [-2.01, -1.06]], dtype=edutorch.float64, requires_grad=True)
+    f = lambda t: edutorch.nn.functional.embedding(edutorch.tensor([[2, 2, 1]]), t, scale_grad_by_freq=True)  # noqa: E731
+    # (not gradcheck: the scaled gradient is by design not the derivative; its own derivative is checked)
+    assert gradgradcheck(f, (w,))
