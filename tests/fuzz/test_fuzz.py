@@ -28,7 +28,7 @@ from fuzz_known import KNOWN, known_issue  # noqa: E402
 
 pytestmark = pytest.mark.parity
 
-# Cases per CI run (about 20 s together on an idle 2-core machine); the long mode replaces them.
+# Cases per CI run (about 33 s of CPU time together); the long mode replaces them.
 CI_CASES = {"backward": 2000, "double": 500}
 SHARE = {"backward": 0.8, "double": 0.2}  # of a long run's time or examples
 MAX_REPORTED = 20  # shrunk failures per run (the rest are only counted)
