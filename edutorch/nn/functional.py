@@ -1056,6 +1056,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            f"input of size: {_shape_list(input)}")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if x.shape[1] != weight.shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {_shape_list(weight)}, expected input{_shape_list(x)} to have "

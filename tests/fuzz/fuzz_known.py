@@ -89,9 +89,12 @@ def _only_retained_grads_of(ops, program, ref, got):
 
 KNOWN.update({
     "std-mean-one-node": Known(
-        "torch.std_mean is one node in PyTorch (StdMeanBackward0 keeps the std): writing the std, then a "
-        "backward through the mean alone, refuses there; edutorch's std and mean are two nodes, and runs",
-        _saved_result_written("StdMean"),
+        "torch.std_mean / var_mean are one node in PyTorch (StdMeanBackward0 keeps the input and the std, "
+        "VarMeanBackward0 the input): writing one of them, then a backward through the mean alone, refuses "
+        "there; edutorch's two nodes (std or var, and mean) run",
+        lambda program, ref, got: (_saved_result_written("StdMean")(program, ref, got)
+                                   or (_uses("std_mean", "var_mean")(program) and refused_only_by_pytorch(
+                                       ref, got, "one of the variables needed for gradient computation"))),
         "x = torch.tensor([[0.5, -1.2, 0.3], [1.1, 0.4, -0.7]], dtype=torch.float64, requires_grad=True)\n"
         "s, m = torch.std_mean(x, 1)\n"
         "s.mul_(2)\n"
@@ -135,6 +138,17 @@ KNOWN.update({
         "y = torch.ldexp(x, torch.tensor(2))\n"
         "y.mul_(2)\n"
         "y.sum().backward()"),
+    "conv-transpose-saves-input": Known(
+        "ConvTranspose2d / F.conv_transpose2d with dilation or output_padding: PyTorch's node keeps the input "
+        "even when only the weight needs a gradient, so a later write to the input refuses backward; "
+        "edutorch's runs as a convolution of a spread copy of the input, which it keeps instead",
+        lambda program, ref, got: (_uses("nn.ConvTranspose2d", "F.conv_transpose2d", "F.conv_transpose2d_nobias")(
+            program) and refused_only_by_pytorch(ref, got, "one of the variables needed for gradient computation")),
+        "x = torch.tensor([[[[-0.98, 2.06, 0.34], [2.36, -0.46, 1.63]]]], dtype=torch.float64)\n"
+        "w = torch.tensor([[[[0.74, -1.16], [0.59, 0.02]]]], dtype=torch.float64, requires_grad=True)\n"
+        "v = F.conv_transpose2d(x, w, stride=1, padding=1, output_padding=1, dilation=2)\n"
+        "x.abs_()\n"
+        "v.sum().backward()"),
     "area-interpolate-saved-input": Known(
         "F.interpolate(mode='area') of a 3-D input is PyTorch's adaptive_avg_pool1d, which saves an "
         "as_strided view of the input: writing the input refuses backward there; edutorch runs",

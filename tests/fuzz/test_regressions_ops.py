@@ -631,3 +631,26 @@ def test_embedding_scale_grad_by_freq_first_and_second_order():
     f = lambda t: edutorch.nn.functional.embedding(edutorch.tensor([[2, 2, 1]]), t, scale_grad_by_freq=True)  # noqa: E731
     # (not gradcheck: the scaled gradient is by design not the derivative; its own derivative is checked)
     assert gradgradcheck(f, (w,))
+
+
+def test_qr_keeps_q_and_r_not_its_input():
+    # seed 404500003125: edutorch's qr kept A too, so writing A after qr refused backward here only
+    def program(lib):
+        x = f64(lib, [[1.46, -1.69], [-1.22, 0.2], [0.89, -0.86]])
+        a = x * 1
+        q, r = lib.linalg.qr(a)
+        w = lib.linalg.qr(a.mT)  # a wide matrix: its backward needs A[..., m:], rebuilt as Q R[..., m:]
+        a.mul_(2)
+        ((q @ r).sum() + (w.Q * w.R[..., :2]).sum() + w.R.sum()).backward()
+        return q, r, x.grad
+
+    same_on_both(program)
+    for shape in ((3, 2), (2, 3)):
+        x = edutorch.tensor(np.linspace(-1, 1.3, 6).reshape(shape), requires_grad=True)
+        assert gradcheck(edutorch.linalg.qr, (x,), check_forward_ad=True) and gradgradcheck(edutorch.linalg.qr, (x,))
+
+
+def test_conv_transpose2d_refuses_a_weight_of_two_dims():
+    # seed 404000004436: ValueError here (unpacking its shape), PyTorch's RuntimeError
+    call = lambda lib: (lib.nn.functional.conv_transpose2d(lib.ones(1, 2, 3, 3), lib.ones(2, 3)),)  # noqa: E731
+    assert same_on_both(call) is RuntimeError

@@ -702,7 +702,7 @@ class Qr(Function):
             Q, R = xp.linalg.qr(A._data, mode=mode)
         Q, R = utils._Tensor._make(Q if mode == "r" else column_major(Q)), utils._Tensor._make(column_major(R))
         ctx.mode, ctx.m, ctx.n = mode, m, n
-        ctx.save_for_backward(A, Q, R)
+        ctx.save_for_backward(Q, R)  # as PyTorch's node: not A (a later write to A does not refuse backward)
         return Q, R
 
     @staticmethod
@@ -722,13 +722,13 @@ class Qr(Function):
     @staticmethod
     def backward(ctx, gQ, gR):
         Qr.check_differentiable(ctx)
-        A, Q, R = ctx.saved_tensors
+        Q, R = ctx.saved_tensors
         m = ctx.m
         if m >= ctx.n:
             return _qr_backward_tall(gQ, gR, Q, R), None
         from ... import cat
 
-        Y, gR1, gR2 = A[..., m:], gR[..., :m], gR[..., m:]
+        Y, gR1, gR2 = Q @ R[..., m:], gR[..., :m], gR[..., m:]  # Y = A[..., m:], from what is kept
         gX = _qr_backward_tall(gQ + Y @ _t(gR2), gR1, Q, R[..., :m])
         return cat([gX, Q @ gR2], -1), None
 
