@@ -1285,6 +1285,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     A boolean ``attn_mask`` keeps the True positions; a float one is added to the
     scores; ``is_causal`` hides the future (upper triangle). A query that sees no key gets 0.
     """
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
     L, S = query.shape[-2], key.shape[-2]
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and key.shape[-3] != query.shape[-3]:  # grouped-query attention: share each key head

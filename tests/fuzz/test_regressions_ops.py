@@ -654,3 +654,27 @@ def test_conv_transpose2d_refuses_a_weight_of_two_dims():
     # seed 404000004436: ValueError here (unpacking its shape), PyTorch's RuntimeError
     call = lambda lib: (lib.nn.functional.conv_transpose2d(lib.ones(1, 2, 3, 3), lib.ones(2, 3)),)  # noqa: E731
     assert same_on_both(call) is RuntimeError
+
+
+def test_bilinear_keeps_only_the_factors_a_gradient_needs():
+    # seed 405500003087: with only the bias requiring grad, writing the weight refused backward here only
+    def program(lib):
+        x1 = f64(lib, [[-1.09, 1.2], [0.03, 1.71]], requires_grad=False)
+        x2 = f64(lib, [[0.47, 1.28, 2.2], [2.43, -0.06, -1.39]], requires_grad=False)
+        w = f64(lib, np.linspace(-1, 1, 18).reshape(3, 2, 3).tolist(), requires_grad=False)
+        b = f64(lib, [-0.92, 0.09, 0.01])
+        v = lib.nn.functional.bilinear(x1, x2, w, b)
+        w.mul_(2)
+        (v * v).sum().backward()
+        return v, b.grad
+
+    same_on_both(program)
+
+
+def test_attention_refuses_a_0d_key():
+    # seed 405000005160: IndexError here, PyTorch's RuntimeError
+    def program(lib):
+        q = lib.ones(2, 2, 2, dtype=lib.float64)
+        return (lib.nn.functional.scaled_dot_product_attention(q, lib.tensor(0.5, dtype=lib.float64), q),)
+
+    assert same_on_both(program) is RuntimeError
