@@ -678,3 +678,20 @@ def test_attention_refuses_a_0d_key():
         return (lib.nn.functional.scaled_dot_product_attention(q, lib.tensor(0.5, dtype=lib.float64), q),)
 
     assert same_on_both(program) is RuntimeError
+
+
+def test_a_batched_matmul_result_is_contiguous_whatever_its_operands():
+    # seed 406000003401: Q @ R of column-major factors was laid out like them here (PyTorch: contiguous),
+    # so kron's final view of it was refused
+    def program(lib):
+        x = f64(lib, np.linspace(-2, 2, 32).reshape(2, 4, 4).tolist())
+        q, r = lib.linalg.qr(x)
+        v = q @ r
+        k = lib.kron(v, f64(lib, [[[-1.51, -1.04]]]))
+        y = x.detach().mT
+        flat = (y @ y).reshape(-1)  # a view of a contiguous result: the write shows in both
+        flat.mul_(0)
+        k.sum().backward()
+        return k, x.grad
+
+    same_on_both(program)
