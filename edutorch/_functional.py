@@ -314,6 +314,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 def logsumexp(input, dim, keepdim=False):
+    if dim is None:
+        raise TypeError("logsumexp(): argument 'dim' (position 2) must be tuple of ints, not NoneType")
     return input.logsumexp(dim, keepdim)
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from . import _dtype, backend
 from ._tensor import Tensor
 from .autograd import grad_mode as _grad_mode
+from .autograd._functions.utils import wrap_dim
 from .nn import functional as _F
 
 # torch.<name>(input, *args, **kwargs) is input.<name>(*args, **kwargs)
@@ -94,6 +95,12 @@ for _name in _VIEWS:
     globals()[_name + "_copy"] = _copy_of(_name)
 
 
+def view_copy(input, *shape):
+    """``torch.view_copy``: the values of ``input.view(shape)`` as a new tensor.  It copies anyway, so
+    PyTorch does not ask the strides to allow a view: a ``reshape``, then a copy."""
+    return input.reshape(*shape).clone()
+
+
 def alias_copy(input):
     return input.clone()
 
@@ -109,6 +116,8 @@ def split_with_sizes(input, split_sizes, dim=0):
 
 
 def split_copy(input, split_size, dim=0):
+    if not isinstance(split_size, int):  # sizes go to split_with_sizes_copy
+        raise TypeError(f"split_copy(): argument 'split_size' (position 2) must be int, not {type(split_size).__name__}")
     return tuple(part.clone() for part in input.split(split_size, dim))
 
 
@@ -149,20 +158,46 @@ def qr(input, some=True):
     return linalg.qr(input, mode="reduced" if some else "complete")
 
 
-def _trapezoids(y, x, dx, dim):
-    """The area of each trapezoid between neighbouring samples along ``dim``."""
-    n = y.shape[dim]
-    mean_height = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2
+def _differences(t, dim):
+    """``t[..., 1:] - t[..., :-1]`` along ``dim`` (empty, never an error, for fewer than two)."""
+    before = (slice(None),) * dim
+    return t[before + (slice(1, None),)] - t[before + (slice(None, -1),)]
+
+
+def _trapezoids(y, x, dx, dim, name):
+    """The area of each trapezoid between neighbouring samples along ``dim``.
+
+    Sample points ``x`` as PyTorch takes them: a vector lies along ``dim``, fewer dims than ``y``
+    get leading 1s, and the spacings are taken along ``dim`` of ``x`` itself before they broadcast
+    with the heights (NumPy's rule), not after ``x`` is broadcast to ``y``."""
+    if y.ndim == 0:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    dim %= y.ndim
+    before = (slice(None),) * dim
+    mean_height = (y[before + (slice(1, None),)] + y[before + (slice(None, -1),)]) / 2
     if x is None:
         return mean_height * (1 if dx is None else dx)
-    return mean_height * x.diff(dim=-1 if x.ndim == 1 else dim)
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        along = [1] * y.ndim
+        along[dim] = x.shape[0]
+        x = x.view(along)
+    elif x.ndim < y.ndim:
+        x = x.view((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    return mean_height * _differences(x, dim)
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: spacing ``dx`` (1 by default) or sample points ``x``."""
     if isinstance(x, (int, float)):
         x, dx = None, x
-    return _trapezoids(y, x, dx, dim).sum(dim)
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    dim = wrap_dim(dim, y.ndim)  # y's dim: the sum is over it even where x has more dims
+    if y.shape[dim] == 0:  # PyTorch (and NumPy): the integral of no samples is 0, outside the graph
+        return y.new_zeros(tuple(n for i, n in enumerate(y.shape) if i != dim))
+    return _trapezoids(y, x, dx, dim, "trapezoid").sum(dim)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -172,7 +207,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     if isinstance(x, (int, float)):
         x, dx = None, x
-    return _trapezoids(y, x, dx, dim).cumsum(dim)
+    return _trapezoids(y, x, dx, dim, "cumulative_trapezoid").cumsum(dim % max(y.ndim, 1))
 
 
 def vander(x, N=None, increasing=False):
@@ -260,7 +295,11 @@ __all__ += ([name + "_copy" for name in _VIEWS] + "alias_copy slice_copy split_w
 def _scatter_into(input, src, part):
     """A copy of ``input`` with ``part(copy)`` (a view) overwritten by ``src``: the ``*_scatter`` ops."""
     out = input.clone()
-    part(out).copy_(src)
+    target = part(out)
+    if tuple(src.shape) != tuple(target.shape):  # PyTorch's check (copy_ would broadcast src)
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(target.shape)}")
+    target.copy_(src)
     return out
 
 

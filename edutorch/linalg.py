@@ -72,7 +72,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "nuc":
         return _singular_value_norm(A, lambda S: S.sum(-1), d0, d1, keepdim)
     if ord in (2, -2):
-        reduce = (lambda S: S.amax(-1)) if ord == 2 else (lambda S: S.amin(-1))
+        # ord 2 of an empty matrix is 0 in PyTorch (-2 raises, as amin of nothing)
+        reduce = (lambda S: S.amax(-1) if S.shape[-1] else S.sum(-1)) if ord == 2 else (lambda S: S.amin(-1))
         return _singular_value_norm(A, reduce, d0, d1, keepdim)
     if ord in (1, -1, _INF, -_INF):
         if ord in (_INF, -_INF):  # row sums instead of column sums
@@ -128,6 +129,12 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 def matrix_power(A, n):
     """``A @ A @ ... @ A`` (``n`` times) by repeated squaring; ``A^0 = I``, negative ``n`` inverts first."""
     _F.check_square(A, "linalg.matrix_power")
+    if n == 1:  # as PyTorch: a copy, in the graph (CloneBackward0)
+        return A.clone()
+    if n == 0:  # the identity, shaped like A, written into a copy of A (its gradient 0), as PyTorch
+        from ._creation import eye
+
+        return A.clone().copy_(eye(A.shape[-1], dtype=A.dtype).expand(*A.shape))
     if n < 0:
         A, n = inv(A), -n
     result = None
@@ -138,10 +145,6 @@ def matrix_power(A, n):
         n >>= 1
         if n:
             square = square @ square
-    if result is None:  # n == 0: the identity, shaped like A
-        from ._creation import eye
-
-        return eye(A.shape[-1], dtype=A.dtype).expand(*A.shape).clone()
     return result
 
 
@@ -184,6 +187,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     The default ``rtol`` is ``eps * max(m, n)`` (with ``atol`` unset), as in PyTorch; built on ``svd``,
     so its gradient is defined where the kept singular values are distinct.
     """
+    if 0 in A.shape[-2:]:  # no singular values: the empty (..., n, m) result, in the graph as PyTorch's
+        return A.mT * 0
     U, S, Vh = svd(A, full_matrices=False)
     if rtol is None:
         rtol = np.finfo(A._data.dtype).eps * max(A.shape[-2:]) if atol is None or atol == 0 else 0.0
@@ -277,9 +282,8 @@ def det(A):
 
 def slogdet(A):
     """``(sign, log|det A|)``: the determinant's sign and the log of its size (``-inf`` for a
-    singular matrix); both from ``det``, so the gradient of ``logabsdet`` is ``det``'s over ``det``."""
-    d = A.det()
-    return return_types.linalg_slogdet((d.sign().detach(), d.abs().log()))
+    singular matrix); the gradient of ``logabsdet`` is ``A^{-T}`` (``Slogdet``)."""
+    return return_types.linalg_slogdet(_F.Slogdet.apply(A))
 
 
 def matrix_exp(A):

@@ -4,7 +4,6 @@ Each operator is a one-liner calling the op's ``Function`` in
 ``autograd/_functions/pointwise.py`` (and ``binary.py``), where the forward and
 its gradient live side by side.  The in-place forms (``add_``...) are in ``inplace.py``.
 """
-import math
 
 import numpy as np
 
@@ -31,19 +30,9 @@ def check_alpha(t, other, alpha):
 
 
 def _rounded_division(a, b, mode):
-    """``div(..., rounding_mode='floor'|'trunc')``: a step function, so no gradient flows."""
-    if mode not in ("floor", "trunc"):
-        raise ValueError(
-            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + str(mode) + "'"
-        )
-    x, y = utils.binary_arrays(a, b)
-    if x.dtype.kind in "biu":
-        utils.check_integer_divisor(x, y, f"div_{mode}_cpu")
-        out = np.floor_divide(x, y) if mode == "floor" else np.trunc(np.true_divide(x, y)).astype(x.dtype)
-    else:
-        with utils.quiet_fp():  # x // 0 is inf or nan for floats, silently
-            out = np.floor(x / y) if mode == "floor" else np.trunc(x / y)
-    return utils._Tensor._make(np.asarray(out))
+    """``a // b`` and ``floor_divide``: ``div(..., rounding_mode='floor')`` without a graph (PyTorch's
+    ``floor_divide`` is not differentiable)."""
+    return utils._Tensor._make(pointwise.rounded_quotient(a, b, mode))
 
 
 class ArithmeticMethods:
@@ -118,7 +107,7 @@ class ArithmeticMethods:
     def div(self, other, *, rounding_mode=None):
         if rounding_mode is None:
             return pointwise.Div.apply(self, other)
-        return _rounded_division(self, other, rounding_mode)
+        return pointwise.DivRounded.apply(self, other, rounding_mode)
 
     def neg(self):
         return pointwise.Neg.apply(self)
@@ -161,7 +150,7 @@ class ArithmeticMethods:
 
     def logaddexp2(self, other):
         """``log2(2**x + 2**y)``."""
-        return self.mul(math.log(2)).logaddexp(other * math.log(2)) / math.log(2)
+        return binary.Logaddexp2.apply(self, other)
 
     def xlogy(self, other):
         """``x * log(y)``, 0 where ``x == 0`` (even for ``y == 0``)."""

@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype, return_types
-from ..autograd._functions import utils
+from ..autograd._functions import binary, pointwise, unary, utils
 from ..autograd._functions.utils import wrap_dim
 
 _CROSS_DIM_WARNING = (
@@ -35,6 +35,8 @@ def _values(array):
 def _scaled_sum(t, product, beta, alpha):
     """``beta * t + alpha * product`` as PyTorch's ``addmv``/``addr``/``addbmm``: ``beta=0`` ignores
     ``t`` (a NaN in it does not spread), keeping only its shape."""
+    if np.broadcast_shapes(t.shape, product.shape) != product.shape:  # PyTorch expands t to the product's shape
+        t.detach().expand(product.shape)  # raises PyTorch's RuntimeError
     product = product if alpha == 1 else product * alpha
     if beta == 0:
         return product.expand(np.broadcast_shapes(t.shape, product.shape)).clone()
@@ -57,7 +59,7 @@ class CompositeMethods:
 
     def sgn(self):
         """``sign`` for a real tensor (PyTorch's ``sgn`` is ``x/|x|`` for complex ones)."""
-        return self.sign()
+        return unary.Sgn.apply(self)
 
     def fix(self):
         return self.trunc()
@@ -105,11 +107,11 @@ class CompositeMethods:
             raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
         k %= 4
         if k == 1:
-            return self.flip(d1).transpose(d0, d1)
+            return self.flip(d1).transpose_(d0, d1)  # in place on the flipped copy: not a view, as PyTorch
         if k == 2:
             return self.flip(d0, d1)
         if k == 3:
-            return self.flip(d0).transpose(d0, d1)
+            return self.flip(d0).transpose_(d0, d1)
         return self.clone()
 
     def logit(self, eps=None):
@@ -126,23 +128,14 @@ class CompositeMethods:
     def copysign(self, other):
         """``|x|`` with the sign of ``other`` (a float result; -0.0 counts as negative)."""
         x = self if self.is_floating_point() else self.float()
-        negative = other.signbit() if isinstance(other, utils._Tensor) else math.copysign(1, other) < 0
-        if isinstance(negative, bool):
-            return -x.abs() if negative else x.abs()
-        from .._functional import where
-
-        return where(negative, -x.abs(), x.abs())
+        return (pointwise.Copysign if isinstance(other, utils._Tensor) else pointwise.CopysignScalar).apply(x, other)
 
     def fmax(self, other):
         """The larger of the two, ignoring a NaN unless both are (the gradient to the one chosen)."""
-        from .._functional import where
-
-        return where((self >= other) | other.isnan(), self, other)
+        return binary.Fmax.apply(self, other)
 
     def fmin(self, other):
-        from .._functional import where
-
-        return where((self <= other) | other.isnan(), self, other)
+        return binary.Fmin.apply(self, other)
 
     def float_power(self, exponent):
         """``pow`` in float64."""
@@ -150,7 +143,7 @@ class CompositeMethods:
         return self.double().pow(exponent)
 
     def floor_divide(self, other):
-        return self.div(other, rounding_mode="floor")
+        return self // other
 
     def ldexp(self, other):
         """``x * 2 ** other``."""
@@ -158,17 +151,15 @@ class CompositeMethods:
         return x * (2.0 ** other if not isinstance(other, utils._Tensor) else other.float().exp2())
 
     def logcumsumexp(self, dim):
-        """``log(cumsum(exp(x)))`` along ``dim``, shifted by the maximum so that ``exp`` cannot overflow."""
-        if self.ndim == 0:
-            return self.clone()
-        shift = self.detach().amax(dim, keepdim=True)
-        shift = shift.masked_fill(shift.isinf(), 0.0)
-        return (self - shift).exp().cumsum(dim).log() + shift
+        """``log(cumsum(exp(x)))`` along ``dim``, without overflow."""
+        from ..autograd._functions import reduction
+
+        return reduction.Logcumsumexp.apply(self, wrap_dim(dim, self.ndim))
 
     def aminmax(self, *, dim=None, keepdim=False):
-        if dim is None:
-            return return_types.aminmax((self.amin(), self.amax()))
-        return return_types.aminmax((self.amin(dim, keepdim), self.amax(dim, keepdim)))
+        from ..autograd._functions import reduction
+
+        return return_types.aminmax(reduction.Aminmax.apply(self, dim, keepdim))
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
         """``beta * self + alpha * (mat @ vec)``: ``self`` is a vector (or one element) of ``mat``'s rows."""

@@ -341,8 +341,10 @@ class InplaceMethods:
             return self
         return self._inplace(pointwise.Mul, other)
 
-    def div_(self, other):
-        return self._inplace(pointwise.Div, other)
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is None:
+            return self._inplace(pointwise.Div, other)
+        return self._inplace(pointwise.DivRounded, other, rounding_mode)
 
     def pow_(self, exponent):
         fn = pointwise.PowTensor if isinstance(exponent, utils._Tensor) else pointwise.Pow

@@ -79,6 +79,8 @@ class ReductionMethods:
         return reduction.Norm.apply(self if dtype is None else self.to(dtype), p, dim, keepdim)
 
     def logsumexp(self, dim, keepdim=False):
+        if dim is None:  # PyTorch's argument parser: dims, not None (sum and mean take None)
+            raise TypeError("logsumexp(): argument 'dim' (position 1) must be tuple of ints, not NoneType")
         return reduction.LogSumExp.apply(self, dim, keepdim)
 
     def amax(self, dim=(), keepdim=False):
@@ -110,16 +112,15 @@ class ReductionMethods:
 
     def sum_to_size(self, *size):
         size = size[0] if len(size) == 1 and not isinstance(size[0], int) else size
-        if tuple(size) == self._data.shape:
+        if tuple(size) == self._data.shape and size:  # PyTorch's sum_to: a 0-d size is always a sum()
             return self
         return reduction.SumToSize.apply(self, tuple(size))
 
     def nansum(self, dim=None, keepdim=False, *, dtype=None):
         """``sum`` counting NaN as 0 (infinities stay)."""
-        from .._functional import where
-
-        x = where(self.isnan(), self.new_zeros(()), self) if self.is_floating_point() else self
-        return x.sum(dim, keepdim, dtype=dtype)
+        if not self.is_floating_point():  # no NaN to skip
+            return self.sum(dim, keepdim, dtype=dtype)
+        return reduction.Nansum.apply(self, dim, keepdim, dtype)
 
     def nanmean(self, dim=None, keepdim=False, *, dtype=None):
         """``mean`` over the non-NaN values."""

@@ -81,6 +81,8 @@ class ShapeMethods:
         return self.reshape(other.shape)
 
     def permute(self, *dims):
+        if not dims:  # PyTorch's argument parser: even a 0-d tensor needs its (empty) dims
+            raise TypeError('permute() missing 1 required positional arguments: "dims"')
         dims = _sizes(dims)
         return as_view(self, shape_fns.Permute.apply(self, dims))
 
@@ -275,6 +277,10 @@ class ShapeMethods:
     def unfold(self, dimension, size, step):
         """A view of the windows of ``size`` elements, ``step`` apart, along ``dimension`` (a new last dim)."""
         return as_view(self, shape_fns.Unfold.apply(self, dimension, size, step))
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        """``split`` into parts of the given sizes (views)."""
+        return self.split(list(split_sizes), dim)
 
     def split(self, split_size, dim=0):
         _refuse_0d(self, RuntimeError, "split expects at least a 1-dimensional tensor")

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtype, _functional, backend
+from .. import _dtype, backend
 from .._tensor import Tensor
 from ..autograd._functions.utils import wrap_dim
 from ..autograd import forward_ad as _forward_ad
@@ -69,6 +69,9 @@ def bilinear(input1, input2, weight, bias=None):
         for d, (a, b) in enumerate(zip(input1.shape, input2.shape)):
             if a != b:
                 raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: got {a} and {b}")
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{weight.shape[0]}")
     if input1.shape[-1] != weight.shape[1]:
         raise RuntimeError(
             f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but expected {weight.shape[1]}"
@@ -103,6 +106,15 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, dims):
         input = input.unsqueeze(0)
     stride, dilation = _ntuple(stride, dims), _ntuple(dilation, dims)
     _check_conv_args(stride, padding, dilation, groups, dims)
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if weight.ndim != input.ndim:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-dimensional weight "
+                           f"{_shape_list(weight)}, but got {input.ndim}-dimensional input of size "
+                           f"{_shape_list(input)} instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+        raise RuntimeError(f"Given weight of size {_shape_list(weight)}, expected bias to be 1-dimensional with "
+                           f"{weight.shape[0]} elements, but got bias of size {_shape_list(bias)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
                            f"got weight of size [{_shape_list(weight)}] instead")
@@ -464,6 +476,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if k == 0:
         raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
                            "one element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{_shape_list(t)} and normalized_shape = {list(normalized_shape)}")
     if tuple(input.shape[input.ndim - k:]) != normalized_shape or input.ndim < k:
         raise RuntimeError(
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
@@ -480,6 +496,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
             f"Expected number of channels in input to be divisible by num_groups, but got input of "
             f"shape {list(input.shape)} and num_groups={num_groups}"
         )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.shape[0] != input.shape[1]):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {_shape_list(t)} and input of shape {_shape_list(input)}")
     _check_norm_dtypes(input, weight, bias)
     return _norm.GroupNorm.apply(_contiguous_in_its_format(input), num_groups, weight, bias, eps)
 
@@ -606,7 +626,9 @@ def one_hot(tensor, num_classes=-1):
 
 
 def pad(input, pad, mode="constant", value=None):
-    """Pad the last ``len(pad) // 2`` dims; ``pad`` lists (before, after) from the LAST dim."""
+    """Pad the last ``len(pad) // 2`` dims; ``pad`` lists (before, after) from the LAST dim.
+
+    In ``'constant'`` mode a negative width crops that many elements instead."""
     if len(pad) % 2 != 0:
         raise RuntimeError("Padding length must be divisible by 2")
     if len(pad) // 2 > input.ndim:
@@ -615,8 +637,12 @@ def pad(input, pad, mode="constant", value=None):
     widths = [(0, 0)] * input.ndim
     for i in range(len(pad) // 2):  # pad[0:2] is the last dim, pad[2:4] the one before...
         widths[input.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
-    if mode == "constant" and min(pad) < 0:
-        raise RuntimeError("edutorch's F.pad does not crop: negative padding is not supported")
+    if mode == "constant" and any(n + min(lo, 0) + min(hi, 0) < 0 for n, (lo, hi) in zip(input.shape, widths)):
+        raise RuntimeError("narrow(): length must be non-negative.")  # a negative width crops (narrow)
+    if mode in ("reflect", "replicate") and 0 in input.shape[1:]:  # nothing to reflect or repeat
+        k = len(pad) // 2
+        raise RuntimeError(f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {_shape_list(input)}")
     return _sparse.Pad.apply(input, tuple(widths), mode, 0.0 if value is None else value)
 
 
@@ -846,6 +872,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 1:  # unbatched (C,): one sample
         out = nll_loss(input.unsqueeze(0), target.reshape(1), weight, None, ignore_index, None, reduction)
         return out.squeeze(0) if reduction == "none" else out
+    if weight is not None and weight.requires_grad and is_grad_enabled():  # the loss has no gradient for it
+        kernel = "nll_loss_forward" if input.ndim <= 2 else "nll_loss2d_forward"
+        raise RuntimeError(f"The function '{kernel}' is not differentiable with respect to argument 'weight'. "
+                           "This input cannot have requires_grad True.")
     return _loss.NllLoss.apply(input, target._data, None if weight is None else weight._data, reduction, ignore_index,
                                saved=(target, weight))
 
@@ -954,7 +984,10 @@ def _check_not_differentiable(function, **tensors):
 
 @composite_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
-    """``target * (log target - input)`` (input holds log-probabilities); 'batchmean' divides by N."""
+    """``target * (log target - input)`` (input holds log-probabilities); 'batchmean' divides by N.
+
+    As PyTorch's ``at::kl_div``: ``xlogy(target, target) - target * input``, or with ``log_target``
+    ``exp(target) * (target - input)``."""
     reduction = _reduction(size_average, reduce, reduction)
     if reduction == "mean":
         warnings.warn(
@@ -965,17 +998,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        # target * log(target), with 0 * log 0 = 0 (``xlogy``)
-        t = target._data
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tlogt = np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0).astype(t.dtype)
-        tlogt = Tensor._make(tlogt)
-        # d/dt (t log t) = log t + 1 (nan at t = 0, as PyTorch's xlogy); a tangent takes the same path
-        if target.requires_grad or _forward_ad.tangent_of(target) is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                slope = np.where(t > 0, np.log(np.where(t > 0, t, 1)) + 1, np.nan).astype(t.dtype)
-            tlogt = tlogt + (target - target.detach()) * Tensor._make(slope)  # value 0, gradient slope
-        loss = tlogt - target * input
+        # PyTorch's composite: xlogy(target, target) - target * input (0 * log 0 = 0), so a second
+        # derivative w.r.t. the target goes through xlogy's own formula
+        loss = target.xlogy(target) - target * input
     if reduction == "batchmean":
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     if reduction == "mean":
@@ -1013,7 +1038,7 @@ def prelu(input, weight):
         weight = weight.reshape([1, -1] + [1] * (input.ndim - 2))
     else:
         weight = weight.reshape(())
-    return _functional.where(input > 0, input, weight * input)
+    return _act.Prelu.apply(input, weight)
 
 
 # ---------------------------------------------------- transposed convolution ----
@@ -1031,6 +1056,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            f"input of size: {_shape_list(input)}")
     unbatched = input.ndim == 3
     x = input.unsqueeze(0) if unbatched else input
+    if weight.ndim < 3:
+        raise RuntimeError("weight should have at least three dimensions")
     if x.shape[1] != weight.shape[0]:
         raise RuntimeError(
             f"Given transposed=1, weight of size {_shape_list(weight)}, expected input{_shape_list(x)} to have "
@@ -1219,7 +1246,7 @@ def pixel_shuffle(input, upscale_factor):
     n = len(batch)
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)  # (..., C, H, r, W, r)
-    return x.reshape(*batch, c // (r * r), h * r, w * r)
+    return _not_a_view(x.reshape(*batch, c // (r * r), h * r, w * r))
 
 
 def pixel_unshuffle(input, downscale_factor):
@@ -1233,7 +1260,21 @@ def pixel_unshuffle(input, downscale_factor):
     n = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)  # (..., C, r, r, H, W)
-    return x.reshape(*batch, c * r * r, h // r, w // r)
+    return _not_a_view(x.reshape(*batch, c * r * r, h // r, w // r))
+
+
+def _not_a_view(t):
+    """PyTorch's pixel_shuffle/unshuffle give a new tensor even where a view would do (r = 1, a batch
+    of 1...): a later in-place write to it must not be a write to a view of the input."""
+    return t.clone() if "_view_of" in t.__dict__ else t  # a view knows its base (_tensor.py)
+
+
+def _safe_softmax(scores):
+    """PyTorch's ``_safe_softmax`` (its attention's math path): ``softmax`` over the last dim, but a row
+    whose scores are all ``-inf`` (every key masked) gives weights 0, not 0/0 = NaN; its gradient is
+    0 too (the row's scores are set to 0 before the softmax, so nothing in it is NaN)."""
+    dead = (scores == float("-inf")).all(-1, keepdim=True)
+    return softmax(scores.masked_fill(dead, 0.0), dim=-1).masked_fill(dead, 0.0)
 
 
 @composite_op("scaled_dot_product_attention")
@@ -1242,8 +1283,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """``softmax(Q K^T * scale + mask) V``, ``scale = 1 / sqrt(E)`` by default (PyTorch's reference math).
 
     A boolean ``attn_mask`` keeps the True positions; a float one is added to the
-    scores; ``is_causal`` hides the future (upper triangle).
+    scores; ``is_causal`` hides the future (upper triangle). A query that sees no key gets 0.
     """
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
     L, S = query.shape[-2], key.shape[-2]
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa and key.shape[-3] != query.shape[-3]:  # grouped-query attention: share each key head
@@ -1258,7 +1302,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = softmax(scores, dim=-1)
+    weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ value

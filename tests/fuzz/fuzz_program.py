@@ -155,9 +155,16 @@ def summary(t, ns):
         np.array(t.detach().numpy(), copy=True),
         bool(t.requires_grad),
         bool(t.is_leaf),
-        None if tangent is None else np.array(tangent.detach().numpy(), copy=True),
-        None if grad is None else np.array(grad.detach().numpy(), copy=True),
+        None if tangent is None else _array(tangent),
+        None if grad is None else _array(grad),
     )
+
+
+def _array(t):
+    """A copy of ``t``'s values; PyTorch's ``ZeroTensor`` (a gradient some ops give, ``sgn``) has none."""
+    if getattr(t, "_is_zerotensor", lambda: False)():
+        return np.zeros(tuple(t.shape))
+    return np.array(t.detach().numpy(), copy=True)
 
 
 def namespace(lib, forward=False):

@@ -104,25 +104,80 @@ class Logaddexp(Function):
     """
 
     _backward_name = "LogaddexpBackward0"
+    _ufunc = staticmethod(np.logaddexp)
+    _power = staticmethod(lambda t: t.exp())  # the base raised to t: exp here, exp2 for logaddexp2
 
-    @staticmethod
-    def forward(ctx, a, b):
-        return _keeping_both(ctx, a, b, np.logaddexp, binary_arrays)
+    @classmethod
+    def forward(cls, ctx, a, b):
+        return _keeping_both(ctx, a, b, cls._ufunc, binary_arrays)
 
-    @staticmethod
-    def backward(ctx, grad):
+    @classmethod
+    def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         ma, mb = ctx.meta
         with np.errstate(over="ignore"):  # far apart exp overflows to inf, the gradient is 0: no warning
-            ga = grad_for(grad / (1 + (b - a).exp()), ma) if ctx.needs_input_grad[0] else None
-            gb = grad_for(grad / (1 + (a - b).exp()), mb) if ctx.needs_input_grad[1] else None
+            ga = grad_for(grad / (1 + cls._power(b - a)), ma) if ctx.needs_input_grad[0] else None
+            gb = grad_for(grad / (1 + cls._power(a - b)), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
-    @staticmethod
-    def jvp(ctx, da, db):
+    @classmethod
+    def jvp(cls, ctx, da, db):
         a, b = ctx.primals
-        return sum_tangents(da / (1 + (b - a).exp()) if da is not None else None,
-                            db / (1 + (a - b).exp()) if db is not None else None)
+        return sum_tangents(da / (1 + cls._power(b - a)) if da is not None else None,
+                            db / (1 + cls._power(a - b)) if db is not None else None)
+
+
+class Logaddexp2(Logaddexp):
+    """``log2(2**x + 2**y)``: d/dx = 1 / (1 + 2**(y - x)), d/dy = 1 / (1 + 2**(x - y)) (PyTorch's
+    form, as ``Logaddexp``'s); both inputs are kept, as PyTorch's node keeps them."""
+
+    _backward_name = "Logaddexp2Backward0"
+    _ufunc = staticmethod(np.logaddexp2)
+    _power = staticmethod(lambda t: t.exp2())
+
+
+class Fmax(Function):
+    """``fmax(a, b)``: the larger of the two, a NaN ignored unless both are NaN.
+
+    The gradient goes to the one chosen: ``a`` where ``a >= b`` or ``b`` is NaN, else ``b`` (PyTorch's
+    ``FmaxBackward0``, which keeps both inputs)."""
+
+    _backward_name = "FmaxBackward0"
+
+    @staticmethod
+    def _first(a, b):
+        """Where the result is ``a``."""
+        return (a >= b) | b.isnan()
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        return _keeping_both(ctx, a, b, np.fmax if cls is Fmax else np.fmin, binary_arrays)
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        a, b = ctx.saved_tensors
+        ma, mb = ctx.meta
+        first = cls._first(a, b)
+        ga = grad_for(grad.masked_fill(first.logical_not(), 0), ma) if ctx.needs_input_grad[0] else None
+        gb = grad_for(grad.masked_fill(first, 0), mb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+    @classmethod
+    def jvp(cls, ctx, da, db):
+        a, b = ctx.primals
+        first = cls._first(a, b)
+        return sum_tangents(da * first if da is not None else None,  # (the tangents broadcast to the result)
+                            db * first.logical_not() if db is not None else None)
+
+
+class Fmin(Fmax):
+    """``fmin(a, b)``: the smaller of the two, a NaN ignored unless both are NaN (``FminBackward0``)."""
+
+    _backward_name = "FminBackward0"
+
+    @staticmethod
+    def _first(a, b):
+        return (a <= b) | b.isnan()
 
 
 class Fmod(Function):

@@ -280,6 +280,7 @@ class Matmul(Function):
     """
 
     _backward_name = "UnsafeViewBackward0"
+    _contiguous_result = True  # bmm/mm give a new contiguous result, whatever the operands' layout (layout.py)
     _profiler_name = "aten::matmul"  # its torch.profiler event (not derived from the node name)
     _autocast_op = "matmul"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 

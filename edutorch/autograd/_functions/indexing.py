@@ -395,7 +395,7 @@ class IndexAdd(Function):
     def forward(ctx, a, dim, index, source, alpha=1):
         x, idx, src = a._data, index._data, source._data
         axis = wrap_dim(dim, x.ndim)
-        _check_index_add(x, axis, idx, src)
+        _check_index_add(x, axis, idx, src, alpha)
         ctx.axis, ctx.alpha = axis, alpha
         # PyTorch's formula reads ``source`` (``expand_as(source)``), so it saves it when its gradient
         # is needed: writing ``source`` in place afterwards makes backward refuse
@@ -422,7 +422,7 @@ class IndexAdd(Function):
     jvp = auto_linear(0, 3)
 
 
-def _check_index_add(x, axis, idx, src):
+def _check_index_add(x, axis, idx, src, alpha=1):
     """PyTorch's checks of ``index_add_``, in its order (NumPy would wrap negative indices or broadcast)."""
     if idx.ndim > 1:
         raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
@@ -452,7 +452,9 @@ def _check_index_add(x, axis, idx, src):
     if src.size == 0:  # PyTorch's kernel checks each index as it adds its (here empty) slice
         return
     bad = idx[(idx < 0) | (idx >= size)]
-    if bad.size and x.ndim <= 1:  # PyTorch's kernel for one row of values checks as index_select does
+    # PyTorch's kernel for one row of values, and the one that scales by alpha != 1 first, check as
+    # index_select does
+    if bad.size and (x.ndim <= 1 or alpha != 1):
         raise IndexError("index out of range in self")
     if bad.size:
         raise RuntimeError(f"index {int(bad[0])} is out of bounds for dimension {axis} with size {size}")

@@ -15,7 +15,10 @@ memory as PyTorch does, not as NumPy happens to:
   whose node is ``clone``'s, says ``_contiguous_result = True`` instead);
 * ``expand`` returns a view with stride 0 along the expanded dims: an op whose
   result is such a broadcast of its input (``sum``'s gradient) says
-  ``_expanded_result = True`` and its result is left as NumPy broadcast it.
+  ``_expanded_result = True`` and its result is left as NumPy broadcast it;
+* LAPACK-backed ops (``svd``, ``qr``, ``eigh``, ``inv``, ``solve``) return each
+  matrix column by column, as LAPACK leaves it: they say ``_column_major_result
+  = True`` and lay their results out so themselves (``linalg.column_major``).
 
 ``Function.apply`` passes each new result of a built-in op through
 ``torch_layout``; it copies only when NumPy chose another layout.
@@ -147,8 +150,8 @@ _rules = {}
 
 def _rule(cls):
     """Which of the three layout rules ``cls``'s results follow (worked out once per class)."""
-    if getattr(cls, "_expanded_result", False):
-        rule = EXPANDED
+    if getattr(cls, "_expanded_result", False) or getattr(cls, "_column_major_result", False):
+        rule = EXPANDED  # left as the forward made it: a broadcast view, or LAPACK's column-major matrices
     elif cls._backward_name in CONTIGUOUS or getattr(cls, "_contiguous_result", False):
         rule = CONTIGUOUS_RESULT
     else:

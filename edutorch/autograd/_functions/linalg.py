@@ -69,6 +69,12 @@ def _check_diagonal_arg(name, diagonal):
         )
 
 
+def column_major(x):
+    """``x`` laid out as LAPACK leaves a matrix, and PyTorch returns it: each matrix column by column
+    (strides (1, m)), the batch outermost.  So a ``reshape`` of such a result copies where PyTorch's does."""
+    return x.swapaxes(-1, -2).copy().swapaxes(-1, -2)
+
+
 class Triu(Function):
     """``torch.triu``: keep the upper triangle (from ``diagonal`` up), zero the rest.
 
@@ -339,6 +345,7 @@ class Solve(Function):
     """
 
     _backward_name = "LinalgSolveExBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_solve"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -372,6 +379,8 @@ class Solve(Function):
             X = X.swapaxes(-1, -2)
         if vector:
             X = X[..., 0]
+        elif left:
+            X = column_major(X)
         X = utils._Tensor._make(X)
         ctx.vector, ctx.left = vector, left
         ctx.save_for_backward(A, X)
@@ -418,6 +427,7 @@ class Inv(Function):
     """``torch.linalg.inv(A)``.  Backward: ``grad_A = -A^{-T} grad A^{-T}``."""
 
     _backward_name = "LinalgInvExBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_inv"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -431,7 +441,7 @@ class Inv(Function):
                 f"linalg.inv: The diagonal element {_first_zero_pivot(backend.to_device(A._data, 'cpu'))} "
                 "is zero, the inversion could not be completed because the input matrix is singular."
             ) from None
-        out = utils._Tensor._make(inv)
+        out = utils._Tensor._make(column_major(inv))
         ctx.save_for_backward(out)
         return out
 
@@ -494,6 +504,40 @@ class Det(Function):
         return (cofactors * dA).sum((-2, -1))
 
 
+class Slogdet(Function):
+    """``torch.linalg.slogdet(A)``: ``(sign, log|det A|)``.
+
+    Backward (PyTorch's ``slogdet_backward`` for real ``A``): ``grad_A = grad_logabsdet * A^{-T}``.
+    The sign is piecewise constant: it is in the graph (it requires grad) but its gradient is
+    ignored, and when only the sign was used ``A`` gets no gradient at all (None).
+    """
+
+    _backward_name = "LinalgSlogdetBackward0"
+
+    @staticmethod
+    def forward(ctx, A):
+        check_square(A, "linalg.slogdet")
+        xp = backend.get_array_module(A._data)
+        sign, logabs = (utils._Tensor._make(xp.asarray(x, dtype=A._data.dtype)) for x in xp.linalg.slogdet(A._data))
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(A, sign)  # the sign too, as PyTorch's node (a later write to it refuses backward)
+        return sign, logabs
+
+    @staticmethod
+    def backward(ctx, gsign, glogabs):
+        A, _ = ctx.saved_tensors
+        if glogabs is None:
+            return None
+        return glogabs.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(A))
+
+    @staticmethod
+    def jvp(ctx, dA):
+        """d log|det A| = trace(A^{-1} dA); the sign's tangent is 0."""
+        sign, _ = ctx.result
+        A, = ctx.primals
+        return sign.new_zeros(sign.shape), (_t(Inv.apply(A)) * dA).sum((-2, -1))
+
+
 # -- SVD ----------------------------------------------------------------------------------------
 def svd_backward(gU, gS, gVh, U, S, Vh):
     """The gradient of ``A = U diag(S) Vh`` (reduced SVD), PyTorch's ``svd_backward`` for real A.
@@ -551,6 +595,7 @@ class Svd(Function):
     """
 
     _backward_name = "LinalgSvdBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_svd"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -558,7 +603,8 @@ class Svd(Function):
         check_matrix(A, "linalg.svd")
         check_float(A, "linalg.svd")
         xp = backend.get_array_module(A._data)
-        U, S, Vh = (utils._Tensor._make(x) for x in xp.linalg.svd(A._data, full_matrices=full_matrices))
+        U, S, Vh = xp.linalg.svd(A._data, full_matrices=full_matrices)
+        U, S, Vh = utils._Tensor._make(column_major(U)), utils._Tensor._make(S), utils._Tensor._make(column_major(Vh))
         ctx.set_materialize_grads(False)  # unused outputs send None, not zeros (see svd_backward)
         ctx.save_for_backward(U, S, Vh)
         return U, S, Vh
@@ -636,6 +682,7 @@ class Qr(Function):
     """
 
     _backward_name = "LinalgQrBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_qr"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -653,9 +700,9 @@ class Qr(Function):
             Q, R = xp.zeros((0,), dtype=A._data.dtype), xp.linalg.qr(A._data, mode="r")
         else:
             Q, R = xp.linalg.qr(A._data, mode=mode)
-        Q, R = utils._Tensor._make(Q), utils._Tensor._make(R)
+        Q, R = utils._Tensor._make(Q if mode == "r" else column_major(Q)), utils._Tensor._make(column_major(R))
         ctx.mode, ctx.m, ctx.n = mode, m, n
-        ctx.save_for_backward(A, Q, R)
+        ctx.save_for_backward(Q, R)  # as PyTorch's node: not A (a later write to A does not refuse backward)
         return Q, R
 
     @staticmethod
@@ -675,13 +722,13 @@ class Qr(Function):
     @staticmethod
     def backward(ctx, gQ, gR):
         Qr.check_differentiable(ctx)
-        A, Q, R = ctx.saved_tensors
+        Q, R = ctx.saved_tensors
         m = ctx.m
         if m >= ctx.n:
             return _qr_backward_tall(gQ, gR, Q, R), None
         from ... import cat
 
-        Y, gR1, gR2 = A[..., m:], gR[..., :m], gR[..., m:]
+        Y, gR1, gR2 = Q @ R[..., m:], gR[..., :m], gR[..., m:]  # Y = A[..., m:], from what is kept
         gX = _qr_backward_tall(gQ + Y @ _t(gR2), gR1, Q, R[..., :m])
         return cat([gX, Q @ gR2], -1), None
 
@@ -725,6 +772,7 @@ class Eigh(Function):
     """
 
     _backward_name = "LinalgEighBackward0"
+    _column_major_result = True  # LAPACK's layout, as PyTorch returns it (column_major)
     _autocast_op = "linalg_eigh"  # the op PyTorch's autocast lists (amp/autocast_mode.py)
 
     @staticmethod
@@ -735,7 +783,8 @@ class Eigh(Function):
         if UPLO not in ("L", "U"):
             raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
         xp = backend.get_array_module(A._data)
-        L, V = (utils._Tensor._make(x) for x in xp.linalg.eigh(A._data, UPLO=UPLO))
+        L, V = xp.linalg.eigh(A._data, UPLO=UPLO)
+        L, V = utils._Tensor._make(L), utils._Tensor._make(column_major(V))
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(L, V)
         return L, V

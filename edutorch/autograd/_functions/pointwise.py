@@ -177,6 +177,54 @@ class Div(Function):
         return sum_tangents(da / b if da is not None else None, -db * a / (b * b) if db is not None else None)
 
 
+def rounded_quotient(a, b, mode):
+    """The array ``a / b`` rounded toward ``-inf`` (``mode='floor'``) or 0 (``'trunc'``)."""
+    if mode not in ("floor", "trunc"):
+        raise ValueError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" + str(mode) + "'"
+        )
+    x, y = binary_arrays(a, b)
+    if x.dtype.kind in "biu":
+        _utils.check_integer_divisor(x, y, f"div_{mode}_cpu")
+        return np.floor_divide(x, y) if mode == "floor" else np.trunc(np.true_divide(x, y)).astype(x.dtype)
+    try:  # floor: as Python's and PyTorch's ``div_floor_floating``, from fmod (2.0 // 0.4 is 4.0, not 5.0)
+        with quiet_fp():  # x / 0 is inf or nan for floats, silently
+            return np.asarray(np.floor_divide(x, y) if mode == "floor" else np.trunc(x / y))
+    except ValueError:
+        raise broadcast_error(x, y) from None
+
+
+class DivRounded(Function):
+    """``div(a, b, rounding_mode='floor'|'trunc')``: a step function, so both gradients are zero.
+
+    PyTorch still records it (``DivBackward2``, the result requires grad) and its formula names
+    each operand in the other's gradient, so it saves ``b`` when ``a`` needs a gradient and ``a``
+    when ``b`` does: a later in-place write to one of them refuses backward."""
+
+    _backward_name = "DivBackward2"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+
+    @staticmethod
+    def forward(ctx, a, b, mode):
+        out = rounded_quotient(a, b, mode)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(a if needs[1] else None, b if needs[0] else None)
+        ctx.inputs = tuple((t._data.shape, t._data.dtype) if isinstance(t, _utils._Tensor) else None
+                           for t in (a, b))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.saved_tensors  # noqa: B018 - checks that neither was written since (PyTorch unpacks them)
+        zeros = [_utils._Tensor._make(np.zeros(*meta)) if meta and need else None
+                 for meta, need in zip(ctx.inputs, ctx.needs_input_grad)]
+        return zeros[0], zeros[1], None
+
+    @staticmethod
+    def jvp(ctx, *tangents):
+        return ctx.result.new_zeros(ctx.result.shape)  # PyTorch: result.new_zeros(result.sizes())
+
+
 class Neg(Function):
     _backward_name = "NegBackward0"
 
@@ -434,6 +482,55 @@ class RemainderScalar(Remainder):
     _backward_name = "RemainderBackward0"
 
 
+class Copysign(Function):
+    """``copysign(a, b)``: ``|a|`` with the sign of ``b`` (-0.0 counts as negative).
+
+    d/da = result / a (±1, and 0 where a == 0); d/db = 0 (PyTorch's ``zeros_like(other)``).  As
+    PyTorch's node, it keeps ``a`` and the result when ``a`` needs a gradient."""
+
+    _backward_name = "CopysignBackward0"
+    _number_operands = 2  # a Python-number operand gets a (None, 0) edge, as in PyTorch
+    _saved_attrs = {"self": Saved(0), "result": Saved(1)}
+
+    @staticmethod
+    def forward(ctx, a, b):
+        x, y = binary_arrays(a, b)
+        try:
+            out = _utils._Tensor._make(np.asarray(np.copysign(x, y)))
+        except ValueError:
+            raise broadcast_error(x, y) from None
+        _binary_meta(ctx, a, b, out._data)
+        ctx.save_for_backward(*((a, out) if ctx.needs_input_grad[0] else ()))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ma, mb = ctx.meta
+        needs = ctx.needs_input_grad
+        ga = gb = None
+        if needs[0]:
+            a, out = ctx.saved_tensors
+            ga = grad_for(grad * (out / a).masked_fill(a == 0, 0), ma)
+        if needs[1]:
+            shape, dtype = mb or (grad.shape, grad._data.dtype)
+            gb = _utils._Tensor._make(np.zeros(shape, dtype))
+        return ga, gb
+
+    @staticmethod
+    def jvp(ctx, da, db):
+        """PyTorch's: ``self_t * (result / self)``, 0 where ``self == 0``; ``other``'s tangent adds nothing."""
+        a, out = ctx.primals[0], ctx.result
+        if da is None:
+            return out.new_zeros(out.shape)
+        return da * (out / a).masked_fill(a == 0, 0)
+
+
+class CopysignScalar(Copysign):
+    """``copysign(a, 2.0)`` (a Python number for the sign)."""
+
+    _backward_name = "CopysignBackward1"
+
+
 class Lerp(Function):
     """``start + weight * (end - start)`` with a number weight; d/dstart = 1-w, d/dend = w."""
 
@@ -460,8 +557,10 @@ class Lerp(Function):
 
 
 class LerpTensor(Function):
-    """``start + weight * (end - start)`` with a tensor weight, the three broadcast together:
-    d/dstart = 1 - weight, d/dend = weight, d/dweight = end - start."""
+    """``lerp(start, end, weight)`` with a tensor weight (PyTorch's ``lerp.Tensor``, ``LerpBackward1``):
+    d/dstart = 1 - weight, d/dend = weight, d/dweight = end - start; the three broadcast together.
+
+    The weight is saved when start or end needs a gradient, start and end when the weight does."""
 
     _backward_name = "LerpBackward1"
 
@@ -476,18 +575,26 @@ class LerpTensor(Function):
         except ValueError:
             raise broadcast_error(x, y) from None
         try:
-            np.broadcast_shapes(shape, w.shape)
+            shape = np.broadcast_shapes(shape, w.shape)
         except ValueError:
             raise broadcast_error(np.empty(shape), w) from None
-        ctx.save_for_backward(start, end, weight)
-        return (x + w * (y - x)).astype(x.dtype, copy=False)
+        # PyTorch's kernel: from the nearer end, so a weight of 1 gives ``end`` exactly
+        diff = y - x
+        out = np.where(np.abs(w) < 0.5, x + w * diff, y - diff * (1 - w)).reshape(shape).astype(x.dtype, copy=False)
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(start if needs[2] else None, end if needs[2] else None,
+                              weight if needs[0] or needs[1] else None)
+        ctx.meta = tuple(input_meta(t, out.shape, out.dtype) for t in (start, end, weight))
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         start, end, weight = ctx.saved_tensors
-        return (grad_for(grad * (1 - weight), (start.shape, start._data.dtype)),
-                grad_for(grad * weight, (end.shape, end._data.dtype)),
-                grad_for(grad * (end - start), (weight.shape, weight._data.dtype)))
+        ms, me, mw = ctx.meta
+        needs = ctx.needs_input_grad
+        return (grad_for(grad * (1 - weight), ms) if needs[0] else None,
+                grad_for(grad * weight, me) if needs[1] else None,
+                grad_for(grad * (end - start), mw) if needs[2] else None)
 
     @staticmethod
     def jvp(ctx, d_start, d_end, d_weight):

@@ -108,6 +108,30 @@ class Sum(Function):
     jvp = auto_linear(0)
 
 
+class Nansum(Sum):
+    """``nansum`` of a floating tensor: ``sum`` counting NaN as 0, whose gradient is 0 at a NaN.  As
+    PyTorch's ``NansumBackward0``, the node keeps the input (to find its NaNs again)."""
+
+    _backward_name = "NansumBackward0"
+    _saved_attrs = {"dim": lambda ctx: int64_list(ctx.dim), "keepdim": lambda ctx: ctx.keepdim, "self": Saved(0)}
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False, dtype=None):
+        ctx.save_for_backward(a)
+        x = a._data
+        return Sum.forward(ctx, _utils._Tensor._make(np.where(np.isnan(x), 0, x).astype(x.dtype)), dim, keepdim, dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return Sum.backward(ctx, grad)[0].masked_fill(a.isnan(), 0), None, None, None
+
+    @staticmethod
+    def jvp(ctx, da, *_):
+        a = ctx.primals[0]
+        return Sum.apply(da.masked_fill(a.isnan(), 0), ctx.dim, ctx.keepdim)
+
+
 class SumAll(Function):
     """``x.sum()`` with no dim: PyTorch names its node ``SumBackward0``.
 
@@ -206,7 +230,9 @@ class SumToSize(Function):
     @staticmethod
     def forward(ctx, a, shape):
         ctx.in_shape = a._data.shape
-        return summed_to(a._data, shape)
+        out = summed_to(a._data, shape)
+        # nothing to sum (a 0-d tensor to size ()): still a new tensor, as PyTorch's sum(), not the input's memory
+        return out.copy() if np.shares_memory(out, a._data) else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -557,6 +583,48 @@ class Amin(Amax):
         return Amin._forward(ctx, a, dim, keepdim)
 
 
+class Aminmax(Function):
+    """``aminmax``: ``(amin, amax)`` from one node, as PyTorch's ``AminmaxBackward0``, which keeps
+    the input and both results (a later write to either result refuses backward); each gradient is
+    shared evenly among ties, as ``amin``'s and ``amax``'s."""
+
+    _backward_name = "AminmaxBackward0"
+
+    @staticmethod
+    def forward(ctx, a, dim=None, keepdim=False):
+        x = a._data
+        if dim is None and x.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        axes = normalize_dims(dim, x.ndim)
+        if dim is not None and x.ndim and x.shape[axes[0]] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {axes[0]} to have non-zero size.")
+        ctx.in_shape, ctx.axes, ctx.keepdim = x.shape, axes, keepdim
+        low, high = (_utils._Tensor._make(np.asarray(f(x, axis=axes, keepdims=keepdim))) for f in (np.min, np.max))
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(a, low, high)
+        return low, high
+
+    @staticmethod
+    def _share(ctx, grad, a, out):
+        """``grad`` of one result spread evenly over the elements equal to it (``Amax.backward``)."""
+        hit = (a == unreduce(out, ctx.in_shape, ctx.axes, ctx.keepdim)).to(grad.dtype)
+        return unreduce(grad, ctx.in_shape, ctx.axes, ctx.keepdim) * hit / hit.sum(ctx.axes, keepdim=True)
+
+    @staticmethod
+    def backward(ctx, gmin, gmax):
+        a, low, high = ctx.saved_tensors
+        terms = [Aminmax._share(ctx, g, a, out) for g, out in ((gmin, low), (gmax, high)) if g is not None]
+        return (terms[0] if len(terms) == 1 else terms[0] + terms[1]), None, None
+
+    @staticmethod
+    def jvp(ctx, dx, *_):
+        """Each result's tangent: the mean of ``dx`` over the elements equal to it."""
+        a = ctx.primals[0].detach()
+        weights = [Aminmax._share(ctx, out.new_ones(out.shape), a, out.detach()) for out in ctx.result]
+        return tuple((dx * w).sum(ctx.axes, keepdim=ctx.keepdim) for w in weights)
+
+
 class MaxAll(Amax):
     """``x.max()`` with no dim: the value only (``MaxBackward1``)."""
 
@@ -696,6 +764,49 @@ class Cumsum(Function):
         return grad.flip(ctx.axis).cumsum(ctx.axis).flip(ctx.axis), None, None
 
     jvp = auto_linear(0)
+
+
+class Logcumsumexp(Function):
+    """``log(cumsum(exp(x)))`` along ``dim``, without overflow (``np.logaddexp.accumulate``).
+
+    Backward, PyTorch's ``logcumsumexp_backward`` (kept in the log domain, so it cannot overflow
+    either): the gradient's positive and negative parts are summed from the end separately,
+    ``exp(reverse_logcumsumexp(log|g| - result) + x)`` each.  As PyTorch's node it keeps the input
+    and the result."""
+
+    _backward_name = "LogcumsumexpBackward0"
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        x = a._data
+        ctx.axis = axis
+        out = _utils._Tensor._make(np.logaddexp.accumulate(x.reshape(x.shape or (1,)), axis=axis).reshape(x.shape))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, result = ctx.saved_tensors
+        axis = ctx.axis
+        if x.ndim == 0 or 0 in x.shape:  # one value (its gradient passes as it is), or none
+            return grad, None
+        lowest = float(np.finfo(x._data.dtype).min)  # log 0, kept finite: PyTorch's scalar_min
+
+        def from_the_end(t):
+            return Logcumsumexp.apply(t.flip(axis), axis).flip(axis)
+
+        with np.errstate(divide="ignore", over="ignore"):  # log|0| = -inf (masked), lowest - result = -inf
+            log_abs = grad.abs().log()
+            part = [(from_the_end(log_abs.masked_fill(mask, lowest) - result) + x).exp()
+                    for mask in (grad <= 0, grad >= 0)]
+        return part[0] - part[1], None
+
+    @staticmethod
+    def jvp(ctx, dx, _=None):
+        """PyTorch's ``logcumsumexp_jvp``: ``cumsum(dx * e) / cumsum(e)``, ``e = exp(x - max)``."""
+        (x,) = ctx.primals[:1]
+        e = (x - x.amax(ctx.axis, keepdim=True)).exp() if x.numel() else x.exp()
+        return (dx * e).cumsum(ctx.axis) / e.cumsum(ctx.axis)
 
 
 class Cumprod(Function):

@@ -82,13 +82,13 @@ class Erfinv(Function):
 
     @staticmethod
     def forward(ctx, a):
-        out = _output(erfinv_array(_float_input(a)))
-        ctx.save_for_backward(out)
-        return out
+        ctx.save_for_backward(a)  # as PyTorch: the input (its formula takes erfinv again), not the result
+        return _output(erfinv_array(_float_input(a)))
 
     @staticmethod
     def backward(ctx, grad):
-        (out,) = ctx.saved_tensors
+        (a,) = ctx.saved_tensors
+        out = a.erfinv()
         return grad * (math.sqrt(math.pi) / 2) * (out * out).exp()
 
     jvp = auto_element_wise

@@ -121,6 +121,26 @@ class Sign(Function):
     jvp = auto_element_wise
 
 
+class Sgn(Sign):
+    """``sgn(x)`` of a real tensor: its sign, with PyTorch's node for it (``SgnBackward0``), which
+    keeps the input and the result (its formula serves complex tensors, ``x / |x|``): a later
+    in-place write to either refuses backward.  The gradient is zero, as ``sign``'s."""
+
+    _backward_name = "SgnBackward0"
+    _saved_attrs = {"self": Saved(0), "result": Saved(1)}
+
+    @staticmethod
+    def forward(ctx, a):
+        out = _utils._Tensor._make(_utils.sign(a._data))
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.saved_tensors  # noqa: B018 - PyTorch unpacks them: refuses if either was written since
+        return grad.new_zeros(grad.shape)
+
+
 class Sin(Function):
     _backward_name = "SinBackward0"
     _saved_attrs = {"self": Saved(0)}

@@ -545,3 +545,36 @@ class Hardshrink(Function):
 
     backward = staticmethod(_shrink_backward)
     jvp = auto_element_wise
+
+
+class Prelu(Function):
+    """``prelu(x, w)``: ``x`` where positive, ``w * x`` elsewhere, ``w`` broadcast over the input
+    (one slope, or one per channel, shaped by ``F.prelu``).
+
+    d/dx = 1 or ``w``; d/dw = ``x`` where ``x <= 0``, summed to ``w``'s shape.  As PyTorch's
+    ``PreluKernelBackward0``, the node keeps the input and the weight."""
+
+    _backward_name = "PreluKernelBackward0"
+    _saved_attrs = {"self": Saved(0), "weight": Saved(1)}
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        a = x._data
+        return np.where(a > 0, a, w._data * a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        positive = x > 0
+        gx = grad * w.expand(x.shape).masked_fill(positive, 1) if ctx.needs_input_grad[0] else None
+        gw = (grad * x).masked_fill(positive, 0).sum_to_size(w.shape) if ctx.needs_input_grad[1] else None
+        return gx, gw
+
+    @staticmethod
+    def jvp(ctx, dx, dw):
+        x, w = ctx.primals
+        positive = x > 0
+        terms = [] if dx is None else [dx * w.expand(x.shape).masked_fill(positive, 1)]
+        terms += [] if dw is None else [(dw * x).masked_fill(positive, 0)]
+        return terms[0] if len(terms) == 1 else terms[0] + terms[1]

@@ -103,7 +103,10 @@ class Bilinear(Function):
 
     @staticmethod
     def forward(ctx, x1, x2, weight, bias):
-        ctx.save_for_backward(x1, x2, weight)
+        # each factor is kept only for the others' gradients, as PyTorch's _trilinear node keeps them
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(x1 if needs[1] or needs[2] else None, x2 if needs[0] or needs[2] else None,
+                              weight if needs[0] or needs[1] else None)
         # einsum spells the double contraction exactly as the formula reads
         out = np.einsum("ni,oij,nj->no", x1._data, weight._data, x2._data, optimize=True)
         if bias is not None:

@@ -293,9 +293,14 @@ class AdaptiveAvgPool2dBackward(Function):
 
     @staticmethod
     def forward(ctx, grad, input, pool):
+        g = grad._data
+        empty = [d for d in range(1, g.ndim) if g.shape[d] == 0]
+        if empty:  # PyTorch's kernel refuses an empty non-batch dim here (the forward ran)
+            raise RuntimeError("adaptive_avg_pool2d_backward(): Expected grad_output to have non-zero size for non-batch "
+                               f"dimensions, but grad_output has sizes {list(g.shape)} with dimension {empty[0]} being empty")
         ctx.pool = pool
         ah, aw = pool.mats
-        return ah.T @ grad._data @ aw
+        return ah.T @ g @ aw
 
     @staticmethod
     def backward(ctx, grad_grad):

@@ -81,7 +81,11 @@ class EmbeddingBackward(Function):
 
 
 def constant_padded(x, widths, value):
-    """``np.pad(x, widths, constant_values=value)``, faster: a filled array with ``x`` copied into its middle."""
+    """``np.pad(x, widths, constant_values=value)``, faster: a filled array with ``x`` copied into its middle.
+
+    A negative width crops instead (PyTorch's ``constant_pad_nd`` narrows first)."""
+    x = x[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(widths, x.shape))]
+    widths = [(max(lo, 0), max(hi, 0)) for lo, hi in widths]
     shape = tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths))
     out = backend.get_array_module(x).full(shape, value, dtype=x.dtype)
     out[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))] = x
@@ -130,9 +134,8 @@ class PadBackward(Function):
     def forward(ctx, grad, shape, widths, mode):
         ctx.meta = (widths, mode)
         g = grad._data
-        if mode == "constant":
-            inner = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, shape))
-            return backend.get_array_module(g).ascontiguousarray(g[inner])
+        if mode == "constant":  # the middle: a pad with the widths negated (zeros where it cropped)
+            return constant_padded(g, [(-lo, -hi) for lo, hi in widths], 0)
         np_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
         source = np.pad(np.arange(int(np.prod(shape))).reshape(shape), widths, mode=np_mode)
         dx = np.bincount(source.ravel(), weights=g.ravel(), minlength=int(np.prod(shape)))

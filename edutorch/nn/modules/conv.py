@@ -50,6 +50,7 @@ class _ConvNd(Module):
         self.output_padding = F._ntuple(output_padding, dims)
         self.groups = groups
         self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = _padding_for_pad(self.padding, self.kernel_size, self.dilation)
         channels = (in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups)
         self.weight = Parameter(empty(channels + self.kernel_size, device=device, dtype=dtype))
         if bias:
@@ -86,12 +87,24 @@ class _ConvNd(Module):
     def _conv_forward(self, input, weight, bias, conv):
         if self.padding_mode != "zeros":
             # pad with reflected/replicated/circular values first, then convolve unpadded
-            pads = []
-            for p in reversed(self.padding):
-                pads += [p, p]
-            return conv(F.pad(input, pads, mode=self.padding_mode), weight, bias, self.stride, 0,
-                        self.dilation, self.groups)
+            return conv(F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode), weight, bias,
+                        self.stride, 0, self.dilation, self.groups)
         return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+def _padding_for_pad(padding, kernel_size, dilation):
+    """``F.pad``'s list for a ``padding_mode`` other than zeros (PyTorch's
+    ``_reversed_padding_repeated_twice``): last dim first, (left, right) each; ``'same'`` puts
+    ``dilation * (k - 1) // 2`` on the left and the rest on the right, ``'valid'`` pads nothing."""
+    pads = []
+    for i in reversed(range(len(kernel_size))):
+        if padding == "same":
+            total = dilation[i] * (kernel_size[i] - 1)
+            pads += [total // 2, total - total // 2]
+        else:
+            p = 0 if padding == "valid" else padding[i]
+            pads += [p, p]
+    return pads if isinstance(padding, str) else tuple(pads)  # as PyTorch: a list for a string, else a tuple
 
 
 class Conv1d(_ConvNd):

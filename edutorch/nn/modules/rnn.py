@@ -107,6 +107,15 @@ class RNNCellBase(Module):
     def _zeros(self, x):
         return zeros(x.shape[0], self.hidden_size, dtype=x.dtype, device=x.device)
 
+    def _check_hidden(self, x, *hiddens):
+        """PyTorch's checks of each given state against the (batched) input: one row per sample."""
+        for i, h in enumerate(hiddens):
+            if h.shape[0] != x.shape[0]:
+                raise RuntimeError(f"Input batch size {x.shape[0]} doesn't match hidden{i} batch size {h.shape[0]}")
+            if h.shape[-1] != self.hidden_size:
+                raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.shape[-1]}, expected "
+                                   f"{self.hidden_size}")
+
 
 class RNNCell(RNNCellBase):
     """``h' = tanh(W_ih x + b_ih + W_hh h + b_hh)`` (or relu)."""
@@ -122,6 +131,7 @@ class RNNCell(RNNCellBase):
             raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
         x, batched = self._prepare(input, hx)
         h = self._zeros(x) if hx is None else (hx if batched else hx.unsqueeze(0))
+        self._check_hidden(x, h)
         out = _rnn_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh,
                         self.nonlinearity)
         return out if batched else out.squeeze(0)
@@ -139,6 +149,7 @@ class LSTMCell(RNNCellBase):
             hx = (self._zeros(x), self._zeros(x))
         elif not batched:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        self._check_hidden(x, *hx)
         h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), hx, self.weight_hh, self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
@@ -152,6 +163,7 @@ class GRUCell(RNNCellBase):
     def forward(self, input, hx=None):
         x, batched = self._prepare(input, hx)
         h = self._zeros(x) if hx is None else (hx if batched else hx.unsqueeze(0))
+        self._check_hidden(x, h)
         out = _gru_step(F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh, self.bias_hh)
         return out if batched else out.squeeze(0)
 
@@ -303,7 +315,8 @@ class RNNBase(Module):
     def _finish(self, output, batched):
         if not batched:
             return output.squeeze(1)
-        return output.transpose(0, 1) if self.batch_first else output
+        # PyTorch's kernel transposes its result in place (transpose_): a new tensor, not a view
+        return output.transpose_(0, 1) if self.batch_first else output
 
 
 class RNN(RNNBase):
