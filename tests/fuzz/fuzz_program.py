@@ -267,7 +267,11 @@ def writes_overlapping_memory(step, ns):
     Where PyTorch's op does not refuse it (``F.elu_``; ``add_`` does), the result is left to memory
     order, and edutorch refuses: not compared (seed 1750000411)."""
     target = ns.get(step.target) if step.target else None
-    return hasattr(target, "untyped_storage") and ns["torch"]._debug_has_internal_overlap(target) == 1
+    if not hasattr(target, "untyped_storage"):
+        return False
+    a = target.detach().numpy()
+    addresses = sum(index * stride for index, stride in zip(np.indices(a.shape), a.strides))
+    return np.unique(addresses).size < a.size
 
 
 def run_step(step, ns, check):
