@@ -82,7 +82,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         if not keepdim and d0 < d1:
             d1 -= 1  # d0 is gone after the first reduction
         sums = A.abs().sum(d0, keepdim=keepdim)
-        return sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+        if ord < 0:
+            return sums.amin(d1, keepdim=keepdim)
+        # the max of no sums is a constant 0 in PyTorch (no gradient, no tangent), as ord 2's
+        return sums.amax(d1, keepdim=keepdim) if sums.shape[d1] else sums.detach().sum(d1, keepdim=keepdim)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 

@@ -128,21 +128,26 @@ def test_rrelu_in_place_error_is_pytorchs(call):
     assert rrelu_in_place_error(edutorch, RRELU_IN_PLACE[call]) == rrelu_in_place_error(torch, RRELU_IN_PLACE[call])
 
 
-def matrix_2_norm_of_empty(lib, shape):
-    """(requires_grad, tangent) of ``matrix_norm(x, 2)`` of an empty ``x`` that requires grad / is dual."""
+def matrix_norm_of_empty(lib, shape, ord):
+    """(requires_grad, tangent) of ``matrix_norm(x, ord)`` of an empty ``x`` that requires grad / is dual."""
     x = lib.zeros(shape, dtype=lib.float64, requires_grad=True)
-    requires_grad = lib.linalg.matrix_norm(x, 2).requires_grad
+    requires_grad = lib.linalg.matrix_norm(x, ord).requires_grad
     fw = lib.autograd.forward_ad
     with fw.dual_level():
         dual = fw.make_dual(lib.zeros(shape, dtype=lib.float64), lib.ones(shape, dtype=lib.float64))
-        tangent = fw.unpack_dual(lib.linalg.matrix_norm(dual, 2)).tangent
+        tangent = fw.unpack_dual(lib.linalg.matrix_norm(dual, ord)).tangent
     return requires_grad, None if tangent is None else tangent.tolist()
 
 
-@pytest.mark.parametrize("shape", [(2, 0, 4), (3, 3, 0), (0, 3, 3)])
-def test_matrix_2_norm_of_an_empty_matrix_is_a_constant(shape):
-    # seed 3750000591: a constant 0 in PyTorch (no gradient, no tangent) where a matrix is empty
-    if 0 in shape[1:]:
-        assert matrix_2_norm_of_empty(edutorch, shape) == (False, None)
+# the max over nothing (singular values, column sums, row sums) is a constant 0 in PyTorch: no
+# gradient, no tangent (seeds 3750000591, 4750000674); otherwise zeros that are differentiable
+EMPTY_NORMS = [((2, 0, 4), 2, True), ((3, 3, 0), 2, True), ((0, 3, 3), 2, False), ((1, 1, 0), 1, True),
+               ((1, 0, 1), 1, False), ((1, 0, 1), float("inf"), True), ((1, 1, 0), float("inf"), False)]
+
+
+@pytest.mark.parametrize("shape, ord, constant", EMPTY_NORMS)
+def test_matrix_norm_max_over_nothing_is_a_constant(shape, ord, constant):
+    if constant:
+        assert matrix_norm_of_empty(edutorch, shape, ord) == (False, None)
     torch = pytest.importorskip("torch", reason="real PyTorch not installed: parity test skipped")
-    assert matrix_2_norm_of_empty(edutorch, shape) == matrix_2_norm_of_empty(torch, shape)
+    assert matrix_norm_of_empty(edutorch, shape, ord) == matrix_norm_of_empty(torch, shape, ord)
