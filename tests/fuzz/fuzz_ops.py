@@ -871,8 +871,10 @@ def not_in_forward_mode(op):
     """Ops forward mode does not draw (PyTorch bugs, docs/fuzzing.md): the ``*_copy`` ops (``squeeze_copy``,
     ``view_copy``...) and ``frac`` (seed 3750000289), whose output's tangent PyTorch *aliases* to the input's
     (edutorch's has its own), and ``logcumsumexp``, whose tangent PyTorch gets wrong for inputs far below 0
-    (seed 2750000323)."""
-    return op.name.endswith("_copy") or op.name in ("frac", "logcumsumexp")
+    (seed 2750000323); and, still open, ``cdist``: PyTorch refuses a dual on its ``_cdist_forward``
+    kernel but not on its matmul path (chosen by size and ``compute_mode``), edutorch's cdist is a
+    composite with a tangent (seed 4750000206)."""
+    return op.name.endswith("_copy") or op.name in ("frac", "logcumsumexp", "cdist")
 
 
 def choose(r, forward=False):
