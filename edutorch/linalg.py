@@ -72,8 +72,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if ord == "nuc":
         return _singular_value_norm(A, lambda S: S.sum(-1), d0, d1, keepdim)
     if ord in (2, -2):
-        # ord 2 of an empty matrix is 0 in PyTorch (-2 raises, as amin of nothing)
-        reduce = (lambda S: S.amax(-1) if S.shape[-1] else S.sum(-1)) if ord == 2 else (lambda S: S.amin(-1))
+        # ord 2 of an empty matrix is a constant 0 in PyTorch: no gradient, no tangent (-2 raises, as
+        # amin of nothing)
+        reduce = (lambda S: S.amax(-1) if S.shape[-1] else S.detach().sum(-1)) if ord == 2 else (lambda S: S.amin(-1))
         return _singular_value_norm(A, reduce, d0, d1, keepdim)
     if ord in (1, -1, _INF, -_INF):
         if ord in (_INF, -_INF):  # row sums instead of column sums
@@ -81,7 +82,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         if not keepdim and d0 < d1:
             d1 -= 1  # d0 is gone after the first reduction
         sums = A.abs().sum(d0, keepdim=keepdim)
-        return sums.amax(d1, keepdim=keepdim) if ord > 0 else sums.amin(d1, keepdim=keepdim)
+        if ord < 0:
+            return sums.amin(d1, keepdim=keepdim)
+        # the max of no sums is a constant 0 in PyTorch (no gradient, no tangent), as ord 2's
+        return sums.amax(d1, keepdim=keepdim) if sums.shape[d1] else sums.detach().sum(d1, keepdim=keepdim)
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 

@@ -867,19 +867,26 @@ OPS = {op.name: op for _, ops in [*FAMILIES.values(), (0, FORWARD)] for op in op
 assert len(OPS) == sum(len(ops) for _, ops in FAMILIES.values()) + len(FORWARD), "op names must be unique"
 
 
-#: the families forward mode draws from: those above. Run over the families below (every
-#: differentiable op), it found classes not fixed yet (docs/fuzzing.md, "Forward mode").
-FORWARD_FAMILIES = dict(FAMILIES)
+def not_in_forward_mode(op):
+    """Ops forward mode does not draw (PyTorch bugs, docs/fuzzing.md): the ``*_copy`` ops (``squeeze_copy``,
+    ``view_copy``...) and ``frac`` (seed 3750000289), whose output's tangent PyTorch *aliases* to the input's
+    (edutorch's has its own), and ``logcumsumexp``, whose tangent PyTorch gets wrong for inputs far below 0
+    (seed 2750000323); and, still open, ``cdist``: PyTorch refuses a dual on its ``_cdist_forward``
+    kernel but not on its matmul path (chosen by size and ``compute_mode``), edutorch's cdist is a
+    composite with a tangent (seed 4750000206)."""
+    return op.name.endswith("_copy") or op.name in ("frac", "logcumsumexp", "cdist")
 
 
 def choose(r, forward=False):
     """A random op: a family by weight, then an op of it (forward mode: sometimes a forward-AD op)."""
     if forward and r.random() < 0.06:
         return r.choice(FORWARD)
-    families = FORWARD_FAMILIES if forward else FAMILIES
-    names = list(families)
-    family = r.choices(names, weights=[families[n][0] for n in names])[0]
-    return r.choice(families[family][1])
+    names = list(FAMILIES)
+    while True:
+        family = r.choices(names, weights=[FAMILIES[n][0] for n in names])[0]
+        op = r.choice(FAMILIES[family][1])
+        if not (forward and not_in_forward_mode(op)):
+            return op
 
 
 

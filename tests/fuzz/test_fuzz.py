@@ -177,3 +177,23 @@ def test_shrink_removes_steps_that_do_not_matter():
     assert small.steps[-1] == last
     assert len(small.steps) <= len(program.steps)
     assert all(not keeps_last(fp.without(small, i)) for i in range(len(small.steps)))
+
+
+def test_forward_mode_draws_every_family_but_the_ops_it_does_not_compare():
+    import random
+
+    import fuzz_ops
+
+    r = random.Random(0)
+    drawn = {fuzz_ops.choose(r, forward=True).name for _ in range(20000)}
+    assert not {name for name in drawn if fuzz_ops.not_in_forward_mode(fuzz_ops.OPS[name])}
+    for family, (_, ops) in fuzz_ops.FAMILIES.items():
+        assert drawn & {op.name for op in ops}, family
+    assert "squeeze_copy" in {fuzz_ops.choose(r).name for _ in range(20000)}  # other modes draw them
+
+
+def test_a_write_into_self_overlapping_memory_is_seen():
+    x = torch.zeros(3, 3, dtype=torch.float64)
+    ns = {"torch": torch, "u": x.unfold(0, 2, 1), "s": x[::2], "e": x[0].expand(2, 3)}
+    seen = {name: fp.writes_overlapping_memory(fp.Step(op="F.elu_", code="", target=name), ns) for name in "use"}
+    assert seen == {"u": True, "s": False, "e": True}

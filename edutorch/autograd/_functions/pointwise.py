@@ -518,10 +518,11 @@ class Copysign(Function):
 
     @staticmethod
     def jvp(ctx, da, db):
-        """PyTorch's: ``self_t * (result / self)``, 0 where ``self == 0``; ``other``'s tangent adds nothing."""
+        """PyTorch's: ``self_t * (result / self)``, 0 where ``self == 0``; ``other``'s tangent adds nothing
+        (with only ``other`` dual, no tangent at all, as in PyTorch)."""
         a, out = ctx.primals[0], ctx.result
         if da is None:
-            return out.new_zeros(out.shape)
+            return None
         return da * (out / a).masked_fill(a == 0, 0)
 
 

@@ -94,6 +94,24 @@ def _reduction(cls, ctx, *tangents):
 auto_reduction = classmethod(_reduction)
 
 
+def auto_reduction_in(*positions):
+    """``auto_reduction`` counting only the tangents of the arguments at ``positions``: PyTorch's
+    formula takes the others as constants (a loss's ``weight``), so their tangents add no term.
+    A dual constant with a counted tangent would give the result a tangent that has a tangent
+    (the formula multiplies by the dual constant): PyTorch refuses it, here too."""
+
+    def reduction(cls, ctx, *tangents):
+        counted = [t if i in positions else None for i, t in enumerate(tangents)]
+        dual_constant = any(t is not None for i, t in enumerate(tangents) if i not in positions)
+        if dual_constant and any(t is not None for t in counted):
+            from .. import forward_ad  # (imported here: forward_ad imports the functions)
+            raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same "
+                               f"level{forward_ad._state.level} is not supported.")
+        return _reduction(cls, ctx, *counted)
+
+    return classmethod(reduction)
+
+
 def auto_linear(*positions):
     """The tangent formula of an op linear in its arguments at ``positions``: the op on their tangents."""
 

@@ -361,7 +361,14 @@ class RreluWithNoiseInplace(Function):
         result, noise = ctx.saved_tensors
         return _rrelu_grad(ctx, grad, result, noise), None, None, None
 
-    jvp = auto_element_wise
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """Refused: PyTorch has no forward formula for ``rrelu_with_noise_`` (its words)."""
+        raise NotImplementedError(
+            "Trying to use forward AD with rrelu_with_noise_ that does not support it because it has not been "
+            "implemented yet.\nPlease file an issue to PyTorch at "
+            "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+            "prioritize its implementation.")
 
 
 class Gelu(Function):

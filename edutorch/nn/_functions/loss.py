@@ -14,7 +14,7 @@ from ... import backend
 
 from ...autograd.function import Function
 from ...autograd._saved_attrs import Saved
-from ...autograd._functions.tangents import auto_linear, auto_reduction
+from ...autograd._functions.tangents import auto_linear, auto_reduction, auto_reduction_in
 from ...autograd._functions.utils import quiet_fp, sign
 from .utils import constant
 from ..._dtype import is_floating as _is_floating
@@ -280,7 +280,9 @@ class BinaryCrossEntropy(Function):
             gt = scale * ((1 - x).log() - x.log())
         return gx, gt, None, None
 
-    jvp = auto_reduction
+    # weight's tangent adds no term, as in PyTorch (a dual weight with a dual input or target
+    # gives the tangent a tangent: refused, RuntimeError, as there)
+    jvp = auto_reduction_in(0, 1)
 
 
 class BinaryCrossEntropyWithLogits(Function):
@@ -322,4 +324,4 @@ class BinaryCrossEntropyWithLogits(Function):
             gt = scale * (-x if p is None else (p - 1) * (-x).exp().log1p() - x)
         return gx, gt, None, None, None
 
-    jvp = auto_reduction
+    jvp = auto_reduction_in(0, 1)  # as BinaryCrossEntropy's: weight and pos_weight are constants
