@@ -104,9 +104,8 @@ def auto_reduction_in(*positions):
         counted = [t if i in positions else None for i, t in enumerate(tangents)]
         dual_constant = any(t is not None for i, t in enumerate(tangents) if i not in positions)
         if dual_constant and any(t is not None for t in counted):
-            from .. import forward_ad  # (imported here: forward_ad imports the functions)
             raise RuntimeError("Setting a forward grad that itself has a forward gradient at the same "
-                               f"level{forward_ad._state.level} is not supported.")
+                               "level0 is not supported.")  # (one level at a time: always 0)
         return _reduction(cls, ctx, *counted)
 
     return classmethod(reduction)
