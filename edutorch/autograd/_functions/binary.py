@@ -108,6 +108,11 @@ class Logaddexp(Function):
     _power = staticmethod(lambda t: t.exp())  # the base raised to t: exp here, exp2 for logaddexp2
 
     @classmethod
+    def _denominator(cls, x, other):
+        """d/dx = 1 / this: ``1 + base ** (other - x)``, the one formula of both derivatives."""
+        return 1 + cls._power(other - x)
+
+    @classmethod
     def forward(cls, ctx, a, b):
         return _keeping_both(ctx, a, b, cls._ufunc, binary_arrays)
 
@@ -116,15 +121,15 @@ class Logaddexp(Function):
         a, b = ctx.saved_tensors
         ma, mb = ctx.meta
         with np.errstate(over="ignore"):  # far apart exp overflows to inf, the gradient is 0: no warning
-            ga = grad_for(grad / (1 + cls._power(b - a)), ma) if ctx.needs_input_grad[0] else None
-            gb = grad_for(grad / (1 + cls._power(a - b)), mb) if ctx.needs_input_grad[1] else None
+            ga = grad_for(grad / cls._denominator(a, b), ma) if ctx.needs_input_grad[0] else None
+            gb = grad_for(grad / cls._denominator(b, a), mb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
     @classmethod
     def jvp(cls, ctx, da, db):
         a, b = ctx.primals
-        return sum_tangents(da / (1 + cls._power(b - a)) if da is not None else None,
-                            db / (1 + cls._power(a - b)) if db is not None else None)
+        return sum_tangents(da / cls._denominator(a, b) if da is not None else None,
+                            db / cls._denominator(b, a) if db is not None else None)
 
 
 class Logaddexp2(Logaddexp):

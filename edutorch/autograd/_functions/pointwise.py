@@ -509,8 +509,7 @@ class Copysign(Function):
         needs = ctx.needs_input_grad
         ga = gb = None
         if needs[0]:
-            a, out = ctx.saved_tensors
-            ga = grad_for(grad * (out / a).masked_fill(a == 0, 0), ma)
+            ga = grad_for(grad * Copysign.derivative(*ctx.saved_tensors), ma)
         if needs[1]:
             shape, dtype = mb or (grad.shape, grad._data.dtype)
             gb = _utils._Tensor._make(np.zeros(shape, dtype))
@@ -520,10 +519,14 @@ class Copysign(Function):
     def jvp(ctx, da, db):
         """PyTorch's: ``self_t * (result / self)``, 0 where ``self == 0``; ``other``'s tangent adds nothing
         (with only ``other`` dual, no tangent at all, as in PyTorch)."""
-        a, out = ctx.primals[0], ctx.result
         if da is None:
             return None
-        return da * (out / a).masked_fill(a == 0, 0)
+        return da * Copysign.derivative(ctx.primals[0], ctx.result)
+
+    @staticmethod
+    def derivative(a, out):
+        """d copysign(a, b) / da = result / a: ±1, and 0 where a == 0 (PyTorch's formula)."""
+        return (out / a).masked_fill(a == 0, 0)
 
 
 class CopysignScalar(Copysign):
